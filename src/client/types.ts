@@ -1,0 +1,53 @@
+/**
+ * What the streaming client records about one request. Times are `monoMs()` values
+ * (see src/clock.ts). The client knows no engine: it is given a `decode` function by an
+ * engine adapter that turns one SSE `data:` payload into a DecodedChunk.
+ */
+
+/** Stable codes for why a request did not end normally. */
+export type ClientErrorCode =
+  | 'connect' // TCP connect failed or timed out
+  | 'headers-timeout' // no response headers in time
+  | 'stall' // no bytes for longer than the stall timeout
+  | 'http-status' // non-2xx response
+  | 'error-event' // the server sent an error object inside the stream
+  | 'no-done' // the stream closed without its end marker ([DONE] or engine final chunk)
+  | 'protocol' // unparseable chunk or otherwise malformed stream
+  | 'socket'; // connection reset / other transport failure
+
+export type RequestEnd =
+  | { kind: 'done'; atMs: number }
+  /** we aborted it (window end, test timeout); not a failure */
+  | { kind: 'aborted'; atMs: number }
+  | { kind: 'error'; atMs: number; code: ClientErrorCode; message: string; httpStatus?: number };
+
+/** Where a request's token counts came from, best first (METHOD.md "Output tokens"). */
+export type TokenSource = 'usage' | 'chunk-token-ids' | 'chunks';
+
+export interface RequestTimeline {
+  /** id we sent as X-Request-Id; the simulator keys its ground truth by it */
+  id: string;
+  /** when the request was handed to undici */
+  sendMs: number;
+  /** when the request headers were written to the socket (undici:client:sendHeaders), if seen */
+  sentHeadersMs?: number;
+  /** when response headers arrived */
+  headersMs?: number;
+  /** first chunk carrying non-empty content, reasoning or tool-call text */
+  firstTokenMs?: number;
+  /**
+   * Token-carrying chunks, parallel arrays: arrival time and tokens attributed to that chunk.
+   * Role-only and usage-only chunks are not here (unless continuous usage attributes tokens).
+   */
+  chunkMs: number[];
+  chunkTokens: number[];
+  /** how chunkTokens were counted; the weakest source seen over the request */
+  tokenSource: TokenSource;
+  /** final usage as reported by the server (last usage seen) */
+  promptTokens?: number;
+  completionTokens?: number;
+  cachedTokens?: number;
+  /** tokens that arrived as reasoning deltas (counted in chunkTokens too) */
+  reasoningTokens: number;
+  end?: RequestEnd;
+}

@@ -1,0 +1,97 @@
+/**
+ * The contract every engine adapter (vllm, sglang, openai, …) fulfils. Adapters shape requests,
+ * interpret stream chunks, probe the server and read its metrics. They do no timing.
+ */
+
+export type EngineKind = 'vllm' | 'sglang' | 'openai' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
+export type EndpointKind = 'chat' | 'completions';
+
+/** One SSE `data:` payload, interpreted. */
+export interface DecodedChunk {
+  /** non-empty content, reasoning or tool-call text (role-only chunks: false) */
+  hasText: boolean;
+  /** the text was a reasoning delta (`reasoning_content` or `reasoning`) */
+  reasoning: boolean;
+  /** tokens this chunk carries when the chunk says so (e.g. token_ids length); else undefined */
+  tokenCount?: number;
+  /** usage on this chunk (cumulative when continuous usage is on; final otherwise) */
+  usage?: { promptTokens?: number; completionTokens?: number; cachedTokens?: number };
+  finishReason?: string;
+  /** an error object sent inside the stream */
+  error?: { message: string; code?: string | number };
+  /** engine-specific end marker other than [DONE] (llama.cpp native stop:true) */
+  final?: boolean;
+}
+
+/** A value the probe found, with where it came from (METHOD.md run sequence 1). */
+export interface Sourced<T> {
+  value: T;
+  /** e.g. "GET /v1/models max_model_len", "vllm:cache_config_info", "config" */
+  source: string;
+}
+
+export interface ServerFacts {
+  engine: Sourced<EngineKind>;
+  version?: Sourced<string>;
+  model: Sourced<string>;
+  maxModelLen?: Sourced<number>;
+  /** KV-cache capacity in tokens */
+  kvCapacityTokens?: Sourced<number>;
+  maxRunningRequests?: Sourced<number>;
+  /** metrics endpoint path when the server exposes metrics we can read */
+  metricsPath?: string;
+  /** tokenize endpoint path when available */
+  tokenizePath?: string;
+  /** server launch arguments when the server exposes them (secrets redacted by the caller) */
+  launchArgs?: Sourced<Record<string, unknown>>;
+  /** block size for prefix caching, when known */
+  blockSize?: Sourced<number>;
+}
+
+/** One scrape of the server's metrics, normalised; any field can be missing. */
+export interface MetricsSample {
+  atMs: number;
+  running?: number;
+  waiting?: number;
+  /** 0..1 */
+  kvUsage?: number;
+  promptTokensTotal?: number;
+  generationTokensTotal?: number;
+  cachedTokensTotal?: number;
+}
+
+/** What the load runners ask an adapter to send. */
+export interface RequestSpec {
+  model: string;
+  endpoint: EndpointKind;
+  /** the full prompt text (chat: sent as one user message) */
+  prompt: string;
+  maxTokens: number;
+  /** force the full length (ignore_eos) where the engine supports it */
+  forceLength: boolean;
+}
+
+export interface HttpTarget {
+  /** base URL without trailing slash, e.g. http://127.0.0.1:8000 */
+  baseUrl: string;
+  /** sent as Authorization: Bearer; never logged */
+  apiKey?: string;
+}
+
+export interface EngineAdapter {
+  kind: EngineKind;
+  /** path and JSON body for a streaming request */
+  buildStreamRequest(spec: RequestSpec): { path: string; body: Record<string, unknown> };
+  /** interpret one SSE data payload (already JSON-parsed); never throws on unknown shapes */
+  decodeChunk(payload: unknown): DecodedChunk;
+  /** true when the stream's normal end is `[DONE]` (all OpenAI-compatible engines) */
+  endsWithDone: boolean;
+  /** read engine facts; model is the configured one or the first from /v1/models */
+  probe(target: HttpTarget, model?: string): Promise<ServerFacts>;
+  /** one metrics scrape, or undefined when the server has none */
+  readMetrics?(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined>;
+  /** token count of a text through the server's tokenizer, or undefined when it has none */
+  countTokens?(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined>;
+  /** ask the server to abort a request, where the engine has a call for it */
+  abort?(target: HttpTarget, requestId: string): Promise<void>;
+}
