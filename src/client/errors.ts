@@ -1,0 +1,26 @@
+import type { ClientErrorCode } from './types.js';
+
+/**
+ * Codes of the one error class of the client. Request failures use the ClientErrorCode union
+ * (and normally never throw: they end a RequestTimeline); `invalid-option` is a setup error.
+ */
+export type ClientErrorThrowCode = ClientErrorCode | 'invalid-option';
+
+/**
+ * The client's one error class, with a stable `code`. Thrown only where something must throw:
+ * invalid options (setup), and inside the SSE parser (caught by the stream and turned into a
+ * `protocol` end). A failed request is data (RequestTimeline.end), never a ClientError rejection.
+ */
+export class ClientError extends Error {
+  override readonly name = 'ClientError';
+  readonly code: ClientErrorThrowCode;
+
+  constructor(code: ClientErrorThrowCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isClientError(err: unknown): err is ClientError {
+  return err instanceof ClientError;
+}

@@ -1,0 +1,148 @@
+/**
+ * One undici Client (one keep-alive connection, pipelining 1) per load worker. A shared Pool's
+ * queue and opening many connections at the moment of sending delay requests (CLIENT-PERF.md), so
+ * each worker owns its connection and `preconnect()` opens them all before the window.
+ *
+ * undici 7 has no call that only opens a connection (`Client.connect` is the HTTP CONNECT method),
+ * so `preconnect` sends one cheap GET (default `/v1/models`) on every client and reads its body;
+ * the socket then stays open (keep-alive). Servers close idle connections after their keep-alive
+ * timeout (uvicorn: 5 s), so preconnect right before the workers start; a closed connection is
+ * reopened by undici on the next request.
+ */
+import { Client } from 'undici';
+import { ClientError } from './errors.js';
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 60_000;
+export const DEFAULT_PRECONNECT_PATH = '/v1/models';
+export const DEFAULT_PRECONNECT_CONCURRENCY = 64;
+export const DEFAULT_PRECONNECT_TIMEOUT_MS = 10_000;
+
+export interface WorkerDispatchersOptions {
+  /** TCP (+TLS) connect timeout; default 10 s */
+  connectTimeoutMs?: number;
+  /** idle keep-alive time the client allows itself (the server's hint wins when shorter); default 60 s */
+  keepAliveTimeoutMs?: number;
+}
+
+export interface PreconnectOptions {
+  /** GET path answered cheaply by the server; default /v1/models */
+  path?: string;
+  /** headers for that GET (e.g. Authorization); never logged */
+  headers?: Record<string, string>;
+  /** connections opened at once (a server's listen backlog is finite; Node's is 511); default 64 */
+  concurrency?: number;
+  /** per-request headers and body timeout; default 10 s */
+  timeoutMs?: number;
+}
+
+export interface PreconnectReport {
+  opened: number;
+  failed: number;
+  /** message of the first failure, if any */
+  firstError?: string;
+  /** status of the first non-2xx answer, if any (the connection is still open) */
+  firstNon2xxStatus?: number;
+}
+
+export interface WorkerDispatchers {
+  /** one Client per worker, index = worker number */
+  readonly clients: readonly Client[];
+  /** open every client's connection with one cheap GET each */
+  preconnect(options?: PreconnectOptions): Promise<PreconnectReport>;
+  /** close every client gracefully (waits for running requests) */
+  closeAll(): Promise<void>;
+  /** destroy every client now (aborts running requests) */
+  destroyAll(): Promise<void>;
+}
+
+function positiveInt(field: string, v: number | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (!Number.isInteger(v) || v <= 0) {
+    throw new ClientError('invalid-option', `${field} must be a positive integer (got ${String(v)}); omit it for the default ${fallback}`);
+  }
+  return v;
+}
+
+/** One undici Client per worker for `origin` (e.g. http://127.0.0.1:8000). */
+export function createWorkerDispatchers(
+  origin: string,
+  count: number,
+  options: WorkerDispatchersOptions = {},
+): WorkerDispatchers {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw new ClientError('invalid-option', `origin must be an absolute URL such as http://127.0.0.1:8000 (got ${JSON.stringify(origin)})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ClientError('invalid-option', `origin must use http: or https: (got ${url.protocol})`);
+  }
+  if (!Number.isInteger(count) || count < 1) {
+    throw new ClientError('invalid-option', `count (workers) must be an integer ≥ 1 (got ${String(count)})`);
+  }
+  const connectTimeout = positiveInt('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  const keepAliveTimeout = positiveInt('keepAliveTimeoutMs', options.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
+
+  const clients: Client[] = [];
+  for (let i = 0; i < count; i++) {
+    clients.push(
+      new Client(url.origin, {
+        pipelining: 1,
+        connectTimeout,
+        keepAliveTimeout,
+        keepAliveMaxTimeout: Math.max(keepAliveTimeout, 600_000),
+        // per-request values are set by streamRequest; these only bound preconnect and stray requests
+        headersTimeout: 300_000,
+        bodyTimeout: 300_000,
+      }),
+    );
+  }
+
+  const preconnect = async (opts: PreconnectOptions = {}): Promise<PreconnectReport> => {
+    const path = opts.path ?? DEFAULT_PRECONNECT_PATH;
+    if (!path.startsWith('/')) throw new ClientError('invalid-option', `preconnect path must start with "/" (got ${JSON.stringify(path)})`);
+    const concurrency = positiveInt('preconnect concurrency', opts.concurrency, DEFAULT_PRECONNECT_CONCURRENCY);
+    const timeoutMs = positiveInt('preconnect timeoutMs', opts.timeoutMs, DEFAULT_PRECONNECT_TIMEOUT_MS);
+    const report: PreconnectReport = { opened: 0, failed: 0 };
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < clients.length) {
+        const client = clients[next++]!;
+        try {
+          const res = await client.request({
+            path,
+            method: 'GET',
+            headers: opts.headers,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          });
+          await res.body.dump({ limit: 1024 * 1024 });
+          if ((res.statusCode < 200 || res.statusCode > 299) && report.firstNon2xxStatus === undefined) {
+            report.firstNon2xxStatus = res.statusCode;
+          }
+          report.opened++;
+        } catch (err) {
+          report.failed++;
+          report.firstError ??= err instanceof Error ? err.message : String(err);
+        }
+      }
+    };
+    const lanes: Promise<void>[] = [];
+    for (let i = 0; i < Math.min(concurrency, clients.length); i++) lanes.push(lane());
+    await Promise.all(lanes);
+    return report;
+  };
+
+  return {
+    clients,
+    preconnect,
+    closeAll: async () => {
+      await Promise.all(clients.map((c) => (c.closed || c.destroyed ? undefined : c.close())));
+    },
+    destroyAll: async () => {
+      await Promise.all(clients.map((c) => (c.destroyed ? undefined : c.destroy())));
+    },
+  };
+}

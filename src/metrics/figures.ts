@@ -1,0 +1,200 @@
+/**
+ * The figures of one sustained-decode cell (METHOD.md "Figures of a cell"), from the timelines of
+ * the cell's worker requests (scout excluded), the window and the server metrics samples.
+ * Pure: no I/O, no clock. All times are monoMs() values.
+ *
+ * "Inside the window" means windowStartMs ≤ t ≤ windowEndMs (both ends included).
+ */
+import type { RequestTimeline, TokenSource } from '../client/types.js';
+import type { MetricsSample } from '../engines/types.js';
+import { distribution, mean, median } from './stats.js';
+import type { CellFigures } from './types.js';
+
+/** server and client active-request counts disagree when they differ by more than this share */
+export const ACTIVE_REQUESTS_DISAGREE_SHARE = 0.1;
+
+export interface CellFiguresInput {
+  /** the cell's worker requests (scout excluded), including those sent before the window */
+  timelines: readonly RequestTimeline[];
+  windowStartMs: number;
+  windowEndMs: number;
+  /** server metrics samples; only those inside the window are used */
+  metricsSamples: readonly MetricsSample[];
+  /**
+   * where TTFT starts: 'send' (handed to undici; default, as METHOD.md) or 'sent-headers'
+   * (request headers written to the socket, falling back to send time when not recorded)
+   */
+  ttftFrom?: 'send' | 'sent-headers';
+}
+
+const SOURCE_RANK: Record<TokenSource, number> = { chunks: 0, 'chunk-token-ids': 1, usage: 2 };
+
+/** the weakest of the token sources (chunks < chunk-token-ids < usage); 'chunks' when none */
+export function weakestTokenSource(sources: Iterable<TokenSource>): TokenSource {
+  let weakest: TokenSource | undefined;
+  for (const s of sources) if (weakest === undefined || SOURCE_RANK[s] < SOURCE_RANK[weakest]) weakest = s;
+  return weakest ?? 'chunks';
+}
+
+/**
+ * A request's mean time between tokens inside the window, in ms, or undefined.
+ *
+ * Uses only its token-carrying chunks inside the window; needs at least 2 of them and a positive
+ * time span between the first and the last. Value = (last chunk time − first chunk time) /
+ * (tokens in the window − tokens of the first chunk in the window).
+ *
+ * Deliberate departure from METHOD.md's (last − first) / (tokens − 1): with multi-token chunks
+ * (k tokens per chunk: speculative decoding, stream intervals) all k tokens of the first chunk
+ * arrive at its time, so the span is covered by the tokens after the first chunk only. With one
+ * token per chunk both formulas agree.
+ */
+export function requestTimeBetweenTokensMs(t: RequestTimeline, windowStartMs: number, windowEndMs: number): number | undefined {
+  let firstMs: number | undefined;
+  let firstTokens = 0;
+  let lastMs = 0;
+  let tokens = 0;
+  let chunks = 0;
+  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+  for (let i = 0; i < n; i++) {
+    const at = t.chunkMs[i]!;
+    const k = t.chunkTokens[i]!;
+    if (k <= 0 || at < windowStartMs || at > windowEndMs) continue;
+    if (firstMs === undefined) {
+      firstMs = at;
+      firstTokens = k;
+    }
+    lastMs = at;
+    tokens += k;
+    chunks++;
+  }
+  if (firstMs === undefined || chunks < 2) return undefined;
+  const spanMs = lastMs - firstMs;
+  const after = tokens - firstTokens;
+  if (!(spanMs > 0) || after <= 0) return undefined;
+  return spanMs / after;
+}
+
+/** tokens of a request whose chunk arrival time is inside the window */
+export function tokensInWindow(t: RequestTimeline, windowStartMs: number, windowEndMs: number): number {
+  let sum = 0;
+  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+  for (let i = 0; i < n; i++) {
+    const at = t.chunkMs[i]!;
+    if (at >= windowStartMs && at <= windowEndMs) sum += t.chunkTokens[i]!;
+  }
+  return sum;
+}
+
+/**
+ * Time-weighted mean over the window of the number of requests in flight: a request is in flight
+ * for sendMs ≤ t < end.atMs, or to the window's end when it has no end.
+ */
+export function clientActiveRequests(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): number {
+  const windowMs = windowEndMs - windowStartMs;
+  let busyMs = 0;
+  for (const t of timelines) {
+    const from = Math.max(t.sendMs, windowStartMs);
+    const to = Math.min(t.end?.atMs ?? windowEndMs, windowEndMs);
+    if (to > from) busyMs += to - from;
+  }
+  return busyMs / windowMs;
+}
+
+/** Failures of the cell up to the window's end, by code, with the first message. */
+export interface ErrorSummary {
+  count: number;
+  byCode: Record<string, number>;
+  firstMessage?: string;
+}
+
+export function errorSummary(timelines: readonly RequestTimeline[], windowEndMs: number): ErrorSummary {
+  const summary: ErrorSummary = { count: 0, byCode: {} };
+  let firstAt = Infinity;
+  for (const t of timelines) {
+    const e = t.end;
+    if (e?.kind !== 'error' || e.atMs > windowEndMs) continue;
+    summary.count++;
+    summary.byCode[e.code] = (summary.byCode[e.code] ?? 0) + 1;
+    if (e.atMs < firstAt) {
+      firstAt = e.atMs;
+      summary.firstMessage = e.message;
+    }
+  }
+  return summary;
+}
+
+/**
+ * Server and client active counts disagree when |server − client| > 10 % × max(client, 1): the
+ * client's own in-flight count is the reference (it is exact), and max(·, 1) keeps the bound at
+ * 0.1 request for cells with about one request in flight.
+ */
+export function activeRequestsDisagree(server: number, client: number): boolean {
+  return Math.abs(server - client) > ACTIVE_REQUESTS_DISAGREE_SHARE * Math.max(client, 1);
+}
+
+export function computeCellFigures(input: CellFiguresInput): CellFigures {
+  const { timelines, windowStartMs: ws, windowEndMs: we } = input;
+  if (!Number.isFinite(ws) || !Number.isFinite(we) || !(we > ws)) {
+    throw new RangeError(`computeCellFigures: windowEndMs (${we}) must be finite and after windowStartMs (${ws})`);
+  }
+  const measuredForS = (we - ws) / 1000;
+
+  let outputTokens = 0;
+  const tbtValues: number[] = [];
+  const perRequestTps: number[] = [];
+  const ttftValues: number[] = [];
+  const promptTokens: number[] = [];
+  const sources: TokenSource[] = [];
+  let completedRequests = 0;
+
+  for (const t of timelines) {
+    outputTokens += tokensInWindow(t, ws, we);
+    const tbt = requestTimeBetweenTokensMs(t, ws, we);
+    if (tbt !== undefined) {
+      tbtValues.push(tbt);
+      perRequestTps.push(1000 / tbt);
+    }
+    if (t.firstTokenMs !== undefined && t.firstTokenMs <= we) {
+      const startMs = input.ttftFrom === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
+      ttftValues.push(t.firstTokenMs - startMs);
+    }
+    if (t.promptTokens !== undefined) promptTokens.push(t.promptTokens);
+    if (t.chunkTokens.length > 0) sources.push(t.tokenSource);
+    if (t.end?.kind === 'done' && t.end.atMs >= ws && t.end.atMs <= we) completedRequests++;
+  }
+
+  const inWindow = input.metricsSamples.filter((s) => s.atMs >= ws && s.atMs <= we);
+  const running: number[] = [];
+  let maxWaiting: number | undefined;
+  for (const s of inWindow) {
+    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
+    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
+  }
+  const server = mean(running);
+  const client = clientActiveRequests(timelines, ws, we);
+
+  const figures: CellFigures = {
+    outputTokens,
+    tokenSource: sources.length > 0 ? weakestTokenSource(sources) : weakestTokenSource(timelines.map((t) => t.tokenSource)),
+    measuredForS,
+    totalTokensPerSecond: outputTokens / measuredForS,
+    clientActiveRequests: client,
+    averageActiveRequests: server ?? client,
+    averageActiveRequestsSource: server !== undefined ? 'server' : 'client',
+    activeRequestsDisagree: server !== undefined && activeRequestsDisagree(server, client),
+    completedRequests,
+    failedRequests: errorSummary(timelines, we).count,
+    startedRequests: timelines.length,
+  };
+  const perRequest = median(perRequestTps);
+  if (perRequest !== undefined) figures.perRequestTokensPerSecond = perRequest;
+  const tbt = distribution(tbtValues);
+  if (tbt !== undefined) figures.timeBetweenTokensMs = tbt;
+  const ttft = distribution(ttftValues);
+  if (ttft !== undefined) figures.ttftMs = ttft;
+  if (server !== undefined) figures.serverActiveRequests = server;
+  if (maxWaiting !== undefined) figures.maxWaitingRequests = maxWaiting;
+  const prompt = median(promptTokens);
+  if (prompt !== undefined) figures.promptTokens = prompt;
+  return figures;
+}

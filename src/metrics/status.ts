@@ -1,0 +1,151 @@
+/**
+ * Statuses of a cell and of a prefill row (METHOD.md "Statuses"), as pure rules with evidence.
+ */
+import type { RequestTimeline } from '../client/types.js';
+import type { MetricsSample } from '../engines/types.js';
+import { errorSummary } from './figures.js';
+import { mean } from './stats.js';
+import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
+
+/** a cell is "requests queued" when mean running < this share of C */
+export const QUEUED_RUNNING_SHARE = 0.95;
+
+/** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
+export interface CellStatusEvidence {
+  capacity?: { requiredTokens: number; kvCapacityTokens: number };
+  queued?: { maxWaiting?: number; meanRunning?: number; concurrency: number };
+  warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
+  errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
+  clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number };
+  activeDisagreement?: { server: number; client: number };
+}
+
+export interface CellStatusInput {
+  /** C, the cell's requests at once */
+  concurrency: number;
+  figures: Pick<
+    CellFigures,
+    'failedRequests' | 'serverActiveRequests' | 'clientActiveRequests' | 'maxWaitingRequests' | 'activeRequestsDisagree'
+  >;
+  /** the cell's worker requests: the errors evidence (count by code, first message) comes from them */
+  timelines?: readonly RequestTimeline[];
+  /** the window's server samples; when given, requests-queued is judged from them, else from figures */
+  samples?: readonly MetricsSample[];
+  /** the readiness gate timed out, after waiting this long */
+  gateTimedOut?: boolean;
+  gateWaitedMs?: number;
+  /** the drain barrier before the cell timed out, after waiting this long */
+  drainTimedOut?: boolean;
+  drainWaitedMs?: number;
+  /** event-loop delay over the window (loop-monitor.ts), when monitored */
+  loopDelayMs?: { p99: number };
+  /** the client is limited when the loop delay p99 exceeds this bound, in ms */
+  loopDelayBoundMs: number;
+}
+
+export interface CellStatusResult {
+  /** the one shown, by precedence: client-limited > warmup-timed-out > errors > requests-queued > valid */
+  status: CellStatus;
+  /** every status that applies, in that precedence order; ['valid'] when none */
+  statuses: CellStatus[];
+  evidence: CellStatusEvidence;
+}
+
+/**
+ * Which statuses apply to a measured cell. Rules:
+ * - client-limited: loopDelayMs.p99 > loopDelayBoundMs (the figures may be wrong, so it comes
+ *   first);
+ * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
+ * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
+ * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
+ *   running < 0.95 × C.
+ * `activeDisagreement` evidence is added when figures.activeRequestsDisagree (it is no status).
+ */
+export function cellStatuses(input: CellStatusInput): CellStatusResult {
+  const statuses: CellStatus[] = [];
+  const evidence: CellStatusEvidence = {};
+  const { figures, concurrency } = input;
+
+  const p99 = input.loopDelayMs?.p99;
+  if (p99 !== undefined && p99 > input.loopDelayBoundMs) {
+    statuses.push('client-limited');
+    evidence.clientLimited = { eventLoopDelayP99Ms: p99, boundMs: input.loopDelayBoundMs };
+  }
+  if (input.gateTimedOut === true || input.drainTimedOut === true) {
+    statuses.push('warmup-timed-out');
+    evidence.warmupTimedOut =
+      input.gateTimedOut === true
+        ? { phase: 'gate', waitedMs: input.gateWaitedMs ?? 0 }
+        : { phase: 'drain', waitedMs: input.drainWaitedMs ?? 0 };
+  }
+  if (figures.failedRequests > 0) {
+    statuses.push('errors');
+    const summary = input.timelines ? errorSummary(input.timelines, Infinity) : undefined;
+    evidence.errors = { count: figures.failedRequests, byCode: summary ? summary.byCode : {} };
+    if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
+  }
+  const { meanRunning, maxWaiting } = input.samples ? serverLoad(input.samples) : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests };
+  const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
+  const runningShort = meanRunning !== undefined && meanRunning < QUEUED_RUNNING_SHARE * concurrency;
+  if (waitingSeen || runningShort) {
+    statuses.push('requests-queued');
+    const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
+    if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
+    if (meanRunning !== undefined) queued.meanRunning = meanRunning;
+    evidence.queued = queued;
+  }
+  if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
+    evidence.activeDisagreement = { server: figures.serverActiveRequests, client: figures.clientActiveRequests };
+  }
+  if (statuses.length === 0) statuses.push('valid');
+  return { status: statuses[0]!, statuses, evidence };
+}
+
+/** mean running and max waiting over samples (fields missing in every sample: undefined) */
+function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number } {
+  const running: number[] = [];
+  let maxWaiting: number | undefined;
+  for (const s of samples) {
+    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
+    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
+  }
+  const out: { meanRunning?: number; maxWaiting?: number } = {};
+  const m = mean(running);
+  if (m !== undefined) out.meanRunning = m;
+  if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
+  return out;
+}
+
+/**
+ * Whether a cell must not run (METHOD.md "Over capacity"): C × (context + max output) > the KV
+ * capacity in tokens; equal is not over. Unknown capacity: run. A context-0 cell whose C is within
+ * the server's max running requests always runs; when max running requests is unknown, a
+ * context-0 cell follows the capacity rule like any other.
+ * Returns the evidence when over capacity, else undefined.
+ */
+export function overCapacity(
+  context: number,
+  concurrency: number,
+  maxOutputTokens: number,
+  kvCapacityTokens?: number,
+  maxRunningRequests?: number,
+): { requiredTokens: number; kvCapacityTokens: number } | undefined {
+  if (context === 0 && maxRunningRequests !== undefined && concurrency <= maxRunningRequests) return undefined;
+  if (kvCapacityTokens === undefined) return undefined;
+  const requiredTokens = concurrency * (context + maxOutputTokens);
+  return requiredTokens > kvCapacityTokens ? { requiredTokens, kvCapacityTokens } : undefined;
+}
+
+/**
+ * Prefill figures of one cold request: prompt tokens (server usage) / TTFT. Undefined when the
+ * request failed, has no first token, no positive prompt token count, or a non-positive TTFT.
+ * TTFT starts at the send time, or at sentHeadersMs with from = 'sent-headers' when recorded.
+ */
+export function prefillFigures(t: RequestTimeline, from: 'send' | 'sent-headers' = 'send'): PrefillFigures | undefined {
+  if (t.end?.kind === 'error') return undefined;
+  if (t.firstTokenMs === undefined || t.promptTokens === undefined || !(t.promptTokens > 0)) return undefined;
+  const startMs = from === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
+  const ttftMs = t.firstTokenMs - startMs;
+  if (!(ttftMs > 0)) return undefined;
+  return { promptTokens: t.promptTokens, ttftMs, promptTokensPerSecond: t.promptTokens / (ttftMs / 1000) };
+}

@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/client/types.js';
+import type { MetricsSample } from '../../src/engines/types.js';
+import {
+  activeRequestsDisagree,
+  computeCellFigures,
+  errorSummary,
+  requestTimeBetweenTokensMs,
+  weakestTokenSource,
+} from '../../src/metrics/figures.js';
+
+function tl(
+  id: string,
+  sendMs: number,
+  chunks: Array<[ms: number, tokens: number]>,
+  extra: { end?: RequestEnd; source?: TokenSource; promptTokens?: number; firstTokenMs?: number; sentHeadersMs?: number } = {},
+): RequestTimeline {
+  const t: RequestTimeline = {
+    id,
+    sendMs,
+    chunkMs: chunks.map((c) => c[0]),
+    chunkTokens: chunks.map((c) => c[1]),
+    tokenSource: extra.source ?? 'chunks',
+    reasoningTokens: 0,
+  };
+  const first = extra.firstTokenMs ?? chunks[0]?.[0];
+  if (first !== undefined) t.firstTokenMs = first;
+  if (extra.end) t.end = extra.end;
+  if (extra.promptTokens !== undefined) t.promptTokens = extra.promptTokens;
+  if (extra.sentHeadersMs !== undefined) t.sentHeadersMs = extra.sentHeadersMs;
+  return t;
+}
+
+const W = { windowStartMs: 1000, windowEndMs: 2000 };
+
+// A: sent before the window, spans both edges, one token per chunk
+const A = tl('A', 0, [[500, 1], [1000, 1], [1250, 1], [1500, 1], [1750, 1], [2000, 1], [2100, 1]], {
+  end: { kind: 'aborted', atMs: 2100 },
+  promptTokens: 100,
+});
+// B: starts inside the window, multi-token chunks (continuous usage), completes inside
+const B = tl('B', 1200, [[1300, 3], [1400, 2], [1600, 4]], { end: { kind: 'done', atMs: 1600 }, source: 'usage', promptTokens: 110 });
+// C: failed inside the window, its only token before the window
+const C = tl('C', 100, [[300, 1]], { end: { kind: 'error', atMs: 1500, code: 'stall', message: 'no bytes' } });
+// D: sent near the end, no token yet, still in flight
+const D = tl('D', 1900, []);
+
+const samples: MetricsSample[] = [
+  { atMs: 900, running: 10, waiting: 5 }, // before the window: ignored
+  { atMs: 1000, running: 2, waiting: 0 },
+  { atMs: 1500, running: 3, waiting: 1 },
+  { atMs: 2000, running: 2 },
+  { atMs: 2500, running: 10, waiting: 9 }, // after: ignored
+];
+
+describe('computeCellFigures on a hand-made cell', () => {
+  const f = computeCellFigures({ timelines: [A, B, C, D], ...W, metricsSamples: samples });
+
+  it('counts only tokens that arrived inside the window', () => {
+    expect(f.outputTokens).toBe(5 + 9);
+    expect(f.measuredForS).toBe(1);
+    expect(f.totalTokensPerSecond).toBe(14);
+  });
+
+  it('computes time between tokens per request from in-window chunks only', () => {
+    // A: (2000 − 1000) / (5 − 1) = 250; B: (1600 − 1300) / (9 − 3) = 50
+    expect(f.timeBetweenTokensMs).toEqual({ median: 150, p90: 230, p99: 248, samples: 2 });
+    // median of 1000/250 = 4 and 1000/50 = 20
+    expect(f.perRequestTokensPerSecond).toBe(12);
+  });
+
+  it('computes TTFT over all worker requests with a first token, even before the window', () => {
+    // A 500, B 100, C 200
+    expect(f.ttftMs!.samples).toBe(3);
+    expect(f.ttftMs!.median).toBe(200);
+    expect(f.ttftMs!.p90).toBeCloseTo(440, 10);
+    expect(f.ttftMs!.p99).toBeCloseTo(494, 10);
+  });
+
+  it('counts completed, failed and started requests', () => {
+    expect(f.completedRequests).toBe(1);
+    expect(f.failedRequests).toBe(1);
+    expect(f.startedRequests).toBe(4);
+  });
+
+  it('computes client and server active requests and flags their disagreement', () => {
+    // A 1000 + B 400 + C 500 + D 100 = 2000 ms busy over 1000 ms
+    expect(f.clientActiveRequests).toBe(2);
+    expect(f.serverActiveRequests).toBeCloseTo(7 / 3, 12);
+    expect(f.averageActiveRequests).toBeCloseTo(7 / 3, 12);
+    expect(f.averageActiveRequestsSource).toBe('server');
+    expect(f.activeRequestsDisagree).toBe(true); // |2.33 − 2| > 0.2
+    expect(f.maxWaitingRequests).toBe(1);
+  });
+
+  it('takes the weakest token source and the median prompt tokens', () => {
+    expect(f.tokenSource).toBe('chunks');
+    expect(f.promptTokens).toBe(105);
+  });
+});
+
+describe('computeCellFigures, degenerate input', () => {
+  it('no requests, no samples', () => {
+    const f = computeCellFigures({ timelines: [], ...W, metricsSamples: [] });
+    expect(f.outputTokens).toBe(0);
+    expect(f.totalTokensPerSecond).toBe(0);
+    expect(f.timeBetweenTokensMs).toBeUndefined();
+    expect(f.perRequestTokensPerSecond).toBeUndefined();
+    expect(f.ttftMs).toBeUndefined();
+    expect(f.serverActiveRequests).toBeUndefined();
+    expect(f.maxWaitingRequests).toBeUndefined();
+    expect(f.promptTokens).toBeUndefined();
+    expect(f.clientActiveRequests).toBe(0);
+    expect(f.averageActiveRequests).toBe(0);
+    expect(f.averageActiveRequestsSource).toBe('client');
+    expect(f.activeRequestsDisagree).toBe(false);
+    expect(f.tokenSource).toBe('chunks');
+    expect(f.startedRequests).toBe(0);
+  });
+
+  it('one token: counted, but no time between tokens', () => {
+    const f = computeCellFigures({ timelines: [tl('x', 1000, [[1100, 1]])], ...W, metricsSamples: [] });
+    expect(f.outputTokens).toBe(1);
+    expect(f.timeBetweenTokensMs).toBeUndefined();
+    expect(f.ttftMs).toEqual({ median: 100, p90: 100, p99: 100, samples: 1 });
+    expect(f.clientActiveRequests).toBe(1); // never ended: in flight to the window's end
+  });
+
+  it('one chunk carrying several tokens: no time between tokens', () => {
+    const f = computeCellFigures({ timelines: [tl('x', 1000, [[1100, 5]], { source: 'usage' })], ...W, metricsSamples: [] });
+    expect(f.outputTokens).toBe(5);
+    expect(f.timeBetweenTokensMs).toBeUndefined();
+    expect(f.tokenSource).toBe('usage');
+  });
+
+  it('a request with only one chunk inside the window gets no time between tokens', () => {
+    const t = tl('x', 0, [[800, 1], [900, 1], [1950, 1], [2050, 1]]);
+    const f = computeCellFigures({ timelines: [t], ...W, metricsSamples: [] });
+    expect(f.outputTokens).toBe(1);
+    expect(f.timeBetweenTokensMs).toBeUndefined();
+  });
+
+  it('tokens at exactly the window edges count', () => {
+    const t = tl('x', 0, [[1000, 2], [2000, 3]]);
+    const f = computeCellFigures({ timelines: [t], ...W, metricsSamples: [] });
+    expect(f.outputTokens).toBe(5);
+    expect(f.timeBetweenTokensMs!.median).toBeCloseTo(1000 / 3, 10);
+  });
+
+  it('empty samples: the client count is shown', () => {
+    const f = computeCellFigures({ timelines: [A, B], ...W, metricsSamples: [] });
+    expect(f.serverActiveRequests).toBeUndefined();
+    expect(f.averageActiveRequestsSource).toBe('client');
+    expect(f.averageActiveRequests).toBe(f.clientActiveRequests);
+    expect(f.activeRequestsDisagree).toBe(false);
+  });
+
+  it('samples without running/waiting fields give no server figures', () => {
+    const f = computeCellFigures({ timelines: [A], ...W, metricsSamples: [{ atMs: 1500, kvUsage: 0.5 }] });
+    expect(f.serverActiveRequests).toBeUndefined();
+    expect(f.maxWaitingRequests).toBeUndefined();
+  });
+
+  it('TTFT can start at the request headers being written', () => {
+    const t = tl('x', 1000, [[1100, 1]], { sentHeadersMs: 1040 });
+    const u = tl('y', 1000, [[1200, 1]]); // no sentHeadersMs: falls back to send time
+    const f = computeCellFigures({ timelines: [t, u], ...W, metricsSamples: [], ttftFrom: 'sent-headers' });
+    expect(f.ttftMs!.median).toBe((60 + 200) / 2);
+  });
+
+  it('a done request outside the window is not completed; an error after the window is not failed', () => {
+    const early = tl('e', 0, [[500, 1]], { end: { kind: 'done', atMs: 900 } });
+    const late = tl('l', 1500, [[1600, 1]], { end: { kind: 'error', atMs: 2500, code: 'socket', message: 'x' } });
+    const f = computeCellFigures({ timelines: [early, late], ...W, metricsSamples: [] });
+    expect(f.completedRequests).toBe(0);
+    expect(f.failedRequests).toBe(0);
+  });
+
+  it('rejects an empty or inverted window', () => {
+    expect(() => computeCellFigures({ timelines: [], windowStartMs: 5, windowEndMs: 5, metricsSamples: [] })).toThrow(RangeError);
+  });
+});
+
+describe('requestTimeBetweenTokensMs', () => {
+  it('spreads the span over the tokens after the first chunk (multi-token chunks)', () => {
+    // chunks of 3, 1, 1 tokens at 0, 10, 20 ms: 20 ms / 2 tokens = 10 ms (METHOD's (n−1) would say 5)
+    const t = tl('x', 0, [[0, 3], [10, 1], [20, 1]]);
+    expect(requestTimeBetweenTokensMs(t, 0, 100)).toBe(10);
+  });
+  it('agrees with (last − first) / (tokens − 1) for one token per chunk', () => {
+    const t = tl('x', 0, [[0, 1], [10, 1], [30, 1]]);
+    expect(requestTimeBetweenTokensMs(t, 0, 100)).toBe(15);
+  });
+  it('is undefined when all chunks share one arrival time', () => {
+    const t = tl('x', 0, [[10, 1], [10, 1]]);
+    expect(requestTimeBetweenTokensMs(t, 0, 100)).toBeUndefined();
+  });
+  it('skips zero-token entries', () => {
+    const t = tl('x', 0, [[10, 1], [15, 0], [20, 1]]);
+    expect(requestTimeBetweenTokensMs(t, 0, 100)).toBe(10);
+  });
+});
+
+describe('helpers', () => {
+  it('weakestTokenSource', () => {
+    expect(weakestTokenSource(['usage', 'chunk-token-ids'])).toBe('chunk-token-ids');
+    expect(weakestTokenSource(['usage'])).toBe('usage');
+    expect(weakestTokenSource(['usage', 'chunks', 'chunk-token-ids'])).toBe('chunks');
+    expect(weakestTokenSource([])).toBe('chunks');
+  });
+  it('activeRequestsDisagree: more than 10 % of max(client, 1)', () => {
+    expect(activeRequestsDisagree(110, 100)).toBe(false); // exactly 10 %
+    expect(activeRequestsDisagree(110.01, 100)).toBe(true);
+    expect(activeRequestsDisagree(89.99, 100)).toBe(true);
+    expect(activeRequestsDisagree(0.9, 0.5)).toBe(true); // 0.4 > 0.1
+    expect(activeRequestsDisagree(0.55, 0.5)).toBe(false);
+  });
+  it('errorSummary groups failures by code up to the window end', () => {
+    const s = errorSummary(
+      [
+        tl('a', 0, [], { end: { kind: 'error', atMs: 30, code: 'stall', message: 'second' } }),
+        tl('b', 0, [], { end: { kind: 'error', atMs: 10, code: 'http-status', message: 'first', httpStatus: 500 } }),
+        tl('c', 0, [], { end: { kind: 'error', atMs: 20, code: 'stall', message: 'x' } }),
+        tl('d', 0, [], { end: { kind: 'error', atMs: 99, code: 'socket', message: 'late' } }),
+        tl('e', 0, [], { end: { kind: 'done', atMs: 5 } }),
+      ],
+      50,
+    );
+    expect(s).toEqual({ count: 3, byCode: { stall: 2, 'http-status': 1 }, firstMessage: 'first' });
+  });
+});

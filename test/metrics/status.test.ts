@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestTimeline } from '../../src/client/types.js';
+import type { MetricsSample } from '../../src/engines/types.js';
+import { cellStatuses, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
+
+type Figs = CellStatusInput['figures'];
+const okFigures: Figs = { failedRequests: 0, serverActiveRequests: 8, clientActiveRequests: 8, maxWaitingRequests: 0, activeRequestsDisagree: false };
+
+function input(over: Partial<CellStatusInput> = {}): CellStatusInput {
+  return { concurrency: 8, figures: okFigures, loopDelayMs: { p99: 2 }, loopDelayBoundMs: 20, ...over };
+}
+
+function failed(id: string, atMs: number, code: 'stall' | 'http-status', message: string): RequestTimeline {
+  return { id, sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0, end: { kind: 'error', atMs, code, message } };
+}
+
+describe('cellStatuses', () => {
+  it('is valid when nothing applies', () => {
+    expect(cellStatuses(input())).toEqual({ status: 'valid', statuses: ['valid'], evidence: {} });
+  });
+
+  it('orders statuses by precedence: client-limited > warmup-timed-out > errors > requests-queued', () => {
+    const all = input({
+      loopDelayMs: { p99: 50 },
+      gateTimedOut: true,
+      gateWaitedMs: 60_000,
+      drainTimedOut: true,
+      drainWaitedMs: 5_000,
+      timelines: [failed('a', 20, 'stall', 'no bytes'), failed('b', 10, 'http-status', 'HTTP 500'), failed('c', 30, 'stall', 'x')],
+      figures: { failedRequests: 3, serverActiveRequests: 6, clientActiveRequests: 8, maxWaitingRequests: 2, activeRequestsDisagree: true },
+    });
+    const r = cellStatuses(all);
+    expect(r.status).toBe('client-limited');
+    expect(r.statuses).toEqual(['client-limited', 'warmup-timed-out', 'errors', 'requests-queued']);
+    expect(r.evidence).toEqual({
+      clientLimited: { eventLoopDelayP99Ms: 50, boundMs: 20 },
+      warmupTimedOut: { phase: 'gate', waitedMs: 60_000 },
+      errors: { count: 3, byCode: { stall: 2, 'http-status': 1 }, firstMessage: 'HTTP 500' },
+      queued: { concurrency: 8, maxWaiting: 2, meanRunning: 6 },
+      activeDisagreement: { server: 6, client: 8 },
+    });
+    const calm = { loopDelayMs: { p99: 1 } };
+    expect(cellStatuses({ ...all, ...calm }).status).toBe('warmup-timed-out');
+    expect(cellStatuses({ ...all, ...calm, gateTimedOut: false, drainTimedOut: false }).status).toBe('errors');
+    expect(cellStatuses({ ...all, ...calm, gateTimedOut: false, drainTimedOut: false, figures: { ...all.figures, failedRequests: 0 } }).status).toBe(
+      'requests-queued',
+    );
+  });
+
+  it('errors without timelines: the count only', () => {
+    const r = cellStatuses(input({ figures: { ...okFigures, failedRequests: 2 } }));
+    expect(r.status).toBe('errors');
+    expect(r.evidence.errors).toEqual({ count: 2, byCode: {} });
+  });
+
+  it('client-limited only above the bound', () => {
+    expect(cellStatuses(input({ loopDelayMs: { p99: 20 } })).status).toBe('valid');
+    expect(cellStatuses(input({ loopDelayMs: { p99: 20.1 } })).status).toBe('client-limited');
+    expect(cellStatuses(input({ loopDelayMs: undefined })).status).toBe('valid');
+  });
+
+  it('warmup-timed-out from the drain barrier', () => {
+    const r = cellStatuses(input({ drainTimedOut: true, drainWaitedMs: 1234, gateTimedOut: false, gateWaitedMs: 10 }));
+    expect(r.status).toBe('warmup-timed-out');
+    expect(r.evidence.warmupTimedOut).toEqual({ phase: 'drain', waitedMs: 1234 });
+  });
+
+  it('requests-queued from figures: waiting > 0, or mean running < 0.95 × C; only with samples', () => {
+    const f = (serverActiveRequests: number | undefined, maxWaitingRequests: number | undefined): CellStatusInput =>
+      input({ figures: { failedRequests: 0, serverActiveRequests, maxWaitingRequests, clientActiveRequests: 8, activeRequestsDisagree: false } });
+    expect(cellStatuses(f(8, 1)).status).toBe('requests-queued');
+    expect(cellStatuses(f(7.6, 0)).status).toBe('valid'); // exactly 0.95 × 8
+    expect(cellStatuses(f(7.59, 0)).status).toBe('requests-queued');
+    expect(cellStatuses(f(undefined, undefined)).status).toBe('valid');
+    expect(cellStatuses(f(undefined, 3)).evidence.queued).toEqual({ concurrency: 8, maxWaiting: 3 });
+  });
+
+  it('requests-queued from samples when they are given', () => {
+    const samples = (rows: Array<[number | undefined, number | undefined]>): MetricsSample[] =>
+      rows.map(([running, waiting], i) => ({ atMs: i, ...(running !== undefined ? { running } : {}), ...(waiting !== undefined ? { waiting } : {}) }));
+    expect(cellStatuses(input({ samples: samples([[8, 0], [8, 1], [8, 0]]) })).evidence.queued).toEqual({ concurrency: 8, maxWaiting: 1, meanRunning: 8 });
+    // mean running 7.6 = 0.95 × 8: not queued; 7.5: queued
+    expect(cellStatuses(input({ samples: samples([[8, 0], [7.2, 0]]) })).status).toBe('valid');
+    expect(cellStatuses(input({ samples: samples([[8, 0], [7, 0]]) })).status).toBe('requests-queued');
+    // no running/waiting in the samples, or no samples: not judged
+    expect(cellStatuses(input({ samples: samples([[undefined, undefined]]) })).status).toBe('valid');
+    expect(cellStatuses(input({ samples: [] })).status).toBe('valid');
+  });
+});
+
+describe('overCapacity', () => {
+  it('is over only when C × (context + max output) exceeds the capacity (equal is not over)', () => {
+    // 4 × (1000 + 24) = 4096
+    expect(overCapacity(1000, 4, 24, 4096)).toBeUndefined();
+    expect(overCapacity(1000, 4, 24, 4095)).toEqual({ requiredTokens: 4096, kvCapacityTokens: 4095 });
+  });
+  it('runs when the capacity is unknown', () => {
+    expect(overCapacity(131072, 128, 1024, undefined)).toBeUndefined();
+  });
+  it('always runs context-0 cells within max running requests', () => {
+    expect(overCapacity(0, 8, 4096, 1000, 8)).toBeUndefined();
+    expect(overCapacity(0, 9, 4096, 1000, 8)).toEqual({ requiredTokens: 9 * 4096, kvCapacityTokens: 1000 });
+    // max running unknown: the capacity rule applies
+    expect(overCapacity(0, 8, 4096, 1000)).toEqual({ requiredTokens: 8 * 4096, kvCapacityTokens: 1000 });
+    // context > 0 gets no exemption
+    expect(overCapacity(1, 1, 4096, 1000, 8)).toBeDefined();
+  });
+});
+
+describe('prefillFigures', () => {
+  const base = (over: Partial<RequestTimeline> = {}): RequestTimeline => ({
+    id: 'p',
+    sendMs: 1000,
+    firstTokenMs: 1500,
+    chunkMs: [1500],
+    chunkTokens: [1],
+    tokenSource: 'chunks',
+    reasoningTokens: 0,
+    promptTokens: 8192,
+    end: { kind: 'done', atMs: 1501 },
+    ...over,
+  });
+  it('prompt tokens / TTFT', () => {
+    expect(prefillFigures(base())).toEqual({ promptTokens: 8192, ttftMs: 500, promptTokensPerSecond: 16384 });
+    expect(prefillFigures(base({ sentHeadersMs: 1100 }), 'sent-headers')!.ttftMs).toBe(400);
+  });
+  it('is undefined without usage, first token, or when the request failed', () => {
+    expect(prefillFigures(base({ promptTokens: undefined }))).toBeUndefined();
+    expect(prefillFigures(base({ firstTokenMs: undefined }))).toBeUndefined();
+    expect(prefillFigures(base({ end: { kind: 'error', atMs: 2000, code: 'no-done', message: 'x' } }))).toBeUndefined();
+    expect(prefillFigures(base({ firstTokenMs: 1000 }))).toBeUndefined();
+  });
+});
