@@ -1,0 +1,122 @@
+/**
+ * Which engine serves a target, and the adapter registry.
+ *
+ * Detection order (first that answers wins):
+ * 1. `GET /v1/models` `owned_by`: vllm → vllm, sglang → sglang, llamacpp → llamacpp,
+ *    tensorrt_llm → trtllm.
+ * 2. `GET /get_server_info` is a JSON object with `max_total_num_tokens` or `internal_states` → sglang.
+ * 3. `GET /info` has `model_id` and `max_total_tokens`/`max_input_tokens` → tgi.
+ * 4. `GET /api/version` has `version` → ollama.
+ * 5. `GET /props` has `default_generation_settings` → llamacpp.
+ * 6. `GET /metrics` series prefix: `vllm:` → vllm, `sglang:` → sglang, `llamacpp:` → llamacpp, `tgi_` → tgi.
+ * 7. else 'openai' (the generic adapter) with a note.
+ * `GET /version` is not used: vLLM and TensorRT-LLM answer it alike.
+ * Steps 2–6 are asked together, after step 1, and weighed in this order.
+ */
+import { asRecord, tryCall, type HttpResult } from './http.js';
+import { OpenAIAdapter, ProbeError, probeModels } from './openai.js';
+import { SglangAdapter } from './sglang.js';
+import type { EngineAdapter, EngineKind, HttpTarget } from './types.js';
+import { VllmAdapter } from './vllm.js';
+
+export interface EngineDetection {
+  kind: EngineKind;
+  /** what decided it, e.g. "GET /v1/models owned_by: vllm" */
+  evidence: string;
+  /** set when nothing told the engine apart */
+  note?: string;
+}
+
+export const ALL_ENGINE_KINDS: readonly EngineKind[] = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'];
+/** Kinds getAdapter can build today. */
+export const SUPPORTED_ENGINE_KINDS: readonly EngineKind[] = ['vllm', 'sglang', 'openai'];
+
+export const UNDETECTED_NOTE =
+  "could not tell which engine; using generic OpenAI adapter (set engine: 'vllm' | 'sglang' | 'openai' in the config to choose)";
+
+const OWNED_BY: Record<string, EngineKind> = {
+  vllm: 'vllm',
+  sglang: 'sglang',
+  llamacpp: 'llamacpp',
+  'llama.cpp': 'llamacpp',
+  tensorrt_llm: 'trtllm',
+};
+
+function json(res: HttpResult | undefined): Record<string, unknown> | undefined {
+  return res && res.status >= 200 && res.status < 300 ? asRecord(res.json) : undefined;
+}
+
+/** Detect the engine behind `target`. Throws only when the server cannot be reached at all. */
+export async function detectEngine(target: HttpTarget): Promise<EngineDetection> {
+  // probeModels throws a setup error when the server is unreachable or refuses the key
+  let ownedBy: string[] = [];
+  try {
+    ownedBy = (await probeModels(target)).entries.map((e) => e.ownedBy ?? '');
+  } catch (err) {
+    // no model list at all is not fatal here (the probe later needs `model` from config); unreachable is
+    if (!(err instanceof ProbeError) || err.code !== 'no-model') throw err;
+  }
+  for (const owner of ownedBy) {
+    const kind = OWNED_BY[owner.toLowerCase()];
+    if (kind) return { kind, evidence: `GET /v1/models owned_by: ${owner}` };
+  }
+
+  const [serverInfo, info, apiVersion, props, metrics] = await Promise.all([
+    tryCall(target, 'GET', '/get_server_info'),
+    tryCall(target, 'GET', '/info'),
+    tryCall(target, 'GET', '/api/version'),
+    tryCall(target, 'GET', '/props'),
+    tryCall(target, 'GET', '/metrics'),
+  ]);
+  const si = json(serverInfo);
+  if (si && ('max_total_num_tokens' in si || 'internal_states' in si)) {
+    return { kind: 'sglang', evidence: 'GET /get_server_info has max_total_num_tokens/internal_states' };
+  }
+  const tgi = json(info);
+  if (tgi && 'model_id' in tgi && ('max_total_tokens' in tgi || 'max_input_tokens' in tgi)) {
+    return { kind: 'tgi', evidence: 'GET /info has model_id and max_total_tokens' };
+  }
+  const ollama = json(apiVersion);
+  if (ollama && typeof ollama.version === 'string') return { kind: 'ollama', evidence: 'GET /api/version answered' };
+  const llama = json(props);
+  if (llama && 'default_generation_settings' in llama) {
+    return { kind: 'llamacpp', evidence: 'GET /props has default_generation_settings' };
+  }
+  if (metrics && metrics.status >= 200 && metrics.status < 300) {
+    const prefixes: [string, EngineKind][] = [
+      ['vllm:', 'vllm'],
+      ['sglang:', 'sglang'],
+      ['llamacpp:', 'llamacpp'],
+      ['\ntgi_', 'tgi'],
+    ];
+    const body = `\n${metrics.text}`;
+    for (const [prefix, kind] of prefixes) {
+      if (body.includes(prefix)) return { kind, evidence: `GET /metrics has ${prefix.trim()} series` };
+    }
+  }
+  return { kind: 'openai', evidence: 'no engine-specific endpoint answered', note: UNDETECTED_NOTE };
+}
+
+/** A new adapter for `kind`; throws a setup error for kinds not built yet. */
+export function getAdapter(kind: EngineKind): EngineAdapter {
+  switch (kind) {
+    case 'vllm':
+      return new VllmAdapter();
+    case 'sglang':
+      return new SglangAdapter();
+    case 'openai':
+      return new OpenAIAdapter();
+    case 'llamacpp':
+    case 'tgi':
+    case 'trtllm':
+    case 'ollama':
+      throw new Error(
+        `engine: '${kind}' is not supported yet (supported: ${SUPPORTED_ENGINE_KINDS.join(', ')}). ` +
+          "Set engine: 'openai' in the config to use the generic OpenAI-compatible adapter (no metrics, no tokenizer).",
+      );
+    default: {
+      const never: never = kind;
+      throw new Error(`engine: '${String(never)}' is unknown; use one of ${ALL_ENGINE_KINDS.join(', ')}`);
+    }
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Small JSON/text helpers for control-plane calls (probe, metrics, tokenize) over `undici.request`.
+ * Not for the measured load: the streaming client has its own connections. One shared Agent with
+ * modest limits; every call has a timeout. The API key is sent as a Bearer header and never appears
+ * in a thrown message.
+ */
+import { Agent, request } from 'undici';
+import type { HttpTarget } from './types.js';
+
+/** Default limit for one control-plane call (headers and body together). */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
+/** Connections per origin for control-plane calls. */
+export const CONTROL_CONNECTIONS_PER_ORIGIN = 4;
+
+let sharedAgent: Agent | undefined;
+
+/** The Agent all control-plane calls share (created on first use). */
+export function controlAgent(): Agent {
+  sharedAgent ??= new Agent({
+    connections: CONTROL_CONNECTIONS_PER_ORIGIN,
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 10_000,
+    connectTimeout: DEFAULT_CONTROL_TIMEOUT_MS,
+  });
+  return sharedAgent;
+}
+
+/** Close the shared Agent (tests, process end). A later call creates a new one. */
+export async function closeControlAgent(): Promise<void> {
+  const agent = sharedAgent;
+  sharedAgent = undefined;
+  if (agent) await agent.close();
+}
+
+export interface HttpCallOptions {
+  /** whole-call limit in ms; default DEFAULT_CONTROL_TIMEOUT_MS */
+  timeoutMs?: number;
+  /** extra request headers */
+  headers?: Record<string, string>;
+  /** outside cancellation (test timeout, Ctrl-C) */
+  signal?: AbortSignal;
+}
+
+export interface HttpResult {
+  status: number;
+  /** the body as text (always present; '' when empty) */
+  text: string;
+  /** the body parsed as JSON when it parses; undefined otherwise */
+  json?: unknown;
+  /** content-type header, lowercased, when sent */
+  contentType?: string;
+}
+
+/** A control-plane call that got no HTTP response (connect refused, timeout, reset). */
+export class HttpCallError extends Error {
+  override name = 'HttpCallError';
+  constructor(
+    message: string,
+    /** 'timeout' when our limit fired, 'aborted' for outside cancellation, else 'transport' */
+    readonly code: 'timeout' | 'aborted' | 'transport',
+  ) {
+    super(message);
+  }
+}
+
+/** Remove the key from any text before it can surface in an error. */
+export function redactKey(text: string, apiKey: string | undefined): string {
+  if (!apiKey) return text;
+  return text.split(apiKey).join('[redacted]');
+}
+
+function joinUrl(baseUrl: string, path: string): string {
+  const base = baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl;
+  return path.startsWith('/') ? base + path : `${base}/${path}`;
+}
+
+/** One HTTP call to `target.baseUrl + path`; resolves for any HTTP status, throws HttpCallError otherwise. */
+export async function httpCall(
+  target: HttpTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  options: HttpCallOptions = {},
+): Promise<HttpResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
+  const url = joinUrl(target.baseUrl, path);
+  const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...options.headers };
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers['content-type'] = 'application/json';
+  }
+  const timeoutSignal = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeoutSignal, options.signal]) : timeoutSignal;
+  try {
+    const res = await request(url, {
+      method,
+      headers,
+      body: payload,
+      signal,
+      dispatcher: controlAgent(),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const text = await res.body.text();
+    const ct = res.headers['content-type'];
+    const contentType = (Array.isArray(ct) ? ct[0] : ct)?.toLowerCase();
+    const result: HttpResult = { status: res.statusCode, text };
+    if (contentType !== undefined) result.contentType = contentType;
+    const trimmed = text.trimStart();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[') || contentType?.includes('json')) {
+      try {
+        result.json = JSON.parse(text);
+      } catch {
+        // not JSON after all; text stays
+      }
+    }
+    return result;
+  } catch (err) {
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const code = timeoutSignal.aborted ? 'timeout' : options.signal?.aborted ? 'aborted' : 'transport';
+    const what = code === 'timeout' ? `no complete answer within ${timeoutMs} ms` : reason;
+    throw new HttpCallError(redactKey(`${method} ${url} failed: ${what}`, target.apiKey), code);
+  }
+}
+
+export function getJson(target: HttpTarget, path: string, options?: HttpCallOptions): Promise<HttpResult> {
+  return httpCall(target, 'GET', path, undefined, options);
+}
+
+export function postJson(target: HttpTarget, path: string, body: unknown, options?: HttpCallOptions): Promise<HttpResult> {
+  return httpCall(target, 'POST', path, body, options);
+}
+
+/** Like getJson/postJson but resolves undefined instead of throwing when no response came back. */
+export async function tryCall(
+  target: HttpTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  options?: HttpCallOptions,
+): Promise<HttpResult | undefined> {
+  try {
+    return await httpCall(target, method, path, body, options);
+  } catch (err) {
+    if (err instanceof HttpCallError) return undefined;
+    throw err;
+  }
+}
+
+/** True for a 2xx status. */
+export function isOk(res: HttpResult | undefined): res is HttpResult {
+  return res !== undefined && res.status >= 200 && res.status < 300;
+}
+
+/** A plain object, or undefined. */
+export function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** A finite number (numbers and numeric strings), or undefined. */
+export function asNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'string' && value.trim() !== '') {
+    const n = Number(value);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+/** A non-empty string, or undefined. */
+export function asString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

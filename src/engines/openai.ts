@@ -1,0 +1,198 @@
+/**
+ * The generic OpenAI-compatible adapter (`kind: 'openai'`). It sends only standard fields
+ * (`max_tokens`, `stream`, `stream_options.include_usage`), reads every delta field the engines
+ * use (ENGINES.md §0, §7.5) and probes only `/v1/models`. It has no metrics and no tokenizer.
+ * vllm.ts and sglang.ts extend it.
+ */
+import { parseErrorJson } from './errors.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, redactKey, type HttpResult } from './http.js';
+import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
+
+export const CHAT_PATH = '/v1/chat/completions';
+export const COMPLETIONS_PATH = '/v1/completions';
+export const MODELS_PATH = '/v1/models';
+
+/** One entry of `GET /v1/models`, the fields we read. */
+export interface ModelEntry {
+  id: string;
+  ownedBy?: string;
+  maxModelLen?: number;
+  root?: string;
+}
+
+/** What `GET /v1/models` told us. */
+export interface ModelsProbe {
+  entries: ModelEntry[];
+  model: Sourced<string>;
+  maxModelLen?: Sourced<number>;
+  ownedBy?: string;
+  /** HTTP status of /v1/models (undefined when it could not be reached) */
+  status?: number;
+}
+
+/** Parse a `/v1/models` body; never throws. */
+export function parseModelsList(json: unknown): ModelEntry[] {
+  const data = asRecord(json)?.data;
+  if (!Array.isArray(data)) return [];
+  const out: ModelEntry[] = [];
+  for (const item of data) {
+    const rec = asRecord(item);
+    const id = asString(rec?.id);
+    if (!rec || id === undefined) continue;
+    const entry: ModelEntry = { id };
+    const ownedBy = asString(rec.owned_by);
+    if (ownedBy !== undefined) entry.ownedBy = ownedBy;
+    const maxModelLen = asNumber(rec.max_model_len);
+    if (maxModelLen !== undefined && maxModelLen > 0) entry.maxModelLen = maxModelLen;
+    const root = asString(rec.root);
+    if (root !== undefined) entry.root = root;
+    out.push(entry);
+  }
+  return out;
+}
+
+function nonEmptyString(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0;
+}
+
+/** Interpret one SSE payload of any OpenAI-compatible engine; never throws. */
+export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
+  const out: DecodedChunk = { hasText: false, reasoning: false };
+  const root = asRecord(payload);
+  if (!root) return out;
+
+  if (root.error !== undefined && root.error !== null) {
+    const parsed = parseErrorJson(root);
+    const message = parsed?.message ?? (typeof root.error === 'string' ? root.error : JSON.stringify(root.error));
+    out.error = parsed?.code !== undefined ? { message, code: parsed.code } : { message };
+  }
+
+  const choices = Array.isArray(root.choices) ? root.choices : [];
+  const choice = asRecord(choices[0]);
+  if (choice) {
+    const delta = asRecord(choice.delta);
+    if (delta) {
+      if (nonEmptyString(delta.content)) out.hasText = true;
+      else if (nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning)) {
+        out.hasText = true;
+        out.reasoning = true;
+      } else if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) out.hasText = true;
+    }
+    if (nonEmptyString(choice.text)) out.hasText = true;
+    const finish = asString(choice.finish_reason);
+    if (finish !== undefined) out.finishReason = finish;
+    const ids = Array.isArray(choice.token_ids) ? choice.token_ids : Array.isArray(root.token_ids) ? root.token_ids : undefined;
+    if (ids) out.tokenCount = ids.length;
+  }
+
+  const usage = asRecord(root.usage);
+  if (usage) {
+    const u: NonNullable<DecodedChunk['usage']> = {};
+    const prompt = asNumber(usage.prompt_tokens);
+    if (prompt !== undefined) u.promptTokens = prompt;
+    const completion = asNumber(usage.completion_tokens);
+    if (completion !== undefined) u.completionTokens = completion;
+    const cached = asNumber(asRecord(usage.prompt_tokens_details)?.cached_tokens);
+    if (cached !== undefined) u.cachedTokens = cached;
+    if (Object.keys(u).length > 0) out.usage = u;
+  }
+  return out;
+}
+
+/** A setup error from a probe, naming the field and the fix; the key is never in it. */
+export class ProbeError extends Error {
+  override name = 'ProbeError';
+  constructor(
+    message: string,
+    readonly code: 'unreachable' | 'unauthorized' | 'no-model',
+  ) {
+    super(message);
+  }
+}
+
+export function probeError(target: HttpTarget, code: ProbeError['code'], what: string, fix: string): ProbeError {
+  return new ProbeError(redactKey(`probe of ${target.baseUrl}: ${what}. ${fix}`, target.apiKey), code);
+}
+
+/** `GET /v1/models`, choose the model (configured one, else the first id). Throws setup errors. */
+export async function probeModels(target: HttpTarget, model?: string): Promise<ModelsProbe> {
+  let res: HttpResult | undefined;
+  try {
+    res = await getJson(target, MODELS_PATH);
+  } catch (err) {
+    const msg = err instanceof HttpCallError ? err.message : String(err);
+    throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.baseUrl (scheme, host, port; no /v1 suffix) and that the server is running.');
+  }
+  if (res.status === 401 || res.status === 403) {
+    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}`, 'Set target.apiKey (or the API key variable) to a key the server accepts.');
+  }
+  const entries = res.status >= 200 && res.status < 300 ? parseModelsList(res.json) : [];
+  let chosen: ModelEntry | undefined;
+  let modelSourced: Sourced<string>;
+  if (model !== undefined && model !== '') {
+    chosen = entries.find((e) => e.id === model) ?? entries.find((e) => e.root === model);
+    modelSourced = { value: model, source: 'config' };
+  } else {
+    chosen = entries[0];
+    if (!chosen) {
+      throw probeError(
+        target,
+        'no-model',
+        `GET ${MODELS_PATH} answered HTTP ${res.status} without any model id`,
+        'Set `model` in the config to the model name the server serves.',
+      );
+    }
+    modelSourced = { value: chosen.id, source: `GET ${MODELS_PATH} data[0].id` };
+  }
+  const out: ModelsProbe = { entries, model: modelSourced, status: res.status };
+  if (chosen?.maxModelLen !== undefined) out.maxModelLen = { value: chosen.maxModelLen, source: `GET ${MODELS_PATH} max_model_len` };
+  if (chosen?.ownedBy !== undefined) out.ownedBy = chosen.ownedBy;
+  else if (entries[0]?.ownedBy !== undefined) out.ownedBy = entries[0].ownedBy;
+  return out;
+}
+
+export class OpenAIAdapter implements EngineAdapter {
+  readonly kind: EngineKind = 'openai';
+  readonly endsWithDone = true;
+
+  /** Extra request fields this engine accepts; the generic adapter adds none. */
+  protected extraFields(spec: RequestSpec): Record<string, unknown> {
+    void spec;
+    return {};
+  }
+
+  /** `stream_options` this engine accepts. */
+  protected streamOptions(): Record<string, unknown> {
+    return { include_usage: true };
+  }
+
+  buildStreamRequest(spec: RequestSpec): { path: string; body: Record<string, unknown> } {
+    const common = {
+      model: spec.model,
+      // max_tokens: accepted by every engine here (Ollama and TGI have no max_completion_tokens
+      // or treat it as an alias); vLLM completions default to 16 without it
+      max_tokens: spec.maxTokens,
+      stream: true,
+      stream_options: this.streamOptions(),
+      ...this.extraFields(spec),
+    };
+    if (spec.endpoint === 'chat') {
+      return { path: CHAT_PATH, body: { ...common, messages: [{ role: 'user', content: spec.prompt }] } };
+    }
+    return { path: COMPLETIONS_PATH, body: { ...common, prompt: spec.prompt } };
+  }
+
+  decodeChunk(payload: unknown): DecodedChunk {
+    return decodeOpenAIChunk(payload);
+  }
+
+  async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
+    const models = await probeModels(target, model);
+    const facts: ServerFacts = {
+      engine: { value: this.kind, source: models.ownedBy ? `adapter '${this.kind}' (owned_by: ${models.ownedBy})` : `adapter '${this.kind}'` },
+      model: models.model,
+    };
+    if (models.maxModelLen) facts.maxModelLen = models.maxModelLen;
+    return facts;
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Prompt calibration (METHOD.md run sequence 2): find a prompt whose server-counted prompt tokens
+ * (chat template included) hit a target N within max(64, 0.5 % of N), usually exactly.
+ *
+ * - exact mode: a token counter (the adapter's tokenize call) and a search over the filler length,
+ *   first in whole words (interpolation alternating with bisection inside a bracket), then in
+ *   characters of the next word.
+ * - estimated mode (no tokenizer): an injected `measurePromptTokens(text)` that sends one
+ *   max_tokens=1 request and returns its `usage.prompt_tokens`. The prefix alone is measured once
+ *   (template + prefix overhead), one guessed length gives tokens per word, then up to a few
+ *   corrections until within tolerance. Overhead and rate are learnt once and reused for the next
+ *   targets, so later contexts usually take one request. The returned count is the server's count
+ *   for the returned text, so it is still exact; only the distance to N is looser.
+ *
+ * The counted text is `lead + text + tail`: `text` is what a cell shares byte for byte; `lead` and
+ * `tail` are samples of the per-stream lead and per-request tail (see cell.ts), so the real prompts
+ * land on N too. Results are cached per (target, prefix, lead, tail, seed).
+ */
+import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
+import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor } from './synth.js';
+
+/** Text used for a target of 0 tokens: the shortest ordinary prompt. */
+export const SHORTEST_PROMPT = 'Hi';
+/** Absolute part of the tolerance, tokens. */
+export const TOLERANCE_MIN_TOKENS = 64;
+/** Relative part of the tolerance. */
+export const TOLERANCE_FRACTION = 0.005;
+/** Most server requests estimated mode sends for one target (after the learnt state exists). */
+export const DEFAULT_MAX_MEASUREMENTS = 4;
+/** Most counter calls exact mode makes for one target (a safety bound; ~20 are typical at 128K). */
+export const MAX_EXACT_COUNTS = 80;
+
+export type CalibrationMode = 'exact' | 'estimated';
+
+/** max(64, 0.5 % of target) tokens. */
+export function toleranceTokens(targetTokens: number): number {
+  return Math.max(TOLERANCE_MIN_TOKENS, Math.ceil(targetTokens * TOLERANCE_FRACTION));
+}
+
+export interface CalibrateRequest {
+  targetTokens: number;
+  /** run-unique text at the start (cold prefill); seeds the filler unless `seed` is given */
+  prefix: string;
+  /** sample of the per-request tail counted with the text (not part of `text`) */
+  tail?: string;
+  /** sample of the per-stream lead counted with the text (not part of `text`) */
+  lead?: string;
+  /** filler seed; default `prefix` */
+  seed?: string;
+}
+
+export interface CalibratedPrompt {
+  /** the shared text: prefix + filler (or SHORTEST_PROMPT for target 0) */
+  text: string;
+  /** server-counted prompt tokens of lead + text + tail */
+  promptTokens: number;
+  mode: CalibrationMode;
+  targetTokens: number;
+  toleranceTokens: number;
+  withinTolerance: boolean;
+  lead: string;
+  tail: string;
+  /** counter calls or server requests spent on this target */
+  measurements: number;
+}
+
+export interface CalibratorOptions {
+  /** exact counter of a full prompt (chat template included); resolves undefined when there is none */
+  countTokens?: (text: string) => Promise<number | undefined>;
+  /** server-counted prompt tokens of one real request (max_tokens = 1); the fallback */
+  measurePromptTokens?: (text: string) => Promise<number>;
+  /** estimated mode: most requests per target; default DEFAULT_MAX_MEASUREMENTS */
+  maxMeasurements?: number;
+}
+
+export interface AdapterCalibratorOptions {
+  adapter: EngineAdapter;
+  target: HttpTarget;
+  facts: ServerFacts;
+  endpoint: EndpointKind;
+  measurePromptTokens?: (text: string) => Promise<number>;
+  maxMeasurements?: number;
+}
+
+interface Point {
+  words: number;
+  partialChars: number;
+  tokens: number;
+}
+
+export class PromptCalibrator {
+  private readonly cache = new Map<string, Promise<CalibratedPrompt>>();
+  private exactAvailable: boolean;
+  /** learnt tokens per filler word */
+  private tokensPerWord: number | undefined;
+  /** learnt tokens of lead + prefix + tail with no filler (estimated mode) */
+  private overheadTokens: number | undefined;
+
+  constructor(private readonly options: CalibratorOptions) {
+    this.exactAvailable = options.countTokens !== undefined;
+    if (!options.countTokens && !options.measurePromptTokens) {
+      throw new Error(
+        'PromptCalibrator: needs countTokens (the server tokenizer) or measurePromptTokens (one max_tokens=1 request); pass at least one.',
+      );
+    }
+  }
+
+  /** A calibrator that counts through the adapter's tokenizer when the server has one. */
+  static forAdapter(o: AdapterCalibratorOptions): PromptCalibrator {
+    const { adapter, target, facts, endpoint } = o;
+    const opts: CalibratorOptions = {};
+    if (adapter.countTokens && facts.tokenizePath) {
+      const count = adapter.countTokens.bind(adapter);
+      opts.countTokens = (text) => count(target, facts, text, endpoint);
+    }
+    if (o.measurePromptTokens) opts.measurePromptTokens = o.measurePromptTokens;
+    if (o.maxMeasurements !== undefined) opts.maxMeasurements = o.maxMeasurements;
+    return new PromptCalibrator(opts);
+  }
+
+  /** The mode the next calibration will use. */
+  get mode(): CalibrationMode {
+    return this.exactAvailable ? 'exact' : 'estimated';
+  }
+
+  /** Calibrate (cached; concurrent calls for the same key share one search). */
+  calibrate(req: CalibrateRequest): Promise<CalibratedPrompt> {
+    if (!Number.isInteger(req.targetTokens) || req.targetTokens < 0) {
+      return Promise.reject(new Error(`calibrate: targetTokens must be an integer ≥ 0 (got ${req.targetTokens}); fix the context list.`));
+    }
+    const key = [req.targetTokens, req.prefix, req.lead ?? '', req.tail ?? '', req.seed ?? ''].join('\u0000');
+    let pending = this.cache.get(key);
+    if (!pending) {
+      pending = this.run(req);
+      this.cache.set(key, pending);
+      pending.catch(() => this.cache.delete(key));
+    }
+    return pending;
+  }
+
+  private async run(req: CalibrateRequest): Promise<CalibratedPrompt> {
+    if (this.exactAvailable && this.options.countTokens) {
+      const exact = await this.calibrateExact(req, this.options.countTokens);
+      if (exact) return exact;
+      this.exactAvailable = false; // the counter said it has no tokenizer
+    }
+    if (!this.options.measurePromptTokens) {
+      throw new Error(
+        'calibrate: the server has no tokenize endpoint and no measurePromptTokens fallback was given; ' +
+          'pass measurePromptTokens (one max_tokens=1 request) to calibrate by estimate.',
+      );
+    }
+    return this.calibrateEstimated(req, this.options.measurePromptTokens);
+  }
+
+  private result(req: CalibrateRequest, text: string, tokens: number, mode: CalibrationMode, measurements: number): CalibratedPrompt {
+    const tol = toleranceTokens(req.targetTokens);
+    return {
+      text,
+      promptTokens: tokens,
+      mode,
+      targetTokens: req.targetTokens,
+      toleranceTokens: tol,
+      withinTolerance: Math.abs(tokens - req.targetTokens) <= tol,
+      lead: req.lead ?? '',
+      tail: req.tail ?? '',
+      measurements,
+    };
+  }
+
+  private textAt(req: CalibrateRequest, words: number, partialChars = 0): string {
+    const o: Parameters<typeof composePrompt>[0] = { prefix: req.prefix, words, partialChars };
+    if (req.seed !== undefined) o.seed = req.seed;
+    return composePrompt(o);
+  }
+
+  /** undefined when the counter has no tokenizer */
+  private async calibrateExact(
+    req: CalibrateRequest,
+    count: (text: string) => Promise<number | undefined>,
+  ): Promise<CalibratedPrompt | undefined> {
+    const lead = req.lead ?? '';
+    const tail = req.tail ?? '';
+    const N = req.targetTokens;
+    let calls = 0;
+    let missing = false;
+    const memo = new Map<string, number>();
+    const countAt = async (words: number, partialChars = 0): Promise<number> => {
+      const key = `${words}:${partialChars}`;
+      const known = memo.get(key);
+      if (known !== undefined) return known;
+      calls++;
+      const t = await count(lead + this.textAt(req, words, partialChars) + tail);
+      if (t === undefined) {
+        missing = true;
+        return NaN;
+      }
+      memo.set(key, t);
+      return t;
+    };
+
+    if (N === 0) {
+      const t = await count(lead + SHORTEST_PROMPT + tail);
+      return t === undefined ? undefined : this.result(req, SHORTEST_PROMPT, t, 'exact', 1);
+    }
+
+    const base = await countAt(0);
+    if (missing) return undefined;
+    const best: Point[] = [{ words: 0, partialChars: 0, tokens: base }];
+    const done = (p: Point): CalibratedPrompt => this.result(req, this.textAt(req, p.words, p.partialChars), p.tokens, 'exact', calls);
+    if (base >= N) return done(best[0]!);
+
+    const maxWords = N * 4 + 16;
+    let lo = 0;
+    let tLo = base;
+    let hi: number | undefined;
+    let tHi = Infinity;
+    let rate = this.tokensPerWord ?? DEFAULT_TOKENS_PER_WORD;
+    let guess = Math.round((N - base) / rate);
+    for (let step = 0; calls < MAX_EXACT_COUNTS; step++) {
+      const upper = hi === undefined ? maxWords : hi - 1;
+      guess = Math.min(Math.max(guess, lo + 1), upper);
+      if (guess <= lo) break; // lo === maxWords: the filler cannot get longer
+      const t = await countAt(guess);
+      if (missing) return undefined;
+      best.push({ words: guess, partialChars: 0, tokens: t });
+      if (t === N) break;
+      if (t < N) {
+        lo = guess;
+        tLo = t;
+      } else {
+        hi = guess;
+        tHi = t;
+      }
+      if (lo > 0) rate = Math.max(0.05, (tLo - base) / lo);
+      if (hi !== undefined && hi - lo <= 1) break;
+      if (hi === undefined) guess = lo + Math.ceil((N - tLo) / rate) + 1;
+      else if (step % 2 === 0) guess = lo + Math.round(((N - tLo) * (hi - lo)) / Math.max(1, tHi - tLo));
+      else guess = Math.floor((lo + hi) / 2);
+    }
+    if (lo > 0) this.tokensPerWord = Math.max(0.05, (tLo - base) / lo);
+
+    const exactHit = best.find((p) => p.tokens === N);
+    if (!exactHit && hi === lo + 1) {
+      // characters of the next word: a partial word can land between the two word counts
+      const word = fillerFor(req.seed ?? req.prefix).word(lo);
+      for (let k = 1; k < word.length && calls < MAX_EXACT_COUNTS; k++) {
+        const t = await countAt(lo, k);
+        if (missing) return undefined;
+        best.push({ words: lo, partialChars: k, tokens: t });
+        if (t === N) break;
+      }
+    }
+    return done(pickBest(best, N));
+  }
+
+  private async calibrateEstimated(req: CalibrateRequest, measure: (text: string) => Promise<number>): Promise<CalibratedPrompt> {
+    const lead = req.lead ?? '';
+    const tail = req.tail ?? '';
+    const N = req.targetTokens;
+    const maxMeasurements = this.options.maxMeasurements ?? DEFAULT_MAX_MEASUREMENTS;
+    let calls = 0;
+    const measureAt = async (words: number): Promise<number> => {
+      calls++;
+      return measure(lead + this.textAt(req, words) + tail);
+    };
+    if (N === 0) {
+      calls++;
+      const t = await measure(lead + SHORTEST_PROMPT + tail);
+      return this.result(req, SHORTEST_PROMPT, t, 'estimated', calls);
+    }
+    // overhead of the fixed parts (template + lead + prefix + tail); cheap (short prompt)
+    let overhead = this.overheadTokens;
+    if (overhead === undefined) {
+      overhead = await measureAt(0);
+      this.overheadTokens = overhead;
+      if (overhead >= N) return this.result(req, this.textAt(req, 0), overhead, 'estimated', calls);
+    }
+    const points: Point[] = [];
+    let rate = this.tokensPerWord ?? DEFAULT_TOKENS_PER_WORD;
+    let words = Math.max(1, Math.round((N - overhead) / rate));
+    const tol = toleranceTokens(N);
+    for (let i = 0; i < maxMeasurements; i++) {
+      const t = await measureAt(words);
+      points.push({ words, partialChars: 0, tokens: t });
+      if (Math.abs(t - N) <= tol) break;
+      rate = Math.max(0.05, (t - overhead) / words);
+      const next = Math.max(1, Math.round((N - overhead) / rate));
+      if (next === words) break;
+      words = next;
+    }
+    const best = pickBest(points, N);
+    if (best.words > 0) this.tokensPerWord = Math.max(0.05, (best.tokens - overhead) / best.words);
+    return this.result(req, this.textAt(req, best.words), best.tokens, 'estimated', calls);
+  }
+}
+
+/** The point nearest N; on a tie, the one not above N. */
+function pickBest(points: readonly Point[], N: number): Point {
+  let best = points[0]!;
+  for (const p of points) {
+    const d = Math.abs(p.tokens - N);
+    const bd = Math.abs(best.tokens - N);
+    if (d < bd || (d === bd && p.tokens < best.tokens)) best = p;
+  }
+  return best;
+}

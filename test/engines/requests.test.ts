@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'vitest';
+import { getAdapter } from '../../src/engines/detect.js';
+import type { RequestSpec } from '../../src/engines/types.js';
+
+const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
+  model: 'm',
+  endpoint: 'chat',
+  prompt: 'Hello',
+  maxTokens: 128,
+  forceLength: true,
+  ...over,
+});
+
+describe('buildStreamRequest', () => {
+  test('generic OpenAI: standard fields only, no ignore_eos even when forced', () => {
+    const a = getAdapter('openai');
+    expect(a.endsWithDone).toBe(true);
+    expect(a.buildStreamRequest(spec())).toEqual({
+      path: '/v1/chat/completions',
+      body: { model: 'm', max_tokens: 128, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }] },
+    });
+    expect(a.buildStreamRequest(spec({ endpoint: 'completions' }))).toEqual({
+      path: '/v1/completions',
+      body: { model: 'm', max_tokens: 128, stream: true, stream_options: { include_usage: true }, prompt: 'Hello' },
+    });
+  });
+
+  for (const kind of ['vllm', 'sglang'] as const) {
+    test(`${kind}: ignore_eos when forced, continuous usage`, () => {
+      const a = getAdapter(kind);
+      expect(a.kind).toBe(kind);
+      const chat = a.buildStreamRequest(spec());
+      expect(chat.path).toBe('/v1/chat/completions');
+      expect(chat.body).toEqual({
+        model: 'm',
+        max_tokens: 128,
+        stream: true,
+        stream_options: { include_usage: true, continuous_usage_stats: true },
+        ignore_eos: true,
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+      const comp = a.buildStreamRequest(spec({ endpoint: 'completions', forceLength: false, maxTokens: 1 }));
+      expect(comp.path).toBe('/v1/completions');
+      expect(comp.body).toEqual({
+        model: 'm',
+        max_tokens: 1,
+        stream: true,
+        stream_options: { include_usage: true, continuous_usage_stats: true },
+        prompt: 'Hello',
+      });
+    });
+  }
+
+  test('not-yet-supported kinds throw a setup error naming the fix', () => {
+    for (const kind of ['llamacpp', 'tgi', 'trtllm', 'ollama'] as const) {
+      expect(() => getAdapter(kind)).toThrow(/not supported yet.*engine: 'openai'/);
+    }
+  });
+});
