@@ -1,3 +1,153 @@
-// placeholder until the speed-matrix reporter lands (being written now)
-import type { Reporter } from 'vitest/node';
-export default class SpeedMatrixReporter implements Reporter {}
+/**
+ * Vitest reporter that turns the matrix tests' `task.meta.speedMatrix` into speed-matrix.json and
+ * speed-matrix.md (in $LLM_BENCH_OUT, default reports/), after every finished cell (partial page)
+ * and at run end (final page, built from ALL test cases, so it also works after
+ * `vitest --merge-reports`). Under `-u` it rewrites the target's threshold file at run end
+ * (the single writer). Thin I/O over the pure collect / render / update functions.
+ * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
+import { collectResult, plannedCellKeys } from '../src/results/collect.js';
+import { cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
+import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
+import { writeResults } from '../src/results/write.js';
+import { parseThresholds } from '../src/thresholds/load.js';
+import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
+import type { ThresholdsFile } from '../src/thresholds/schema.js';
+
+export interface SpeedMatrixReporterOptions {
+  /** output folder; default $LLM_BENCH_OUT, else "reports" (relative to the Vitest root) */
+  outDir?: string;
+  /** threshold file rewritten under -u; default $LLM_BENCH_THRESHOLDS, else the run meta's thresholdsPath */
+  thresholdsPath?: string;
+  /** where progress lines go; default the Vitest logger */
+  log?: (line: string) => void;
+  /** projects whose tests get a "running" line even before they carry meta; default ["matrix"] */
+  projects?: string[];
+}
+
+/** True when Vitest runs with -u (snapshot update "all"): tests must not fail on threshold breaches. */
+export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
+  return vitest.config.snapshotOptions?.updateSnapshot === 'all';
+}
+
+/** Every speedMatrix meta of the given modules, in module and test order. */
+export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
+  const metas: SpeedMatrixMeta[] = [];
+  for (const module of testModules) {
+    for (const testCase of module.children.allTests()) {
+      const meta = testCase.meta().speedMatrix;
+      if (meta) metas.push(meta);
+    }
+  }
+  return metas;
+}
+
+export default class SpeedMatrixReporter implements Reporter {
+  private vitest: Vitest | undefined;
+  private updating = false;
+  private live: SpeedMatrixMeta[] = [];
+  private readonly options: SpeedMatrixReporterOptions;
+
+  constructor(options: SpeedMatrixReporterOptions = {}) {
+    this.options = options;
+  }
+
+  onInit(vitest: Vitest): void {
+    this.vitest = vitest;
+    this.updating = isUpdateMode(vitest);
+  }
+
+  onTestRunStart(): void {
+    this.live = [];
+  }
+
+  onTestCaseReady(testCase: TestCase): void {
+    const meta = testCase.meta().speedMatrix;
+    const inMatrixProject = (this.options.projects ?? ['matrix']).includes(testCase.project.name);
+    if (!meta && !inMatrixProject) return;
+    if (meta?.kind === 'run') return;
+    const label =
+      meta?.kind === 'cell'
+        ? `${meta.cell.contextLabel}/${meta.cell.concurrency}`
+        : meta?.kind === 'prefill'
+          ? `prefill ${meta.row.contextLabel}`
+          : testCase.name;
+    this.log(runningLine(label));
+  }
+
+  onTestCaseResult(testCase: TestCase): void {
+    const meta = testCase.meta().speedMatrix;
+    if (!meta) return;
+    this.live.push(meta);
+    const result = collectResult(this.live, { partial: true });
+    if (meta.kind === 'cell') {
+      this.log(cellLine(meta.cell, result?.cells.length ?? 0, result ? plannedCellKeys(result.info).length : undefined));
+    } else if (meta.kind === 'prefill') {
+      this.log(prefillLine(meta.row));
+    }
+    if (result) this.write(result);
+  }
+
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const metas = metasOf(testModules);
+    if (metas.length === 0) return;
+    const result = collectResult(metas, { partial: false, endedAt: new Date().toISOString() });
+    if (!result) {
+      this.log(`${PREFIX} no run meta (kind "run") among ${metas.length} results: nothing written`);
+      return;
+    }
+    const paths = this.write(result);
+    if (paths) this.log(`${PREFIX} wrote ${paths.mdPath} and ${paths.jsonPath}`);
+    if (this.updating) this.updateThresholdFile(result);
+  }
+
+  private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string } | undefined {
+    try {
+      return writeResults(this.resolvePath(this.options.outDir ?? process.env.LLM_BENCH_OUT ?? 'reports'), result);
+    } catch (error) {
+      this.fail(`could not write results: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private updateThresholdFile(result: SpeedMatrixResult): void {
+    const configured = this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
+    if (!configured) {
+      this.log(`${PREFIX} -u: no threshold file to update (set LLM_BENCH_THRESHOLDS or the run's thresholdsPath)`);
+      return;
+    }
+    const path = this.resolvePath(configured);
+    try {
+      let existing: ThresholdsFile | undefined;
+      if (existsSync(path)) existing = parseThresholds(readFileSync(path, 'utf8'), path);
+      const file = updateThresholds(result, existing);
+      writeThresholds(path, file);
+      this.log(
+        `${PREFIX} updated ${path}: ${Object.keys(file.cells).length} cells, ${Object.keys(file.prefill).length} prefill rows`,
+      );
+    } catch (error) {
+      this.fail(`-u: ${path} left unchanged: ${(error as Error).message}`);
+    }
+  }
+
+  private resolvePath(path: string): string {
+    return resolve(this.vitest?.config.root ?? process.cwd(), path);
+  }
+
+  private log(line: string): void {
+    if (this.options.log) this.options.log(line);
+    else if (this.vitest) this.vitest.logger.log(line);
+    else process.stdout.write(`${line}\n`);
+  }
+
+  private fail(message: string): void {
+    const line = `${PREFIX} ${message}`;
+    if (this.options.log) this.options.log(line);
+    else if (this.vitest) this.vitest.logger.error(line);
+    else process.stderr.write(`${line}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Pure: task metas (in any order, with duplicates from reruns) → one SpeedMatrixResult.
+ * Last one wins per cell key, per prefill context and for the run info. Planned cell and prefill
+ * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
+ */
+import { cellKey, contextLabel, compareCellKeys, parseContext } from './labels.js';
+import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from './types.js';
+
+export interface CollectOptions {
+  /** true while the run is still going */
+  partial: boolean;
+  /** ISO time the run ended (final page) */
+  endedAt?: string;
+}
+
+/** The result, or undefined when no meta carries run info (a 'run' meta, or a cell/prefill meta with `info`). */
+export function collectResult(
+  metas: readonly SpeedMatrixMeta[],
+  options: CollectOptions,
+): SpeedMatrixResult | undefined {
+  let runInfo: RunInfo | undefined;
+  let carriedInfo: RunInfo | undefined;
+  const plannedCells = new Set<string>();
+  const plannedPrefill = new Set<string>();
+  const cells = new Map<string, CellResult>();
+  const prefill = new Map<number, PrefillRowResult>();
+  const plan = (i: RunInfo) => {
+    for (const key of i.plannedCells ?? []) plannedCells.add(key);
+    for (const key of i.plannedPrefill ?? []) plannedPrefill.add(key);
+  };
+
+  for (const meta of metas) {
+    switch (meta.kind) {
+      case 'run':
+        runInfo = meta.info;
+        plan(meta.info);
+        break;
+      case 'cell':
+        cells.set(cellKey(meta.cell.context, meta.cell.concurrency), meta.cell);
+        if (meta.info) {
+          carriedInfo = meta.info;
+          plan(meta.info);
+        }
+        break;
+      case 'prefill':
+        prefill.set(meta.row.context, meta.row);
+        if (meta.info) {
+          carriedInfo = meta.info;
+          plan(meta.info);
+        }
+        break;
+    }
+  }
+  const info = runInfo ?? carriedInfo;
+  if (!info) return undefined;
+
+  const resultInfo: RunInfo = { ...info };
+  if (plannedCells.size > 0) resultInfo.plannedCells = [...plannedCells].sort(compareCellKeys);
+  if (plannedPrefill.size > 0) {
+    resultInfo.plannedPrefill = [...plannedPrefill].sort((a, b) => parseContext(a) - parseContext(b));
+  }
+
+  const result: SpeedMatrixResult = {
+    schemaVersion: 1,
+    info: resultInfo,
+    prefill: [...prefill.values()].sort((a, b) => a.context - b.context),
+    cells: [...cells.values()].sort((a, b) => a.context - b.context || a.concurrency - b.concurrency),
+    partial: options.partial,
+  };
+  if (options.endedAt !== undefined) result.endedAt = options.endedAt;
+  return result;
+}
+
+/** Cell keys the run plans: `info.plannedCells`, else contexts × concurrency of the settings. */
+export function plannedCellKeys(info: RunInfo): string[] {
+  if (info.plannedCells && info.plannedCells.length > 0) return [...info.plannedCells];
+  return info.run.contexts.flatMap((context) => info.run.concurrency.map((c) => cellKey(context, c)));
+}
+
+/** Prefill keys the run plans: `info.plannedPrefill`, else the settings' prefill contexts. */
+export function plannedPrefillKeys(info: RunInfo): string[] {
+  if (info.plannedPrefill && info.plannedPrefill.length > 0) return [...info.plannedPrefill];
+  return info.run.prefillContexts.map(contextLabel);
+}

@@ -1,0 +1,53 @@
+/**
+ * Context labels and cell keys. K = 1024 tokens (METHOD.md): 8192 → "8K", 125952 → "123K", 0 → "0";
+ * a count that is not a multiple of 1024 is written exactly ("1000").
+ * Cell key: `<contextLabel>/<concurrency>` ("8K/16"); prefill key: the context label ("8K").
+ */
+
+export const TOKENS_PER_K = 1024;
+
+/** Label of a context length in tokens. Throws on a negative or fractional count. */
+export function contextLabel(tokens: number): string {
+  if (!Number.isSafeInteger(tokens) || tokens < 0) {
+    throw new RangeError(`context length must be a whole number of tokens ≥ 0, got ${tokens}`);
+  }
+  if (tokens > 0 && tokens % TOKENS_PER_K === 0) return `${tokens / TOKENS_PER_K}K`;
+  return String(tokens);
+}
+
+/**
+ * Tokens of a context label: "64K" / "64k" → 65536, "8192" → 8192, "0" → 0, "1.5K" → 1536.
+ * Throws a RangeError naming the input when it is not a whole token count.
+ */
+export function parseContext(label: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kK])?\s*$/.exec(label);
+  const tokens = m ? Number(m[1]) * (m[2] ? TOKENS_PER_K : 1) : Number.NaN;
+  if (!Number.isSafeInteger(tokens)) {
+    throw new RangeError(
+      `"${label}" is not a context length: use a whole token count ("8192") or K = 1024 tokens ("8K", "123K")`,
+    );
+  }
+  return tokens;
+}
+
+/** Key of a sustained-decode cell: "8K/16". */
+export function cellKey(context: number, concurrency: number): string {
+  return `${contextLabel(context)}/${concurrency}`;
+}
+
+/** Parts of a cell key: "8K/16" → { context: 8192, concurrency: 16 }. Throws on a malformed key. */
+export function parseCellKey(key: string): { context: number; concurrency: number } {
+  const slash = key.indexOf('/');
+  const concurrency = slash < 0 ? Number.NaN : Number(key.slice(slash + 1));
+  if (slash < 0 || !Number.isSafeInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`"${key}" is not a cell key: use <context>/<concurrency>, e.g. "8K/16" or "0/1"`);
+  }
+  return { context: parseContext(key.slice(0, slash)), concurrency };
+}
+
+/** Sort order of cell keys: by context, then concurrency. */
+export function compareCellKeys(a: string, b: string): number {
+  const x = parseCellKey(a);
+  const y = parseCellKey(b);
+  return x.context - y.context || x.concurrency - y.concurrency;
+}

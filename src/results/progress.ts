@@ -1,0 +1,37 @@
+/**
+ * Pure: one-line progress messages the reporter prints while a run goes.
+ * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
+ */
+import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from './format.js';
+import { cellKey } from './labels.js';
+import type { CellResult, PrefillRowResult } from './types.js';
+
+export const PREFIX = '[speed-matrix]';
+
+export function cellLine(cell: CellResult, done: number, total: number | undefined): string {
+  const key = cellKey(cell.context, cell.concurrency);
+  const statuses = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].join('+');
+  const progress = `${done}/${total ?? '?'} done`;
+  const f = cell.figures;
+  if (!f) return `${PREFIX} ${key} ${statuses} · ${progress}`;
+  const parts = [
+    `${formatRate(f.totalTokensPerSecond)} tok/s total`,
+    `${formatRate(f.perRequestTokensPerSecond)} tok/s/req`,
+    `TTFT ${formatMs(f.ttftMs?.median)}`,
+    `TBT ${formatMsPrecise(f.timeBetweenTokensMs?.median)}`,
+    `active ${formatRate(f.averageActiveRequests)}${f.activeRequestsDisagree ? ` (client ${formatRate(f.clientActiveRequests)} ⚠)` : ''}`,
+  ];
+  if (f.failedRequests > 0) parts.push(`${formatCount(f.failedRequests)} failed`);
+  parts.push(progress);
+  return `${PREFIX} ${key} ${statuses}  ${parts.join(' · ')}`;
+}
+
+export function prefillLine(row: PrefillRowResult): string {
+  const f = row.figures;
+  if (!f) return `${PREFIX} prefill ${row.contextLabel} ${row.status}${row.error ? ` · ${row.error}` : ''}`;
+  return `${PREFIX} prefill ${row.contextLabel} ${row.status}  ${formatPrefillRate(f.promptTokensPerSecond)} prompt tok/s · TTFT ${formatMs(f.ttftMs)} · ${formatCount(f.promptTokens)} prompt tokens`;
+}
+
+export function runningLine(label: string): string {
+  return `${PREFIX} running ${label} …`;
+}

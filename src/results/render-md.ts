@@ -1,0 +1,314 @@
+/**
+ * Pure: SpeedMatrixResult → the Markdown page (speed-matrix.md). Sections in the order of the
+ * reference pages (shared/reference): title and summary, Hardware, Engine, Run, Launch command,
+ * Prefill, Sustained decode (+ legend, TTFT note), All measurements; then, only when present,
+ * threshold failures.
+ */
+import { plannedCellKeys, plannedPrefillKeys } from './collect.js';
+import {
+  ABSENT,
+  formatCount,
+  formatMs,
+  formatMsPrecise,
+  formatNumber,
+  formatPrefillRate,
+  formatRate,
+  formatSeconds,
+} from './format.js';
+import { cellKey, contextLabel, parseCellKey, parseContext } from './labels.js';
+import { redactSecrets } from './redact.js';
+import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
+import type { CellStatus } from '../metrics/types.js';
+
+/** shown for a planned cell or prefill row that has not finished yet (partial page) */
+export const NOT_YET = '…';
+/** shown for a planned cell that never ran (final page of an interrupted or filtered run) */
+export const NOT_RUN = 'Not run';
+
+export const STATUS_LABELS: Record<CellStatus, string> = {
+  valid: 'Valid',
+  'over-capacity': 'Over capacity',
+  'requests-queued': 'Requests queued',
+  'warmup-timed-out': 'Warm-up timed out',
+  errors: 'Errors',
+  'client-limited': 'Client-limited',
+};
+
+/** Legend sentences, in the order they are listed. */
+export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
+  ['requests-queued', 'the server could not run all requests at once, so some waited in a queue.'],
+  ['over-capacity', "not run because this many requests at this context would exceed the server's KV cache."],
+  ['warmup-timed-out', 'the server did not become idle before the cell, or not every request was streaming before the window, within the timeout; measured anyway.'],
+  ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
+  ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
+];
+
+export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
+
+export const ALL_MEASUREMENTS_COLUMNS = [
+  'Phase', 'Context', 'Requests at once', 'Status', 'Total tok/s', 'Per request tok/s', 'TTFT',
+  'Time between tokens', 'Average active requests', 'Completed requests', 'Output tokens', 'Measured for',
+  'Failed requests', 'Client active',
+] as const;
+
+export function renderMarkdown(result: SpeedMatrixResult): string {
+  const { info } = result;
+  const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const prefill = new Map(result.prefill.map((p) => [p.context, p]));
+  const planned = plannedCellKeys(info);
+  const plannedPrefill = plannedPrefillKeys(info);
+  const missing = result.partial ? NOT_YET : NOT_RUN;
+
+  const contexts = sortedUnique([
+    ...info.run.contexts,
+    ...result.cells.map((c) => c.context),
+    ...planned.map((k) => parseCellKey(k).context),
+  ]);
+  const levels = sortedUnique([
+    ...info.run.concurrency,
+    ...result.cells.map((c) => c.concurrency),
+    ...planned.map((k) => parseCellKey(k).concurrency),
+  ]);
+  const prefillContexts = sortedUnique([...plannedPrefill.map(parseContext), ...result.prefill.map((p) => p.context)]);
+
+  const out: string[] = ['# Speed test matrix', ''];
+  if (info.simulated) {
+    const profile = info.simProfile ? ` (profile ${info.simProfile})` : '';
+    out.push(`The server was the embedded simulated server${profile}; these figures are not from real hardware.`, '');
+  }
+  out.push(...progressLines(result, planned, plannedPrefill));
+  out.push(`## ${info.title}`, '', summaryLine(info), '');
+
+  out.push('### Hardware', '', ...bullets(hardwareItems(info)), '');
+  out.push('### Engine', '', ...bullets(engineItems(info)), '');
+  out.push('### Run', '', ...bullets(runItems(result)), '');
+  if (info.launchCommand) {
+    out.push('### Launch command', '', '```sh', redactSecrets(info.launchCommand), '```', '');
+  }
+
+  if (prefillContexts.length > 0) {
+    out.push('### Prefill', '', 'Prompt tok/s by context length (one request, cold prompt).', '');
+    out.push(row(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), row(['---', '---', '---', '---']));
+    for (const context of prefillContexts) out.push(row(prefillSectionRow(context, prefill.get(context), missing)));
+    out.push('');
+  }
+
+  const seen = new Set<CellStatus>();
+  for (const c of result.cells) for (const s of [c.status, ...c.statuses]) seen.add(s);
+  for (const p of result.prefill) seen.add(p.status);
+
+  out.push('### Sustained decode', '', 'Total tok/s · rows are context length, columns are simultaneous requests.', '');
+  out.push(row(['Context', ...levels.map(String)]), row(['---', ...levels.map(() => '---')]));
+  for (const context of contexts) {
+    out.push(row([contextLabel(context), ...levels.map((c) => gridCell(cells.get(cellKey(context, c)), missing))]));
+  }
+  out.push('');
+  const legend = legendLine(seen);
+  if (legend) out.push(legend, '');
+  out.push(TTFT_NOTE, '');
+
+  out.push('### All measurements', '', 'Latencies are medians. Total tok/s is output across all simultaneous requests.', '');
+  out.push(row([...ALL_MEASUREMENTS_COLUMNS]), row(ALL_MEASUREMENTS_COLUMNS.map(() => '---')));
+  for (const context of prefillContexts) out.push(row(prefillMeasurementRow(context, prefill.get(context), missing)));
+  for (const context of contexts) {
+    for (const c of levels) {
+      const key = cellKey(context, c);
+      const cell = cells.get(key);
+      if (cell || planned.includes(key)) out.push(row(cellMeasurementRow(context, c, cell, missing)));
+    }
+  }
+  out.push('');
+  if (legend) out.push(legend, '');
+  if (result.cells.some((c) => c.figures?.activeRequestsDisagree)) {
+    out.push(
+      "⚠ Client active: the client's own time-weighted count of requests in flight. Flagged where it differs from the server's running-requests figure (Average active requests) by more than 10 %.",
+      '',
+    );
+  }
+
+  const failures = [...result.prefill, ...result.cells].flatMap((x) => x.thresholdFailures ?? []);
+  if (failures.length > 0) {
+    out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');
+  }
+  return out.join('\n');
+}
+
+function progressLines(result: SpeedMatrixResult, planned: string[], plannedPrefill: string[]): string[] {
+  const doneCells = result.cells.length;
+  const total = Math.max(planned.length, doneCells);
+  const prefillPart =
+    plannedPrefill.length > 0 ? `, ${result.prefill.length} of ${Math.max(plannedPrefill.length, result.prefill.length)} prefill rows` : '';
+  if (result.partial) {
+    return [`**Partial: ${doneCells} of ${total} cells finished${prefillPart}** — the run is still going; this page is rewritten after every cell.`, ''];
+  }
+  if (doneCells < total) {
+    return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}** — the others were not run.`, ''];
+  }
+  return [];
+}
+
+/** `<engine> · <version> · <quantization> · N contexts (min–max) × M concurrency levels (min–max) · prefill at …` */
+export function summaryLine(info: RunInfo): string {
+  const contexts = sortedUnique(info.run.contexts);
+  const levels = sortedUnique(info.run.concurrency);
+  const parts = [info.engine.engine, info.engine.version, info.engine.quantization].filter(isText);
+  parts.push(
+    `${countRange(contexts.length, 'context', 'contexts', contexts.map(contextLabel))} × ` +
+      countRange(levels.length, 'concurrency level', 'concurrency levels', levels.map(String)),
+  );
+  const prefill = sortedUnique(info.run.prefillContexts);
+  if (prefill.length > 0) parts.push(`prefill at ${prefill.map(contextLabel).join(', ')}`);
+  return parts.join(' · ');
+}
+
+function countRange(n: number, one: string, many: string, labels: string[]): string {
+  const range = labels.length === 0 ? '' : labels.length === 1 ? ` (${labels[0]})` : ` (${labels[0]}–${labels[labels.length - 1]})`;
+  return `${n} ${n === 1 ? one : many}${range}`;
+}
+
+function hardwareItems(info: RunInfo): Array<[string, string | undefined]> {
+  const h = info.hardware;
+  return [
+    ['Type', h.type],
+    ['GPU', h.gpu],
+    ['GPU count', h.gpuCount === undefined ? undefined : String(h.gpuCount)],
+    ['VRAM', h.vram],
+    ['CPU', h.cpu],
+    ['RAM', h.ram],
+    ['OS', h.os],
+    ['Values from', h.source],
+  ];
+}
+
+function engineItems(info: RunInfo): Array<[string, string | undefined]> {
+  const e = info.engine;
+  const s = info.server;
+  const sourced = (v: { value: number; source: string } | undefined, unit: string) =>
+    v === undefined ? undefined : `${formatCount(v.value)}${unit} (${v.source})`;
+  return [
+    ['Engine', e.engine],
+    ['Version', e.version],
+    ['Quantization', e.quantization],
+    ['Backend', e.backend],
+    ['Repository', e.repository],
+    ['Build', e.build],
+    ['Commit', e.commit],
+    ['KV cache', sourced(s.kvCapacityTokens, ' tokens')],
+    ['Max running requests', sourced(s.maxRunningRequests, '')],
+    ['Max model length', sourced(s.maxModelLen, ' tokens')],
+  ];
+}
+
+function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]> {
+  const { run } = result.info;
+  return [
+    ['Served model', run.servedModel],
+    ['Revision', run.revision],
+    ['Benchmark tool', `${run.tool.name} v${run.tool.version.replace(/^v/, '')}`],
+    ['Decode test', 'Fixed duration'],
+    ['Prefill mode', run.prefillMode === 'separate' ? 'Separate cold request per context' : 'Measured during decode warm-up'],
+    ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
+    ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
+    ['Endpoint', run.endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions'],
+    ['Target', result.info.targetUrl],
+    ['Started', result.info.startedAt],
+    ['Ended', result.endedAt],
+  ];
+}
+
+function bullets(items: Array<[string, string | undefined]>): string[] {
+  return items.filter((i): i is [string, string] => isText(i[1])).map(([k, v]) => `- **${k}**: ${escapeInline(v)}`);
+}
+
+/** Status text of a cell: every non-valid status, the main one first, errors with their count. */
+export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures'>): string {
+  const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].filter((s) => s !== 'valid');
+  if (all.length === 0) return STATUS_LABELS.valid;
+  return all
+    .map((s) => {
+      if (s !== 'errors') return STATUS_LABELS[s];
+      const count = cell.evidence.errors?.count ?? cell.figures?.failedRequests;
+      return count === undefined ? STATUS_LABELS.errors : `${STATUS_LABELS.errors} (${count})`;
+    })
+    .join(', ');
+}
+
+/** One grid cell: `**2,616.6** tok/s · 1,458 ms TTFT`, `59.3 · Requests queued · 122 ms TTFT`, `Over capacity`. */
+export function gridCell(cell: CellResult | undefined, missing: string = NOT_YET): string {
+  if (!cell) return missing;
+  const f = cell.figures;
+  if (!f) return statusText(cell);
+  const ttft = `${formatMs(f.ttftMs?.median)} TTFT`;
+  if (cell.status === 'valid' && cell.statuses.every((s) => s === 'valid')) {
+    return `**${formatRate(f.totalTokensPerSecond)}** tok/s · ${ttft}`;
+  }
+  return `${formatRate(f.totalTokensPerSecond)} · ${statusText(cell)} · ${ttft}`;
+}
+
+function prefillStatus(row: PrefillRowResult): string {
+  return STATUS_LABELS[row.status];
+}
+
+function prefillSectionRow(context: number, r: PrefillRowResult | undefined, missing: string): string[] {
+  if (!r) return [contextLabel(context), missing, ABSENT, ABSENT];
+  const f = r.figures;
+  const rate = f ? formatPrefillRate(f.promptTokensPerSecond, 0) : prefillStatus(r);
+  return [r.contextLabel, rate, formatMs(f?.ttftMs), formatCount(f?.promptTokens)];
+}
+
+function prefillMeasurementRow(context: number, r: PrefillRowResult | undefined, missing: string): string[] {
+  const label = r?.contextLabel ?? contextLabel(context);
+  const f = r?.figures;
+  const failed = r === undefined || r.status === 'over-capacity' ? ABSENT : r.status === 'errors' ? '1' : '0';
+  const completed = r === undefined || r.status === 'over-capacity' ? ABSENT : f ? '1' : '0';
+  return [
+    'Prefill', label, '1', r ? prefillStatus(r) : missing,
+    formatPrefillRate(f?.promptTokensPerSecond, 1), ABSENT, formatMs(f?.ttftMs), ABSENT, ABSENT,
+    completed, ABSENT, ABSENT, failed, ABSENT,
+  ];
+}
+
+function cellMeasurementRow(context: number, concurrency: number, cell: CellResult | undefined, missing: string): string[] {
+  const head = ['Sustained decode', contextLabel(context), String(concurrency)];
+  const f = cell?.figures;
+  if (!cell || !f) return [...head, cell ? statusText(cell) : missing, ...Array<string>(10).fill(ABSENT)];
+  return [
+    ...head,
+    statusText(cell),
+    formatRate(f.totalTokensPerSecond),
+    formatRate(f.perRequestTokensPerSecond),
+    formatMs(f.ttftMs?.median),
+    formatMsPrecise(f.timeBetweenTokensMs?.median),
+    formatRate(f.averageActiveRequests),
+    formatCount(f.completedRequests),
+    formatCount(f.outputTokens),
+    formatSeconds(f.measuredForS),
+    formatCount(f.failedRequests),
+    `${formatRate(f.clientActiveRequests)}${f.activeRequestsDisagree ? ' ⚠' : ''}`,
+  ];
+}
+
+function legendLine(seen: Set<CellStatus>): string | undefined {
+  const parts = STATUS_LEGEND.filter(([s]) => seen.has(s)).map(([s, text]) => `${STATUS_LABELS[s]}: ${text}`);
+  return parts.length > 0 ? parts.join(' ') : undefined;
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.map(escapeCell).join(' | ')} |`;
+}
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function escapeInline(text: string): string {
+  return text.replace(/\r?\n/g, ' ');
+}
+
+function sortedUnique(xs: readonly number[]): number[] {
+  return [...new Set(xs)].sort((a, b) => a - b);
+}
+
+function isText(x: string | undefined): x is string {
+  return x !== undefined && x !== '';
+}

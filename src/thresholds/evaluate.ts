@@ -1,0 +1,111 @@
+/**
+ * Pure: a measured cell or prefill row against its budget → failure messages (empty = pass).
+ * Each message names the cell, the figure, the measured value, the budget and the margin:
+ * `64K/16 perRequestTokensPerSecond 21.3 < min 24.0 (11.3% below)`.
+ * A Client-limited cell fails here only through its status (expected "valid", accepted via
+ * tolerances.acceptStatuses); the cell test adds its own client-limited rule (config allowClientLimited).
+ */
+import type { CellResult, PrefillRowResult } from '../results/types.js';
+import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from './schema.js';
+import { CELL_FIGURES, PREFILL_FIGURES } from './schema.js';
+
+/** The value a cell budget compares: medians for the distributions, undefined when absent. */
+export function cellFigureValue(cell: CellResult | undefined, name: CellFigureName): number | undefined {
+  const f = cell?.figures;
+  if (!f) return undefined;
+  switch (name) {
+    case 'ttftMs':
+      return f.ttftMs?.median;
+    case 'timeBetweenTokensMs':
+      return f.timeBetweenTokensMs?.median;
+    default:
+      return f[name];
+  }
+}
+
+export function prefillFigureValue(row: PrefillRowResult | undefined, name: PrefillFigureName): number | undefined {
+  return row?.figures?.[name];
+}
+
+/** Check one cell. `cell` undefined = the cell did not run (every budget then fails as missing). */
+export function evaluateCell(
+  key: string,
+  cell: CellResult | undefined,
+  budget: CellBudget | undefined,
+  tolerances: Tolerances = {},
+): string[] {
+  if (!budget) return [];
+  const failures: string[] = [];
+  if (!cell) failures.push(`${key} did not run, but the threshold file has a budget for it`);
+  else {
+    const accepted = new Set([budget.status, ...(tolerances.acceptStatuses ?? [])]);
+    if (budget.status !== undefined && !accepted.has(cell.status)) {
+      failures.push(`${key} status ${cell.status}, expected ${budget.status}`);
+    }
+  }
+  for (const name of CELL_FIGURES) {
+    failures.push(...checkFigure(key, name, cellFigureValue(cell, name), budget.min?.[name], budget.max?.[name], tolerances));
+  }
+  return failures;
+}
+
+/** Check one prefill row. */
+export function evaluatePrefill(
+  key: string,
+  row: PrefillRowResult | undefined,
+  budget: PrefillBudget | undefined,
+  tolerances: Tolerances = {},
+): string[] {
+  if (!budget) return [];
+  const failures: string[] = [];
+  if (!row) failures.push(`prefill ${key} did not run, but the threshold file has a budget for it`);
+  else if (budget.status !== undefined && row.status !== budget.status) {
+    failures.push(`prefill ${key} status ${row.status}, expected ${budget.status}`);
+  }
+  for (const name of PREFILL_FIGURES) {
+    failures.push(
+      ...checkFigure(`prefill ${key}`, name, prefillFigureValue(row, name), budget.min?.[name], budget.max?.[name], tolerances),
+    );
+  }
+  return failures;
+}
+
+function checkFigure(
+  key: string,
+  name: string,
+  value: number | undefined,
+  min: number | undefined,
+  max: number | undefined,
+  tolerances: Tolerances,
+): string[] {
+  if (min === undefined && max === undefined) return [];
+  const slack = tolerances.slack ?? 0;
+  const slackNote = slack > 0 ? `, slack ${formatPercent(slack * 100)}` : '';
+  if (value === undefined) {
+    const budgets = [min !== undefined ? `min ${formatValue(min)}` : '', max !== undefined ? `max ${formatValue(max)}` : '']
+      .filter(Boolean)
+      .join(', ');
+    return [`${key} ${name} missing (budget ${budgets})`];
+  }
+  const out: string[] = [];
+  if (min !== undefined && value < min * (1 - slack)) {
+    out.push(`${key} ${name} ${formatValue(value)} < min ${formatValue(min)} (${margin(min - value, min)} below${slackNote})`);
+  }
+  if (max !== undefined && value > max * (1 + slack)) {
+    out.push(`${key} ${name} ${formatValue(value)} > max ${formatValue(max)} (${margin(value - max, max)} above${slackNote})`);
+  }
+  return out;
+}
+
+function margin(diff: number, budget: number): string {
+  return budget === 0 ? `${formatValue(diff)}` : formatPercent((diff / budget) * 100);
+}
+
+function formatPercent(p: number): string {
+  return `${p.toFixed(1)}%`;
+}
+
+/** one decimal for ordinary magnitudes, 3 significant digits below 1 */
+export function formatValue(x: number): string {
+  return Math.abs(x) >= 1 || x === 0 ? x.toFixed(1) : x.toPrecision(3);
+}

@@ -1,0 +1,139 @@
+/**
+ * Reading threshold files. Every error names the file, the key, the rule and the fix.
+ */
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { cellKey, parseCellKey, contextLabel, parseContext } from '../results/labels.js';
+import { CELL_FIGURES, PREFILL_FIGURES, ThresholdsFileSchema, type ThresholdsFile } from './schema.js';
+
+export class ThresholdsError extends Error {
+  override name = 'ThresholdsError';
+}
+
+/** Keys of the current matrix; entries outside them are errors. */
+export interface MatrixKeys {
+  cellKeys: readonly string[];
+  prefillKeys: readonly string[];
+  /** ignore (do not reject) entries outside the matrix — for -u, which drops them when it rewrites the file */
+  allowUnknown?: boolean;
+}
+
+/** A parsed threshold file (cells and prefill always present). */
+export type LoadedThresholds = ThresholdsFile;
+
+const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill'];
+
+/**
+ * Read and check a threshold file against the current matrix. A file that does not exist means
+ * "no budgets yet" (empty cells and prefill): a first run passes, and `-u` creates the file.
+ */
+export function loadThresholds(path: string, keys: MatrixKeys): ThresholdsFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { cells: {}, prefill: {} };
+    throw new ThresholdsError(`${path}: cannot read the threshold file (${(error as Error).message}); check the path or run with -u to create it`);
+  }
+  return parseThresholds(text, path, keys);
+}
+
+/**
+ * Parse threshold-file text. `source` names the file in messages. With `keys`, cells and prefill
+ * rows that are not in the current matrix are errors; without, only the shape is checked (-u).
+ */
+export function parseThresholds(text: string, source: string, keys?: MatrixKeys): ThresholdsFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ThresholdsError(`${source}: not valid JSON (${(error as Error).message}); fix the syntax or delete the file and run with -u`);
+  }
+  const parsed = ThresholdsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ThresholdsError(`${source}: invalid threshold file:\n  ${parsed.error.issues.map(describeIssue).join('\n  ')}`);
+  }
+  if (keys && !keys.allowUnknown) checkKeys(parsed.data, source, keys);
+  return parsed.data;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const allowed = allowedKeysAt(issue.path);
+    const names = issue.keys.map((k) => `"${k}"`).join(', ');
+    const what = isFigurePath(issue.path) ? (issue.keys.length > 1 ? 'unknown figures' : 'unknown figure') : 'unknown key';
+    return `${where}: ${what} ${names}; allowed: ${allowed.join(', ')}`;
+  }
+  if (issue.code === 'invalid_key') {
+    return `${where}: ${issue.issues.map((i) => i.message).join('; ')}`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+function isFigurePath(path: readonly PropertyKey[]): boolean {
+  const last = path[path.length - 1];
+  return path.length === 3 && (last === 'min' || last === 'max');
+}
+
+function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
+  if (path.length === 0) return TOP_LEVEL_KEYS;
+  if (isFigurePath(path)) return path[0] === 'prefill' ? PREFILL_FIGURES : CELL_FIGURES;
+  if (path.length === 2 && (path[0] === 'cells' || path[0] === 'prefill')) return ['status', 'min', 'max'];
+  if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack'];
+  return [];
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 1 && (path[0] === 'cells' || path[0] === 'prefill') ? `["${String(p)}"]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .join('');
+}
+
+function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void {
+  const problems: string[] = [];
+  const cells = new Set(keys.cellKeys);
+  for (const key of Object.keys(file.cells)) {
+    if (cells.has(key)) continue;
+    const canonical = canonicalCellKey(key);
+    problems.push(
+      canonical && cells.has(canonical)
+        ? `cells["${key}"]: write this cell as "${canonical}" (K = 1024)`
+        : `cells["${key}"]: not a cell of the current matrix (${list(keys.cellKeys)}); remove the entry or run with -u to rewrite the file`,
+    );
+  }
+  const prefill = new Set(keys.prefillKeys);
+  for (const key of Object.keys(file.prefill)) {
+    if (prefill.has(key)) continue;
+    const canonical = canonicalContext(key);
+    problems.push(
+      canonical && prefill.has(canonical)
+        ? `prefill["${key}"]: write this row as "${canonical}" (K = 1024)`
+        : `prefill["${key}"]: not a prefill row of the current matrix (${list(keys.prefillKeys)}); remove the entry or run with -u to rewrite the file`,
+    );
+  }
+  if (problems.length > 0) throw new ThresholdsError(`${source}: ${problems.join('\n  ')}`);
+}
+
+function list(keys: readonly string[]): string {
+  if (keys.length === 0) return 'it has none';
+  return keys.length <= 12 ? `it has ${keys.join(', ')}` : `it has ${keys.slice(0, 12).join(', ')}, … (${keys.length} in all)`;
+}
+
+function canonicalCellKey(key: string): string | undefined {
+  try {
+    const { context, concurrency } = parseCellKey(key);
+    return cellKey(context, concurrency);
+  } catch {
+    return undefined;
+  }
+}
+
+function canonicalContext(key: string): string | undefined {
+  try {
+    return contextLabel(parseContext(key));
+  } catch {
+    return undefined;
+  }
+}

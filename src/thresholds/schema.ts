@@ -1,0 +1,111 @@
+/**
+ * The threshold file of one target (thresholds/<name>.json): budgets per cell and per prefill row,
+ * reviewed in pull requests. Parsed with zod strict objects so a typo is an error, never ignored.
+ * thresholds.schema.json (for editors) is generated from these schemas: `npx tsx src/thresholds/gen-schema.ts`.
+ */
+import { z } from 'zod';
+
+/** Cell figures a budget may name (CellFigures; ttftMs and timeBetweenTokensMs are their medians). */
+export const CELL_FIGURES = [
+  'totalTokensPerSecond',
+  'perRequestTokensPerSecond',
+  'ttftMs',
+  'timeBetweenTokensMs',
+  'averageActiveRequests',
+  'outputTokens',
+  'completedRequests',
+  'failedRequests',
+] as const;
+export type CellFigureName = (typeof CELL_FIGURES)[number];
+
+/** Prefill figures a budget may name (PrefillFigures). */
+export const PREFILL_FIGURES = ['promptTokensPerSecond', 'ttftMs'] as const;
+export type PrefillFigureName = (typeof PREFILL_FIGURES)[number];
+
+export const CELL_STATUSES = [
+  'valid', 'over-capacity', 'requests-queued', 'warmup-timed-out', 'errors', 'client-limited',
+] as const;
+export const PREFILL_STATUSES = ['valid', 'errors', 'over-capacity'] as const;
+
+/** `<contextLabel>/<concurrency>`, K = 1024: "0/1", "8K/16", "123K/8" */
+export const CELL_KEY_PATTERN = /^(0|[1-9][0-9]*K?)\/[1-9][0-9]*$/;
+/** a context label: "0", "8K", "1000" */
+export const PREFILL_KEY_PATTERN = /^(0|[1-9][0-9]*K?)$/;
+
+export const DEFAULT_HEADROOM = 0.1;
+
+const figure = z.number().finite().nonnegative();
+
+function figureBudget<const T extends readonly string[]>(names: T, description: string) {
+  const shape = Object.fromEntries(names.map((n) => [n, figure.optional()])) as { [K in T[number]]: z.ZodOptional<typeof figure> };
+  return z.strictObject(shape).describe(description);
+}
+
+export const CellBudgetSchema = z
+  .strictObject({
+    status: z.enum(CELL_STATUSES).optional().describe('expected main status of the cell'),
+    min: figureBudget(CELL_FIGURES, 'lowest acceptable value per figure (higher is better)').optional(),
+    max: figureBudget(CELL_FIGURES, 'highest acceptable value per figure (lower is better)').optional(),
+  })
+  .describe('budget of one sustained-decode cell');
+
+export const PrefillBudgetSchema = z
+  .strictObject({
+    status: z.enum(PREFILL_STATUSES).optional().describe('expected status of the prefill row'),
+    min: figureBudget(PREFILL_FIGURES, 'lowest acceptable value per figure').optional(),
+    max: figureBudget(PREFILL_FIGURES, 'highest acceptable value per figure').optional(),
+  })
+  .describe('budget of one prefill row');
+
+export const TolerancesSchema = z
+  .strictObject({
+    acceptStatuses: z
+      .array(z.enum(CELL_STATUSES))
+      .optional()
+      .describe('statuses accepted in place of the expected one, e.g. ["requests-queued"] on a shared server'),
+    slack: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe('extra relative slack at evaluation: min × (1 − slack), max × (1 + slack); default 0'),
+  })
+  .describe('how strictly budgets are applied');
+
+export const ThresholdsFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    target: z.string().optional().describe('what these budgets are for, e.g. "sglang-h200-bf16"'),
+    headroom: z
+      .number()
+      .min(0)
+      .lt(1)
+      .optional()
+      .describe('used by -u: min = measured × (1 − headroom), max = measured × (1 + headroom); default 0.10'),
+    tolerances: TolerancesSchema.optional(),
+    cells: z
+      .record(
+        z.string().regex(CELL_KEY_PATTERN, { error: 'cell keys are <context>/<concurrency> with K = 1024, e.g. "8K/16" or "0/1"' }),
+        CellBudgetSchema,
+      )
+      .default({})
+      .describe('budgets per cell, keyed "<context>/<concurrency>"'),
+    prefill: z
+      .record(
+        z.string().regex(PREFILL_KEY_PATTERN, { error: 'prefill keys are context labels with K = 1024, e.g. "8K" or "0"' }),
+        PrefillBudgetSchema,
+      )
+      .default({})
+      .describe('budgets per prefill row, keyed by context label'),
+  })
+  .describe('performance budgets of one speed-matrix target');
+
+export type CellBudget = z.output<typeof CellBudgetSchema>;
+export type PrefillBudget = z.output<typeof PrefillBudgetSchema>;
+export type Tolerances = z.output<typeof TolerancesSchema>;
+export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
+
+/** Figures where a higher value is better (budget: min); the rest are latencies (budget: max). */
+export const HIGHER_IS_BETTER: ReadonlySet<string> = new Set([
+  'totalTokensPerSecond', 'perRequestTokensPerSecond', 'promptTokensPerSecond',
+]);

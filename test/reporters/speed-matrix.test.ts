@@ -1,0 +1,140 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import { startVitest } from 'vitest/node';
+import type { TestModule } from 'vitest/node';
+import SpeedMatrixReporter, { isUpdateMode } from '../../reporters/speed-matrix.js';
+import { validateResult } from '../../src/results/validate.js';
+import type { SpeedMatrixMeta } from '../../src/results/types.js';
+import { sglangCells, sglangInfo } from '../results/fixtures/sglang-h200.js';
+
+const fixtures = fileURLToPath(new URL('./fixtures', import.meta.url));
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'sm-rep-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+async function runFixture(reporter: SpeedMatrixReporter, update = false) {
+  const vitest = await startVitest(
+    'test',
+    [],
+    {
+      config: false,
+      root: fixtures,
+      include: ['**/*.fixture.ts'],
+      reporters: [reporter],
+      watch: false,
+      update,
+      name: 'matrix',
+      cache: false,
+    },
+    {},
+    { stdout: process.stdout, stderr: process.stderr },
+  );
+  await vitest.close();
+  return vitest;
+}
+
+describe('reporter on a real Vitest run', () => {
+  test('writes validated JSON and a Markdown page with the sections in order', async () => {
+    const out = tempDir();
+    const lines: string[] = [];
+    const before = process.env.LLM_BENCH_OUT;
+    process.env.LLM_BENCH_OUT = out;
+    try {
+      await runFixture(new SpeedMatrixReporter({ log: (l) => lines.push(l) }));
+    } finally {
+      if (before === undefined) delete process.env.LLM_BENCH_OUT;
+      else process.env.LLM_BENCH_OUT = before;
+    }
+    const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
+    const outcome = validateResult(json);
+    expect(outcome.ok ? [] : outcome.errors).toEqual([]);
+    expect(json.partial).toBe(false);
+    expect(json.cells.map((c: { concurrency: number; status: string }) => `${c.concurrency}:${c.status}`)).toEqual([
+      '1:requests-queued', '2:valid', '4:valid', '8:over-capacity',
+    ]);
+    expect(json.prefill).toHaveLength(1);
+
+    const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
+    const headings = md.split('\n').filter((l) => l.startsWith('#'));
+    expect(headings).toEqual([
+      '# Speed test matrix', '## Muse-Glimmer-30B on H200 NVL 141GB', '### Hardware', '### Engine', '### Run',
+      '### Launch command', '### Prefill', '### Sustained decode', '### All measurements',
+    ]);
+    expect(md).toContain('| 8K | 59.3 · Requests queued · 122 ms TTFT | **114.2** tok/s · 186 ms TTFT | **221.9** tok/s · 200 ms TTFT | Over capacity |');
+    expect(md).not.toContain('Partial');
+
+    expect(lines).toContain(
+      '[speed-matrix] 8K/2 valid  114.2 tok/s total · 57.1 tok/s/req · TTFT 186 ms · TBT 17.5 ms · active 3.0 (client 2.0 ⚠) · 2/4 done',
+    );
+    expect(lines).toContain('[speed-matrix] 8K/1 requests-queued  59.3 tok/s total · 59.4 tok/s/req · TTFT 122 ms · TBT 16.8 ms · active 1.0 · 1/4 done');
+    expect(lines).toContain('[speed-matrix] prefill 8K valid  10.4K prompt tok/s · TTFT 790 ms · 8,192 prompt tokens');
+    // the running line names the cell by its meta when Vitest reports readiness late, else by the test name
+    expect(lines.some((l) => l === '[speed-matrix] running 8K × 1 …' || l === '[speed-matrix] running 8K/1 …')).toBe(true);
+    expect(lines.some((l) => l.startsWith('[speed-matrix] wrote '))).toBe(true);
+    expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
+    expect(lines).toContain('[speed-matrix] 8K/8 over-capacity · 4/4 done'); // skipped test, meta from collection
+    expect(lines.filter((l) => / done$/.test(l))).toHaveLength(4);
+  });
+
+  test('-u rewrites the threshold file from the run', async () => {
+    const out = tempDir();
+    const thresholds = join(out, 'thresholds', 'sim.json');
+    const lines: string[] = [];
+    const vitest = await runFixture(new SpeedMatrixReporter({ outDir: out, thresholdsPath: thresholds, log: (l) => lines.push(l) }), true);
+    expect(isUpdateMode(vitest)).toBe(true);
+    const file = JSON.parse(readFileSync(thresholds, 'utf8'));
+    expect(Object.keys(file.cells)).toEqual(['8K/1', '8K/2', '8K/4', '8K/8']);
+    expect(file.cells['8K/8']).toEqual({ status: 'over-capacity' });
+    expect(file.cells['8K/2'].min.totalTokensPerSecond).toBe(102); // 114.2 × 0.9, rounded down
+    expect(file.prefill['8K'].max.ttftMs).toBe(869);
+    expect(lines.some((l) => l.includes(`updated ${thresholds}: 4 cells, 1 prefill rows`))).toBe(true);
+  });
+
+  test('without -u nothing is written to the threshold file', async () => {
+    const out = tempDir();
+    const thresholds = join(out, 'sim.json');
+    const vitest = await runFixture(new SpeedMatrixReporter({ outDir: out, thresholdsPath: thresholds, log: () => {} }));
+    expect(isUpdateMode(vitest)).toBe(false);
+    expect(existsSync(thresholds)).toBe(false);
+  });
+
+  test('-u leaves a broken threshold file alone and says why', async () => {
+    const out = tempDir();
+    const thresholds = join(out, 'sim.json');
+    writeFileSync(thresholds, '{ "cells": { "8K/1": { "min": { "tps": 1 } } } }');
+    const lines: string[] = [];
+    const exitCode = process.exitCode;
+    await runFixture(new SpeedMatrixReporter({ outDir: out, thresholdsPath: thresholds, log: (l) => lines.push(l) }), true);
+    process.exitCode = exitCode;
+    expect(readFileSync(thresholds, 'utf8')).toBe('{ "cells": { "8K/1": { "min": { "tps": 1 } } } }');
+    expect(lines.join('\n')).toMatch(/left unchanged: [\s\S]*unknown figure "tps"/);
+  });
+});
+
+describe('run end uses every test case (as after --merge-reports)', () => {
+  const fakeModules = (metas: Array<SpeedMatrixMeta | undefined>): TestModule[] =>
+    [{ children: { *allTests() { for (const m of metas) yield { meta: () => (m ? { speedMatrix: m } : {}) }; } } }] as unknown as TestModule[];
+
+  test('the final page holds cells never seen live', () => {
+    const out = tempDir();
+    const reporter = new SpeedMatrixReporter({ outDir: out, log: () => {} });
+    const cells = sglangCells();
+    reporter.onTestRunEnd(fakeModules([{ kind: 'run', info: sglangInfo() }, undefined, ...cells.map((cell) => ({ kind: 'cell' as const, cell }))]));
+    const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
+    expect(json.cells).toHaveLength(40);
+    expect(json.partial).toBe(false);
+  });
+
+  test('no speed-matrix meta: writes nothing', () => {
+    const out = tempDir();
+    new SpeedMatrixReporter({ outDir: join(out, 'r'), log: () => {} }).onTestRunEnd(fakeModules([undefined]));
+    expect(existsSync(join(out, 'r'))).toBe(false);
+  });
+});

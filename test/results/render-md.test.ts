@@ -1,0 +1,167 @@
+import { describe, expect, test } from 'vitest';
+import { collectResult } from '../../src/results/collect.js';
+import { renderMarkdown, gridCell, summaryLine } from '../../src/results/render-md.js';
+import type { CellResult, SpeedMatrixMeta } from '../../src/results/types.js';
+import { sglangCells, sglangInfo, sglangPrefill, sglangResult } from './fixtures/sglang-h200.js';
+
+const lines = (md: string) => md.split('\n');
+
+describe('renderMarkdown on the reference SGLang page numbers', () => {
+  const md = renderMarkdown(sglangResult());
+
+  test('title and summary line', () => {
+    expect(lines(md).slice(0, 5)).toEqual([
+      '# Speed test matrix',
+      '',
+      '## Muse-Glimmer-30B on H200 NVL 141GB',
+      '',
+      'sglang · 0.5.6.post3.dev9265+g05c584c44 · BF16 · 5 contexts (8K–123K) × 8 concurrency levels (1–128) · prefill at 8K, 16K, 32K, 64K, 123K, 128K',
+    ]);
+  });
+
+  test('sections appear in the reference order', () => {
+    const headings = lines(md).filter((l) => l.startsWith('#'));
+    expect(headings).toEqual([
+      '# Speed test matrix',
+      '## Muse-Glimmer-30B on H200 NVL 141GB',
+      '### Hardware',
+      '### Engine',
+      '### Run',
+      '### Launch command',
+      '### Prefill',
+      '### Sustained decode',
+      '### All measurements',
+    ]);
+    const legend = md.indexOf('Requests queued: the server could not run all requests at once');
+    const note = md.indexOf('TTFT is measured after the benchmark warms');
+    expect(legend).toBeGreaterThan(md.indexOf('### Sustained decode'));
+    expect(note).toBeGreaterThan(legend);
+    expect(note).toBeLessThan(md.indexOf('### All measurements'));
+  });
+
+  test('bullets of Hardware, Engine and Run, absent values omitted', () => {
+    expect(md).toContain('- **GPU**: H200 NVL\n- **VRAM**: 141 GB\n- **OS**: linux');
+    expect(md).not.toContain('**CPU**');
+    expect(md).not.toContain('**GPU count**');
+    expect(md).toContain('- **Commit**: 05c584c44fb0');
+    expect(md).toContain('- **Time per measurement**: 30 s');
+    expect(md).toContain('- **Max output**: 4,096 tokens');
+    expect(md).toContain('- **Benchmark tool**: llm-inference-bench v0.4.29');
+  });
+
+  test('launch command is redacted even when the caller forgot', () => {
+    expect(md).toContain('--port 8000 --api-key <redacted>\n```');
+    expect(md).not.toContain('sk-live-123');
+  });
+
+  test('prefill 8K line (10.4K) and 32K line (below 10K)', () => {
+    expect(lines(md)).toContain('| 8K | 10.4K | 790 ms | 8,192 |');
+    expect(lines(md)).toContain('| 32K | 9,995 | 3,218 ms | 32,164 |');
+    expect(lines(md)).toContain('| Prefill | 8K | 1 | Valid | 10.4K | — | 790 ms | — | — | 1 | — | — | 0 | — |');
+    expect(lines(md)).toContain('| Prefill | 32K | 1 | Valid | 9,995.0 | — | 3,218 ms | — | — | 1 | — | — | 0 | — |');
+  });
+
+  test('grid row for 8K: queued cell, bold valid cells, Over capacity', () => {
+    expect(lines(md)).toContain(
+      '| 8K | 59.3 · Requests queued · 122 ms TTFT | **114.2** tok/s · 186 ms TTFT | **221.9** tok/s · 200 ms TTFT | **455.3** tok/s · 294 ms TTFT | **857.3** tok/s · 422 ms TTFT | **1,583.9** tok/s · 786 ms TTFT | **2,616.6** tok/s · 1,458 ms TTFT | Over capacity |',
+    );
+    expect(lines(md)).toContain(
+      '| 123K | **58.0** tok/s · 531 ms TTFT | **89.3** tok/s · 968 ms TTFT | **188.9** tok/s · 1,650 ms TTFT | **374.3** tok/s · 3,139 ms TTFT | Over capacity | Over capacity | Over capacity | Over capacity |',
+    );
+  });
+
+  test('All measurements: the reference columns first, then the extra ones', () => {
+    expect(lines(md)).toContain(
+      '| Phase | Context | Requests at once | Status | Total tok/s | Per request tok/s | TTFT | Time between tokens | Average active requests | Completed requests | Output tokens | Measured for | Failed requests | Client active |',
+    );
+    expect(lines(md)).toContain(
+      '| Sustained decode | 8K | 1 | Requests queued | 59.3 | 59.4 | 122 ms | 16.8 ms | 1.0 | 0 | 1,779 | 30.0 s | 0 | 1.0 |',
+    );
+    expect(lines(md)).toContain(
+      '| Sustained decode | 8K | 128 | Over capacity | — | — | — | — | — | — | — | — | — | — |',
+    );
+  });
+
+  test('server/client active disagreement is flagged (83.1 at 2 requests)', () => {
+    expect(lines(md)).toContain(
+      '| Sustained decode | 16K | 2 | Valid | 84.3 | 42.0 | 238 ms | 23.8 ms | 83.1 | 0 | 2,530 | 30.0 s | 0 | 2.0 ⚠ |',
+    );
+    expect(md).toContain('⚠ Client active:');
+  });
+
+  test('legend lists only statuses that appear; no legend when all valid', () => {
+    expect(md).not.toContain('Warm-up timed out:');
+    const allValid = sglangResult();
+    allValid.cells = allValid.cells.filter((c) => c.status === 'valid');
+    allValid.info.plannedCells = allValid.cells.map((c) => `${c.contextLabel}/${c.concurrency}`);
+    const page = renderMarkdown(allValid);
+    expect(page).not.toContain('Over capacity:');
+    expect(page).toContain('TTFT is measured after the benchmark warms');
+  });
+
+  test('not simulated: no simulation sentence; not partial: no progress line', () => {
+    expect(md).not.toContain('simulated');
+    expect(md).not.toContain('Partial');
+  });
+});
+
+describe('partial and simulated pages', () => {
+  test('a partial page says how many cells finished and shows … for the rest', () => {
+    const info = { ...sglangInfo(), simulated: true, simProfile: 'h200-sglang' };
+    const metas: SpeedMatrixMeta[] = [
+      { kind: 'run', info },
+      ...sglangPrefill().slice(0, 2).map((row) => ({ kind: 'prefill' as const, row })),
+      ...sglangCells().slice(0, 3).map((cell) => ({ kind: 'cell' as const, cell })),
+    ];
+    const md = renderMarkdown(collectResult(metas, { partial: true })!);
+    const head = lines(md).slice(0, 6);
+    expect(head[2]).toBe(
+      'The server was the embedded simulated server (profile h200-sglang); these figures are not from real hardware.',
+    );
+    expect(head[4]).toMatch(/^\*\*Partial: 3 of 40 cells finished, 2 of 6 prefill rows\*\*/);
+    expect(lines(md)).toContain(
+      '| 8K | 59.3 · Requests queued · 122 ms TTFT | **114.2** tok/s · 186 ms TTFT | **221.9** tok/s · 200 ms TTFT | … | … | … | … | … |',
+    );
+    expect(lines(md)).toContain('| 32K | … | — | — |');
+    expect(lines(md)).toContain('| Sustained decode | 8K | 8 | … | — | — | — | — | — | — | — | — | — | — |');
+  });
+
+  test('a final page with missing cells says Incomplete and Not run', () => {
+    const metas: SpeedMatrixMeta[] = [{ kind: 'run', info: sglangInfo() }, { kind: 'cell', cell: sglangCells()[0]! }];
+    const md = renderMarkdown(collectResult(metas, { partial: false })!);
+    expect(md).toContain('**Incomplete: 1 of 40 cells finished, 0 of 6 prefill rows**');
+    expect(md).toContain('| 8K | 59.3 · Requests queued · 122 ms TTFT | Not run |');
+  });
+});
+
+test('threshold failures are listed at the end, after All measurements', () => {
+  const r = sglangResult();
+  r.cells[4]!.thresholdFailures = ['8K/16 ttftMs 422.0 > max 400.0 (5.5% above)'];
+  r.prefill[0]!.thresholdFailures = ['prefill 8K ttftMs 790.0 > max 700.0 (12.9% above)'];
+  const md = renderMarkdown(r);
+  expect(md.indexOf('### Threshold failures')).toBeGreaterThan(md.indexOf('### All measurements'));
+  expect(md).toContain('- prefill 8K ttftMs 790.0 > max 700.0 (12.9% above)\n- 8K/16 ttftMs 422.0 > max 400.0 (5.5% above)');
+});
+
+describe('cell texts', () => {
+  const base = sglangCells()[1]!; // 8K/2 valid
+  test('errors show their count next to the figures', () => {
+    const cell: CellResult = {
+      ...base,
+      status: 'errors',
+      statuses: ['errors', 'requests-queued'],
+      evidence: { errors: { count: 3, byCode: { 'http-status': 3 } } },
+    };
+    expect(gridCell(cell)).toBe('114.2 · Errors (3), Requests queued · 186 ms TTFT');
+  });
+  test('absent TTFT shows a dash', () => {
+    const { ttftMs: _omit, ...figures } = base.figures!;
+    expect(gridCell({ ...base, figures })).toBe('**114.2** tok/s · — TTFT');
+  });
+  test('summary line with one context and no prefill, absent version', () => {
+    const info = sglangInfo();
+    info.engine = { engine: 'vllm' };
+    info.run = { ...info.run, contexts: [0], concurrency: [1, 16], prefillContexts: [] };
+    expect(summaryLine(info)).toBe('vllm · 1 context (0) × 2 concurrency levels (1–16)');
+  });
+});

@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { collectResult } from '../../src/results/collect.js';
+import { evaluateCell, evaluatePrefill } from '../../src/thresholds/evaluate.js';
+import { loadThresholds, parseThresholds } from '../../src/thresholds/load.js';
+import { formatThresholds, roundBudget, updateThresholds, writeThresholds } from '../../src/thresholds/update.js';
+import { sglangCells, sglangInfo, sglangResult } from '../results/fixtures/sglang-h200.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sm-upd-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test('roundBudget keeps 3 significant digits in the safe direction', () => {
+  expect(roundBudget(771.57, 'down')).toBe(771);
+  expect(roundBudget(2354.94, 'down')).toBe(2350);
+  expect(roundBudget(1603.8, 'up')).toBe(1610);
+  expect(roundBudget(18.48, 'up')).toBe(18.5);
+  expect(roundBudget(0.01234, 'down')).toBe(0.0123);
+  expect(roundBudget(123, 'up')).toBe(123);
+});
+
+test('budgets from measurements with 10% headroom, stable order, 2-space JSON with newline', () => {
+  const file = updateThresholds(sglangResult());
+  const text = formatThresholds(file);
+  expect(text.endsWith('}\n')).toBe(true);
+  expect(Object.keys(file.cells).slice(0, 3)).toEqual(['8K/1', '8K/2', '8K/4']);
+  expect(Object.keys(file.cells).at(-1)).toBe('123K/128');
+  expect(Object.keys(file.prefill)).toEqual(['8K', '16K', '32K', '64K', '123K', '128K']);
+  expect(file.cells['8K/16']).toEqual({
+    status: 'valid',
+    min: { totalTokensPerSecond: 771, perRequestTokensPerSecond: 48.3 },
+    max: { ttftMs: 465, timeBetweenTokensMs: 20.5 },
+  });
+  expect(file.cells['8K/1']?.status).toBe('requests-queued');
+  expect(file.cells['8K/128']).toEqual({ status: 'over-capacity' });
+  expect(file.prefill['8K']).toEqual({ status: 'valid', min: { promptTokensPerSecond: 9330 }, max: { ttftMs: 869 } });
+  expect(text).toContain('    "8K/16": {\n      "status": "valid",\n      "min": {\n        "totalTokensPerSecond": 771,');
+  expect(text.indexOf('"$schema"')).toBeLessThan(text.indexOf('"cells"'));
+});
+
+test('round trip: written file parses against the matrix and the same run passes it', () => {
+  const result = sglangResult();
+  const path = join(dir, 'sub', 'sglang.json');
+  writeThresholds(path, updateThresholds(result));
+  const cellKeys = result.cells.map((c) => `${c.contextLabel}/${c.concurrency}`);
+  const prefillKeys = result.prefill.map((r) => r.contextLabel);
+  const loaded = loadThresholds(path, { cellKeys, prefillKeys });
+  for (const cell of result.cells) {
+    const key = `${cell.contextLabel}/${cell.concurrency}`;
+    expect(evaluateCell(key, cell, loaded.cells[key])).toEqual([]);
+  }
+  for (const row of result.prefill) expect(evaluatePrefill(row.contextLabel, row, loaded.prefill[row.contextLabel])).toEqual([]);
+  // updating again from the same result is a no-op (stable output)
+  expect(formatThresholds(updateThresholds(result, loaded))).toBe(readFileSync(path, 'utf8'));
+});
+
+test('-u keeps user entries it does not manage, drops cells outside the matrix, keeps unrun planned cells', () => {
+  const existing = parseThresholds(
+    JSON.stringify({
+      target: 'h200',
+      headroom: 0.2,
+      tolerances: { slack: 0.05 },
+      cells: {
+        '8K/16': { max: { failedRequests: 0, ttftMs: 1 }, min: { completedRequests: 0 } },
+        '8K/2': { min: { totalTokensPerSecond: 1 } },
+        '999K/1': { min: { totalTokensPerSecond: 1 } },
+      },
+    }),
+    'old.json',
+  );
+  // a filtered run: only 8K/16 finished
+  const result = collectResult(
+    [{ kind: 'run', info: sglangInfo() }, { kind: 'cell', cell: sglangCells().find((c) => c.contextLabel === '8K' && c.concurrency === 16)! }],
+    { partial: false },
+  )!;
+  const file = updateThresholds(result, existing);
+  expect(file).toMatchObject({ target: 'h200', headroom: 0.2, tolerances: { slack: 0.05 } });
+  expect(Object.keys(file.cells)).toEqual(['8K/2', '8K/16']);
+  expect(file.cells['8K/2']).toEqual({ min: { totalTokensPerSecond: 1 } });
+  expect(file.cells['8K/16']).toEqual({
+    status: 'valid',
+    min: { totalTokensPerSecond: 685, perRequestTokensPerSecond: 42.9, completedRequests: 0 },
+    max: { ttftMs: 507, timeBetweenTokensMs: 22.4, failedRequests: 0 },
+  });
+  expect(JSON.stringify(file.cells['8K/16'])).toBe(
+    '{"status":"valid","min":{"totalTokensPerSecond":685,"perRequestTokensPerSecond":42.9,"completedRequests":0},"max":{"ttftMs":507,"timeBetweenTokensMs":22.4,"failedRequests":0}}',
+  );
+});
