@@ -1,1 +1,16 @@
-export default async function setup() {}
+/**
+ * Global setup of the matrix project (runs in Vitest's main process): tells the cell tests whether
+ * this run updates threshold files (`-u`), so a breach during an update does not fail the cell.
+ * The reporter, the single writer, rewrites the files at the end of the run.
+ */
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    speedMatrixUpdate: boolean;
+  }
+}
+
+export default function setup(project: TestProject): void {
+  project.provide('speedMatrixUpdate', project.vitest.config.snapshotOptions.updateSnapshot === 'all');
+}

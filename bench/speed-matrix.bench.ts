@@ -1,0 +1,12 @@
+/**
+ * The speed matrix. With no LLM_BENCH_URL it runs against the embedded simulated server
+ * (profile sglang-h200 unless LLM_BENCH_SIM_PROFILE says otherwise). Point it at your server with
+ * LLM_BENCH_URL, or write the target here. Every LLM_BENCH_* variable overrides this file.
+ */
+import { defineSpeedMatrix } from '../src/index.js';
+
+await defineSpeedMatrix({
+  // name: 'my-vllm',                       // threshold file thresholds/<name>.json
+  // target: { url: 'http://127.0.0.1:8000', engine: 'vllm', hardware: { gpu: 'H200 NVL', gpuCount: 1 } },
+  // matrix: { contexts: [0, 8192, 32768], concurrency: [1, 4, 16], prefill: [8192], windowS: 30, maxOutputTokens: 4096 },
+});

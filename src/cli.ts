@@ -1,0 +1,42 @@
+/**
+ * The `llm-speed-matrix` command: `sim` serves the embedded simulator; `run` is a shortcut for
+ * `vitest bench --run` on the matrix; `compare` diffs two result files.
+ */
+import { ConfigError } from './config/errors.js';
+
+const USAGE = `usage: llm-speed-matrix <command> [options]
+
+commands:
+  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang]
+        serve the embedded simulated inference server (default profile tiny, port 8000)
+  help  this text
+
+Run the speed matrix itself with:  npx vitest bench --run   (see README.md)`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'sim': {
+        const { runSimCli } = await import('./sim/cli.js');
+        await runSimCli(rest);
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        console.log(USAGE);
+        return command === undefined ? 1 : 0;
+      default:
+        console.error(`unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError || (err instanceof Error && err.name === 'ConfigError')) {
+      console.error(`llm-speed-matrix: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}

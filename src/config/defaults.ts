@@ -1,0 +1,28 @@
+/** Every default of a run, named once. */
+export const DEFAULTS = {
+  /** window of a cell, seconds (METHOD.md) */
+  windowS: 30,
+  /** window when the target is the embedded simulator and none was chosen: a quick first page */
+  simWindowS: 5,
+  maxOutputTokens: 4096,
+  endpoint: 'chat' as const,
+  /** no response headers within this ⇒ request failed (headers-timeout) */
+  headersTimeoutMs: 120_000,
+  /** no bytes for this long once streaming ⇒ request failed (stall) */
+  stallTimeoutMs: 60_000,
+  /** drain barrier: wait at most this for the server to go idle before a cell */
+  drainTimeoutMs: 120_000,
+  /** readiness gate: base timeout, plus gatePerContextTokenMs × context × concurrency */
+  gateTimeoutMs: 60_000,
+  gatePerContextTokenMs: 0.05,
+  /** readiness gate: hold this long with everything running before opening the window */
+  gateSettleMs: 500,
+  /** server metrics sampling inside the window */
+  metricsIntervalMs: 1000,
+  /** event-loop delay p99 above this inside the window marks the cell Client-limited */
+  clientLimitedLoopDelayMs: 50,
+  /** threshold -u headroom */
+  headroom: 0.1,
+  outDir: 'reports',
+  simProfile: 'sglang-h200',
+} as const;

@@ -1,0 +1,123 @@
+/**
+ * Environment overrides for CI and quick runs (LLM_BENCH_*). Each bad value is an error naming
+ * the variable, what was wrong and an example of a good value.
+ */
+import { parseContext } from '../results/labels.js';
+import { ConfigError } from './errors.js';
+
+export interface EnvOverrides {
+  url?: string;
+  model?: string;
+  apiKey?: string;
+  engine?: string;
+  endpoint?: 'chat' | 'completions';
+  contexts?: number[];
+  concurrency?: number[];
+  prefill?: number[];
+  windowS?: number;
+  maxOutputTokens?: number;
+  outDir?: string;
+  thresholds?: string;
+  simProfile?: string;
+  headroom?: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function tokenList(env: Env, name: string, example: string, allowEmpty: boolean): number[] | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  const trimmed = raw.trim();
+  if (allowEmpty && (trimmed === '' || trimmed.toLowerCase() === 'none')) return [];
+  const parts = trimmed.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (parts.length === 0) throw new ConfigError(`${name} is empty; give a comma-separated list such as ${name}=${example}`);
+  return parts.map((p) => {
+    try {
+      return parseContext(p);
+    } catch {
+      throw new ConfigError(`${name}: "${p}" is not a token count; use numbers or K-suffixed sizes (K = 1024), e.g. ${name}=${example}`);
+    }
+  });
+}
+
+function intList(env: Env, name: string, example: string): number[] | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((p) => {
+    const s = p.trim();
+    const n = Number(s);
+    if (!/^\d+$/.test(s) || n < 1) throw new ConfigError(`${name}: "${s}" is not a positive whole number; e.g. ${name}=${example}`);
+    return n;
+  });
+}
+
+function positiveNumber(env: Env, name: string, example: string, integer: boolean): number | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new ConfigError(`${name}: "${raw}" must be a positive ${integer ? 'whole number' : 'number'}; e.g. ${name}=${example}`);
+  }
+  return n;
+}
+
+export function readEnvOverrides(env: Env = process.env): EnvOverrides {
+  const out: EnvOverrides = {};
+  const url = nonEmpty(env, 'LLM_BENCH_URL');
+  if (url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`LLM_BENCH_URL: "${url}" is not a URL; e.g. LLM_BENCH_URL=http://127.0.0.1:8000`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError(`LLM_BENCH_URL must start with http:// or https://; e.g. LLM_BENCH_URL=http://127.0.0.1:8000`);
+    }
+    out.url = url;
+  }
+  const model = nonEmpty(env, 'LLM_BENCH_MODEL');
+  if (model !== undefined) out.model = model;
+  const apiKey = nonEmpty(env, 'LLM_BENCH_API_KEY');
+  if (apiKey !== undefined) out.apiKey = apiKey;
+  const engine = nonEmpty(env, 'LLM_BENCH_ENGINE');
+  if (engine !== undefined) out.engine = engine;
+  const endpoint = nonEmpty(env, 'LLM_BENCH_ENDPOINT');
+  if (endpoint !== undefined) {
+    if (endpoint !== 'chat' && endpoint !== 'completions') {
+      throw new ConfigError(`LLM_BENCH_ENDPOINT: "${endpoint}" must be chat or completions; e.g. LLM_BENCH_ENDPOINT=completions`);
+    }
+    out.endpoint = endpoint;
+  }
+  const contexts = tokenList(env, 'LLM_BENCH_CONTEXTS', '0,8K,64K', false);
+  if (contexts) out.contexts = contexts;
+  const concurrency = intList(env, 'LLM_BENCH_CONCURRENCY', '1,4,16');
+  if (concurrency) out.concurrency = concurrency;
+  const prefill = tokenList(env, 'LLM_BENCH_PREFILL', '8K,32K (or none)', true);
+  if (prefill) {
+    if (prefill.some((p) => p <= 0)) throw new ConfigError('LLM_BENCH_PREFILL: prefill contexts must be above 0; e.g. LLM_BENCH_PREFILL=8K,32K');
+    out.prefill = prefill;
+  }
+  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false);
+  if (windowS !== undefined) out.windowS = windowS;
+  const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
+  if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;
+  const outDir = nonEmpty(env, 'LLM_BENCH_OUT');
+  if (outDir !== undefined) out.outDir = outDir;
+  const thresholds = nonEmpty(env, 'LLM_BENCH_THRESHOLDS');
+  if (thresholds !== undefined) out.thresholds = thresholds;
+  const simProfile = nonEmpty(env, 'LLM_BENCH_SIM_PROFILE');
+  if (simProfile !== undefined) out.simProfile = simProfile;
+  const headroom = nonEmpty(env, 'LLM_BENCH_HEADROOM');
+  if (headroom !== undefined) {
+    const h = Number(headroom);
+    if (!Number.isFinite(h) || h < 0 || h >= 1) throw new ConfigError(`LLM_BENCH_HEADROOM: "${headroom}" must be a fraction in [0, 1); e.g. LLM_BENCH_HEADROOM=0.1`);
+    out.headroom = h;
+  }
+  return out;
+}

@@ -1,0 +1,152 @@
+/**
+ * Turns what the user wrote (suite + LLM_BENCH_* environment) into a fully resolved run
+ * configuration, once, at the boundary. Every default comes from DEFAULTS or from the simulator
+ * profile's reference matrix.
+ */
+import { z } from 'zod';
+import { DEFAULTS } from './defaults.js';
+import { ConfigError } from './errors.js';
+import { readEnvOverrides, type EnvOverrides } from './env.js';
+import { ENGINE_KINDS, SuiteSchema, type SuiteInput, type EngineKindName } from './schema.js';
+import type { EndpointKind } from '../engines/types.js';
+
+export interface ResolvedMatrix {
+  contexts: number[];
+  concurrency: number[];
+  prefill: number[];
+  windowS: number;
+  maxOutputTokens: number;
+}
+
+export interface ResolvedSuite {
+  name: string;
+  simulated: boolean;
+  simProfile: string;
+  target: {
+    url?: string;
+    model?: string;
+    /** never printed; only sent as a header */
+    apiKey?: string;
+    engine?: EngineKindName;
+    endpoint: EndpointKind;
+    kvCapacityTokens?: number;
+    maxRunningRequests?: number;
+    launchCommand?: string;
+    hardware?: Record<string, string | number | undefined>;
+    engineInfo?: Record<string, string | undefined>;
+    revision?: string;
+  };
+  matrix: ResolvedMatrix;
+  timeouts: { headersMs: number; stallMs: number; drainMs: number; gateMs: number; gatePerContextTokenMs: number; gateSettleMs: number };
+  metricsIntervalMs: number;
+  thresholdsPath: string;
+  outDir: string;
+  headroom: number;
+  clientLimitedLoopDelayMs: number;
+  allowClientLimited: boolean;
+  promptMode: 'shared' | 'distinct';
+}
+
+const K = 1024;
+
+/** The matrix of each simulator profile's reference page, so the default run draws that page. */
+export const SIM_REFERENCE_MATRICES: Record<string, Omit<ResolvedMatrix, 'windowS'>> = {
+  'sglang-h200': {
+    contexts: [8 * K, 16 * K, 32 * K, 64 * K, 123 * K],
+    concurrency: [1, 2, 4, 8, 16, 32, 64, 128],
+    prefill: [8 * K, 16 * K, 32 * K, 64 * K, 123 * K, 128 * K],
+    maxOutputTokens: 4096,
+  },
+  'vllm-arc-b65x4': {
+    contexts: [0, 8 * K, 32 * K, 64 * K],
+    concurrency: [1, 2, 4, 8, 16],
+    prefill: [8 * K, 32 * K, 64 * K],
+    maxOutputTokens: 256,
+  },
+  tiny: {
+    contexts: [0, 1 * K, 4 * K],
+    concurrency: [1, 2, 4, 8],
+    prefill: [1 * K, 4 * K],
+    maxOutputTokens: 256,
+  },
+};
+
+/** Matrix for a real server when the suite gives none. */
+export const DEFAULT_MATRIX: Omit<ResolvedMatrix, 'windowS'> = {
+  contexts: [0, 8 * K, 32 * K],
+  concurrency: [1, 2, 4, 8, 16],
+  prefill: [8 * K, 32 * K],
+  maxOutputTokens: DEFAULTS.maxOutputTokens,
+};
+
+function sortedUnique(xs: number[]): number[] {
+  return [...new Set(xs)].sort((a, b) => a - b);
+}
+
+export function resolveSuite(input: SuiteInput = {}, env: Record<string, string | undefined> = process.env): ResolvedSuite {
+  const parsed = SuiteSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid speed-matrix suite:\n${z.prettifyError(parsed.error)}`);
+  }
+  const suite = parsed.data;
+  const o: EnvOverrides = readEnvOverrides(env);
+
+  const url = o.url ?? suite.target.url;
+  const simulated = url === undefined;
+  const simProfile = o.simProfile ?? suite.target.simProfile ?? DEFAULTS.simProfile;
+
+  const base = suite.matrix ?? (simulated ? SIM_REFERENCE_MATRICES[simProfile] : undefined) ?? DEFAULT_MATRIX;
+  const windowS = o.windowS ?? suite.matrix?.windowS ?? (simulated ? DEFAULTS.simWindowS : DEFAULTS.windowS);
+  const matrix: ResolvedMatrix = {
+    contexts: sortedUnique(o.contexts ?? base.contexts),
+    concurrency: sortedUnique(o.concurrency ?? base.concurrency),
+    prefill: sortedUnique(o.prefill ?? base.prefill),
+    windowS,
+    maxOutputTokens: o.maxOutputTokens ?? base.maxOutputTokens ?? DEFAULTS.maxOutputTokens,
+  };
+
+  let engine = suite.target.engine;
+  if (o.engine !== undefined) {
+    if (!(ENGINE_KINDS as readonly string[]).includes(o.engine)) {
+      throw new ConfigError(`LLM_BENCH_ENGINE: "${o.engine}" is not an engine; use one of ${ENGINE_KINDS.join(', ')}, e.g. LLM_BENCH_ENGINE=vllm`);
+    }
+    engine = o.engine as EngineKindName;
+  }
+
+  const name = env.LLM_BENCH_NAME?.trim() || suite.name || (simulated ? `sim-${simProfile}` : 'target');
+  const t = suite.timeouts;
+  return {
+    name,
+    simulated,
+    simProfile,
+    target: {
+      url: url?.replace(/\/+$/, ''),
+      model: o.model ?? suite.target.model,
+      apiKey: o.apiKey ?? suite.target.apiKey,
+      engine,
+      endpoint: o.endpoint ?? suite.target.endpoint ?? DEFAULTS.endpoint,
+      kvCapacityTokens: suite.target.kvCapacityTokens,
+      maxRunningRequests: suite.target.maxRunningRequests,
+      launchCommand: suite.target.launchCommand,
+      hardware: suite.target.hardware,
+      engineInfo: suite.target.engineInfo,
+      revision: suite.target.revision,
+    },
+    matrix,
+    timeouts: {
+      headersMs: t.headersMs ?? DEFAULTS.headersTimeoutMs,
+      stallMs: t.stallMs ?? DEFAULTS.stallTimeoutMs,
+      drainMs: t.drainMs ?? DEFAULTS.drainTimeoutMs,
+      gateMs: t.gateMs ?? DEFAULTS.gateTimeoutMs,
+      gatePerContextTokenMs: DEFAULTS.gatePerContextTokenMs,
+      gateSettleMs: t.gateSettleMs ?? DEFAULTS.gateSettleMs,
+    },
+    metricsIntervalMs: DEFAULTS.metricsIntervalMs,
+    thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
+    outDir: o.outDir ?? DEFAULTS.outDir,
+    headroom: o.headroom ?? DEFAULTS.headroom,
+    clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
+    allowClientLimited: suite.allowClientLimited,
+    promptMode: suite.promptMode,
+  };
+}

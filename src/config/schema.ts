@@ -1,0 +1,91 @@
+/**
+ * User-facing configuration of a speed-matrix suite (what `defineSpeedMatrix` takes), validated
+ * with zod. Input types and resolved types are kept apart: `SuiteInput` is what a user writes,
+ * `ResolvedSuite` has every default filled in (see resolve.ts).
+ */
+import { z } from 'zod';
+
+export const ENGINE_KINDS = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const;
+
+const positiveInt = z.int().positive();
+const tokens = z.int().nonnegative();
+
+export const HardwareSchema = z.strictObject({
+  type: z.string().optional(),
+  gpu: z.string().optional(),
+  gpuCount: positiveInt.optional(),
+  vram: z.string().optional(),
+  cpu: z.string().optional(),
+  ram: z.string().optional(),
+  os: z.string().optional(),
+});
+
+export const EngineInfoSchema = z.strictObject({
+  quantization: z.string().optional(),
+  backend: z.string().optional(),
+  repository: z.string().optional(),
+  build: z.string().optional(),
+  commit: z.string().optional(),
+});
+
+export const TargetSchema = z.strictObject({
+  /** base URL of the server, e.g. http://127.0.0.1:8000 (no /v1) */
+  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }).optional(),
+  /** served model id; default: the first from /v1/models */
+  model: z.string().min(1).optional(),
+  /** sent as a Bearer header, never stored or printed */
+  apiKey: z.string().min(1).optional(),
+  /** force an adapter instead of auto-detection */
+  engine: z.enum(ENGINE_KINDS).optional(),
+  endpoint: z.enum(['chat', 'completions']).optional(),
+  /** KV-cache capacity in tokens, when the server does not expose it (or to override it) */
+  kvCapacityTokens: positiveInt.optional(),
+  maxRunningRequests: positiveInt.optional(),
+  /** shown on the page; secrets are redacted */
+  launchCommand: z.string().optional(),
+  hardware: HardwareSchema.optional(),
+  engineInfo: EngineInfoSchema.optional(),
+  revision: z.string().optional(),
+  /** name of the embedded simulator profile used when url is absent */
+  simProfile: z.string().min(1).optional(),
+});
+
+export const MatrixSchema = z.strictObject({
+  /** rows: context lengths in tokens */
+  contexts: z.array(tokens).min(1, 'needs at least one context, e.g. [0, 8192]'),
+  /** columns: simultaneous requests */
+  concurrency: z.array(positiveInt).min(1, 'needs at least one level, e.g. [1, 4, 16]'),
+  /** prefill rows: context lengths in tokens (may be empty) */
+  prefill: z.array(positiveInt).default([]),
+  windowS: z.number().positive().max(3600).optional(),
+  maxOutputTokens: positiveInt.optional(),
+});
+
+export const TimeoutsSchema = z.strictObject({
+  headersMs: positiveInt.optional(),
+  stallMs: positiveInt.optional(),
+  drainMs: positiveInt.optional(),
+  gateMs: positiveInt.optional(),
+  gateSettleMs: z.int().nonnegative().optional(),
+});
+
+export const SuiteSchema = z.strictObject({
+  /** names the threshold file thresholds/<name>.json and the page */
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" or "-"').optional(),
+  target: TargetSchema.default({}),
+  /** the matrix; when absent against the simulator, the profile's reference matrix is used */
+  matrix: MatrixSchema.optional(),
+  timeouts: TimeoutsSchema.default({}),
+  /** threshold file path; default thresholds/<name>.json */
+  thresholds: z.string().optional(),
+  /** event-loop delay p99 (ms) above which a cell is Client-limited */
+  clientLimitedLoopDelayMs: z.number().positive().optional(),
+  /** allow Client-limited cells to pass their threshold check */
+  allowClientLimited: z.boolean().default(false),
+  /** one shared context per cell (prefix-cache friendly, the reference method) or one per stream */
+  promptMode: z.enum(['shared', 'distinct']).default('shared'),
+});
+
+export type SuiteInput = z.input<typeof SuiteSchema>;
+export type SuiteParsed = z.output<typeof SuiteSchema>;
+export type EngineKindName = (typeof ENGINE_KINDS)[number];

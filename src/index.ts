@@ -1,0 +1,17 @@
+/**
+ * Public surface of llm-speed-matrix: named exports only.
+ */
+export { defineSpeedMatrix } from './matrix/define.js';
+export type { SuiteInput } from './config/schema.js';
+export { resolveSuite, type ResolvedSuite } from './config/resolve.js';
+export { ConfigError } from './config/errors.js';
+export { startSim, SIM_PROFILES, getSimProfile, type SimOptions, type SimHandle } from './sim/index.js';
+export { streamRequest } from './client/stream.js';
+export { createWorkerDispatchers } from './client/pool.js';
+export { computeCellFigures } from './metrics/figures.js';
+export { detectEngine, getAdapter } from './engines/detect.js';
+export { runCell } from './load/cell.js';
+export type { CellFigures, PrefillFigures, CellStatus } from './metrics/types.js';
+export type { SpeedMatrixResult, CellResult, PrefillRowResult, RunInfo } from './results/types.js';
+export { contextLabel, parseContext, cellKey } from './results/labels.js';
+export { redactSecrets } from './results/redact.js';

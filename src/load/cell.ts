@@ -1,0 +1,199 @@
+/**
+ * The sustained-decode cell runner (METHOD.md run sequence 5): drain barrier, scout, C closed-loop
+ * workers that restart after a failure, readiness gate, fixed window with server metrics sampled
+ * inside it, then abort of everything in flight. It returns raw timelines and samples; the
+ * figures are computed by the pure functions in src/metrics.
+ */
+import { monoMs } from '../clock.js';
+import type { RequestTimeline } from '../client/types.js';
+import type { MetricsSample } from '../engines/types.js';
+import { streamRequest } from '../client/stream.js';
+import { createWorkerDispatchers } from '../client/pool.js';
+import { startLoopMonitor } from '../metrics/loop-monitor.js';
+import { requestHeaders, scrapeMetrics, sleep, type LoadSession } from './session.js';
+import { waitForIdle, type DrainOutcome } from './drain.js';
+
+export interface CellRunOptions {
+  context: number;
+  concurrency: number;
+  /** prompt of worker `worker`'s request number `requestIndex` (unique within the cell) */
+  promptFor: (worker: number, requestIndex: number) => string;
+  /** scout request(s), sent one after another with max_tokens = 1, that cache the cell's context */
+  scoutPrompts: string[];
+  windowMs: number;
+  gateTimeoutMs: number;
+  gateSettleMs: number;
+  drainTimeoutMs: number;
+  metricsIntervalMs: number;
+  /** aborts the whole cell (test timeout, Ctrl-C) */
+  signal?: AbortSignal;
+  /** progress messages for long phases */
+  onPhase?: (message: string) => void;
+}
+
+export interface CellRun {
+  drain: DrainOutcome;
+  scouts: RequestTimeline[];
+  /** every request the workers sent (scout excluded), all ended */
+  timelines: RequestTimeline[];
+  gate: { timedOut: boolean; waitedMs: number };
+  windowStartMs: number;
+  windowEndMs: number;
+  /** metrics scrapes taken inside the window */
+  samples: MetricsSample[];
+  loopDelayMs?: { p50: number; p99: number; max: number };
+}
+
+/** Backoff after a failed request, so a server answering 500 at once is not hammered. */
+function backoffMs(consecutiveFailures: number): number {
+  return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
+}
+
+export async function runCell(session: LoadSession, opts: CellRunOptions): Promise<CellRun> {
+  const { concurrency: C } = opts;
+  const say = opts.onPhase ?? (() => {});
+  const headers = requestHeaders(session);
+  const origin = session.target.baseUrl;
+  const cellTag = `${session.runId}-c${opts.context}x${C}`;
+
+  const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal);
+  if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
+
+  const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
+  await pool.preconnect({ headers });
+  const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => {
+    const req = session.adapter.buildStreamRequest({
+      model: session.model,
+      endpoint: session.endpoint,
+      prompt,
+      maxTokens,
+      forceLength: true,
+    });
+    return streamRequest({
+      id,
+      dispatcher: pool.clients[dispatcherIndex]!,
+      origin,
+      path: req.path,
+      headers,
+      body: req.body,
+      decode: (p) => session.adapter.decodeChunk(p),
+      endsWithDone: session.adapter.endsWithDone,
+      signal,
+      timeouts: session.timeouts,
+      onFirstToken,
+    });
+  };
+
+  const cellAbort = new AbortController();
+  const onOuterAbort = () => cellAbort.abort();
+  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+
+  try {
+    say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
+    const scouts: RequestTimeline[] = [];
+    for (const [i, prompt] of opts.scoutPrompts.entries()) {
+      if (cellAbort.signal.aborted) break;
+      scouts.push(await send(`${cellTag}-scout${i}`, prompt, 1, C, cellAbort.signal));
+    }
+
+    const timelines: RequestTimeline[] = [];
+    const inFlight = new Map<AbortController, string>();
+    cellAbort.signal.addEventListener('abort', () => {
+      for (const [ac] of inFlight) ac.abort();
+    });
+    const gotToken = new Array<boolean>(C).fill(false);
+    let stopping = false;
+    let requestCounter = 0;
+
+    const worker = async (w: number) => {
+      let seq = 0;
+      let failures = 0;
+      while (!stopping && !cellAbort.signal.aborted) {
+        const ac = new AbortController();
+        const id = `${cellTag}-w${w}-r${seq}`;
+        inFlight.set(ac, id);
+        const t = await send(id, opts.promptFor(w, requestCounter++), session.maxOutputTokens, w, ac.signal, () => {
+          gotToken[w] = true;
+        });
+        inFlight.delete(ac);
+        timelines.push(t);
+        seq++;
+        if (t.end?.kind === 'error') {
+          failures++;
+          if (!stopping) await sleep(backoffMs(failures), cellAbort.signal);
+        } else {
+          failures = 0;
+        }
+      }
+    };
+
+    say(`starting ${C} workers`);
+    const workers = Array.from({ length: C }, (_, w) => worker(w));
+
+    // Readiness gate: every worker has a token and the server queue is empty, held for the settle time.
+    const gateStart = monoMs();
+    const gateDeadline = gateStart + opts.gateTimeoutMs;
+    let readySince: number | undefined;
+    let gateTimedOut = false;
+    let lastGateScrape = 0;
+    let queueEmpty = true;
+    while (!cellAbort.signal.aborted) {
+      const now = monoMs();
+      if (now - lastGateScrape >= 250) {
+        lastGateScrape = now;
+        const s = await scrapeMetrics(session);
+        queueEmpty = s?.waiting === undefined || s.waiting === 0;
+      }
+      const ready = gotToken.every(Boolean) && queueEmpty;
+      if (ready) {
+        readySince ??= now;
+        if (now - readySince >= opts.gateSettleMs) break;
+      } else {
+        readySince = undefined;
+      }
+      if (now >= gateDeadline) {
+        gateTimedOut = true;
+        say(`readiness gate timed out after ${Math.round(now - gateStart)} ms; measuring anyway`);
+        break;
+      }
+      await sleep(25, cellAbort.signal);
+    }
+    const gate = { timedOut: gateTimedOut, waitedMs: monoMs() - gateStart };
+
+    // Window.
+    say(`window open for ${(opts.windowMs / 1000).toFixed(1)} s`);
+    const monitor = startLoopMonitor();
+    const windowStartMs = monoMs();
+    const windowDue = windowStartMs + opts.windowMs;
+    const samples: MetricsSample[] = [];
+    const sampler = (async () => {
+      let next = windowStartMs;
+      while (!stopping && !cellAbort.signal.aborted && next < windowDue) {
+        const s = await scrapeMetrics(session);
+        if (s && s.atMs <= windowDue) samples.push(s);
+        next += opts.metricsIntervalMs;
+        await sleep(Math.min(next, windowDue) - monoMs(), cellAbort.signal);
+      }
+    })();
+    await sleep(windowDue - monoMs(), cellAbort.signal);
+    const windowEndMs = monoMs();
+    const loopDelayMs = monitor.stop();
+
+    // End: no new requests, abort everything in flight (the engine's abort call where it has one).
+    stopping = true;
+    const aborting = [...inFlight];
+    for (const [ac] of aborting) ac.abort();
+    cellAbort.abort();
+    if (session.adapter.abort) {
+      await Promise.allSettled(aborting.map(([, id]) => session.adapter.abort!(session.target, id)));
+    }
+    await Promise.all(workers);
+    await sampler;
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('cell aborted');
+    return { drain, scouts, timelines, gate, windowStartMs, windowEndMs, samples, loopDelayMs };
+  } finally {
+    cellAbort.abort();
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+    await pool.destroyAll();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What the runners need to talk to one server: where it is, which adapter speaks to it, what the
+ * probe found, and the request settings of the run.
+ */
+import type { EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
+
+export interface LoadSession {
+  target: HttpTarget;
+  adapter: EngineAdapter;
+  facts: ServerFacts;
+  model: string;
+  endpoint: EndpointKind;
+  maxOutputTokens: number;
+  timeouts: { headersMs: number; stallMs: number };
+  /** unique per run: request ids and cold-prefill prefixes derive from it */
+  runId: string;
+}
+
+/** Headers sent with every load request (the API key travels here only). */
+export function requestHeaders(session: LoadSession): Record<string, string> {
+  return session.target.apiKey ? { authorization: `Bearer ${session.target.apiKey}` } : {};
+}
+
+/** One metrics scrape, or undefined when the server has no metrics or the scrape failed. */
+export async function scrapeMetrics(session: LoadSession): Promise<MetricsSample | undefined> {
+  if (!session.adapter.readMetrics) return undefined;
+  try {
+    return await session.adapter.readMetrics(session.target, session.facts);
+  } catch {
+    return undefined;
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,16 @@
+import type { ResolvedSuite } from '../config/resolve.js';
+import type { RunInfo } from '../results/types.js';
+import type { LoadedThresholds } from '../thresholds/load.js';
+import type { OpenedRun } from './open.js';
+import type { RunPrompts } from './prompts.js';
+
+/** What every generated test of one run shares. */
+export interface RunContext {
+  cfg: ResolvedSuite;
+  opened: OpenedRun;
+  info: RunInfo;
+  thresholds: LoadedThresholds;
+  /** `-u`: thresholds are being rewritten, so a breach does not fail the test */
+  updating: boolean;
+  prompts: RunPrompts;
+}

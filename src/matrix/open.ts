@@ -1,0 +1,169 @@
+/**
+ * Opening a run: reach the server (or start the embedded simulator), pick the engine adapter,
+ * probe the server's facts, send the warm-up request, and describe the run for the page.
+ * Everything here happens once per run, before the first test.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { ResolvedSuite } from '../config/resolve.js';
+import { ConfigError } from '../config/errors.js';
+import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
+import { detectEngine, getAdapter } from '../engines/detect.js';
+import { startSim, type SimHandle } from '../sim/index.js';
+import type { LoadSession } from '../load/session.js';
+import { runSingleRequest } from '../load/prefill.js';
+import type { HardwareInfo, RunInfo } from '../results/types.js';
+import { redactSecrets } from '../results/redact.js';
+import { contextLabel } from '../results/labels.js';
+import type { MatrixPlan } from './plan.js';
+
+export const TOOL = { name: 'llm-speed-matrix', version: '0.1.0' } as const;
+
+export interface OpenedRun {
+  session: LoadSession;
+  sim?: SimHandle;
+  /** how the adapter was chosen, for the page and for unsure detection */
+  detection: string;
+  close(): Promise<void>;
+}
+
+/** Target URL as shown on the page: credentials and query removed. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '<invalid url>';
+  }
+}
+
+export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
+  let sim: SimHandle | undefined;
+  let baseUrl = cfg.target.url;
+  if (baseUrl === undefined) {
+    sim = await startSim({ profile: cfg.simProfile, thread: true });
+    baseUrl = sim.url;
+  }
+  const target: HttpTarget = { baseUrl, ...(cfg.target.apiKey ? { apiKey: cfg.target.apiKey } : {}) };
+  try {
+    let adapter: EngineAdapter;
+    let detection: string;
+    if (cfg.target.engine) {
+      adapter = getAdapter(cfg.target.engine);
+      detection = `engine set in config: ${cfg.target.engine}`;
+    } else {
+      const found = await detectEngine(target);
+      adapter = getAdapter(found.kind);
+      detection = found.evidence;
+    }
+    const probed = await adapter.probe(target, cfg.target.model);
+    const facts: ServerFacts = {
+      ...probed,
+      ...(cfg.target.kvCapacityTokens ? { kvCapacityTokens: { value: cfg.target.kvCapacityTokens, source: 'config (kvCapacityTokens)' } } : {}),
+      ...(cfg.target.maxRunningRequests
+        ? { maxRunningRequests: { value: cfg.target.maxRunningRequests, source: 'config (maxRunningRequests)' } }
+        : {}),
+    };
+    const session: LoadSession = {
+      target,
+      adapter,
+      facts,
+      model: facts.model.value,
+      endpoint: cfg.target.endpoint,
+      maxOutputTokens: cfg.matrix.maxOutputTokens,
+      timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs },
+      runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
+    };
+    // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
+    const warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8);
+    if (warm.end?.kind === 'error') {
+      throw new ConfigError(
+        `the warm-up request to ${displayUrl(baseUrl)} failed (${warm.end.code}: ${warm.end.message}); check the URL, model and API key`,
+      );
+    }
+    return {
+      session,
+      sim,
+      detection,
+      close: async () => {
+        await sim?.close();
+      },
+    };
+  } catch (err) {
+    await sim?.close();
+    throw err;
+  }
+}
+
+/** The hardware each simulator profile imitates (from its reference page), shown as simulated. */
+const SIMULATED_HARDWARE: Record<string, Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'>> = {
+  'sglang-h200': { gpu: 'H200 NVL 141GB', gpuCount: 1, vram: '141 GB' },
+  'vllm-arc-b65x4': { gpu: 'Intel Arc Pro B65 32GB', gpuCount: 4, vram: '128 GB (4 × 32 GB)' },
+};
+
+function localHardware(): HardwareInfo {
+  return {
+    cpu: os.cpus()[0]?.model,
+    ram: `${Math.round(os.totalmem() / 2 ** 30)} GB`,
+    os: `${os.type()} ${os.release()}`,
+    source: 'detected (this machine)',
+  };
+}
+
+function launchCommandOf(cfg: ResolvedSuite, facts: ServerFacts): string | undefined {
+  if (cfg.target.launchCommand) return redactSecrets(cfg.target.launchCommand);
+  const args = facts.launchArgs?.value;
+  if (!args) return undefined;
+  const flags = Object.entries(args)
+    .filter(([, v]) => v !== null && v !== undefined && v !== false && typeof v !== 'object')
+    .map(([k, v]) => `--${k.replace(/_/g, '-')}${v === true ? '' : ` ${String(v)}`}`);
+  return redactSecrets(`# server arguments reported by ${facts.launchArgs!.source}\n${flags.join(' ')}`);
+}
+
+export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixPlan): RunInfo {
+  const { facts } = opened.session;
+  const model = facts.model.value;
+  const hw: HardwareInfo = opened.sim
+    ? {
+        type: 'Simulated server (embedded, no GPU)',
+        ...SIMULATED_HARDWARE[cfg.simProfile],
+        source: `simulated (profile ${cfg.simProfile})`,
+      }
+    : { ...(cfg.target.hardware ?? {}), ...(cfg.target.hardware ? { source: 'config' } : localHardware()) };
+  const where = hw.gpu ? `${hw.gpu}${hw.gpuCount && hw.gpuCount > 1 ? ` ×${hw.gpuCount}` : ''}` : displayUrl(opened.session.target.baseUrl);
+  return {
+    title: `${model} on ${where}${opened.sim ? ' (simulated)' : ''}`,
+    simulated: opened.sim !== undefined,
+    ...(opened.sim ? { simProfile: cfg.simProfile } : {}),
+    targetUrl: displayUrl(opened.session.target.baseUrl),
+    startedAt: new Date().toISOString(),
+    hardware: hw,
+    engine: {
+      engine: facts.engine.value,
+      ...(facts.version ? { version: facts.version.value } : {}),
+      ...(cfg.target.engineInfo ?? {}),
+    },
+    run: {
+      servedModel: model,
+      ...(cfg.target.revision ? { revision: cfg.target.revision } : {}),
+      tool: { ...TOOL },
+      decodeTest: 'fixed-duration',
+      prefillMode: 'measured-during-decode-warm-up',
+      windowS: cfg.matrix.windowS,
+      maxOutputTokens: cfg.matrix.maxOutputTokens,
+      endpoint: cfg.target.endpoint,
+      contexts: cfg.matrix.contexts,
+      concurrency: cfg.matrix.concurrency,
+      prefillContexts: cfg.matrix.prefill,
+    },
+    server: facts,
+    ...(launchCommandOf(cfg, facts) ? { launchCommand: launchCommandOf(cfg, facts) } : {}),
+    plannedCells: plan.cells.map((c) => c.key),
+    plannedPrefill: plan.prefill.map((p) => contextLabel(p.context)),
+    thresholdsPath: cfg.thresholdsPath,
+  } as RunInfo;
+}
+

@@ -1,0 +1,47 @@
+/**
+ * Plan of a run (pure): which prefill rows and cells exist, in which order they run, and which
+ * cells are Over capacity (not run) with the numbers that decide it.
+ */
+import { cellKey, contextLabel } from '../results/labels.js';
+import { overCapacity } from '../metrics/status.js';
+import type { ResolvedMatrix } from '../config/resolve.js';
+
+export interface PlannedPrefill {
+  key: string; // "8K"
+  context: number;
+}
+
+export interface PlannedCell {
+  key: string; // "8K/16"
+  context: number;
+  contextLabel: string;
+  concurrency: number;
+  /** set when the cell will not run */
+  overCapacity?: { requiredTokens: number; kvCapacityTokens: number };
+}
+
+export interface MatrixPlan {
+  prefill: PlannedPrefill[];
+  cells: PlannedCell[];
+}
+
+export function planMatrix(
+  matrix: ResolvedMatrix,
+  capacity: { kvCapacityTokens?: number; maxRunningRequests?: number },
+): MatrixPlan {
+  const prefill = matrix.prefill.map((context) => ({ key: contextLabel(context), context }));
+  const cells: PlannedCell[] = [];
+  for (const context of matrix.contexts) {
+    for (const concurrency of matrix.concurrency) {
+      const over = overCapacity(context, concurrency, matrix.maxOutputTokens, capacity.kvCapacityTokens, capacity.maxRunningRequests);
+      cells.push({
+        key: cellKey(context, concurrency),
+        context,
+        contextLabel: contextLabel(context),
+        concurrency,
+        ...(over ? { overCapacity: over } : {}),
+      });
+    }
+  }
+  return { prefill, cells };
+}

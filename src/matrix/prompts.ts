@@ -1,0 +1,58 @@
+/**
+ * The prompts of one run: for each context, one calibrated shared text whose prefix is unique to
+ * this run and context (so its first use, the prefill row or the cell's scout, is a cold prefill),
+ * and the per-request prompts of a cell built on it (src/prompts/cell.ts).
+ */
+import { PromptCalibrator, type CalibratedPrompt } from '../prompts/calibrate.js';
+import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts } from '../prompts/cell.js';
+import { runSingleRequest } from '../load/prefill.js';
+import type { LoadSession } from '../load/session.js';
+import { ConfigError } from '../config/errors.js';
+
+export class RunPrompts {
+  private readonly calibrator: PromptCalibrator;
+  private measured = 0;
+
+  constructor(
+    private readonly session: LoadSession,
+    readonly mode: CellPromptMode,
+  ) {
+    this.calibrator = PromptCalibrator.forAdapter({
+      adapter: session.adapter,
+      target: session.target,
+      facts: session.facts,
+      endpoint: session.endpoint,
+      // fallback when the server has no tokenize endpoint: the server's own usage.prompt_tokens
+      measurePromptTokens: async (text) => {
+        const t = await runSingleRequest(session, `${session.runId}-calib${this.measured++}`, text, 1);
+        if (t.promptTokens === undefined) {
+          throw new ConfigError(
+            `the server reported no usage.prompt_tokens and has no tokenize endpoint, so prompts cannot be sized; ` +
+              `check that it streams usage (stream_options.include_usage)`,
+          );
+        }
+        return t.promptTokens;
+      },
+    });
+  }
+
+  /** the calibrated shared text of a context (cached per run) */
+  rowPrompt(context: number, _signal?: AbortSignal): Promise<CalibratedPrompt> {
+    const maxLen = this.session.facts.maxModelLen?.value;
+    if (maxLen !== undefined && context + this.session.maxOutputTokens > maxLen) {
+      throw new ConfigError(
+        `context ${context} + max output ${this.session.maxOutputTokens} tokens exceeds the server's max model length ${maxLen}; ` +
+          `drop that context from LLM_BENCH_CONTEXTS/LLM_BENCH_PREFILL or lower LLM_BENCH_MAX_TOKENS`,
+      );
+    }
+    return this.calibrator.calibrate({
+      targetTokens: context,
+      prefix: `Run ${this.session.runId}, context ${context}.`,
+      ...calibrationSamples(this.mode),
+    });
+  }
+
+  forCell(row: CalibratedPrompt, concurrency: number): CellPrompts {
+    return cellPrompts({ sharedText: row.text, concurrency, mode: this.mode });
+  }
+}
