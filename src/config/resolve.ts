@@ -3,7 +3,6 @@
  * configuration, once, at the boundary. Every default comes from DEFAULTS or from the simulator
  * profile's reference matrix.
  */
-import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
@@ -86,7 +85,8 @@ function sortedUnique(xs: number[]): number[] {
 export function resolveSuite(input: SuiteInput = {}, env: Record<string, string | undefined> = process.env): ResolvedSuite {
   const parsed = SuiteSchema.safeParse(input);
   if (!parsed.success) {
-    throw new ConfigError(`invalid speed-matrix suite:\n${z.prettifyError(parsed.error)}`);
+    const lines = parsed.error.issues.map((i) => `  - ${i.path.join('.') || '(suite)'}: ${i.message}`);
+    throw new ConfigError(`invalid speed-matrix suite (defineSpeedMatrix):\n${lines.join('\n')}`);
   }
   const suite = parsed.data;
   const o: EnvOverrides = readEnvOverrides(env);

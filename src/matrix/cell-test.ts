@@ -33,7 +33,7 @@ export function createCellRunner(run: RunContext) {
       return;
     }
 
-    const prompt = await run.prompts.rowPrompt(cell.context, tc.signal);
+    const prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
     const prompts = run.prompts.forCell(prompt, cell.concurrency);
     const say = (m: string) => progress(`${cell.key}: ${m}`);
     const raw = await runCell(opened.session, {

@@ -14,7 +14,7 @@ import { progress } from './progress.js';
 
 export function createPrefillRunner(run: RunContext) {
   return async function runPrefillTest(row: PlannedPrefill, tc: TestContext): Promise<void> {
-    const prompt = await run.prompts.rowPrompt(row.context, tc.signal);
+    const prompt = await run.prompts.rowPrompt(row.context, 1);
     progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens`);
     const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal);
     const figures = prefillFigures(t);

@@ -3,7 +3,7 @@
  * this run and context (so its first use, the prefill row or the cell's scout, is a cold prefill),
  * and the per-request prompts of a cell built on it (src/prompts/cell.ts).
  */
-import { PromptCalibrator, type CalibratedPrompt } from '../prompts/calibrate.js';
+import { PromptCalibrator, toleranceTokens, type CalibratedPrompt } from '../prompts/calibrate.js';
 import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts } from '../prompts/cell.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
@@ -36,17 +36,27 @@ export class RunPrompts {
     });
   }
 
-  /** the calibrated shared text of a context (cached per run) */
-  rowPrompt(context: number, _signal?: AbortSignal): Promise<CalibratedPrompt> {
+  /**
+   * The calibrated shared text of a context (cached per run). `maxTokens` is the output the
+   * request will ask for: prompt + output must fit the server's max model length. A target that
+   * overshoots by no more than the calibration tolerance (e.g. a 128K prefill row on a 131,072-token
+   * server) is trimmed to fit; the page reports the real prompt tokens.
+   */
+  rowPrompt(context: number, maxTokens: number): Promise<CalibratedPrompt> {
     const maxLen = this.session.facts.maxModelLen?.value;
-    if (maxLen !== undefined && context + this.session.maxOutputTokens > maxLen) {
-      throw new ConfigError(
-        `context ${context} + max output ${this.session.maxOutputTokens} tokens exceeds the server's max model length ${maxLen}; ` +
-          `drop that context from LLM_BENCH_CONTEXTS/LLM_BENCH_PREFILL or lower LLM_BENCH_MAX_TOKENS`,
-      );
+    let target = context;
+    if (maxLen !== undefined && context + maxTokens > maxLen) {
+      const fit = maxLen - maxTokens;
+      if (context - fit > toleranceTokens(context)) {
+        throw new ConfigError(
+          `context ${context} + ${maxTokens} output tokens exceeds the server's max model length ${maxLen}; ` +
+            `drop that context from LLM_BENCH_CONTEXTS/LLM_BENCH_PREFILL or lower LLM_BENCH_MAX_TOKENS`,
+        );
+      }
+      target = fit;
     }
     return this.calibrator.calibrate({
-      targetTokens: context,
+      targetTokens: target,
       prefix: `Run ${this.session.runId}, context ${context}.`,
       ...calibrationSamples(this.mode),
     });

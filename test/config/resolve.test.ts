@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'vitest';
+import { resolveSuite } from '../../src/config/resolve.js';
+import { readEnvOverrides } from '../../src/config/env.js';
+
+describe('LLM_BENCH_* overrides', () => {
+  test('lists accept K sizes and plain numbers', () => {
+    const o = readEnvOverrides({ LLM_BENCH_CONTEXTS: '0, 8K,65536', LLM_BENCH_CONCURRENCY: '1,4,16', LLM_BENCH_PREFILL: 'none' });
+    expect(o.contexts).toEqual([0, 8192, 65536]);
+    expect(o.concurrency).toEqual([1, 4, 16]);
+    expect(o.prefill).toEqual([]);
+  });
+
+  test.each([
+    ['LLM_BENCH_CONTEXTS', '8K,lots', 'LLM_BENCH_CONTEXTS: "lots" is not a token count'],
+    ['LLM_BENCH_CONCURRENCY', '0', 'LLM_BENCH_CONCURRENCY: "0" is not a positive whole number; e.g. LLM_BENCH_CONCURRENCY=1,4,16'],
+    ['LLM_BENCH_DURATION_S', '-3', 'LLM_BENCH_DURATION_S: "-3" must be a positive number; e.g. LLM_BENCH_DURATION_S=30'],
+    ['LLM_BENCH_MAX_TOKENS', '1.5', 'LLM_BENCH_MAX_TOKENS: "1.5" must be a positive whole number'],
+    ['LLM_BENCH_URL', 'localhost:8000', 'LLM_BENCH_URL must start with http:// or https://'],
+    ['LLM_BENCH_URL', 'not a url', 'LLM_BENCH_URL: "not a url" is not a URL'],
+    ['LLM_BENCH_ENDPOINT', 'responses', 'LLM_BENCH_ENDPOINT: "responses" must be chat or completions'],
+    ['LLM_BENCH_PREFILL', '0', 'LLM_BENCH_PREFILL: prefill contexts must be above 0'],
+  ])('%s=%s is rejected with a message naming it', (name, value, message) => {
+    expect(() => readEnvOverrides({ [name]: value })).toThrow(message);
+  });
+});
+
+describe('resolveSuite', () => {
+  test('no URL: the simulator with its reference matrix and a short window', () => {
+    const r = resolveSuite({}, {});
+    expect(r.simulated).toBe(true);
+    expect(r.simProfile).toBe('sglang-h200');
+    expect(r.matrix.contexts).toEqual([8192, 16384, 32768, 65536, 125952]);
+    expect(r.matrix.concurrency).toEqual([1, 2, 4, 8, 16, 32, 64, 128]);
+    expect(r.matrix.maxOutputTokens).toBe(4096);
+    expect(r.matrix.windowS).toBe(5);
+    expect(r.thresholdsPath).toBe('thresholds/sim-sglang-h200.json');
+  });
+
+  test('a URL: METHOD.md defaults (30 s window), env wins over the suite, sorted unique lists', () => {
+    const r = resolveSuite(
+      { target: { url: 'http://127.0.0.1:8000/', model: 'm' }, matrix: { contexts: [8192, 0, 8192], concurrency: [4, 1] } },
+      { LLM_BENCH_MODEL: 'from-env', LLM_BENCH_API_KEY: 'sk-secret' },
+    );
+    expect(r.simulated).toBe(false);
+    expect(r.target.url).toBe('http://127.0.0.1:8000');
+    expect(r.target.model).toBe('from-env');
+    expect(r.target.apiKey).toBe('sk-secret');
+    expect(r.matrix).toMatchObject({ contexts: [0, 8192], concurrency: [1, 4], windowS: 30, maxOutputTokens: 4096 });
+  });
+
+  test('a bad suite names the field and the fix', () => {
+    expect(() => resolveSuite({ matrix: { contexts: [], concurrency: [1] } }, {})).toThrow(/matrix\.contexts[\s\S]*needs at least one context/);
+    expect(() => resolveSuite({ target: { url: 'ftp://x' } }, {})).toThrow(/target\.url[\s\S]*http\(s\) URL/);
+    expect(() => resolveSuite({ target: { nope: 1 } } as never, {})).toThrow(/nope/);
+  });
+
+  test('LLM_BENCH_ENGINE must name a known engine', () => {
+    expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'foo' })).toThrow('LLM_BENCH_ENGINE: "foo" is not an engine; use one of vllm, sglang');
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * End to end, as a user runs it: `npx vitest bench --run` on a one-cell matrix against the
+ * embedded simulator. A threshold breach exits 1 with a message naming the cell, the figure, the
+ * measured value, the budget and the margin; `-u` rewrites the file and exits 0; a rerun then
+ * passes. Both result files are written and the JSON validates against the schema.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { validateResult } from '../../src/results/validate.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+function runBench(env: Record<string, string>, extraArgs: string[] = []) {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
+  const r = spawnSync('npx', ['vitest', 'bench', '--run', ...extraArgs], {
+    cwd: root,
+    env: { ...clean, LLM_BENCH_QUIET: '1', NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+describe('matrix run end to end (embedded simulator, tiny profile)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-e2e-'));
+  const thresholds = join(dir, 'thresholds.json');
+  const out = join(dir, 'reports');
+  const env = {
+    LLM_BENCH_SIM_PROFILE: 'tiny',
+    LLM_BENCH_CONTEXTS: '1K',
+    LLM_BENCH_CONCURRENCY: '2',
+    LLM_BENCH_PREFILL: 'none',
+    LLM_BENCH_DURATION_S: '1',
+    LLM_BENCH_MAX_TOKENS: '32',
+    LLM_BENCH_OUT: out,
+    LLM_BENCH_THRESHOLDS: thresholds,
+  };
+
+  test('a breach fails, -u rewrites the budgets, a rerun passes', { timeout: 300_000 }, () => {
+    writeFileSync(
+      thresholds,
+      JSON.stringify({ cells: { '1K/2': { min: { totalTokensPerSecond: 1_000_000 } } }, prefill: {} }, null, 2),
+    );
+    const breach = runBench(env);
+    expect(breach.code, breach.out).toBe(1);
+    expect(breach.out).toMatch(/1K\/2 totalTokensPerSecond [\d.,]+ < min 1,?000,?000(\.0)? \([\d.]+% below\)/);
+
+    const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
+    expect(validateResult(json).ok).toBe(true);
+    expect(json.cells).toHaveLength(1);
+    expect(json.cells[0].figures.totalTokensPerSecond).toBeGreaterThan(0);
+    expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toContain('## ');
+
+    const update = runBench(env, ['-u']);
+    expect(update.code, update.out).toBe(0);
+    const rewritten = JSON.parse(readFileSync(thresholds, 'utf8'));
+    const budget = rewritten.cells['1K/2'].min.totalTokensPerSecond;
+    expect(budget).toBeLessThan(json.cells[0].figures.totalTokensPerSecond * 1.5);
+    expect(budget).toBeGreaterThan(0);
+
+    const rerun = runBench(env);
+    expect(rerun.code, rerun.out).toBe(0);
+  });
+
+  test('a bad variable is an error naming it and an example', { timeout: 120_000 }, () => {
+    const bad = runBench({ ...env, LLM_BENCH_CONCURRENCY: '1,four' });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toContain('LLM_BENCH_CONCURRENCY: "four" is not a positive whole number; e.g. LLM_BENCH_CONCURRENCY=1,4,16');
+  });
+});
