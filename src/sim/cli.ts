@@ -1,0 +1,82 @@
+/**
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang]`:
+ * serves the simulator until the process is stopped.
+ */
+
+import { createSimServer, type SimServer } from './server.js';
+import { resolveSimProfile, SIM_PROFILES, type SimPersonality } from './profiles.js';
+
+export const SIM_USAGE =
+  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang]\n' +
+  `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1`;
+
+export interface SimCliArgs {
+  profile: string;
+  port: number;
+  host: string;
+  personality?: SimPersonality;
+}
+
+export function parseSimArgs(argv: readonly string[]): SimCliArgs {
+  const out: SimCliArgs = { profile: 'tiny', port: 8000, host: '127.0.0.1' };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const takeValue = (): string => {
+      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (v === undefined || v === '') throw new Error(`${flag} needs a value\n${SIM_USAGE}`);
+      return v;
+    };
+    switch (flag) {
+      case '--profile':
+        out.profile = takeValue();
+        break;
+      case '--port': {
+        const v = takeValue();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port ${v} is invalid: use an integer 0–65535 (0 = any free port)`);
+        out.port = n;
+        break;
+      }
+      case '--host':
+        out.host = takeValue();
+        break;
+      case '--personality': {
+        const v = takeValue();
+        if (v !== 'vllm' && v !== 'sglang') throw new Error(`--personality ${v} is invalid: use vllm or sglang`);
+        out.personality = v;
+        break;
+      }
+      case '--help':
+      case '-h':
+        throw new Error(SIM_USAGE);
+      default:
+        throw new Error(`unknown option ${arg} for sim\n${SIM_USAGE}`);
+    }
+  }
+  return out;
+}
+
+/** Starts the sim from CLI arguments and writes its URL to `out`; the caller owns closing it. */
+export async function startSimCli(argv: readonly string[], out: (line: string) => void): Promise<SimServer> {
+  const args = parseSimArgs(argv);
+  const profile = resolveSimProfile(args.profile, {}, args.personality);
+  const sim = createSimServer(profile);
+  const url = await sim.listen(args.host, args.port);
+  out(
+    `sim ${profile.name} (${profile.personality}, model ${profile.modelId}) listening on ${url}\n` +
+      `  ground truth: ${url}/_sim/truth/<X-Request-Id>, state: ${url}/_sim/state\n`,
+  );
+  return sim;
+}
+
+/** `llm-speed-matrix sim …`: prints the URL and serves until SIGINT/SIGTERM; resolves once listening. */
+export async function runSimCli(argv: string[]): Promise<void> {
+  const sim = await startSimCli(argv, (line) => process.stdout.write(line));
+  const stop = (): void => {
+    void sim.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,266 @@
+/**
+ * The simulated continuous-batching engine: pure state and arithmetic, no timers and no I/O.
+ * A driver (step-loop.ts, or a virtual clock in perf/sim-fit.ts) calls `runStep(nowMs)` when the
+ * previous step is due; the engine emits that step's tokens, schedules the next step and returns
+ * how long it takes (or when it must wake up, or that it is idle).
+ *
+ * Per step: admit waiting requests (FIFO) while running < maxRunningRequests and their KV blocks
+ * fit; every prefilled request decodes `tokensPerStep` tokens; the rest of the token budget goes
+ * to chunked prefill, oldest first. A request whose prefill completes in a step gets its first
+ * token at the end of that step.
+ *   step ms = stepBaseMs + stepPerRequestMs·batch + stepPerKvTokenMs·(KV tokens of the batch)
+ *           + Σ prefill chunk tokens · (prefillPerTokenMs + prefillPerTokenPerKPositionMs·position/1000)
+ */
+
+import { KvCache, type KvLease, type PromptBlocks } from './kv-cache.js';
+import type { SimProfile } from './profiles.js';
+
+export type FinishReason = 'length' | 'stop' | 'abort' | 'error';
+
+/** Receives a request's output; implemented by the HTTP layer. */
+export interface SimSink {
+  /** the engine admitted the request (it is running now) */
+  onAdmit(nowMs: number): void;
+  /** `n` new tokens; `finish` set on the last emission */
+  onTokens(n: number, finish: FinishReason | undefined): void;
+}
+
+export class EngineRequest {
+  /** monoMs when the request reaches the waiting queue (after overhead and tokenization) */
+  readyAtMs = 0;
+  admittedMs: number | undefined;
+  lease: KvLease | undefined;
+  cachedTokens = 0;
+  prefillDone = 0;
+  prefillTarget = 0;
+  generated = 0;
+  /** tokens generated but not yet written (frontend busy) */
+  held = 0;
+  /** no tokens before this time (stall fault) */
+  stalledUntilMs = 0;
+  stallAtToken = Infinity;
+  stallMs = 0;
+  finished = false;
+  /** scheduled this step: prefill tokens computed, and whether it emits tokens */
+  stepPrefill = 0;
+  stepEmits = false;
+
+  constructor(
+    readonly prompt: PromptBlocks,
+    /** output length cap */
+    readonly maxTokens: number,
+    /** length at which a simulated EOS stops it (Infinity with ignore_eos) */
+    readonly eosAt: number,
+    readonly sink: SimSink,
+  ) {}
+}
+
+export interface EngineCounters {
+  promptTokensTotal: number;
+  generationTokensTotal: number;
+  prefixQueriesTokensTotal: number;
+  prefixHitsTokensTotal: number;
+  requestsFinishedTotal: number;
+  stepCount: number;
+}
+
+export type StepPlan = { kind: 'step'; durationMs: number } | { kind: 'wait'; untilMs: number } | { kind: 'idle' };
+
+export class SimEngine {
+  readonly kv: KvCache;
+  /** arrived, not yet through the frontend */
+  private arriving: EngineRequest[] = [];
+  readonly waiting: EngineRequest[] = [];
+  running: EngineRequest[] = [];
+  private frontendFreeAtMs = 0;
+  readonly counters: EngineCounters = {
+    promptTokensTotal: 0,
+    generationTokensTotal: 0,
+    prefixQueriesTokensTotal: 0,
+    prefixHitsTokensTotal: 0,
+    requestsFinishedTotal: 0,
+    stepCount: 0,
+  };
+  /** batch and KV tokens of the step in progress (for /_sim/state) */
+  lastBatch = 0;
+  lastStepMs = 0;
+
+  constructor(readonly profile: SimProfile) {
+    this.kv = new KvCache(profile.kvCapacityTokens, profile.blockSize);
+  }
+
+  get kvUsedTokens(): number {
+    return this.kv.usedBlocks * this.kv.blockSize;
+  }
+  get kvCapacityTokens(): number {
+    return this.kv.totalBlocks * this.kv.blockSize;
+  }
+  /** requests queued: arrived (in the frontend) or waiting for admission */
+  get waitingCount(): number {
+    return this.waiting.length + this.arriving.length;
+  }
+
+  /** A new request arrives at `nowMs`. */
+  submit(req: EngineRequest, nowMs: number): void {
+    const p = this.profile;
+    const frontendStart = Math.max(nowMs, this.frontendFreeAtMs);
+    const frontendEnd = frontendStart + p.frontendMsPerRequest + req.prompt.tokens * p.frontendMsPerToken;
+    this.frontendFreeAtMs = frontendEnd;
+    req.readyAtMs = frontendEnd + p.requestOverheadMs + req.prompt.tokens * p.requestMsPerToken;
+    this.arriving.push(req);
+  }
+
+  /** Removes a request wherever it is and frees its blocks (client disconnect, fault). */
+  abort(req: EngineRequest): void {
+    if (req.finished) return;
+    req.finished = true;
+    if (req.lease) {
+      this.kv.release(req.lease);
+      req.lease = undefined;
+    }
+    removeFrom(this.arriving, req);
+    removeFrom(this.waiting, req);
+    removeFrom(this.running, req);
+  }
+
+  /**
+   * The step that was planned is due at `nowMs`: emit its tokens, then plan the next one.
+   * On the first call (or after idle/wait) there is nothing to emit.
+   */
+  runStep(nowMs: number): StepPlan {
+    this.emitStep(nowMs);
+    return this.planStep(nowMs);
+  }
+
+  private emitStep(nowMs: number): void {
+    const p = this.profile;
+    const hold = p.frontendBlocksStreaming && nowMs < this.frontendFreeAtMs;
+    let finishedAny = false;
+    const running = this.running;
+    for (let i = 0; i < running.length; i++) {
+      const r = running[i] as EngineRequest;
+      if (r.stepPrefill > 0) {
+        r.prefillDone += r.stepPrefill;
+        r.stepPrefill = 0;
+      }
+      if (!r.stepEmits) {
+        if (r.held > 0 && !hold) this.flush(r, undefined);
+        continue;
+      }
+      r.stepEmits = false;
+      const limit = Math.min(r.maxTokens, r.eosAt);
+      const n = Math.min(p.tokensPerStep, limit - r.generated, r.stallAtToken - r.generated);
+      if (n <= 0) continue;
+      r.generated += n;
+      this.counters.generationTokensTotal += n;
+      if (r.generated >= r.stallAtToken) {
+        r.stalledUntilMs = nowMs + r.stallMs;
+        r.stallAtToken = Infinity;
+      }
+      const finish: FinishReason | undefined =
+        r.generated >= r.maxTokens ? 'length' : r.generated >= r.eosAt ? 'stop' : undefined;
+      if (finish) {
+        r.finished = true;
+        finishedAny = true;
+        this.counters.requestsFinishedTotal++;
+        if (r.lease) this.kv.release(r.lease);
+        r.lease = undefined;
+      }
+      if (hold && !finish) {
+        r.held += n;
+      } else {
+        r.held += n;
+        this.flush(r, finish);
+      }
+    }
+    if (finishedAny) this.running = running.filter((r) => !r.finished);
+  }
+
+  private flush(r: EngineRequest, finish: FinishReason | undefined): void {
+    const n = r.held;
+    r.held = 0;
+    r.sink.onTokens(n, finish);
+  }
+
+  private planStep(nowMs: number): StepPlan {
+    const p = this.profile;
+    // frontend → waiting
+    if (this.arriving.length > 0) {
+      let k = 0;
+      while (k < this.arriving.length && (this.arriving[k] as EngineRequest).readyAtMs <= nowMs) k++;
+      if (k > 0) for (const r of this.arriving.splice(0, k)) this.waiting.push(r);
+    }
+    // admission, FIFO
+    while (this.waiting.length > 0 && this.running.length < p.maxRunningRequests) {
+      const r = this.waiting[0] as EngineRequest;
+      const lease = this.kv.tryAdmit(r.prompt, r.maxTokens);
+      if (!lease) break;
+      this.waiting.shift();
+      r.lease = lease;
+      r.cachedTokens = lease.cachedTokens;
+      r.prefillDone = lease.cachedTokens;
+      r.prefillTarget = r.prompt.tokens;
+      r.admittedMs = nowMs;
+      this.counters.promptTokensTotal += r.prompt.tokens;
+      this.counters.prefixQueriesTokensTotal += r.prompt.tokens;
+      this.counters.prefixHitsTokensTotal += lease.cachedTokens;
+      this.running.push(r);
+      r.sink.onAdmit(nowMs);
+    }
+    // compose the step
+    let budget = p.maxBatchedTokens;
+    let batch = 0;
+    let kvTokens = 0;
+    let prefillMs = 0;
+    let anyWork = false;
+    let anyHeld = false;
+    for (const r of this.running) {
+      if (r.held > 0) anyHeld = true;
+      if (r.prefillDone < r.prefillTarget) continue;
+      if (r.stallAtToken <= r.generated) {
+        // a stall planned before any (more) token
+        r.stalledUntilMs = nowMs + r.stallMs;
+        r.stallAtToken = Infinity;
+      }
+      if (r.stalledUntilMs > nowMs) continue;
+      r.stepEmits = true;
+      batch++;
+      kvTokens += r.prompt.tokens + r.generated;
+      budget -= p.tokensPerStep;
+      anyWork = true;
+    }
+    for (const r of this.running) {
+      if (budget <= 0) break;
+      if (r.prefillDone >= r.prefillTarget) continue;
+      const chunk = Math.min(budget, r.prefillTarget - r.prefillDone);
+      budget -= chunk;
+      r.stepPrefill = chunk;
+      const midPosK = (r.prefillDone + chunk / 2) / 1000;
+      prefillMs += chunk * (p.prefillPerTokenMs + p.prefillPerTokenPerKPositionMs * midPosK);
+      kvTokens += r.prefillDone;
+      batch++;
+      anyWork = true;
+      // the step that completes the prefill samples the first token
+      if (r.prefillDone + chunk >= r.prefillTarget && r.stalledUntilMs <= nowMs && r.stallAtToken > r.generated) r.stepEmits = true;
+    }
+    this.lastBatch = batch;
+    if (anyWork) {
+      const durationMs = p.stepBaseMs + p.stepPerRequestMs * batch + p.stepPerKvTokenMs * kvTokens + prefillMs;
+      this.counters.stepCount++;
+      this.lastStepMs = durationMs;
+      return { kind: 'step', durationMs };
+    }
+    // nothing to compute: wake for the next arrival, stall end or held output
+    let until = Infinity;
+    if (this.arriving.length > 0) until = Math.min(until, (this.arriving[0] as EngineRequest).readyAtMs);
+    for (const r of this.running) if (r.stalledUntilMs > nowMs) until = Math.min(until, r.stalledUntilMs);
+    if (anyHeld) until = Math.min(until, Math.max(nowMs, this.frontendFreeAtMs));
+    if (until === Infinity) return { kind: 'idle' };
+    return { kind: 'wait', untilMs: until };
+  }
+}
+
+function removeFrom(list: EngineRequest[], req: EngineRequest): void {
+  const i = list.indexOf(req);
+  if (i >= 0) list.splice(i, 1);
+}

@@ -1,0 +1,76 @@
+/**
+ * Prometheus text for `GET /metrics`, in the vLLM or SGLang naming (ENGINES.md §1, §2).
+ */
+
+import type { SimEngine } from './engine.js';
+import type { SimProfile } from './profiles.js';
+
+const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160];
+
+/** A cumulative histogram in seconds. */
+export class SecondsHistogram {
+  readonly counts = new Array<number>(TTFT_BUCKETS_S.length).fill(0);
+  count = 0;
+  sum = 0;
+  observe(seconds: number): void {
+    this.count++;
+    this.sum += seconds;
+    for (let i = 0; i < TTFT_BUCKETS_S.length; i++) if (seconds <= (TTFT_BUCKETS_S[i] as number)) this.counts[i]!++;
+  }
+  render(name: string, labels: string, help: string): string {
+    let out = `# HELP ${name} ${help}\n# TYPE ${name} histogram\n`;
+    for (let i = 0; i < TTFT_BUCKETS_S.length; i++) {
+      out += `${name}_bucket{${labels},le="${TTFT_BUCKETS_S[i]}"} ${this.counts[i]}\n`;
+    }
+    out += `${name}_bucket{${labels},le="+Inf"} ${this.count}\n`;
+    out += `${name}_sum{${labels}} ${this.sum}\n${name}_count{${labels}} ${this.count}\n`;
+    return out;
+  }
+}
+
+function num(v: number): string {
+  return Number.isInteger(v) ? `${v}.0` : String(v);
+}
+
+function metric(name: string, type: 'gauge' | 'counter', help: string, labels: string, value: number): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{${labels}} ${num(value)}\n`;
+}
+
+export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: SecondsHistogram): string {
+  const c = engine.counters;
+  const model = JSON.stringify(profile.modelId);
+  const usage = engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
+  if (profile.personality === 'vllm') {
+    const l = `engine="0",model_name=${model}`;
+    const info =
+      `block_size="${profile.blockSize}",cache_dtype="auto",enable_prefix_caching="${profile.prefixCaching ? 'True' : 'False'}",` +
+      `engine="0",gpu_memory_utilization="0.9",kv_cache_size_tokens="${engine.kvCapacityTokens}",num_gpu_blocks="${engine.kv.totalBlocks}"`;
+    return (
+      metric('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', l, engine.running.length) +
+      metric('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', l, engine.waiting.length) +
+      metric('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', l, usage) +
+      metric('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, c.promptTokensTotal) +
+      metric('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', l, c.generationTokensTotal) +
+      metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', l, c.prefixQueriesTokensTotal) +
+      metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', l, c.prefixHitsTokensTotal) +
+      metric('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', l, 0) +
+      `# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{${info}} 1.0\n` +
+      ttft.render('vllm:time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
+    );
+  }
+  const l = `engine_type="unified",model_name=${model},pp_rank="0",tp_rank="0"`;
+  const hitRate = c.prefixQueriesTokensTotal > 0 ? c.prefixHitsTokensTotal / c.prefixQueriesTokensTotal : 0;
+  return (
+    metric('sglang:num_running_reqs', 'gauge', 'The number of running requests.', l, engine.running.length) +
+    metric('sglang:num_queue_reqs', 'gauge', 'The number of requests in the waiting queue.', l, engine.waiting.length) +
+    metric('sglang:token_usage', 'gauge', 'The token usage.', l, usage) +
+    metric('sglang:num_used_tokens', 'gauge', 'The number of used tokens.', l, engine.kvUsedTokens) +
+    metric('sglang:max_total_num_tokens', 'gauge', 'Maximum total number of tokens in the KV cache pool.', l, engine.kvCapacityTokens) +
+    metric('sglang:cache_hit_rate', 'gauge', 'The prefix cache hit rate.', l, hitRate) +
+    metric('sglang:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, c.promptTokensTotal) +
+    metric('sglang:generation_tokens_total', 'counter', 'Number of generation tokens processed.', l, c.generationTokensTotal) +
+    metric('sglang:cached_tokens_total', 'counter', 'Number of cached prompt tokens.', l, c.prefixHitsTokensTotal) +
+    metric('sglang:num_requests_total', 'counter', 'Number of requests processed.', l, c.requestsFinishedTotal) +
+    ttft.render('sglang:time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
+  );
+}

@@ -1,0 +1,223 @@
+/**
+ * Simulator profiles: every knob of the simulated engine, with the three named profiles.
+ * How the reference profiles were fitted: docs/sim-profiles.md.
+ */
+
+export type SimPersonality = 'vllm' | 'sglang';
+
+/** Fault rates applied to every request (0..1 each), drawn from a PRNG seeded by `seed`. */
+export interface SimFaultRates {
+  http500Rate: number;
+  http429Rate: number;
+  http503Rate: number;
+  /** a stream goes silent for `stallMs` after `faultAfterTokens` tokens */
+  stallRate: number;
+  stallMs: number;
+  /** an error event mid-stream (then [DONE]) */
+  errorRate: number;
+  /** the stream is closed without [DONE] */
+  closeRate: number;
+  /** one chunk is not valid JSON */
+  malformedRate: number;
+  /** one chunk carries `hugeChunkBytes` of text */
+  hugeChunkRate: number;
+  hugeChunkBytes: number;
+  /** response headers are delayed by `headersDelayMs` */
+  headersDelayRate: number;
+  headersDelayMs: number;
+  /** the token index at which mid-stream faults strike */
+  faultAfterTokens: number;
+}
+
+export interface SimProfileParams {
+  /** served model id (`/v1/models`) */
+  modelId: string;
+  personality: SimPersonality;
+  /** engine version reported by /version and /get_server_info */
+  version: string;
+  maxModelLen: number;
+  /** scheduler cap on concurrently running requests (vLLM max_num_seqs) */
+  maxRunningRequests: number;
+  /** KV cache capacity in tokens (rounded down to whole blocks) */
+  kvCapacityTokens: number;
+  /** KV/prefix-cache block size in tokens */
+  blockSize: number;
+  prefixCaching: boolean;
+  /** token budget of one step (chunked prefill; vLLM max_num_batched_tokens) */
+  maxBatchedTokens: number;
+  /** step time = stepBaseMs + stepPerRequestMs·batch + stepPerKvTokenMs·kvTokensInBatch + prefill */
+  stepBaseMs: number;
+  stepPerRequestMs: number;
+  stepPerKvTokenMs: number;
+  /** prefill cost per prompt token computed in the step */
+  prefillPerTokenMs: number;
+  /** extra prefill cost per token per 1,000 tokens of position (attention over the prefix) */
+  prefillPerTokenPerKPositionMs: number;
+  /** tokens each running stream gets per step (k > 1 imitates speculative decoding / stream interval) */
+  tokensPerStep: number;
+  /** latency from request arrival to the engine queue that requests do not share (HTTP, validation) */
+  requestOverheadMs: number;
+  /** the same, per prompt token (e.g. tokenization done in parallel) */
+  requestMsPerToken: number;
+  /** serial frontend cost per request (one request at a time: e.g. a single tokenizer loop) */
+  frontendMsPerRequest: number;
+  /** serial frontend cost per prompt token */
+  frontendMsPerToken: number;
+  /** while the frontend tokenizes, no chunk is written (SGLang's single tokenizer-manager loop) */
+  frontendBlocksStreaming: boolean;
+  /** probability per generated token of a simulated EOS when ignore_eos is false */
+  eosProbability: number;
+  /** the first N generated tokens are reasoning deltas (0 = no reasoning phase) */
+  reasoningTokens: number;
+  /** completions max_tokens default (vLLM: 16) */
+  defaultCompletionMaxTokens: number;
+  faults: SimFaultRates;
+  /** PRNG seed for EOS and fault draws */
+  seed: number;
+  /** ground-truth records kept (oldest dropped first) */
+  maxTruthRecords: number;
+}
+
+/** What callers may override: any parameter, and any subset of the fault rates. */
+export type SimProfileOverrides = Partial<Omit<SimProfileParams, 'faults'>> & { faults?: Partial<SimFaultRates> };
+
+/** A resolved profile: a name and every parameter. */
+export interface SimProfile extends SimProfileParams {
+  name: string;
+}
+
+export const NO_FAULTS: SimFaultRates = {
+  http500Rate: 0,
+  http429Rate: 0,
+  http503Rate: 0,
+  stallRate: 0,
+  stallMs: 2000,
+  errorRate: 0,
+  closeRate: 0,
+  malformedRate: 0,
+  hugeChunkRate: 0,
+  hugeChunkBytes: 1 << 20,
+  headersDelayRate: 0,
+  headersDelayMs: 500,
+  faultAfterTokens: 5,
+};
+
+const COMMON = {
+  prefixCaching: true,
+  tokensPerStep: 1,
+  eosProbability: 0.002,
+  reasoningTokens: 0,
+  defaultCompletionMaxTokens: 16,
+  faults: NO_FAULTS,
+  seed: 1,
+  maxTruthRecords: 20_000,
+} as const;
+
+export const SIM_PROFILES: Record<string, SimProfile> = {
+  tiny: {
+    ...COMMON,
+    name: 'tiny',
+    modelId: 'sim-tiny',
+    personality: 'vllm',
+    version: '0.0.0-sim',
+    maxModelLen: 32_768,
+    maxRunningRequests: 8,
+    kvCapacityTokens: 65_536,
+    blockSize: 16,
+    maxBatchedTokens: 8_192,
+    stepBaseMs: 10,
+    stepPerRequestMs: 0,
+    stepPerKvTokenMs: 0,
+    prefillPerTokenMs: 0.002,
+    prefillPerTokenPerKPositionMs: 0,
+    requestOverheadMs: 0,
+    requestMsPerToken: 0,
+    frontendMsPerRequest: 0,
+    frontendMsPerToken: 0,
+    frontendBlocksStreaming: false,
+  },
+  'sglang-h200': {
+    ...COMMON,
+    name: 'sglang-h200',
+    modelId: 'muse-glimmer',
+    personality: 'sglang',
+    version: '0.5.6.post3.dev9265+g05c584c44',
+    maxModelLen: 131_072,
+    maxRunningRequests: 256,
+    kvCapacityTokens: 1_441_792,
+    // SGLang matches per token (page size 1); 16 keeps hashing cheap (hit rounded down to 16)
+    blockSize: 16,
+    maxBatchedTokens: 8_192,
+    stepBaseMs: 16.7,
+    stepPerRequestMs: 0.093,
+    stepPerKvTokenMs: 3.0e-6,
+    prefillPerTokenMs: 0.0799,
+    prefillPerTokenPerKPositionMs: 0.000444,
+    requestOverheadMs: 75,
+    requestMsPerToken: 0.0009,
+    frontendMsPerRequest: 0,
+    frontendMsPerToken: 0.0026,
+    frontendBlocksStreaming: true,
+  },
+  'vllm-arc-b65x4': {
+    ...COMMON,
+    name: 'vllm-arc-b65x4',
+    modelId: 'muse',
+    personality: 'vllm',
+    version: '0.31.0+xpu.llmscaler',
+    maxModelLen: 131_072,
+    maxRunningRequests: 16,
+    kvCapacityTokens: 1_310_720,
+    blockSize: 64,
+    maxBatchedTokens: 8_192,
+    stepBaseMs: 26.9,
+    stepPerRequestMs: 0.31,
+    stepPerKvTokenMs: 8.1e-6,
+    prefillPerTokenMs: 0.3547,
+    prefillPerTokenPerKPositionMs: 0.000694,
+    requestOverheadMs: 50,
+    requestMsPerToken: 0.0023,
+    frontendMsPerRequest: 20,
+    frontendMsPerToken: 0,
+    frontendBlocksStreaming: false,
+  },
+};
+
+/** The named profile; throws naming the valid profiles when unknown. */
+export function getSimProfile(name: string): SimProfile {
+  const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name] : undefined;
+  if (!p) {
+    throw new Error(
+      `unknown sim profile "${name}": profile must be one of ${Object.keys(SIM_PROFILES).join(', ')}; ` +
+        `pick one of those (e.g. --profile tiny)`,
+    );
+  }
+  return p;
+}
+
+/** Profile + overrides + personality, checked. */
+export function resolveSimProfile(
+  name: string,
+  overrides: SimProfileOverrides = {},
+  personality?: SimPersonality,
+): SimProfile {
+  const base = getSimProfile(name);
+  const p: SimProfile = {
+    ...base,
+    ...overrides,
+    faults: { ...base.faults, ...(overrides.faults ?? {}) },
+    name,
+  };
+  if (personality !== undefined) p.personality = personality;
+  if (p.personality !== 'vllm' && p.personality !== 'sglang') {
+    throw new Error(`sim personality "${String(p.personality)}" is invalid: use 'vllm' or 'sglang'`);
+  }
+  for (const key of ['maxRunningRequests', 'kvCapacityTokens', 'blockSize', 'maxBatchedTokens', 'tokensPerStep', 'maxModelLen'] as const) {
+    const v = p[key];
+    if (!Number.isInteger(v) || v < 1) {
+      throw new Error(`sim profile field ${key} = ${String(v)} is invalid: it must be an integer ≥ 1`);
+    }
+  }
+  if (!(p.stepBaseMs > 0)) throw new Error(`sim profile field stepBaseMs = ${p.stepBaseMs} is invalid: it must be > 0`);
+  return p;
+}

@@ -1,0 +1,308 @@
+/**
+ * The simulator's HTTP server (node:http): OpenAI-compatible endpoints in the vLLM or SGLang
+ * personality, plus `/_sim/*` ground-truth and control endpoints.
+ */
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { monoMs } from '../clock.js';
+import { renderChat, type ChatMessage } from './chat-template.js';
+import { buildEngineRequest, CompletionSink, parseCompletion, RequestError, type EndpointKind } from './completion.js';
+import { SimEngine } from './engine.js';
+import { drawFaults, makeRng, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
+import { renderMetrics, SecondsHistogram } from './metrics.js';
+import { errorBody } from './personality.js';
+import type { SimProfile } from './profiles.js';
+import { StepLoop } from './step-loop.js';
+import { TokenVocab } from './tokenizer.js';
+import { TruthRecord, TruthStore } from './truth.js';
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface SimServer {
+  server: Server;
+  engine: SimEngine;
+  loop: StepLoop;
+  truth: TruthStore;
+  listen(host: string, port: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+function quantile(sorted: number[], q: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function createSimServer(profile: SimProfile): SimServer {
+  const engine = new SimEngine(profile);
+  const loop = new StepLoop(engine);
+  const truth = new TruthStore(profile.maxTruthRecords);
+  const vocab = new TokenVocab();
+  const ttft = new SecondsHistogram();
+  let arrivals = 0;
+  let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
+  const sockets = new Set<import('node:net').Socket>();
+
+  const sendJson = (res: ServerResponse, status: number, value: unknown): void => {
+    const body = JSON.stringify(value);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(body);
+  };
+  const sendError = (res: ServerResponse, status: number, message: string, type: string, param: string | null = null): void => {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(errorBody(profile.personality, status, message, type, param));
+  };
+
+  const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      req.on('data', (b: Buffer) => {
+        size += b.length;
+        if (size > MAX_BODY_BYTES) reject(new RequestError(413, `request body over ${MAX_BODY_BYTES} bytes`));
+        else parts.push(b);
+      });
+      req.on('end', () => {
+        if (size === 0) return resolve({});
+        try {
+          const v = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+          if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+          resolve(v as Record<string, unknown>);
+        } catch {
+          reject(new RequestError(400, 'request body must be a JSON object'));
+        }
+      });
+      req.on('error', reject);
+    });
+
+  async function handleCompletion(kind: EndpointKind, req: IncomingMessage, res: ServerResponse, receivedMs: number): Promise<void> {
+    const idHeader = req.headers['x-request-id'];
+    const seq = ++arrivals;
+    const id = typeof idHeader === 'string' && idHeader.length > 0 ? idHeader : `sim-${seq}`;
+    const body = await readBody(req);
+    const parsed = parseCompletion(kind, body, profile);
+    const rng = makeRng(requestSeed(profile.seed, typeof idHeader === 'string' ? idHeader : String(seq)));
+    const faultHeader = req.headers['x-sim-fault'];
+    let faults: FaultPlan;
+    try {
+      faults = typeof faultHeader === 'string' ? parseFaultHeader(faultHeader) : drawFaults(profile.faults, rng);
+    } catch (e) {
+      throw new RequestError(400, (e as Error).message, 'X-Sim-Fault');
+    }
+    if (faults.headersDelayMs) await new Promise((r) => setTimeout(r, faults.headersDelayMs));
+    if (res.destroyed || res.writableEnded) return;
+    if (faults.status !== undefined) {
+      const s = faults.status;
+      const [type, msg] =
+        s === 429 ? ['RateLimitError', 'Too many requests (simulated)'] : s === 503 ? ['ServiceUnavailableError', 'The request queue is full. (simulated)'] : ['InternalServerError', 'simulated server error'];
+      sendError(res, s, msg, type);
+      return;
+    }
+    const record = new TruthRecord(id, receivedMs);
+    const chunkId = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${id}`;
+    let engineReqRef: import('./engine.js').EngineRequest | undefined;
+    const sink = new CompletionSink({
+      profile,
+      parsed,
+      res,
+      truth: record,
+      truthStore: truth,
+      faults,
+      seed: seq % 9973,
+      chunkId,
+      headersFirst: profile.personality === 'vllm',
+      onFirstToken: (ms) => ttft.observe(ms / 1000),
+      abort: () => {
+        if (engineReqRef) engine.abort(engineReqRef);
+      },
+    });
+    const { req: engineReq, promptTokens } = buildEngineRequest(profile, parsed, sink, rng, faults);
+    engineReqRef = engineReq;
+    sink.engineReq = engineReq;
+    record.promptTokens = promptTokens;
+    truth.add(record);
+    if (parsed.stream && profile.personality === 'vllm') sink.writeHead();
+    res.on('close', () => {
+      if (!sink.isEnded) {
+        sink.end('aborted', monoMs());
+        engine.abort(engineReq);
+      }
+    });
+    loop.submit(engineReq);
+  }
+
+  function tokenizeBody(body: Record<string, unknown>): { ids: number[]; pieces: string[] } {
+    if (Array.isArray(body.messages)) {
+      return vocab.tokenize(renderChat(body.messages as ChatMessage[], body.add_generation_prompt !== false));
+    }
+    if (typeof body.prompt === 'string') return vocab.tokenize(body.prompt);
+    throw new RequestError(400, 'tokenize needs "prompt" (string) or "messages" (array)', 'prompt');
+  }
+
+  function state(): Record<string, unknown> {
+    const lat = loop.latenessSamples().sort((a, b) => a - b);
+    const elu = performance.eventLoopUtilization(eluStart);
+    return {
+      profile: profile.name,
+      personality: profile.personality,
+      model: profile.modelId,
+      running: engine.running.length,
+      waiting: engine.waiting.length,
+      arriving: engine.waitingCount - engine.waiting.length,
+      kvUsedTokens: engine.kvUsedTokens,
+      kvCapacityTokens: engine.kvCapacityTokens,
+      kvCachedFreeTokens: engine.kv.cachedFreeBlocks * engine.kv.blockSize,
+      stepCount: engine.counters.stepCount,
+      lastBatch: engine.lastBatch,
+      lastStepMs: engine.lastStepMs,
+      counters: engine.counters,
+      truthRecords: truth.size,
+      stepLatenessMs: { count: lat.length, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat[lat.length - 1] },
+      eventLoopUtilization: elu.utilization,
+    };
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedMs = monoMs();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const method = req.method ?? 'GET';
+    const vllm = profile.personality === 'vllm';
+
+    if (method === 'POST' && path === '/v1/completions') return handleCompletion('completions', req, res, receivedMs);
+    if (method === 'POST' && path === '/v1/chat/completions') return handleCompletion('chat', req, res, receivedMs);
+    if (method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: profile.modelId, object: 'model', created: 0, owned_by: profile.personality, root: profile.modelId, parent: null, max_model_len: profile.maxModelLen }],
+      });
+    }
+    if (method === 'GET' && path === '/health') {
+      res.writeHead(200);
+      res.end();
+      return;
+    }
+    if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: profile.version });
+    if (method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      res.end(renderMetrics(profile, engine, ttft));
+      return;
+    }
+    if (vllm && method === 'POST' && path === '/tokenize') {
+      const body = await readBody(req);
+      const t = tokenizeBody(body);
+      const out: Record<string, unknown> = { count: t.ids.length, max_model_len: profile.maxModelLen, tokens: t.ids };
+      if (body.return_token_strs === true) out.token_strs = t.pieces;
+      return sendJson(res, 200, out);
+    }
+    if (vllm && method === 'POST' && path === '/detokenize') {
+      const body = await readBody(req);
+      if (!Array.isArray(body.tokens)) throw new RequestError(400, 'detokenize needs "tokens" (array of ids)', 'tokens');
+      return sendJson(res, 200, { prompt: vocab.detokenize(body.tokens as number[]) });
+    }
+    if (!vllm && method === 'POST' && path === '/v1/tokenize') {
+      const body = await readBody(req);
+      if (Array.isArray(body.prompt)) {
+        const all = (body.prompt as unknown[]).map((p) => vocab.tokenize(String(p)).ids);
+        return sendJson(res, 200, { tokens: all, count: all.map((a) => a.length), max_model_len: profile.maxModelLen });
+      }
+      const t = tokenizeBody(body);
+      return sendJson(res, 200, { tokens: t.ids, count: t.ids.length, max_model_len: profile.maxModelLen });
+    }
+    if (!vllm && method === 'POST' && path === '/v1/detokenize') {
+      const body = await readBody(req);
+      if (!Array.isArray(body.tokens)) throw new RequestError(400, 'detokenize needs "tokens" (array of ids)', 'tokens');
+      return sendJson(res, 200, { text: vocab.detokenize(body.tokens as number[]) });
+    }
+    if (!vllm && method === 'GET' && (path === '/get_server_info' || path === '/server_info')) {
+      return sendJson(res, 200, {
+        model_path: `sim/${profile.modelId}`,
+        served_model_name: profile.modelId,
+        tp_size: 1,
+        pp_size: 1,
+        dp_size: 1,
+        context_length: profile.maxModelLen,
+        max_running_requests: profile.maxRunningRequests,
+        chunked_prefill_size: profile.maxBatchedTokens,
+        page_size: profile.blockSize,
+        disable_radix_cache: !profile.prefixCaching,
+        stream_interval: profile.tokensPerStep,
+        enable_metrics: true,
+        api_key: null,
+        max_total_num_tokens: engine.kvCapacityTokens,
+        max_req_input_len: profile.maxModelLen - 1,
+        internal_states: [{ last_gen_throughput: 0 }],
+        version: profile.version,
+      });
+    }
+    if (method === 'GET' && path === '/_sim/state') return sendJson(res, 200, state());
+    if (method === 'GET' && path === '/_sim/truth') {
+      const since = Number(query.get('since') ?? '-Infinity');
+      return sendJson(res, 200, truth.list(Number.isNaN(since) ? -Infinity : since));
+    }
+    if (method === 'GET' && path.startsWith('/_sim/truth/')) {
+      const rec = truth.get(decodeURIComponent(path.slice('/_sim/truth/'.length)));
+      if (!rec) return sendError(res, 404, `no truth record for ${path.slice(12)}`, 'NotFoundError');
+      return sendJson(res, 200, rec);
+    }
+    if (method === 'POST' && path === '/_sim/reset') {
+      truth.clear();
+      engine.kv.clearUnused();
+      loop.resetLateness();
+      eluStart = performance.eventLoopUtilization();
+      return sendJson(res, 200, { ok: true });
+    }
+    sendError(res, 404, `no route ${method} ${path} on the sim (${profile.personality} personality)`, 'NotFoundError');
+  }
+
+  const server = createServer({ keepAliveTimeout: 60_000, noDelay: true }, (req, res) => {
+    route(req, res).catch((e: unknown) => {
+      if (e instanceof RequestError) sendError(res, e.status, e.message, e.type, e.param);
+      else sendError(res, 500, `sim internal error: ${(e as Error).message}`, 'InternalServerError');
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  return {
+    server,
+    engine,
+    loop,
+    truth,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        const onError = (e: NodeJS.ErrnoException): void => {
+          server.off('listening', onListening);
+          if (e.code === 'EADDRINUSE') reject(new Error(`port ${port} is in use; pick another with --port or use --port 0`));
+          else reject(e);
+        };
+        const onListening = (): void => {
+          server.off('error', onError);
+          const a = server.address() as AddressInfo;
+          const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+          resolve(`http://${h}:${a.port}`);
+        };
+        server.once('error', onError);
+        server.once('listening', onListening);
+        server.listen(port, host);
+      });
+    },
+    close() {
+      loop.close();
+      return new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
