@@ -9,6 +9,8 @@ const USAGE = `usage: llm-speed-matrix <command> [options]
 commands:
   sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang]
         serve the embedded simulated inference server (default profile tiny, port 8000)
+  compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
+        compare two speed-matrix.json files; exit 1 on a regression beyond tolerance
   help  this text
 
 Run the speed matrix itself with:  npx vitest bench --run   (see README.md)`;
@@ -22,6 +24,10 @@ export async function main(argv: string[]): Promise<number> {
         await runSimCli(rest);
         return 0;
       }
+      case 'compare': {
+        const { runCompareCli } = await import('./compare/cli.js');
+        return await runCompareCli(rest);
+      }
       case undefined:
       case 'help':
       case '--help':
@@ -33,9 +39,11 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError || (err instanceof Error && err.name === 'ConfigError')) {
+    // user-facing failures (unknown profile, port in use, bad file) are one clear line;
+    // LLM_BENCH_DEBUG=1 shows the stack
+    if (err instanceof Error && process.env.LLM_BENCH_DEBUG !== '1') {
       console.error(`llm-speed-matrix: ${err.message}`);
-      return 2;
+      return err instanceof ConfigError ? 2 : 1;
     }
     throw err;
   }
