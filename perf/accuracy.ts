@@ -1,0 +1,220 @@
+/**
+ * Measured-vs-truth error of the load generator, and its CPU, at many streams.
+ *
+ * The simulator (tiny profile: 20 ms steps = 50 tok/s per stream, no per-request cost, room for
+ * every stream) runs in its own process (perf/accuracy-sim.ts), so process.cpuUsage() here is the
+ * client's alone. For each stream count one real cell runs (src/load/cell.ts runCell: preconnect,
+ * scout, closed-loop workers, readiness gate, window, abort); then the sim's ground truth of every
+ * request is fetched and matched to the client's timelines by X-Request-Id. Both sides use the
+ * same system-wide monotonic clock.
+ *
+ * Errors reported (client − truth, ms):
+ * - first-token lag: first-token arrival − the sim's write of that chunk;
+ * - TTFT error incl. send: (arrival − client send) − (sim write − sim receive): adds the time the
+ *   request spent leaving the client, split into the client's send delay (send → request headers
+ *   written to the socket, undici diagnostics) and written → the sim's handler saw it;
+ * - per-token arrival: arrival − write, every token chunk inside the window;
+ * - gap: (arrival gap between consecutive chunks) − (write gap), inside the window;
+ * - per-request TBT: the cell's figure (mean gap in the window) measured − the same from truth.
+ * Client CPU = (user + system CPU of this process over the window) / window wall time, in cores.
+ *
+ *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds]     (default 64,256,1024 and 5)
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { RequestTimeline } from '../src/client/types.js';
+import { requestTimeBetweenTokensMs } from '../src/metrics/figures.js';
+import { quantile } from '../src/metrics/stats.js';
+import {
+  openAccuracyRun,
+  runAccuracyCell,
+  simState,
+  truthAsTimeline,
+  compareWithTruth,
+  type SimAt,
+  type TruthJson,
+} from '../test/accuracy/harness.js';
+
+const levels = (process.argv[2] ?? '64,256,1024').split(',').map(Number);
+const WINDOW_S = Number(process.argv[3] ?? 5);
+const STEP_MS = 20;
+const SIM_OVERRIDES = {
+  stepBaseMs: STEP_MS,
+  stepPerRequestMs: 0,
+  stepPerKvTokenMs: 0,
+  maxRunningRequests: 100_000,
+  kvCapacityTokens: 1_000_000_000,
+  maxBatchedTokens: 1_000_000,
+  eosProbability: 0,
+};
+
+function startSimProcess(): Promise<{ sim: SimAt; stop: () => Promise<void> }> {
+  const script = fileURLToPath(new URL('./accuracy-sim.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(SIM_OVERRIDES)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`sim process exited (code ${code}) before printing its URL`)));
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      const { url } = JSON.parse(line) as { url: string };
+      resolve({
+        sim: { url },
+        stop: async () => {
+          child.stdin!.end();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+  });
+}
+
+function q(values: number[], p: number): number | undefined {
+  const s = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return quantile(s, p);
+}
+const f = (v: number | undefined, d = 2): string => (v === undefined ? 'n/a' : v.toFixed(d));
+
+interface LevelResult {
+  streams: number;
+  delivered: number;
+  ttftLag: number[];
+  ttftWithSend: number[];
+  /** client: sendMs → request headers written to the socket */
+  sendDelay: number[];
+  /** headers written → the sim's route handler saw the request */
+  sentToReceived: number[];
+  tokenLag: number[];
+  gapErr: number[];
+  tbtErr: number[];
+  misaligned: number;
+  cpuCores: number;
+  loopP99?: number;
+  simLateP99?: number;
+  gateMs: number;
+}
+
+async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
+  const run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4000 } });
+  await fetch(`${sim.url}/_sim/reset`, { method: 'POST' }).then((r) => r.arrayBuffer());
+  let cpu0: NodeJS.CpuUsage | undefined;
+  let wall0 = 0;
+  let cpuCores = NaN;
+  let timer: NodeJS.Timeout | undefined;
+  const cell = await runAccuracyCell(run, sim, {
+    context: 0,
+    concurrency: streams,
+    windowMs: WINDOW_S * 1000,
+    gateTimeoutMs: 120_000,
+    gateSettleMs: 500,
+    metricsIntervalMs: 1000,
+    onPhase: (m) => {
+      if (!m.startsWith('window open')) return;
+      cpu0 = process.cpuUsage();
+      wall0 = performance.now();
+      timer = setTimeout(() => {
+        const used = process.cpuUsage(cpu0);
+        cpuCores = (used.user + used.system) / 1000 / (performance.now() - wall0);
+      }, WINDOW_S * 1000);
+    },
+  });
+  clearTimeout(timer);
+  const state = await simState(sim);
+  await run.opened.close();
+
+  const { raw, truth } = cell;
+  const ws = raw.windowStartMs;
+  const we = raw.windowEndMs;
+  const out: LevelResult = {
+    streams,
+    delivered: 0,
+    ttftLag: [],
+    ttftWithSend: [],
+    sendDelay: [],
+    sentToReceived: [],
+    tokenLag: [],
+    gapErr: [],
+    tbtErr: [],
+    misaligned: 0,
+    cpuCores,
+    loopP99: raw.loopDelayMs?.p99,
+    simLateP99: state.stepLatenessMs.p99,
+    gateMs: raw.gate.waitedMs,
+  };
+  const cmp = compareWithTruth(cell);
+  out.delivered = cmp.measured.outputTokens / cmp.truth.outputTokens;
+  for (const t of raw.timelines) {
+    const rec: TruthJson | undefined = truth.get(t.id);
+    if (!rec) continue;
+    if (t.firstTokenMs !== undefined && rec.firstTokenMs !== undefined) {
+      out.ttftLag.push(t.firstTokenMs - rec.firstTokenMs);
+      out.ttftWithSend.push(t.firstTokenMs - t.sendMs - (rec.firstTokenMs - rec.receivedMs));
+    }
+    if (t.sentHeadersMs !== undefined) {
+      out.sendDelay.push(t.sentHeadersMs - t.sendMs);
+      out.sentToReceived.push(rec.receivedMs - t.sentHeadersMs);
+    }
+    perTokenErrors(t, rec, ws, we, out);
+    const mine = requestTimeBetweenTokensMs(t, ws, we);
+    const theirs = requestTimeBetweenTokensMs(truthAsTimeline(rec, t.sendMs), ws, we);
+    if (mine !== undefined && theirs !== undefined) out.tbtErr.push(Math.abs(mine - theirs));
+  }
+  return out;
+}
+
+/** chunk i of the client is chunk i of the sim (one SSE event per write, one token each) */
+function perTokenErrors(t: RequestTimeline, rec: TruthJson, ws: number, we: number, out: LevelResult): void {
+  const n = Math.min(t.chunkMs.length, rec.tokens.length);
+  for (let i = 0; i < n; i++) {
+    if (t.chunkTokens[i] !== rec.tokens[i]![1]) {
+      out.misaligned++;
+      return;
+    }
+    const at = t.chunkMs[i]!;
+    if (at < ws || at > we) continue;
+    const wrote = rec.tokens[i]![0];
+    out.tokenLag.push(at - wrote);
+    if (i > 0 && t.chunkMs[i - 1]! >= ws) out.gapErr.push(Math.abs(at - t.chunkMs[i - 1]! - (wrote - rec.tokens[i - 1]![0])));
+  }
+}
+
+const { sim, stop } = await startSimProcess();
+const results: LevelResult[] = [];
+try {
+  for (const n of levels) {
+    const r = await measure(sim, n);
+    results.push(r);
+    console.error(
+      `${n} streams: token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; gap err p99 ${f(q(r.gapErr, 0.99))} ms; ` +
+        `TBT err p99 ${f(q(r.tbtErr, 0.99), 3)} ms; CPU ${f(r.cpuCores)} cores; misaligned ${r.misaligned}`,
+    );
+  }
+} finally {
+  await stop();
+}
+
+console.log(
+  `\nMachine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`,
+);
+console.log(
+  `Measured vs truth: embedded sim (tiny, ${STEP_MS} ms steps = ${1000 / STEP_MS} tok/s per stream) in its own process, ` +
+    `client = runCell in this process, ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
+);
+console.log(
+  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU (cores) | client loop delay p99 | sim step lateness p99 |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  console.log(
+    `| ${r.streams} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.5))} / ${f(q(r.ttftLag, 0.99))} | ` +
+      `${f(q(r.ttftWithSend, 0.5))} / ${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.sendDelay, 0.5))} / ${f(q(r.sendDelay, 0.99))} | ` +
+      `${f(q(r.sentToReceived, 0.5))} / ${f(q(r.sentToReceived, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ` +
+      `${f(q(r.gapErr, 0.5))} / ${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.5), 3)} / ${f(q(r.tbtErr, 0.99), 3)} | ` +
+      `${f(r.cpuCores)} | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms |`,
+  );
+}
+console.log('\nGoals: per-request TBT error p99 ≤ 1 ms at 256 streams and ≤ 3 ms at 1,024; client CPU < 0.5 core at 1,024 streams.');

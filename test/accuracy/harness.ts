@@ -1,0 +1,257 @@
+/**
+ * Accuracy harness: run real cells (src/load/cell.ts runCell) against the embedded simulator in a
+ * worker thread, fetch the simulator's ground truth for every request of the cell, and rebuild
+ * each figure from the truth with the same definitions (src/metrics/figures.ts), so measured and
+ * true values can be compared request by request (matched by X-Request-Id).
+ *
+ * Truth of a request: the monoMs() times at which the sim WROTE each chunk and how many tokens it
+ * carried. Measured: the monoMs() times at which the client's socket read delivered them. Both
+ * come from the same system-wide monotonic clock (src/clock.ts).
+ */
+import { monoMs } from '../../src/clock.js';
+import type { RequestTimeline } from '../../src/client/types.js';
+import { resolveSuite, type ResolvedSuite } from '../../src/config/resolve.js';
+import type { SuiteInput } from '../../src/config/schema.js';
+import { runCell, type CellRun } from '../../src/load/cell.js';
+import { computeCellFigures, requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/figures.js';
+import { median } from '../../src/metrics/stats.js';
+import type { CellFigures } from '../../src/metrics/types.js';
+import { openRun, type OpenedRun } from '../../src/matrix/open.js';
+import { RunPrompts } from '../../src/matrix/prompts.js';
+import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js';
+
+/** One record of GET /_sim/truth (src/sim/truth.ts TruthRecord.toJSON). */
+export interface TruthJson {
+  id: string;
+  receivedMs: number;
+  admittedMs?: number;
+  firstTokenMs?: number;
+  endMs?: number;
+  /** [write time, tokens] per chunk */
+  tokens: [number, number][];
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  end: 'done' | 'aborted' | 'error' | 'running';
+}
+
+export interface SimStateJson {
+  running: number;
+  waiting: number;
+  arriving: number;
+  stepLatenessMs: { count: number; p50?: number; p99?: number; max?: number };
+  [key: string]: unknown;
+}
+
+/** Overrides that make the tiny profile a clean 100 tok/s-per-stream server for up to 256 streams. */
+export const FAST_TINY = {
+  stepBaseMs: 10,
+  stepPerRequestMs: 0,
+  stepPerKvTokenMs: 0,
+  maxRunningRequests: 256,
+  kvCapacityTokens: 4_194_304,
+  maxBatchedTokens: 65_536,
+  eosProbability: 0,
+} as const;
+
+export async function startThreadSim(options: Omit<SimOptions, 'thread'>): Promise<SimHandle> {
+  return startSim({ profile: 'tiny', ...options, thread: true });
+}
+
+export async function getJson<T>(url: string): Promise<T> {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`GET ${url} answered HTTP ${r.status}: ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+/** where the sim serves: a SimHandle, or a sim in another process */
+export type SimAt = Pick<SimHandle, 'url'>;
+
+export const simState = (sim: SimAt): Promise<SimStateJson> => getJson<SimStateJson>(`${sim.url}/_sim/state`);
+
+export async function truthSince(sim: SimAt, sinceMs: number): Promise<Map<string, TruthJson>> {
+  const list = await getJson<TruthJson[]>(`${sim.url}/_sim/truth?since=${sinceMs}`);
+  return new Map(list.map((r) => [r.id, r]));
+}
+
+/** A suite against the sim's URL with the given matrix; the environment is ignored (env = {}). */
+export function suiteFor(sim: SimAt, input: Omit<SuiteInput, 'target'> & { target?: SuiteInput['target'] }): ResolvedSuite {
+  return resolveSuite({ ...input, target: { engine: 'vllm', ...input.target, url: sim.url } }, {});
+}
+
+export interface OpenedAccuracyRun {
+  cfg: ResolvedSuite;
+  opened: OpenedRun;
+  prompts: RunPrompts;
+}
+
+/**
+ * Opens a run against the sim (probe + warm-up). With a fault profile the warm-up request itself
+ * may draw a fault (openRun treats that as a setup error), so it is retried: every attempt has a
+ * new run id and so a new fault draw.
+ */
+export async function openAccuracyRun(sim: SimAt, input: Parameters<typeof suiteFor>[1], attempts = 1): Promise<OpenedAccuracyRun> {
+  const cfg = suiteFor(sim, input);
+  for (let i = 1; ; i++) {
+    try {
+      const opened = await openRun(cfg);
+      return { cfg, opened, prompts: new RunPrompts(opened.session, cfg.promptMode) };
+    } catch (err) {
+      if (i >= attempts) throw err;
+    }
+  }
+}
+
+export interface AccuracyCellOptions {
+  context: number;
+  concurrency: number;
+  windowMs: number;
+  gateTimeoutMs?: number;
+  gateSettleMs?: number;
+  drainTimeoutMs?: number;
+  metricsIntervalMs?: number;
+  onPhase?: (message: string) => void;
+  /** called the moment runCell returns (before the truth is fetched) */
+  onReturn?: () => void;
+}
+
+export interface AccuracyCell {
+  raw: CellRun;
+  figures: CellFigures;
+  /** truth of every request the sim received from this cell (scout included), by id, fetched right after runCell returned */
+  truth: Map<string, TruthJson>;
+  /** when the cell started (before its drain barrier) */
+  startedMs: number;
+  /** the cell's request-id prefix */
+  cellTag: string;
+}
+
+export async function runAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: AccuracyCellOptions): Promise<AccuracyCell> {
+  const { session } = run.opened;
+  const row = await run.prompts.rowPrompt(o.context, session.maxOutputTokens);
+  const prompts = run.prompts.forCell(row, o.concurrency);
+  const startedMs = monoMs();
+  const raw = await runCell(session, {
+    context: o.context,
+    concurrency: o.concurrency,
+    promptFor: (w, i) => prompts.prompt(w, i),
+    scoutPrompts: prompts.scoutPrompts(),
+    windowMs: o.windowMs,
+    gateTimeoutMs: o.gateTimeoutMs ?? 10_000,
+    gateSettleMs: o.gateSettleMs ?? 200,
+    drainTimeoutMs: o.drainTimeoutMs ?? 10_000,
+    metricsIntervalMs: o.metricsIntervalMs ?? 250,
+    onPhase: o.onPhase,
+  });
+  o.onReturn?.();
+  const cellTag = `${session.runId}-c${o.context}x${o.concurrency}`;
+  const all = await truthSince(sim, startedMs);
+  const truth = new Map([...all].filter(([id]) => id.startsWith(`${cellTag}-`)));
+  const figures = computeCellFigures({
+    timelines: raw.timelines,
+    windowStartMs: raw.windowStartMs,
+    windowEndMs: raw.windowEndMs,
+    metricsSamples: raw.samples,
+  });
+  return { raw, figures, truth, startedMs, cellTag };
+}
+
+/** The truth of a request as a RequestTimeline (write times in place of arrival times). */
+export function truthAsTimeline(rec: TruthJson, sendMs: number): RequestTimeline {
+  const t: RequestTimeline = {
+    id: rec.id,
+    sendMs,
+    chunkMs: rec.tokens.map(([at]) => at),
+    chunkTokens: rec.tokens.map(([, n]) => n),
+    tokenSource: 'usage',
+    reasoningTokens: 0,
+  };
+  if (rec.firstTokenMs !== undefined) t.firstTokenMs = rec.firstTokenMs;
+  return t;
+}
+
+export interface TruthComparison {
+  /** requests compared (client timelines with a truth record) */
+  requests: number;
+  missingTruth: string[];
+  measured: { ttftMedianMs?: number; tbtMedianMs?: number; perRequestTps?: number; outputTokens: number; totalTps: number };
+  truth: { ttftMedianMs?: number; tbtMedianMs?: number; perRequestTps?: number; outputTokens: number; totalTps: number };
+  /** per request: client first-token arrival − sim first-token write, ms */
+  firstTokenLagMs: number[];
+}
+
+/**
+ * Rebuilds the cell's TTFT, time between tokens, per-request tok/s and total tok/s from the
+ * truth, over the same requests and the same window as the client's figures:
+ * - TTFT: same requests as computeCellFigures (first token at or before the window's end), truth
+ *   TTFT = sim first-token write time − client send time;
+ * - TBT: requestTimeBetweenTokensMs over the sim's write times inside [windowStart, windowEnd];
+ * - total: tokens the sim wrote inside the window, over the same window length.
+ */
+export function compareWithTruth(cell: AccuracyCell): TruthComparison {
+  const { raw, figures, truth } = cell;
+  const ws = raw.windowStartMs;
+  const we = raw.windowEndMs;
+  const trueTtft: number[] = [];
+  const trueTbt: number[] = [];
+  const trueTps: number[] = [];
+  const lag: number[] = [];
+  const missing: string[] = [];
+  let matched = 0;
+  for (const t of raw.timelines) {
+    const rec = truth.get(t.id);
+    if (!rec) {
+      missing.push(t.id);
+      continue;
+    }
+    matched++;
+    const tt = truthAsTimeline(rec, t.sendMs);
+    if (t.firstTokenMs !== undefined && t.firstTokenMs <= we && tt.firstTokenMs !== undefined) {
+      trueTtft.push(tt.firstTokenMs - t.sendMs);
+      lag.push(t.firstTokenMs - tt.firstTokenMs);
+    }
+    const tbt = requestTimeBetweenTokensMs(tt, ws, we);
+    if (tbt !== undefined) {
+      trueTbt.push(tbt);
+      trueTps.push(1000 / tbt);
+    }
+  }
+  // tokens written in the window by any request of the cell (a request the client never matched counts too)
+  let trueTokens = 0;
+  for (const rec of truth.values()) trueTokens += tokensInWindow(truthAsTimeline(rec, 0), ws, we);
+  const windowS = (we - ws) / 1000;
+  return {
+    requests: matched,
+    missingTruth: missing,
+    measured: {
+      ttftMedianMs: figures.ttftMs?.median,
+      tbtMedianMs: figures.timeBetweenTokensMs?.median,
+      perRequestTps: figures.perRequestTokensPerSecond,
+      outputTokens: figures.outputTokens,
+      totalTps: figures.totalTokensPerSecond,
+    },
+    truth: {
+      ttftMedianMs: median(trueTtft),
+      tbtMedianMs: median(trueTbt),
+      perRequestTps: median(trueTps),
+      outputTokens: trueTokens,
+      totalTps: trueTokens / windowS,
+    },
+    firstTokenLagMs: lag,
+  };
+}
+
+/** The issue's tolerance: 2 % of the truth or 1 ms, whichever is larger. */
+export function msTolerance(truthMs: number): number {
+  return Math.max(0.02 * Math.abs(truthMs), 1);
+}
+
+/** worker index and request sequence from an id `${cellTag}-w${w}-r${seq}` */
+export function parseWorkerId(id: string): { worker: number; seq: number } | undefined {
+  const m = /-w(\d+)-r(\d+)$/.exec(id);
+  return m ? { worker: Number(m[1]), seq: Number(m[2]) } : undefined;
+}
+
+export function fmt(n: number | undefined, digits = 3): string {
+  return n === undefined ? 'n/a' : n.toFixed(digits);
+}
