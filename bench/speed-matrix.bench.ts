@@ -1,12 +1,11 @@
 /**
- * The speed matrix. With no LLM_BENCH_URL it runs against the embedded simulated server
- * (profile sglang-h200 unless LLM_BENCH_SIM_PROFILE says otherwise). Point it at your server with
- * LLM_BENCH_URL, or write the target here. Every LLM_BENCH_* variable overrides this file.
+ * The speed matrix on one machine: `npx vitest bench --run`. The suite (target, matrix) is in
+ * bench/suite.ts, shared with the row-group files of bench/shards/ that split it over CI machines
+ * (`npx vitest run --project matrix-sharded --shard=1/2 --reporter=blob`, then `npx vitest --merge-reports`).
+ * With no LLM_BENCH_URL it runs against the embedded simulated server. Every LLM_BENCH_* variable
+ * overrides the suite.
  */
 import { defineSpeedMatrix } from '../src/index.js';
+import { suite } from './suite.js';
 
-await defineSpeedMatrix({
-  // name: 'my-vllm',                       // threshold file thresholds/<name>.json
-  // target: { url: 'http://127.0.0.1:8000', engine: 'vllm', hardware: { gpu: 'H200 NVL', gpuCount: 1 } },
-  // matrix: { contexts: [0, 8192, 32768], concurrency: [1, 4, 16], prefill: [8192], windowS: 30, maxOutputTokens: 4096 },
-});
+await defineSpeedMatrix(suite);

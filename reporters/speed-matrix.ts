@@ -6,8 +6,8 @@
  * (the single writer). Thin I/O over the pure collect / render / update functions.
  * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
@@ -16,6 +16,15 @@ import { writeResults } from '../src/results/write.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
+import { renderStepSummary } from '../src/results/step-summary.js';
+import { writeFileAtomic } from '../src/results/write.js';
+import { compareResults } from '../src/compare/compare.js';
+import { loadResultFile } from '../src/compare/load.js';
+import { renderDiffMarkdown } from '../src/compare/render-md.js';
+import { resolveTolerances } from '../src/compare/tolerances.js';
+
+/** The diff page written next to the result when the run had a baseline. */
+export const DIFF_MD = 'speed-matrix-diff.md';
 
 export interface SpeedMatrixReporterOptions {
   /** output folder; default $LLM_BENCH_OUT, else "reports" (relative to the Vitest root) */
@@ -24,8 +33,10 @@ export interface SpeedMatrixReporterOptions {
   thresholdsPath?: string;
   /** where progress lines go; default the Vitest logger */
   log?: (line: string) => void;
-  /** projects whose tests get a "running" line even before they carry meta; default ["matrix"] */
+  /** projects whose tests get a "running" line even before they carry meta; default ["matrix", "matrix-sharded"] */
   projects?: string[];
+  /** file the job summary is appended to; default $GITHUB_STEP_SUMMARY (unset: none) */
+  stepSummaryPath?: string;
 }
 
 /** True when Vitest runs with -u (snapshot update "all"): tests must not fail on threshold breaches. */
@@ -66,7 +77,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   onTestCaseReady(testCase: TestCase): void {
     const meta = testCase.meta().speedMatrix;
-    const inMatrixProject = (this.options.projects ?? ['matrix']).includes(testCase.project.name);
+    const inMatrixProject = (this.options.projects ?? ['matrix', 'matrix-sharded']).includes(testCase.project.name);
     if (!meta && !inMatrixProject) return;
     if (meta?.kind === 'run') return;
     const label =
@@ -101,7 +112,44 @@ export default class SpeedMatrixReporter implements Reporter {
     }
     const paths = this.write(result);
     if (paths) this.log(`${PREFIX} wrote ${paths.mdPath} and ${paths.jsonPath}`);
+    if (paths) this.writeDiff(result, dirname(paths.jsonPath));
+    this.appendStepSummary(result);
     if (this.updating) this.updateThresholdFile(result);
+  }
+
+  /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */
+  private writeDiff(result: SpeedMatrixResult, outDir: string): void {
+    const configured = process.env.LLM_BENCH_BASELINE?.trim() || result.info.baselinePath;
+    if (!configured) return;
+    const path = this.resolvePath(configured);
+    if (!existsSync(path)) {
+      this.log(`${PREFIX} baseline ${path} not found here: no diff page (the cells' own verdicts are in the page)`);
+      return;
+    }
+    try {
+      const base = loadResultFile(path, 'baseline');
+      const thresholdsPath = this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
+      const resolvedThresholds = thresholdsPath ? this.resolvePath(thresholdsPath) : undefined;
+      const thresholds =
+        resolvedThresholds && existsSync(resolvedThresholds) ? parseThresholds(readFileSync(resolvedThresholds, 'utf8'), resolvedThresholds) : undefined;
+      const comparison = compareResults(base, result, resolveTolerances(thresholds?.tolerances?.regression));
+      const diffPath = join(outDir, DIFF_MD);
+      writeFileAtomic(diffPath, renderDiffMarkdown({ base: base.info, next: result.info, comparison, baseLabel: configured }));
+      this.log(`${PREFIX} wrote ${diffPath}: ${comparison.counts.regressed} regressed, ${comparison.counts.improved} improved`);
+    } catch (error) {
+      this.fail(`could not write the diff page against ${path}: ${(error as Error).message}`);
+    }
+  }
+
+  /** GitHub Actions: append the grid and the failures to the job summary. */
+  private appendStepSummary(result: SpeedMatrixResult): void {
+    const path = this.options.stepSummaryPath ?? process.env.GITHUB_STEP_SUMMARY;
+    if (!path) return;
+    try {
+      appendFileSync(path, `${renderStepSummary(result)}\n`);
+    } catch (error) {
+      this.fail(`could not append to the step summary ${path}: ${(error as Error).message}`);
+    }
   }
 
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string } | undefined {

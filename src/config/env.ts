@@ -20,6 +20,12 @@ export interface EnvOverrides {
   thresholds?: string;
   simProfile?: string;
   headroom?: number;
+  /** LLM_BENCH_REPEAT: measure each cell this many times */
+  repeat?: number;
+  /** LLM_BENCH_BASELINE: speed-matrix.json to compare every cell with */
+  baseline?: string;
+  /** LLM_BENCH_SIM_OVERRIDES: simulator profile parameters (JSON object) */
+  simOverrides?: Record<string, unknown>;
 }
 
 type Env = Record<string, string | undefined>;
@@ -118,6 +124,25 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     const h = Number(headroom);
     if (!Number.isFinite(h) || h < 0 || h >= 1) throw new ConfigError(`LLM_BENCH_HEADROOM: "${headroom}" must be a fraction in [0, 1); e.g. LLM_BENCH_HEADROOM=0.1`);
     out.headroom = h;
+  }
+  const repeat = positiveNumber(env, 'LLM_BENCH_REPEAT', '3', true);
+  if (repeat !== undefined) out.repeat = repeat;
+  const baseline = nonEmpty(env, 'LLM_BENCH_BASELINE');
+  if (baseline !== undefined) out.baseline = baseline;
+  const simOverrides = nonEmpty(env, 'LLM_BENCH_SIM_OVERRIDES');
+  if (simOverrides !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(simOverrides);
+    } catch (error) {
+      throw new ConfigError(
+        `LLM_BENCH_SIM_OVERRIDES is not valid JSON (${(error as Error).message}); give a JSON object of simulator profile fields, e.g. LLM_BENCH_SIM_OVERRIDES='{"stepBaseMs":12}'`,
+      );
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`LLM_BENCH_SIM_OVERRIDES must be a JSON object of simulator profile fields, e.g. LLM_BENCH_SIM_OVERRIDES='{"stepBaseMs":12}'`);
+    }
+    out.simOverrides = parsed as Record<string, unknown>;
   }
   return out;
 }

@@ -44,6 +44,12 @@ export interface ResolvedSuite {
   clientLimitedLoopDelayMs: number;
   allowClientLimited: boolean;
   promptMode: 'shared' | 'distinct';
+  /** times each cell is measured (LLM_BENCH_REPEAT); its figures are the medians; default 1 */
+  repeat: number;
+  /** result file every cell is compared with (LLM_BENCH_BASELINE) */
+  baselinePath?: string;
+  /** simulator profile fields overridden (LLM_BENCH_SIM_OVERRIDES), checked when the simulator starts */
+  simOverrides?: Record<string, unknown>;
 }
 
 const K = 1024;
@@ -148,5 +154,8 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
     allowClientLimited: suite.allowClientLimited,
     promptMode: suite.promptMode,
+    repeat: o.repeat ?? 1,
+    ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),
+    ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
   };
 }

@@ -6,7 +6,7 @@
  */
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../client/types.js';
-import type { MetricsSample } from '../engines/types.js';
+import type { MetricsSample, ServerRequestTimings } from '../engines/types.js';
 import { streamRequest } from '../client/stream.js';
 import { createWorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from '../metrics/loop-monitor.js';
@@ -39,9 +39,12 @@ export interface CellRun {
   gate: { timedOut: boolean; waitedMs: number };
   windowStartMs: number;
   windowEndMs: number;
-  /** metrics scrapes taken inside the window */
+  /** metrics scrapes taken inside the window, each with the client's in-flight count at that time */
   samples: MetricsSample[];
+  /** event-loop delay of the load generator from the workers' start to the window's end */
   loopDelayMs?: { p50: number; p99: number; max: number };
+  /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
+  serverTimings?: Map<string, ServerRequestTimings>;
 }
 
 /** Backoff after a failed request, so a server answering 500 at once is not hammered. */
@@ -61,6 +64,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
 
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
   await pool.preconnect({ headers });
+  const serverTimings = new Map<string, ServerRequestTimings>();
   const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => {
     const req = session.adapter.buildStreamRequest({
       model: session.model,
@@ -76,7 +80,11 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       path: req.path,
       headers,
       body: req.body,
-      decode: (p) => session.adapter.decodeChunk(p),
+      decode: (p) => {
+        const d = session.adapter.decodeChunk(p);
+        if (d.serverTimings) serverTimings.set(id, d.serverTimings);
+        return d;
+      },
       endsWithDone: session.adapter.endsWithDone,
       signal,
       timeouts: session.timeouts,
@@ -128,6 +136,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     };
 
     say(`starting ${C} workers`);
+    // the event-loop monitor covers the burst before the window too: TTFT samples come from it
+    const monitor = startLoopMonitor();
     const workers = Array.from({ length: C }, (_, w) => worker(w));
 
     // Readiness gate: every worker has a token and the server queue is empty, held for the settle time.
@@ -162,15 +172,15 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
 
     // Window.
     say(`window open for ${(opts.windowMs / 1000).toFixed(1)} s`);
-    const monitor = startLoopMonitor();
     const windowStartMs = monoMs();
     const windowDue = windowStartMs + opts.windowMs;
     const samples: MetricsSample[] = [];
     const sampler = (async () => {
       let next = windowStartMs;
       while (!stopping && !cellAbort.signal.aborted && next < windowDue) {
+        const clientInFlight = inFlight.size;
         const s = await scrapeMetrics(session);
-        if (s && s.atMs <= windowDue) samples.push(s);
+        if (s && s.atMs <= windowDue) samples.push({ ...s, clientInFlight });
         next += opts.metricsIntervalMs;
         await sleep(Math.min(next, windowDue) - monoMs(), cellAbort.signal);
       }
@@ -190,7 +200,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     await Promise.all(workers);
     await sampler;
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('cell aborted');
-    return { drain, scouts, timelines, gate, windowStartMs, windowEndMs, samples, loopDelayMs };
+    return { drain, scouts, timelines, gate, windowStartMs, windowEndMs, samples, loopDelayMs, ...(serverTimings.size > 0 ? { serverTimings } : {}) };
   } finally {
     cellAbort.abort();
     opts.signal?.removeEventListener('abort', onOuterAbort);

@@ -5,12 +5,16 @@
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { computeCellFigures } from '../metrics/figures.js';
+import { crossCheckCell } from '../metrics/crosscheck.js';
+import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
 import { cellStatuses } from '../metrics/status.js';
 import type { CellResult } from '../results/types.js';
 import { evaluateCell } from '../thresholds/evaluate.js';
 import type { PlannedCell } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
+import { combineStatuses, medianFigures, repeatsOf } from './repeat.js';
+import { baselineCellFailures } from '../compare/baseline.js';
 
 export function createCellRunner(run: RunContext) {
   const { cfg, opened, info } = run;
@@ -36,38 +40,68 @@ export function createCellRunner(run: RunContext) {
     const prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
     const prompts = run.prompts.forCell(prompt, cell.concurrency);
     const say = (m: string) => progress(`${cell.key}: ${m}`);
-    const raw = await runCell(opened.session, {
-      context: cell.context,
-      concurrency: cell.concurrency,
-      promptFor: (w, i) => prompts.prompt(w, i),
-      scoutPrompts: prompts.scoutPrompts(),
-      windowMs: cfg.matrix.windowS * 1000,
-      gateTimeoutMs: cfg.timeouts.gateMs + cfg.timeouts.gatePerContextTokenMs * cell.context * cell.concurrency,
-      gateSettleMs: cfg.timeouts.gateSettleMs,
-      drainTimeoutMs: cfg.timeouts.drainMs,
-      metricsIntervalMs: cfg.metricsIntervalMs,
-      signal: tc.signal,
-      onPhase: say,
-    });
+    // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
+    // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
+    const repeats: Array<{ raw: Awaited<ReturnType<typeof runCell>>; figures: ReturnType<typeof computeCellFigures>; verdict: ReturnType<typeof cellStatuses> }> = [];
+    const crossChecks: ServerCrossCheck[] = [];
+    for (let r = 0; r < cfg.repeat; r++) {
+      if (cfg.repeat > 1) say(`repeat ${r + 1} of ${cfg.repeat}`);
+      const raw = await runCell(opened.session, {
+        context: cell.context,
+        concurrency: cell.concurrency,
+        promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
+        scoutPrompts: prompts.scoutPrompts(),
+        windowMs: cfg.matrix.windowS * 1000,
+        gateTimeoutMs: cfg.timeouts.gateMs + cfg.timeouts.gatePerContextTokenMs * cell.context * cell.concurrency,
+        gateSettleMs: cfg.timeouts.gateSettleMs,
+        drainTimeoutMs: cfg.timeouts.drainMs,
+        metricsIntervalMs: cfg.metricsIntervalMs,
+        signal: tc.signal,
+        onPhase: say,
+      });
 
-    const figures = computeCellFigures({
-      timelines: raw.timelines,
-      windowStartMs: raw.windowStartMs,
-      windowEndMs: raw.windowEndMs,
-      metricsSamples: raw.samples,
-    });
-    const verdict = cellStatuses({
-      concurrency: cell.concurrency,
-      figures,
-      timelines: raw.timelines,
-      samples: raw.samples,
-      gateTimedOut: raw.gate.timedOut,
-      gateWaitedMs: raw.gate.waitedMs,
-      drainTimedOut: raw.drain.timedOut,
-      drainWaitedMs: raw.drain.waitedMs,
-      loopDelayMs: raw.loopDelayMs,
-      loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
-    });
+      const figures = computeCellFigures({
+        timelines: raw.timelines,
+        windowStartMs: raw.windowStartMs,
+        windowEndMs: raw.windowEndMs,
+        metricsSamples: raw.samples,
+        // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
+        ttftFrom: 'sent-headers',
+      });
+      const verdict = cellStatuses({
+        concurrency: cell.concurrency,
+        figures,
+        timelines: raw.timelines,
+        samples: raw.samples,
+        gateTimedOut: raw.gate.timedOut,
+        gateWaitedMs: raw.gate.waitedMs,
+        drainTimedOut: raw.drain.timedOut,
+        drainWaitedMs: raw.drain.waitedMs,
+        loopDelayMs: raw.loopDelayMs,
+        loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
+      });
+      repeats.push({ raw, figures, verdict });
+      // the server's own counts and speeds beside the client's (flagged at > 10 % apart)
+      const check = crossCheckCell({
+        timelines: raw.timelines,
+        windowStartMs: raw.windowStartMs,
+        windowEndMs: raw.windowEndMs,
+        samples: raw.samples,
+        figures,
+        serverTimings: raw.serverTimings,
+        engine: opened.session.adapter.kind,
+      });
+      if (check) {
+        crossChecks.push(check);
+        for (const i of check.items.filter((x) => x.disagree)) {
+          say(`⚠ server and client disagree on ${i.figure}: server ${i.server.toFixed(1)}, client ${i.client.toFixed(1)} (${i.source})`);
+        }
+      }
+    }
+    const figures = medianFigures(repeats.map((x) => x.figures));
+    const verdict = combineStatuses(repeats.map((x) => x.verdict));
+    // the client's worst event-loop delay over the repeats
+    const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
     const result: CellResult = {
       context: cell.context,
       contextLabel: cell.contextLabel,
@@ -78,6 +112,9 @@ export function createCellRunner(run: RunContext) {
       figures,
       ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
       ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+      ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
+      // a repeat whose numbers disagree is the one kept; else the last
+      ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),
       finishedAt: new Date().toISOString(),
     };
 
@@ -94,9 +131,13 @@ export function createCellRunner(run: RunContext) {
       failures.push(`${cell.key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
     }
     result.thresholdFailures = failures;
+    // LLM_BENCH_BASELINE: the same cell of the baseline run, within the regression tolerances
+    const regressions = run.baseline ? baselineCellFailures(run.baseline, result) : [];
+    if (run.baseline) result.baselineFailures = regressions;
     tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
-    if (failures.length > 0 && !run.updating) {
-      throw new Error(failures.join('\n'));
+    const all = [...failures, ...regressions];
+    if (all.length > 0 && !run.updating) {
+      throw new Error(all.join('\n'));
     }
   };
 }

@@ -3,6 +3,7 @@ import type { RunInfo } from '../results/types.js';
 import type { LoadedThresholds } from '../thresholds/load.js';
 import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';
+import type { LoadedBaseline } from '../compare/baseline.js';
 
 /** What every generated test of one run shares. */
 export interface RunContext {
@@ -13,4 +14,6 @@ export interface RunContext {
   /** `-u`: thresholds are being rewritten, so a breach does not fail the test */
   updating: boolean;
   prompts: RunPrompts;
+  /** LLM_BENCH_BASELINE: the run every cell is compared with */
+  baseline?: LoadedBaseline;
 }

@@ -16,25 +16,54 @@ import { createCellRunner } from './cell-test.js';
 import { createPrefillRunner } from './prefill-test.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { contextLabel } from '../results/labels.js';
+import { loadBaseline, readBaseline } from '../compare/baseline.js';
+import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
-export async function defineSpeedMatrix(input: SuiteInput = {}): Promise<void> {
+export interface DefineOptions {
+  /**
+   * Run only one group of rows (see src/matrix/groups.ts), so a matrix split over several bench
+   * files can be spread over machines with `vitest --shard`; the page of the merged run is the
+   * page of the whole matrix.
+   */
+  rows?: RowGroup;
+}
+
+export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineOptions = {}): Promise<void> {
   const cfg = resolveSuite(input);
+  if (options.rows) {
+    checkRowGroup(options.rows);
+    const mine = selectRowGroup(planMatrix(cfg.matrix, {}), options.rows);
+    if (mine.cells.length + mine.prefill.length === 0) {
+      // more groups than rows: this file has nothing to run (and starts no server)
+      test.skip(`row group ${options.rows.index} of ${options.rows.of}: no rows of this matrix`, () => {});
+      return;
+    }
+  }
+  // LLM_BENCH_BASELINE: read before the server is reached, so a bad path fails the file at once
+  const baselineResult = cfg.baselinePath ? readBaseline(cfg.baselinePath) : undefined;
   const opened = await openRun(cfg);
   afterAll(() => opened.close());
-  const plan = planMatrix(cfg.matrix, {
+  const fullPlan = planMatrix(cfg.matrix, {
     kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value,
     maxRunningRequests: opened.session.facts.maxRunningRequests?.value,
   });
-  const info = describeRun(cfg, opened, plan);
+  // the run info names the whole matrix, so merged shards plan (and draw) every cell
+  const info = describeRun(cfg, opened, fullPlan);
+  const plan = options.rows ? selectRowGroup(fullPlan, options.rows) : fullPlan;
   const updating = inject('speedMatrixUpdate') ?? false;
   const thresholds = loadThresholds(cfg.thresholdsPath, {
-    cellKeys: plan.cells.map((c) => c.key),
-    prefillKeys: plan.prefill.map((p) => contextLabel(p.context)),
+    cellKeys: fullPlan.cells.map((c) => c.key),
+    prefillKeys: fullPlan.prefill.map((p) => contextLabel(p.context)),
     // -u may run against a changed matrix: the reporter rewrites the file at the end
     allowUnknown: updating,
   });
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
-  const ctx = { cfg, opened, info, thresholds, updating, prompts };
+  // …and checked against this run's settings before any cell runs
+  const baseline =
+    cfg.baselinePath && baselineResult
+      ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
+      : undefined;
+  const ctx = { cfg, opened, info, thresholds, updating, prompts, ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
 
@@ -50,7 +79,9 @@ export async function defineSpeedMatrix(input: SuiteInput = {}): Promise<void> {
         cfg.matrix.windowS * 1000 +
         cfg.timeouts.headersMs +
         60_000;
-      test(`decode ${cell.key}`, { timeout }, (tc) => runCellTest(cell, tc));
+      // each repeat is a whole cell run
+      const repeatTimeout = timeout * cfg.repeat;
+      test(`decode ${cell.key}`, { timeout: repeatTimeout }, (tc) => runCellTest(cell, tc));
     }
   });
   void expect;

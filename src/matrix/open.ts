@@ -9,7 +9,7 @@ import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../config/errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
-import { startSim, type SimHandle } from '../sim/index.js';
+import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import type { LoadSession } from '../load/session.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
@@ -18,6 +18,8 @@ import { contextLabel } from '../results/labels.js';
 import type { MatrixPlan } from './plan.js';
 
 export const TOOL = { name: 'llm-speed-matrix', version: '0.1.0' } as const;
+
+const WARMUP_ATTEMPTS = 3;
 
 export interface OpenedRun {
   session: LoadSession;
@@ -40,11 +42,39 @@ export function displayUrl(url: string): string {
   }
 }
 
+/**
+ * LLM_BENCH_SIM_OVERRIDES checked against the profile: every key must be a profile field of the
+ * same type, and the resulting profile must be valid. Errors name the variable and the fix.
+ */
+export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOverrides } {
+  const raw = cfg.simOverrides;
+  if (raw === undefined) return {};
+  const base = getSimProfile(cfg.simProfile) as unknown as Record<string, unknown>;
+  const fields = Object.keys(base).filter((k) => k !== 'name');
+  for (const [key, value] of Object.entries(raw)) {
+    if (!fields.includes(key)) {
+      throw new ConfigError(`LLM_BENCH_SIM_OVERRIDES: "${key}" is not a simulator profile field; use one of ${fields.join(', ')}`);
+    }
+    if (typeof value !== typeof base[key] || value === null) {
+      throw new ConfigError(
+        `LLM_BENCH_SIM_OVERRIDES: "${key}" must be a ${typeof base[key]} like the profile's ${JSON.stringify(base[key])}, got ${JSON.stringify(value)}`,
+      );
+    }
+  }
+  const overrides = raw as SimProfileOverrides;
+  try {
+    resolveSimProfile(cfg.simProfile, overrides);
+  } catch (error) {
+    throw new ConfigError(`LLM_BENCH_SIM_OVERRIDES: ${(error as Error).message}`);
+  }
+  return { overrides };
+}
+
 export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let sim: SimHandle | undefined;
   let baseUrl = cfg.target.url;
   if (baseUrl === undefined) {
-    sim = await startSim({ profile: cfg.simProfile, thread: true });
+    sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });
     baseUrl = sim.url;
   }
   const target: HttpTarget = { baseUrl, ...(cfg.target.apiKey ? { apiKey: cfg.target.apiKey } : {}) };
@@ -78,7 +108,11 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
     };
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
-    const warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8);
+    // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
+    let warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8);
+    for (let attempt = 1; attempt < WARMUP_ATTEMPTS && warm.end?.kind === 'error'; attempt++) {
+      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt}`, 'Say hello.', 8);
+    }
     if (warm.end?.kind === 'error') {
       throw new ConfigError(
         `the warm-up request to ${displayUrl(baseUrl)} failed (${warm.end.code}: ${warm.end.message}); check the URL, model and API key`,
@@ -138,6 +172,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
     title: `${model} on ${where}${opened.sim ? ' (simulated)' : ''}`,
     simulated: opened.sim !== undefined,
     ...(opened.sim ? { simProfile: cfg.simProfile } : {}),
+    ...(opened.sim && cfg.simOverrides ? { simOverrides: cfg.simOverrides } : {}),
     targetUrl: displayUrl(opened.session.target.baseUrl),
     startedAt: new Date().toISOString(),
     hardware: hw,
@@ -155,15 +190,18 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       windowS: cfg.matrix.windowS,
       maxOutputTokens: cfg.matrix.maxOutputTokens,
       endpoint: cfg.target.endpoint,
+      ttftStart: 'request-written',
       contexts: cfg.matrix.contexts,
       concurrency: cfg.matrix.concurrency,
       prefillContexts: cfg.matrix.prefill,
+      ...(cfg.repeat > 1 ? { repeat: cfg.repeat } : {}),
     },
     server: facts,
     ...(launchCommandOf(cfg, facts) ? { launchCommand: launchCommandOf(cfg, facts) } : {}),
     plannedCells: plan.cells.map((c) => c.key),
     plannedPrefill: plan.prefill.map((p) => contextLabel(p.context)),
     thresholdsPath: cfg.thresholdsPath,
+    ...(cfg.baselinePath !== undefined ? { baselinePath: cfg.baselinePath } : {}),
   } as RunInfo;
 }
 

@@ -11,13 +11,14 @@ import { evaluatePrefill } from '../thresholds/evaluate.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
+import { baselinePrefillFailures } from '../compare/baseline.js';
 
 export function createPrefillRunner(run: RunContext) {
   return async function runPrefillTest(row: PlannedPrefill, tc: TestContext): Promise<void> {
     const prompt = await run.prompts.rowPrompt(row.context, 1);
     progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens`);
     const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal);
-    const figures = prefillFigures(t);
+    const figures = prefillFigures(t, 'sent-headers');
     const failed = t.end?.kind !== 'done' || figures === undefined;
     const result: PrefillRowResult = {
       context: row.context,
@@ -31,8 +32,11 @@ export function createPrefillRunner(run: RunContext) {
     };
     const failures = evaluatePrefill(row.key, result, run.thresholds.prefill[row.key]);
     result.thresholdFailures = failures;
+    const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
+    if (run.baseline) result.baselineFailures = regressions;
     tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
     if (failed) throw new Error(`prefill ${row.key} failed: ${result.error}`);
-    if (failures.length > 0 && !run.updating) throw new Error(failures.join('\n'));
+    const all = [...failures, ...regressions];
+    if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
   };
 }

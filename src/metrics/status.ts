@@ -13,7 +13,7 @@ export const QUEUED_RUNNING_SHARE = 0.95;
 /** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
 export interface CellStatusEvidence {
   capacity?: { requiredTokens: number; kvCapacityTokens: number };
-  queued?: { maxWaiting?: number; meanRunning?: number; concurrency: number };
+  queued?: { maxWaiting?: number; meanRunning?: number; meanClientInFlight?: number; concurrency: number };
   warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
   errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
   clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number };
@@ -58,7 +58,7 @@ export interface CellStatusResult {
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
- *   running < 0.95 × C.
+ *   running < 0.95 × min(C, mean of the client's in-flight count at the sample times).
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree (it is no status).
  */
 export function cellStatuses(input: CellStatusInput): CellStatusResult {
@@ -84,14 +84,20 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     evidence.errors = { count: figures.failedRequests, byCode: summary ? summary.byCode : {} };
     if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
   }
-  const { meanRunning, maxWaiting } = input.samples ? serverLoad(input.samples) : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests };
+  const { meanRunning, maxWaiting, meanClientInFlight } = input.samples
+    ? serverLoad(input.samples)
+    : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined };
   const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
-  const runningShort = meanRunning !== undefined && meanRunning < QUEUED_RUNNING_SHARE * concurrency;
+  // Compared with what the client actually had in flight at the sample times (at most C): a worker
+  // waiting out its backoff after a failure is the client holding back, not the server queueing.
+  const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
+  const runningShort = meanRunning !== undefined && meanRunning < QUEUED_RUNNING_SHARE * offered;
   if (waitingSeen || runningShort) {
     statuses.push('requests-queued');
     const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
     if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
     if (meanRunning !== undefined) queued.meanRunning = meanRunning;
+    if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
     evidence.queued = queued;
   }
   if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
@@ -102,16 +108,20 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
 }
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
-function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number } {
+function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } {
   const running: number[] = [];
+  const inFlight: number[] = [];
   let maxWaiting: number | undefined;
   for (const s of samples) {
     if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
+    if (s.clientInFlight !== undefined) inFlight.push(s.clientInFlight);
     if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
   }
-  const out: { meanRunning?: number; maxWaiting?: number } = {};
+  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } = {};
   const m = mean(running);
   if (m !== undefined) out.meanRunning = m;
+  const c = mean(inFlight);
+  if (c !== undefined) out.meanClientInFlight = c;
   if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
   return out;
 }

@@ -55,6 +55,10 @@ export function collectResult(
   if (!info) return undefined;
 
   const resultInfo: RunInfo = { ...info };
+  // a run split over files or shards started when its first part started
+  const starts = metas.flatMap((m) => (m.kind === 'run' || m.info ? [(m.kind === 'run' ? m.info : m.info!).startedAt] : []));
+  const earliest = starts.reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined);
+  if (earliest !== undefined) resultInfo.startedAt = earliest;
   if (plannedCells.size > 0) resultInfo.plannedCells = [...plannedCells].sort(compareCellKeys);
   if (plannedPrefill.size > 0) {
     resultInfo.plannedPrefill = [...plannedPrefill].sort((a, b) => parseContext(a) - parseContext(b));

@@ -108,13 +108,20 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   out.push(TTFT_NOTE, '');
 
   out.push('### All measurements', '', 'Latencies are medians. Total tok/s is output across all simultaneous requests.', '');
-  out.push(row([...ALL_MEASUREMENTS_COLUMNS]), row(ALL_MEASUREMENTS_COLUMNS.map(() => '---')));
-  for (const context of prefillContexts) out.push(row(prefillMeasurementRow(context, prefill.get(context), missing)));
+  // repeated cells (LLM_BENCH_REPEAT > 1): one more column with the spread of the repeats
+  const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1);
+  const columns: string[] = showSpread ? [...ALL_MEASUREMENTS_COLUMNS, SPREAD_COLUMN] : [...ALL_MEASUREMENTS_COLUMNS];
+  out.push(row(columns), row(columns.map(() => '---')));
+  for (const context of prefillContexts) {
+    out.push(row([...prefillMeasurementRow(context, prefill.get(context), missing), ...(showSpread ? [ABSENT] : [])]));
+  }
   for (const context of contexts) {
     for (const c of levels) {
       const key = cellKey(context, c);
       const cell = cells.get(key);
-      if (cell || planned.includes(key)) out.push(row(cellMeasurementRow(context, c, cell, missing)));
+      if (cell || planned.includes(key)) {
+        out.push(row([...cellMeasurementRow(context, c, cell, missing), ...(showSpread ? [spreadText(cell)] : [])]));
+      }
     }
   }
   out.push('');
@@ -126,9 +133,27 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     );
   }
 
+  const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
+  if (crossChecked.length > 0) {
+    const list = crossChecked.map((c) => `${cellKey(c.context, c.concurrency)} (${crossCheckText(c)})`).join('; ');
+    out.push(`⚠ Server cross-check: the server's own figures differ from the client's by more than ${formatNumber((crossChecked[0]!.serverCrossCheck!.tolerance) * 100, 0)} % in ${list}. Check these cells before trusting them.`, '');
+  }
+
+  if (showSpread) {
+    out.push(
+      `${SPREAD_COLUMN}: each cell was measured ${info.run.repeat ?? 'several'} times and shows the medians; ± is half the range of the repeats over their median, for total tok/s, per request tok/s, TTFT and time between tokens.`,
+      '',
+    );
+  }
+
   const failures = [...result.prefill, ...result.cells].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
     out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');
+  }
+  const regressions = [...result.prefill, ...result.cells].flatMap((x) => x.baselineFailures ?? []);
+  if (regressions.length > 0) {
+    const from = info.baselinePath ? ` (${escapeInline(info.baselinePath)})` : '';
+    out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');
   }
   return out.join('\n');
 }
@@ -193,6 +218,8 @@ function engineItems(info: RunInfo): Array<[string, string | undefined]> {
     ['Repository', e.repository],
     ['Build', e.build],
     ['Commit', e.commit],
+    ['Detected by', e.detectedBy],
+    ['Detection note', e.detectionNote],
     ['KV cache', sourced(s.kvCapacityTokens, ' tokens')],
     ['Max running requests', sourced(s.maxRunningRequests, '')],
     ['Max model length', sourced(s.maxModelLen, ' tokens')],
@@ -208,9 +235,13 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Decode test', 'Fixed duration'],
     ['Prefill mode', run.prefillMode === 'separate' ? 'Separate cold request per context' : 'Measured during decode warm-up'],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
+    ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
+    ['Output length', run.outputLengthForced === false ? 'not forced (the engine cannot ignore end-of-sequence): counted what was produced' : undefined],
     ['Endpoint', run.endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions'],
     ['Target', result.info.targetUrl],
+    ['Simulator overrides', result.info.simOverrides ? JSON.stringify(result.info.simOverrides) : undefined],
+    ['Baseline', result.info.baselinePath],
     ['Started', result.info.startedAt],
     ['Ended', result.endedAt],
   ];
@@ -274,7 +305,7 @@ function cellMeasurementRow(context: number, concurrency: number, cell: CellResu
   if (!cell || !f) return [...head, cell ? statusText(cell) : missing, ...Array<string>(10).fill(ABSENT)];
   return [
     ...head,
-    statusText(cell),
+    `${statusText(cell)}${cell.serverCrossCheck?.disagree ? ' ⚠' : ''}`,
     formatRate(f.totalTokensPerSecond),
     formatRate(f.perRequestTokensPerSecond),
     formatMs(f.ttftMs?.median),
@@ -286,6 +317,32 @@ function cellMeasurementRow(context: number, concurrency: number, cell: CellResu
     formatCount(f.failedRequests),
     `${formatRate(f.clientActiveRequests)}${f.activeRequestsDisagree ? ' ⚠' : ''}`,
   ];
+}
+
+/** `total tok/s: server 350.2, client 388.1` for each disagreeing item of a cell's server cross-check. */
+function crossCheckText(cell: CellResult): string {
+  const names: Record<string, string> = { outputTokensPerSecond: 'total tok/s', ttftMedianMs: 'TTFT ms', perRequestTokensPerSecond: 'per request tok/s' };
+  return (cell.serverCrossCheck?.items ?? [])
+    .filter((i) => i.disagree)
+    .map((i) => `${names[i.figure] ?? i.figure}: server ${formatNumber(i.server, 1)}, client ${formatNumber(i.client, 1)}`)
+    .join(', ');
+}
+
+export const SPREAD_COLUMN = 'Spread over repeats';
+
+/** `tok/s ±0.4% · per request ±0.2% · TTFT ±3.1% · TBT ±0.1%` from a repeated cell's spread. */
+function spreadText(cell: CellResult | undefined): string {
+  const spread = cell?.repeats?.spread;
+  if (!spread || (cell?.repeats?.count ?? 1) < 2) return ABSENT;
+  const parts: string[] = [];
+  const add = (label: string, x: number | undefined) => {
+    if (x !== undefined) parts.push(`${label} ±${formatNumber(x * 100, 1)}%`);
+  };
+  add('tok/s', spread.totalTokensPerSecond?.relativeHalfRange);
+  add('per request', spread.perRequestTokensPerSecond?.relativeHalfRange);
+  add('TTFT', spread.ttftMs?.relativeHalfRange);
+  add('TBT', spread.timeBetweenTokensMs?.relativeHalfRange);
+  return parts.length > 0 ? `${parts.join(' · ')} (${cell!.repeats!.count} runs)` : ABSENT;
 }
 
 function legendLine(seen: Set<CellStatus>): string | undefined {

@@ -84,6 +84,16 @@ export interface RunInfo {
    * threshold file of this target (rewritten by the reporter under -u)
    */
   thresholdsPath?: string;
+  /**
+   * result file the cells were compared with (LLM_BENCH_BASELINE)
+   */
+  baselinePath?: string;
+  /**
+   * simulator profile parameters overridden for this run (LLM_BENCH_SIM_OVERRIDES)
+   */
+  simOverrides?: {
+    [k: string]: unknown | undefined;
+  };
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -117,6 +127,14 @@ export interface EngineInfo {
   repository?: string;
   build?: string;
   commit?: string;
+  /**
+   * how the engine was chosen: the detection evidence, or that the config set it
+   */
+  detectedBy?: string;
+  /**
+   * set when detection was unsure or fell back to the generic adapter
+   */
+  detectionNote?: string;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -138,11 +156,23 @@ export interface RunSettings {
   maxOutputTokens: number;
   endpoint: 'chat' | 'completions';
   /**
+   * where the TTFT clock starts: when the request headers were written to the socket (undici:client:sendHeaders), or when the request was handed to the client
+   */
+  ttftStart?: 'request-written' | 'request-sent';
+  /**
    * target prompt tokens per row
    */
   contexts: number[];
   concurrency: number[];
   prefillContexts: number[];
+  /**
+   * times each cell was measured (LLM_BENCH_REPEAT); figures are the medians; absent = 1
+   */
+  repeat?: number;
+  /**
+   * false when the engine cannot force the output length (no ignore_eos: TGI, Ollama): requests may stop early and the figures count what was produced; absent = forced
+   */
+  outputLengthForced?: boolean;
 }
 /**
  * what the probe found, each value with where it came from
@@ -217,6 +247,10 @@ export interface PrefillRowResult {
    * threshold verdicts, filled by the prefill test
    */
   thresholdFailures?: string[];
+  /**
+   * regressions against the baseline (LLM_BENCH_BASELINE), filled by the prefill test
+   */
+  baselineFailures?: string[];
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -262,6 +296,12 @@ export interface CellResult {
    * threshold verdicts, filled by the cell test
    */
   thresholdFailures?: string[];
+  /**
+   * regressions against the baseline (LLM_BENCH_BASELINE), filled by the cell test
+   */
+  baselineFailures?: string[];
+  repeats?: CellRepeats;
+  serverCrossCheck?: ServerCrossCheck;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -281,6 +321,10 @@ export interface CellEvidence {
   queued?: {
     maxWaiting?: number;
     meanRunning?: number;
+    /**
+     * mean of the client's in-flight requests at the sample times
+     */
+    meanClientInFlight?: number;
     concurrency: number;
   };
   warmupTimedOut?: {
@@ -368,4 +412,88 @@ export interface Distribution {
   p90: number;
   p99: number;
   samples: number;
+}
+/**
+ * a cell measured several times (LLM_BENCH_REPEAT): its figures are the medians of the repeats; the spread of the gated figures
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "CellRepeats".
+ */
+export interface CellRepeats {
+  count: number;
+  spread: {
+    totalTokensPerSecond?: FigureSpread;
+    perRequestTokensPerSecond?: FigureSpread;
+    ttftMs?: FigureSpread;
+    timeBetweenTokensMs?: FigureSpread;
+  };
+}
+/**
+ * one figure over the repeats of a cell
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "FigureSpread".
+ */
+export interface FigureSpread {
+  /**
+   * the figure of each repeat, in run order
+   */
+  values: number[];
+  min: number;
+  max: number;
+  /**
+   * (max − min) / 2 / median; absent when the median is 0
+   */
+  relativeHalfRange?: number;
+}
+/**
+ * server-reported counts and speeds stored beside the client's figures; disagree when any differs by more than the tolerance
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "ServerCrossCheck".
+ */
+export interface ServerCrossCheck {
+  /**
+   * relative tolerance, 0.1 = 10 %
+   */
+  tolerance: number;
+  disagree: boolean;
+  items: CrossCheckItem[];
+}
+/**
+ * one figure as the server reported it beside the client's own
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "CrossCheckItem".
+ */
+export interface CrossCheckItem {
+  figure: 'outputTokensPerSecond' | 'ttftMedianMs' | 'perRequestTokensPerSecond';
+  /**
+   * the server's value
+   */
+  server: number;
+  /**
+   * the client's value over the same span
+   */
+  client: number;
+  /**
+   * |server − client| / client (0 when both are 0)
+   */
+  relativeDifference: number;
+  /**
+   * relativeDifference over the tolerance (for TTFT: the client median outside the server histogram's bucket widened by the tolerance)
+   */
+  disagree: boolean;
+  /**
+   * where the server value came from, e.g. Δvllm:generation_tokens_total between two scrapes
+   */
+  source: string;
+  /**
+   * length of the compared span (first to last metrics sample inside the window)
+   */
+  spanS?: number;
+  /**
+   * observations behind the server value (requests, histogram counts)
+   */
+  samples?: number;
 }

@@ -8,6 +8,7 @@
  * (src/engines/types.ts) stay hand-written where they are; the assertions at the end of this file
  * make `tsc` fail if they and the generated shapes stop being mutually assignable.
  */
+import type {} from 'vitest'; // load vitest's types before augmenting them (file order must not matter)
 import type * as Gen from './speed-matrix.gen.js';
 import type * as Metrics from '../metrics/types.js';
 import type * as Engines from '../engines/types.js';
@@ -21,6 +22,8 @@ export type {
   PrefillRowResult,
   CellEvidence,
   CellResult,
+  CellRepeats,
+  FigureSpread,
 } from './speed-matrix.gen.js';
 
 /**

@@ -4,7 +4,14 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { cellKey, parseCellKey, contextLabel, parseContext } from '../results/labels.js';
-import { CELL_FIGURES, PREFILL_FIGURES, ThresholdsFileSchema, type ThresholdsFile } from './schema.js';
+import {
+  CELL_FIGURES,
+  PREFILL_FIGURES,
+  REGRESSION_CELL_FIGURES,
+  REGRESSION_PREFILL_FIGURES,
+  ThresholdsFileSchema,
+  type ThresholdsFile,
+} from './schema.js';
 
 export class ThresholdsError extends Error {
   override name = 'ThresholdsError';
@@ -80,7 +87,11 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 0) return TOP_LEVEL_KEYS;
   if (isFigurePath(path)) return path[0] === 'prefill' ? PREFILL_FIGURES : CELL_FIGURES;
   if (path.length === 2 && (path[0] === 'cells' || path[0] === 'prefill')) return ['status', 'min', 'max'];
-  if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack'];
+  if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack', 'regression'];
+  if (path.length === 2 && path[0] === 'tolerances' && path[1] === 'regression') return ['cells', 'prefill'];
+  if (path.length === 3 && path[0] === 'tolerances' && path[1] === 'regression') {
+    return path[2] === 'prefill' ? REGRESSION_PREFILL_FIGURES : REGRESSION_CELL_FIGURES;
+  }
   return [];
 }
 

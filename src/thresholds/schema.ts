@@ -57,6 +57,35 @@ export const PrefillBudgetSchema = z
   })
   .describe('budget of one prefill row');
 
+/** Figures the baseline comparison gates (cells: ttftMs and timeBetweenTokensMs are their medians). */
+export const REGRESSION_CELL_FIGURES = ['totalTokensPerSecond', 'perRequestTokensPerSecond', 'ttftMs', 'timeBetweenTokensMs'] as const;
+export const REGRESSION_PREFILL_FIGURES = ['promptTokensPerSecond', 'ttftMs'] as const;
+
+/** A figure's regression tolerance: a fraction (0.05 = 5 %), or a fraction plus an absolute floor in the figure's unit. */
+export const RegressionToleranceSchema = z.union([
+  z.number().min(0).describe('relative tolerance, e.g. 0.05 = 5 %'),
+  z.strictObject({
+    relative: z.number().min(0).describe('relative tolerance, e.g. 0.10 = 10 %'),
+    absolute: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('a change no larger than this (in the figure\'s unit: ms or tok/s) is never a regression'),
+  }),
+]);
+
+function regressionBlock<const T extends readonly string[]>(names: T, description: string) {
+  const shape = Object.fromEntries(names.map((n) => [n, RegressionToleranceSchema.optional()])) as {
+    [K in T[number]]: z.ZodOptional<typeof RegressionToleranceSchema>;
+  };
+  return z.strictObject(shape).describe(description);
+}
+
+export const RegressionTolerancesSchema = z.strictObject({
+  cells: regressionBlock(REGRESSION_CELL_FIGURES, 'per sustained-decode figure').optional(),
+  prefill: regressionBlock(REGRESSION_PREFILL_FIGURES, 'per prefill figure').optional(),
+});
+
 export const TolerancesSchema = z
   .strictObject({
     acceptStatuses: z
@@ -69,6 +98,9 @@ export const TolerancesSchema = z
       .max(1)
       .optional()
       .describe('extra relative slack at evaluation: min × (1 − slack), max × (1 + slack); default 0'),
+    regression: RegressionTolerancesSchema.optional().describe(
+      'baseline comparison (LLM_BENCH_BASELINE, `llm-speed-matrix compare`): how far a figure may move the wrong way before the cell fails; defaults in src/compare/tolerances.ts',
+    ),
   })
   .describe('how strictly budgets are applied');
 
@@ -104,6 +136,8 @@ export type CellBudget = z.output<typeof CellBudgetSchema>;
 export type PrefillBudget = z.output<typeof PrefillBudgetSchema>;
 export type Tolerances = z.output<typeof TolerancesSchema>;
 export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
+export type RegressionTolerance = z.output<typeof RegressionToleranceSchema>;
+export type RegressionTolerances = z.output<typeof RegressionTolerancesSchema>;
 
 /** Figures where a higher value is better (budget: min); the rest are latencies (budget: max). */
 export const HIGHER_IS_BETTER: ReadonlySet<string> = new Set([

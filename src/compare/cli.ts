@@ -1,0 +1,130 @@
+/**
+ * `llm-speed-matrix compare <base.json> <new.json> [--out diff.md] [--thresholds file]`
+ * Exit 0: no regression; 1: at least one figure regressed beyond its tolerance; 2: usage error,
+ * unreadable or invalid file, different schema versions or different matrices.
+ * Without --out the diff page is printed; with it, a one-line verdict and the regressions.
+ * When GITHUB_STEP_SUMMARY is set the diff page is appended to it.
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ConfigError } from '../config/errors.js';
+import { loadThresholds } from '../thresholds/load.js';
+import { compareResults, matrixDifferences } from './compare.js';
+import { checkResultFile, readResultJson } from './load.js';
+import { renderDiffMarkdown } from './render-md.js';
+import { resolveTolerances } from './tolerances.js';
+
+export const COMPARE_USAGE = `usage: llm-speed-matrix compare <base.json> <new.json> [--out diff.md] [--thresholds thresholds.json]
+
+Compares two speed-matrix.json files cell by cell. Exit 0: no regression; 1: a figure regressed
+beyond its tolerance; 2: usage error or files that cannot be compared.
+  --out FILE         write the Markdown diff page to FILE (default: print it)
+  --thresholds FILE  take regression tolerances from FILE's "tolerances.regression" block`;
+
+export interface CompareIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+const defaultIo: CompareIo = {
+  out: (t) => process.stdout.write(`${t}\n`),
+  err: (t) => process.stderr.write(`${t}\n`),
+  env: process.env,
+};
+
+interface CompareArgs {
+  base: string;
+  next: string;
+  out?: string;
+  thresholds?: string;
+}
+
+function parseArgs(argv: string[]): CompareArgs | string {
+  const positional: string[] = [];
+  const args: Partial<CompareArgs> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const valueOf = (name: string): string | undefined => {
+      if (a.startsWith(`${name}=`)) return a.slice(name.length + 1);
+      const v = argv[++i];
+      return v === undefined || v.startsWith('--') ? undefined : v;
+    };
+    if (a === '--out' || a.startsWith('--out=')) {
+      const v = valueOf('--out');
+      if (!v) return '--out needs a file name, e.g. --out diff.md';
+      args.out = v;
+    } else if (a === '--thresholds' || a.startsWith('--thresholds=')) {
+      const v = valueOf('--thresholds');
+      if (!v) return '--thresholds needs a file name, e.g. --thresholds thresholds/my-server.json';
+      args.thresholds = v;
+    } else if (a.startsWith('-')) {
+      return `unknown option "${a}"`;
+    } else {
+      positional.push(a);
+    }
+  }
+  if (positional.length !== 2) return `expected two result files (base and new), got ${positional.length}`;
+  return { ...args, base: positional[0]!, next: positional[1]! } as CompareArgs;
+}
+
+export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(COMPARE_USAGE);
+    return 0;
+  }
+  const args = parseArgs(argv);
+  if (typeof args === 'string') {
+    io.err(`llm-speed-matrix compare: ${args}\n\n${COMPARE_USAGE}`);
+    return 2;
+  }
+  try {
+    const baseFile = readResultJson(args.base, 'base');
+    const nextFile = readResultJson(args.next, 'new');
+    if (baseFile.schemaVersion !== nextFile.schemaVersion) {
+      throw new ConfigError(
+        `the files have different schema versions: ${args.base} has ${JSON.stringify(baseFile.schemaVersion)}, ` +
+          `${args.next} has ${JSON.stringify(nextFile.schemaVersion)}; compare results written by the same version of llm-speed-matrix`,
+      );
+    }
+    const base = checkResultFile(baseFile, 'base');
+    const next = checkResultFile(nextFile, 'new');
+    const differences = matrixDifferences(base.info, next.info, 'matrix');
+    if (differences.length > 0) {
+      throw new ConfigError(
+        `${args.base} and ${args.next} are runs of different matrices, so their cells cannot be compared:\n  ` +
+          `${differences.join('\n  ')}\nRun the new matrix with the baseline's settings (LLM_BENCH_CONTEXTS, LLM_BENCH_CONCURRENCY, ` +
+          'LLM_BENCH_PREFILL, LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT)',
+      );
+    }
+    const thresholds = args.thresholds ? loadThresholds(args.thresholds, { cellKeys: [], prefillKeys: [], allowUnknown: true }) : undefined;
+    const comparison = compareResults(base, next, resolveTolerances(thresholds?.tolerances?.regression));
+    const page = renderDiffMarkdown({ base: base.info, next: next.info, comparison, baseLabel: args.base, nextLabel: args.next });
+
+    const notes: string[] = [];
+    if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
+    if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
+    if (args.out) {
+      mkdirSync(dirname(args.out), { recursive: true });
+      writeFileSync(args.out, page);
+      const c = comparison.counts;
+      io.out(
+        `${comparison.failures.length === 0 ? 'PASS' : 'FAIL'}: ${c.regressed} regressed, ${c.improved} improved, ` +
+          `${c['within-noise']} within noise, ${c.missing} missing; diff page: ${args.out}`,
+      );
+      for (const f of comparison.failures) io.out(`  ${f}`);
+    } else {
+      io.out(page);
+    }
+    for (const n of notes) io.err(n);
+    const summary = io.env.GITHUB_STEP_SUMMARY;
+    if (summary) appendFileSync(summary, `${page}\n`);
+    return comparison.failures.length > 0 ? 1 : 0;
+  } catch (error) {
+    if (error instanceof ConfigError || (error instanceof Error && error.name === 'ThresholdsError')) {
+      io.err(`llm-speed-matrix compare: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+}

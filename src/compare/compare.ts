@@ -1,0 +1,248 @@
+/**
+ * Pure baseline comparison: two speed-matrix results → per cell (and prefill row) and figure the
+ * change, a verdict, and whether it fails the gate.
+ *
+ * The rule, per figure (b = baseline value, x = new value):
+ *   change   = (x − b) / b                       (relative; ±Infinity when b = 0 and x ≠ 0)
+ *   worse    = −change for higher-is-better figures (tok/s), +change for latencies
+ *   spread   = relativeHalfRange of the figure's repeats in the baseline + the same in the new
+ *              result (0 for a side measured once); relativeHalfRange = (max − min) / 2 / median
+ *   allowed  = tolerance.relative + spread
+ *   regressed     when worse  > allowed and |x − b| > tolerance.absolute
+ *   improved      when −worse > allowed and |x − b| > tolerance.absolute
+ *   within-noise  otherwise
+ *   missing       when either value is absent. It fails the gate only when the baseline had the
+ *                 figure and the new result has the cell but not the figure (e.g. the cell is now
+ *                 Over capacity); a cell or row absent from one result is reported, not gated.
+ * A regressed figure always fails the gate.
+ */
+import { cellKey, compareCellKeys, contextLabel } from '../results/labels.js';
+import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import { cellFigureValue, formatValue, prefillFigureValue } from '../thresholds/evaluate.js';
+import {
+  HIGHER_IS_BETTER_FIGURES,
+  REGRESSION_CELL_FIGURES,
+  REGRESSION_PREFILL_FIGURES,
+  type FigureTolerance,
+  type ResolvedTolerances,
+} from './tolerances.js';
+
+export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
+
+export interface FigureDelta {
+  figure: string;
+  base?: number;
+  next?: number;
+  /** (next − base) / base; undefined when a value is missing */
+  change?: number;
+  higherIsBetter: boolean;
+  tolerance: FigureTolerance;
+  /** relative spread of the repeats added to the tolerance (0 when neither side repeated) */
+  spread: number;
+  verdict: Verdict;
+  /** true when this figure fails the gate */
+  fails: boolean;
+  /** readable verdict line for a failing figure */
+  message?: string;
+}
+
+export interface RowComparison {
+  kind: 'cell' | 'prefill';
+  /** "8K/16" for a cell, "8K" for a prefill row */
+  key: string;
+  context: number;
+  concurrency?: number;
+  baseStatus?: string;
+  nextStatus?: string;
+  figures: FigureDelta[];
+}
+
+export interface Comparison {
+  cells: RowComparison[];
+  prefill: RowComparison[];
+  /** every failing figure's message, prefill rows first */
+  failures: string[];
+  counts: Record<Verdict, number>;
+}
+
+/** Relative change of `next` against `base`. */
+export function relativeChange(base: number, next: number): number {
+  if (base === 0) return next === 0 ? 0 : next > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+  return (next - base) / base;
+}
+
+/** `+4.2%`, `−19.5%` (Unicode minus), `+∞%`. */
+export function formatChange(change: number): string {
+  if (!Number.isFinite(change)) return change > 0 ? '+∞%' : '−∞%';
+  const text = `${Math.abs(change * 100).toFixed(1)}%`;
+  if (text === '0.0%') return '±0.0%';
+  return change < 0 ? `−${text}` : `+${text}`;
+}
+
+function formatPercent(fraction: number): string {
+  const p = fraction * 100;
+  return `${Number.isInteger(p) ? p.toFixed(0) : p.toFixed(1)}%`;
+}
+
+/** `(tolerance 5%)`, `(tolerance 10% + spread 3.2%, at least 5 ms)` */
+export function toleranceNote(figure: string, tolerance: FigureTolerance, spread: number): string {
+  const shownSpread = spread >= 0.0005 ? ` + spread ${formatPercent(spread)}` : '';
+  const parts = [`tolerance ${formatPercent(tolerance.relative)}${shownSpread}`];
+  if (tolerance.absolute > 0) parts.push(`at least ${Number(tolerance.absolute.toPrecision(3))}${figure.endsWith('Ms') ? ' ms' : ''}`);
+  return `(${parts.join(', ')})`;
+}
+
+export interface FigureInput {
+  /** prefix of messages: "8K/16" or "prefill 8K" */
+  label: string;
+  figure: string;
+  base: number | undefined;
+  next: number | undefined;
+  tolerance: FigureTolerance;
+  spread: number;
+  /** the new result has this cell/row (so a missing value there is the cell's own fault) */
+  nextPresent: boolean;
+}
+
+/** Verdict of one figure (the rule in this file's header). */
+export function compareFigure(input: FigureInput): FigureDelta {
+  const { label, figure, base, next, tolerance, spread } = input;
+  const higherIsBetter = HIGHER_IS_BETTER_FIGURES.has(figure);
+  const out: FigureDelta = { figure, higherIsBetter, tolerance, spread, verdict: 'missing', fails: false };
+  if (base !== undefined) out.base = base;
+  if (next !== undefined) out.next = next;
+  if (base === undefined || next === undefined) {
+    if (base !== undefined && input.nextPresent) {
+      out.fails = true;
+      out.message = `${label} ${figure} missing vs baseline ${formatValue(base)}`;
+    }
+    return out;
+  }
+  const change = relativeChange(base, next);
+  out.change = change;
+  const worse = higherIsBetter ? -change : change;
+  const allowed = tolerance.relative + spread;
+  const beyondFloor = Math.abs(next - base) > tolerance.absolute;
+  if (worse > allowed && beyondFloor) {
+    out.verdict = 'regressed';
+    out.fails = true;
+    out.message = `${label} ${figure} ${formatValue(next)} vs baseline ${formatValue(base)}: ${formatChange(change)} ${toleranceNote(figure, tolerance, spread)}`;
+  } else if (-worse > allowed && beyondFloor) {
+    out.verdict = 'improved';
+  } else {
+    out.verdict = 'within-noise';
+  }
+  return out;
+}
+
+function spreadOf(cell: CellResult | undefined, figure: string): number {
+  const s = cell?.repeats?.spread[figure as keyof NonNullable<CellResult['repeats']>['spread']];
+  return s?.relativeHalfRange ?? 0;
+}
+
+/** Compare one cell of the new run with the baseline's same cell (undefined: not in the baseline). */
+export function compareCell(
+  base: CellResult | undefined,
+  next: CellResult | undefined,
+  tolerances: ResolvedTolerances,
+): RowComparison {
+  const some = (next ?? base)!;
+  const key = cellKey(some.context, some.concurrency);
+  const figures: FigureDelta[] = [];
+  for (const figure of REGRESSION_CELL_FIGURES) {
+    const b = cellFigureValue(base, figure);
+    const x = cellFigureValue(next, figure);
+    if (b === undefined && x === undefined) continue;
+    figures.push(
+      compareFigure({
+        label: key,
+        figure,
+        base: b,
+        next: x,
+        tolerance: tolerances.cells[figure],
+        spread: spreadOf(base, figure) + spreadOf(next, figure),
+        nextPresent: next !== undefined,
+      }),
+    );
+  }
+  const row: RowComparison = { kind: 'cell', key, context: some.context, concurrency: some.concurrency, figures };
+  if (base) row.baseStatus = base.status;
+  if (next) row.nextStatus = next.status;
+  return row;
+}
+
+/** Compare one prefill row with the baseline's row of the same context. */
+export function comparePrefill(
+  base: PrefillRowResult | undefined,
+  next: PrefillRowResult | undefined,
+  tolerances: ResolvedTolerances,
+): RowComparison {
+  const some = (next ?? base)!;
+  const key = contextLabel(some.context);
+  const figures: FigureDelta[] = [];
+  for (const figure of REGRESSION_PREFILL_FIGURES) {
+    const b = prefillFigureValue(base, figure);
+    const x = prefillFigureValue(next, figure);
+    if (b === undefined && x === undefined) continue;
+    figures.push(
+      compareFigure({
+        label: `prefill ${key}`,
+        figure,
+        base: b,
+        next: x,
+        tolerance: tolerances.prefill[figure],
+        spread: 0,
+        nextPresent: next !== undefined,
+      }),
+    );
+  }
+  const row: RowComparison = { kind: 'prefill', key, context: some.context, figures };
+  if (base) row.baseStatus = base.status;
+  if (next) row.nextStatus = next.status;
+  return row;
+}
+
+/** Compare every cell and prefill row of two results (the union of both). */
+export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerances: ResolvedTolerances): Comparison {
+  const baseCells = new Map(base.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const nextCells = new Map(next.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const cellKeys = [...new Set([...baseCells.keys(), ...nextCells.keys()])].sort(compareCellKeys);
+  const cells = cellKeys.map((k) => compareCell(baseCells.get(k), nextCells.get(k), tolerances));
+
+  const baseRows = new Map(base.prefill.map((p) => [p.context, p]));
+  const nextRows = new Map(next.prefill.map((p) => [p.context, p]));
+  const contexts = [...new Set([...baseRows.keys(), ...nextRows.keys()])].sort((a, b) => a - b);
+  const prefill = contexts.map((c) => comparePrefill(baseRows.get(c), nextRows.get(c), tolerances));
+
+  const counts: Record<Verdict, number> = { improved: 0, regressed: 0, 'within-noise': 0, missing: 0 };
+  const failures: string[] = [];
+  for (const row of [...prefill, ...cells]) {
+    for (const f of row.figures) {
+      counts[f.verdict]++;
+      if (f.fails && f.message) failures.push(f.message);
+    }
+  }
+  return { cells, prefill, failures, counts };
+}
+
+/** What makes two runs measure different things. `scope: 'cell'` checks only what changes a cell's own measurement. */
+export function matrixDifferences(base: RunInfo, next: RunInfo, scope: 'matrix' | 'cell' = 'matrix'): string[] {
+  const a = base.run;
+  const b = next.run;
+  const list = (xs: readonly number[]) => (xs.length === 0 ? 'none' : [...xs].sort((x, y) => x - y).map(contextLabel).join(', '));
+  const nums = (xs: readonly number[]) => [...xs].sort((x, y) => x - y).join(', ');
+  const out: string[] = [];
+  const check = (name: string, x: string, y: string) => {
+    if (x !== y) out.push(`${name}: baseline ${x}, new ${y}`);
+  };
+  if (scope === 'matrix') {
+    check('contexts', list(a.contexts), list(b.contexts));
+    check('concurrency', nums(a.concurrency), nums(b.concurrency));
+    check('prefill contexts', list(a.prefillContexts), list(b.prefillContexts));
+  }
+  check('maxOutputTokens', String(a.maxOutputTokens), String(b.maxOutputTokens));
+  check('window (windowS)', `${a.windowS} s`, `${b.windowS} s`);
+  check('endpoint', a.endpoint, b.endpoint);
+  check('decodeTest', a.decodeTest, b.decodeTest);
+  return out;
+}

@@ -1,0 +1,127 @@
+/**
+ * Pure: a Comparison (and the two runs' info) → the Markdown diff page: verdict counts, the
+ * regressions, a total tok/s grid with the change per cell, and every compared figure.
+ */
+import { formatValue } from '../thresholds/evaluate.js';
+import { cellKey, contextLabel } from '../results/labels.js';
+import type { RunInfo } from '../results/types.js';
+import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
+
+export const VERDICT_LABELS: Record<Verdict, string> = {
+  improved: 'Improved',
+  regressed: 'Regressed',
+  'within-noise': 'Within noise',
+  missing: 'Missing',
+};
+
+export interface DiffPageInput {
+  base: RunInfo;
+  next: RunInfo;
+  comparison: Comparison;
+  /** shown as where each side came from, e.g. file paths */
+  baseLabel?: string;
+  nextLabel?: string;
+}
+
+export function renderDiffMarkdown(input: DiffPageInput): string {
+  const { comparison: c } = input;
+  const out: string[] = ['# Speed matrix comparison', ''];
+  out.push(`- **Baseline**: ${describe(input.base, input.baseLabel)}`, `- **New**: ${describe(input.next, input.nextLabel)}`, '');
+  const failing = c.failures.length;
+  out.push(
+    `**${failing === 0 ? 'Pass' : `Fail: ${failing} regression${failing === 1 ? '' : 's'}`}** · ` +
+      `${c.counts.regressed} regressed · ${c.counts.improved} improved · ${c.counts['within-noise']} within noise · ${c.counts.missing} missing`,
+    '',
+  );
+  if (failing > 0) out.push('## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), '');
+
+  const improved = [...c.prefill, ...c.cells].flatMap((r) => r.figures.filter((f) => f.verdict === 'improved').map((f) => [r, f] as const));
+  if (improved.length > 0) {
+    out.push('## Improvements', '');
+    for (const [r, f] of improved) {
+      out.push(`- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key} ${f.figure} ${formatValue(f.next!)} vs baseline ${formatValue(f.base!)}: ${formatChange(f.change!)}`);
+    }
+    out.push('');
+  }
+
+  out.push(...gridLines(c.cells));
+  out.push('## All compared figures', '');
+  out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));
+  out.push(row(Array<string>(9).fill('---')));
+  for (const r of [...c.prefill, ...c.cells]) {
+    for (const f of r.figures) out.push(row(figureRow(r, f)));
+    if (r.figures.length === 0) {
+      out.push(row([phase(r), contextLabel(r.context), r.concurrency === undefined ? '1' : String(r.concurrency), '—', status(r.baseStatus), status(r.nextStatus), '—', '—', '—']));
+    }
+  }
+  out.push('');
+  out.push(
+    'A figure regressed when it moved the wrong way (tok/s down, latencies up) by more than its tolerance plus the ' +
+      'relative spread (half the range over the median) of repeated measurements on both sides, and by more than its absolute floor. ' +
+      'Tolerances: src/compare/tolerances.ts, overridden by `tolerances.regression` in the threshold file.',
+    '',
+  );
+  return out.join('\n');
+}
+
+function describe(info: RunInfo, label: string | undefined): string {
+  const repeat = info.run.repeat && info.run.repeat > 1 ? ` · ${info.run.repeat} repeats` : '';
+  return `${label ? `\`${label}\` · ` : ''}${info.title} · started ${info.startedAt}${repeat}`;
+}
+
+function gridLines(cells: RowComparison[]): string[] {
+  if (cells.length === 0) return [];
+  const contexts = [...new Set(cells.map((r) => r.context))].sort((a, b) => a - b);
+  const levels = [...new Set(cells.map((r) => r.concurrency!))].sort((a, b) => a - b);
+  const byKey = new Map(cells.map((r) => [r.key, r]));
+  const out = ['## Total tok/s', '', 'Baseline → new, change and verdict per cell.', ''];
+  out.push(row(['Context', ...levels.map(String)]), row(['---', ...levels.map(() => '---')]));
+  for (const context of contexts) {
+    out.push(row([contextLabel(context), ...levels.map((c) => gridCell(byKey.get(cellKey(context, c))))]));
+  }
+  out.push('');
+  return out;
+}
+
+function gridCell(r: RowComparison | undefined): string {
+  if (!r) return '—';
+  const f = r.figures.find((x) => x.figure === 'totalTokensPerSecond');
+  if (!f) return r.baseStatus === r.nextStatus ? status(r.nextStatus) : `${status(r.baseStatus)} → ${status(r.nextStatus)}`;
+  if (f.change === undefined) return `${value(f.base)} → ${value(f.next)} · Missing`;
+  const text = `${formatValue(f.base!)} → ${formatValue(f.next!)} (${formatChange(f.change)})`;
+  return f.verdict === 'regressed' ? `**${text} Regressed**` : f.verdict === 'improved' ? `${text} Improved` : text;
+}
+
+function figureRow(r: RowComparison, f: FigureDelta): string[] {
+  return [
+    phase(r),
+    contextLabel(r.context),
+    r.concurrency === undefined ? '1' : String(r.concurrency),
+    f.figure,
+    value(f.base),
+    value(f.next),
+    f.change === undefined ? '—' : formatChange(f.change),
+    toleranceNote(f.figure, f.tolerance, f.spread).slice(1, -1),
+    f.verdict === 'regressed' ? `**${VERDICT_LABELS.regressed}**` : VERDICT_LABELS[f.verdict] + (f.fails ? ' (fails)' : ''),
+  ];
+}
+
+function phase(r: RowComparison): string {
+  return r.kind === 'prefill' ? 'Prefill' : 'Sustained decode';
+}
+
+function status(s: string | undefined): string {
+  return s ?? 'not run';
+}
+
+function value(x: number | undefined): string {
+  return x === undefined ? '—' : formatValue(x);
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.map(escapeCell).join(' | ')} |`;
+}
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}

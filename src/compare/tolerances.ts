@@ -1,0 +1,72 @@
+/**
+ * Regression tolerances of the baseline comparison: which figures are compared, which way is
+ * better, and how far each may move the wrong way before it counts as a regression.
+ *
+ * Defaults (overridable per figure in the threshold file's `tolerances.regression` block):
+ *   cells:   totalTokensPerSecond 5 %, perRequestTokensPerSecond 5 %,
+ *            timeBetweenTokensMs 5 % (and more than 0.5 ms), ttftMs 10 % (and more than 5 ms)
+ *   prefill: promptTokensPerSecond 10 %, ttftMs 10 % (and more than 5 ms)
+ * Throughput and time between tokens are averages over a whole window, so they are steady; TTFT
+ * and prefill come from few requests (prefill from one), so they get more room. The absolute
+ * floors keep timer and scheduling jitter on millisecond latencies from reading as a regression.
+ */
+import {
+  REGRESSION_CELL_FIGURES,
+  REGRESSION_PREFILL_FIGURES,
+  type RegressionTolerance,
+  type RegressionTolerances,
+} from '../thresholds/schema.js';
+
+export type CellCompareFigure = (typeof REGRESSION_CELL_FIGURES)[number];
+export type PrefillCompareFigure = (typeof REGRESSION_PREFILL_FIGURES)[number];
+
+/** A resolved tolerance: relative fraction plus an absolute floor in the figure's unit (0 = none). */
+export interface FigureTolerance {
+  relative: number;
+  absolute: number;
+}
+
+export interface ResolvedTolerances {
+  cells: Record<CellCompareFigure, FigureTolerance>;
+  prefill: Record<PrefillCompareFigure, FigureTolerance>;
+}
+
+export const DEFAULT_TOLERANCES: ResolvedTolerances = {
+  cells: {
+    totalTokensPerSecond: { relative: 0.05, absolute: 0 },
+    perRequestTokensPerSecond: { relative: 0.05, absolute: 0 },
+    ttftMs: { relative: 0.1, absolute: 5 },
+    timeBetweenTokensMs: { relative: 0.05, absolute: 0.5 },
+  },
+  prefill: {
+    promptTokensPerSecond: { relative: 0.1, absolute: 0 },
+    ttftMs: { relative: 0.1, absolute: 5 },
+  },
+};
+
+/** Figures where a higher value is better; every other compared figure is a latency (lower is better). */
+export const HIGHER_IS_BETTER_FIGURES: ReadonlySet<string> = new Set([
+  'totalTokensPerSecond',
+  'perRequestTokensPerSecond',
+  'promptTokensPerSecond',
+]);
+
+function resolveOne(spec: RegressionTolerance | undefined, fallback: FigureTolerance): FigureTolerance {
+  if (spec === undefined) return fallback;
+  if (typeof spec === 'number') return { relative: spec, absolute: fallback.absolute };
+  return { relative: spec.relative, absolute: spec.absolute ?? fallback.absolute };
+}
+
+/**
+ * The defaults with the threshold file's overrides applied figure by figure. A plain number
+ * replaces the relative tolerance and keeps the default absolute floor.
+ */
+export function resolveTolerances(overrides?: RegressionTolerances): ResolvedTolerances {
+  const cells = { ...DEFAULT_TOLERANCES.cells };
+  for (const name of REGRESSION_CELL_FIGURES) cells[name] = resolveOne(overrides?.cells?.[name], cells[name]);
+  const prefill = { ...DEFAULT_TOLERANCES.prefill };
+  for (const name of REGRESSION_PREFILL_FIGURES) prefill[name] = resolveOne(overrides?.prefill?.[name], prefill[name]);
+  return { cells, prefill };
+}
+
+export { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES };

@@ -1,0 +1,113 @@
+/**
+ * Pure: a cell measured n times (LLM_BENCH_REPEAT=n) → one set of figures, one status, and the
+ * spread of the gated figures.
+ *
+ * Figures: every numeric field is the median over the repeats that have it (integer fields —
+ * token and request counts, distribution sample counts — rounded to a whole number); a field no
+ * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token
+ * and active-request sources are the first repeat's.
+ * Status: every status any repeat showed, in the order the status rules list them (the first is
+ * the main one); each status's evidence comes from the first repeat that showed it.
+ * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
+ */
+import { median } from '../metrics/stats.js';
+import type { CellStatusResult } from '../metrics/status.js';
+import type { CellFigures, CellStatus, Distribution } from '../metrics/types.js';
+import type { CellRepeats, FigureSpread } from '../results/types.js';
+
+const STATUS_ORDER: readonly CellStatus[] = ['client-limited', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
+
+function medianOf(values: Array<number | undefined>, integer = false): number | undefined {
+  const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+  const m = median(present);
+  return m === undefined ? undefined : integer ? Math.round(m) : m;
+}
+
+function medianDistribution(list: Array<Distribution | undefined>): Distribution | undefined {
+  const present = list.filter((d): d is Distribution => d !== undefined);
+  if (present.length === 0) return undefined;
+  return {
+    median: medianOf(present.map((d) => d.median))!,
+    p90: medianOf(present.map((d) => d.p90))!,
+    p99: medianOf(present.map((d) => d.p99))!,
+    samples: medianOf(present.map((d) => d.samples), true)!,
+  };
+}
+
+/** Median figures of the repeats (see the file header). Throws on an empty list. */
+export function medianFigures(list: readonly CellFigures[]): CellFigures {
+  const first = list[0];
+  if (!first) throw new RangeError('medianFigures needs at least one repeat');
+  if (list.length === 1) return first;
+  const pick = <K extends keyof CellFigures>(k: K) => list.map((f) => f[k] as number | undefined);
+  const out: CellFigures = {
+    outputTokens: medianOf(pick('outputTokens'), true)!,
+    tokenSource: first.tokenSource,
+    measuredForS: medianOf(pick('measuredForS'))!,
+    totalTokensPerSecond: medianOf(pick('totalTokensPerSecond'))!,
+    clientActiveRequests: medianOf(pick('clientActiveRequests'))!,
+    averageActiveRequests: medianOf(pick('averageActiveRequests'))!,
+    averageActiveRequestsSource: first.averageActiveRequestsSource,
+    activeRequestsDisagree: list.some((f) => f.activeRequestsDisagree),
+    completedRequests: medianOf(pick('completedRequests'), true)!,
+    failedRequests: medianOf(pick('failedRequests'), true)!,
+    startedRequests: medianOf(pick('startedRequests'), true)!,
+  };
+  const optional = {
+    perRequestTokensPerSecond: medianOf(pick('perRequestTokensPerSecond')),
+    timeBetweenTokensMs: medianDistribution(list.map((f) => f.timeBetweenTokensMs)),
+    ttftMs: medianDistribution(list.map((f) => f.ttftMs)),
+    serverActiveRequests: medianOf(pick('serverActiveRequests')),
+    maxWaitingRequests: medianOf(pick('maxWaitingRequests')),
+    promptTokens: medianOf(pick('promptTokens')),
+  };
+  for (const [k, v] of Object.entries(optional)) {
+    if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
+  }
+  return out;
+}
+
+/** One status for the repeats (see the file header). */
+export function combineStatuses(list: readonly CellStatusResult[]): CellStatusResult {
+  const first = list[0];
+  if (!first) throw new RangeError('combineStatuses needs at least one repeat');
+  if (list.length === 1) return first;
+  const seen = new Set(list.flatMap((v) => v.statuses));
+  const statuses = STATUS_ORDER.filter((s) => seen.has(s) && (s !== 'valid' || seen.size === 1));
+  const evidence: CellStatusResult['evidence'] = {};
+  for (const v of list) {
+    for (const [k, e] of Object.entries(v.evidence)) {
+      const key = k as keyof CellStatusResult['evidence'];
+      if (evidence[key] === undefined && e !== undefined) (evidence as Record<string, unknown>)[key] = e;
+    }
+  }
+  return { status: statuses[0] ?? 'valid', statuses: statuses.length > 0 ? statuses : ['valid'], evidence };
+}
+
+/** Spread of one figure's values (undefined when no repeat has it). */
+export function figureSpread(values: Array<number | undefined>): FigureSpread | undefined {
+  const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+  if (present.length === 0) return undefined;
+  const min = Math.min(...present);
+  const max = Math.max(...present);
+  const m = median(present)!;
+  const spread: FigureSpread = { values: present, min, max };
+  if (m !== 0) spread.relativeHalfRange = (max - min) / 2 / Math.abs(m);
+  return spread;
+}
+
+/** The `repeats` block of a cell measured `list.length` times. */
+export function repeatsOf(list: readonly CellFigures[]): CellRepeats {
+  const spread: CellRepeats['spread'] = {};
+  const entries: Array<[keyof CellRepeats['spread'], Array<number | undefined>]> = [
+    ['totalTokensPerSecond', list.map((f) => f.totalTokensPerSecond)],
+    ['perRequestTokensPerSecond', list.map((f) => f.perRequestTokensPerSecond)],
+    ['ttftMs', list.map((f) => f.ttftMs?.median)],
+    ['timeBetweenTokensMs', list.map((f) => f.timeBetweenTokensMs?.median)],
+  ];
+  for (const [name, values] of entries) {
+    const s = figureSpread(values);
+    if (s) spread[name] = s;
+  }
+  return { count: list.length, spread };
+}

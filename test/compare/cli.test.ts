@@ -1,0 +1,107 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { runCompareCli } from '../../src/compare/cli.js';
+import { main } from '../../src/cli.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lsm-compare-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, value: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+  return path;
+}
+
+async function run(args: string[], env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCompareCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), env });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const base = file('base.json', sglangResult());
+const slower = (() => {
+  const r = sglangResult();
+  const cell = r.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
+  cell.figures!.totalTokensPerSecond = 690.1;
+  return file('slower.json', r);
+})();
+
+describe('llm-speed-matrix compare', () => {
+  test('identical files: exit 0 and the page says Pass', async () => {
+    const r = await run([base, file('same.json', sglangResult())]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('# Speed matrix comparison');
+    expect(r.out).toContain('**Pass**');
+  });
+
+  test('a regression: exit 1, --out writes the page, the verdict and the regression are printed', async () => {
+    const out = join(dir, 'sub', 'diff.md');
+    const r = await run([base, slower, '--out', out]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('FAIL: 1 regressed');
+    expect(r.out).toContain('8K/16 totalTokensPerSecond 690.1 vs baseline 857.3: −19.5% (tolerance 5%)');
+    expect(readFileSync(out, 'utf8')).toContain('## Regressions');
+  });
+
+  test('--thresholds loosens the tolerance; the step summary gets the page', async () => {
+    const thresholds = file('th.json', { tolerances: { regression: { cells: { totalTokensPerSecond: 0.25 } } }, cells: {}, prefill: {} });
+    const summary = join(dir, 'summary.md');
+    const r = await run([base, slower, `--thresholds=${thresholds}`], { GITHUB_STEP_SUMMARY: summary });
+    expect(r.code).toBe(0);
+    expect(readFileSync(summary, 'utf8')).toContain('# Speed matrix comparison');
+  });
+
+  test('different schema versions: exit 2 naming both', async () => {
+    const v2 = file('v2.json', { ...sglangResult(), schemaVersion: 2 });
+    const r = await run([base, v2]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`the files have different schema versions: ${base} has 1, ${v2} has 2`);
+  });
+
+  test('different matrices: exit 2 naming what differs', async () => {
+    const other = sglangResult();
+    other.info.run.concurrency = [1, 2, 4];
+    other.info.run.maxOutputTokens = 256;
+    const r = await run([base, file('other.json', other)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('are runs of different matrices');
+    expect(r.err).toContain('concurrency: baseline 1, 2, 4, 8, 16, 32, 64, 128, new 1, 2, 4');
+    expect(r.err).toContain('maxOutputTokens: baseline 4096, new 256');
+  });
+
+  test('unreadable, non-JSON and invalid files: exit 2 with the file and the problem', async () => {
+    expect((await run([join(dir, 'nope.json'), base])).err).toContain(`base: cannot read ${join(dir, 'nope.json')} (no such file)`);
+    expect((await run([base, file('bad.json', '{nope')])).err).toMatch(/new: .*bad\.json is not valid JSON/);
+    const invalid = { ...sglangResult(), cells: [{ context: 1 }] };
+    const r = await run([base, file('invalid.json', invalid)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('is not a valid speed-matrix result');
+    expect(r.err).toContain('cells.0');
+  });
+
+  test('usage errors: exit 2', async () => {
+    expect((await run([base])).code).toBe(2);
+    expect((await run([base, slower, '--bogus'])).err).toContain('unknown option "--bogus"');
+    expect((await run([base, slower, '--out'])).err).toContain('--out needs a file name');
+    expect((await run(['--help'])).code).toBe(0);
+  });
+
+  test('wired into the llm-speed-matrix command', async () => {
+    const write = process.stdout.write.bind(process.stdout);
+    let printed = '';
+    process.stdout.write = ((chunk: string) => {
+      printed += chunk;
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      expect(await main(['compare', base, slower, '--out', join(dir, 'main.md')])).toBe(1);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(printed).toContain('FAIL: 1 regressed');
+  });
+});

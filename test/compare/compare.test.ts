@@ -1,0 +1,151 @@
+import { describe, expect, test } from 'vitest';
+import { compareFigure, compareResults, formatChange, matrixDifferences, relativeChange } from '../../src/compare/compare.js';
+import { renderDiffMarkdown } from '../../src/compare/render-md.js';
+import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
+import type { CellResult, SpeedMatrixResult } from '../../src/results/types.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
+
+const tol = (relative: number, absolute = 0) => ({ relative, absolute });
+
+/** The fixture with step time +20 %: tok/s ÷ 1.2, latencies × 1.2, in the cells named. */
+function slower(result: SpeedMatrixResult, keys: string[]): SpeedMatrixResult {
+  const copy = structuredClone(result);
+  for (const c of copy.cells) {
+    if (!keys.includes(`${c.contextLabel}/${c.concurrency}`) || !c.figures) continue;
+    c.figures.totalTokensPerSecond /= 1.2;
+    c.figures.perRequestTokensPerSecond! /= 1.2;
+    c.figures.timeBetweenTokensMs!.median *= 1.2;
+    c.figures.ttftMs!.median *= 1.2;
+  }
+  return copy;
+}
+
+describe('compareFigure: the rule', () => {
+  const base = { label: '8K/16', spread: 0, nextPresent: true };
+  test('tok/s down beyond tolerance regresses, with a readable message', () => {
+    const d = compareFigure({ ...base, figure: 'totalTokensPerSecond', base: 857.3, next: 690.1, tolerance: tol(0.05) });
+    expect(d.verdict).toBe('regressed');
+    expect(d.fails).toBe(true);
+    expect(d.change).toBeCloseTo(-0.19503, 4);
+    expect(d.message).toBe('8K/16 totalTokensPerSecond 690.1 vs baseline 857.3: −19.5% (tolerance 5%)');
+  });
+  test('tok/s up beyond tolerance improves; inside it is within noise', () => {
+    expect(compareFigure({ ...base, figure: 'totalTokensPerSecond', base: 100, next: 106, tolerance: tol(0.05) }).verdict).toBe('improved');
+    expect(compareFigure({ ...base, figure: 'totalTokensPerSecond', base: 100, next: 95.5, tolerance: tol(0.05) }).verdict).toBe('within-noise');
+    expect(compareFigure({ ...base, figure: 'totalTokensPerSecond', base: 100, next: 104.9, tolerance: tol(0.05) }).verdict).toBe('within-noise');
+  });
+  test('latencies: up is worse, down is better', () => {
+    expect(compareFigure({ ...base, figure: 'ttftMs', base: 400, next: 480, tolerance: tol(0.1) }).verdict).toBe('regressed');
+    expect(compareFigure({ ...base, figure: 'ttftMs', base: 400, next: 320, tolerance: tol(0.1) }).verdict).toBe('improved');
+    expect(compareFigure({ ...base, figure: 'timeBetweenTokensMs', base: 10, next: 10.4, tolerance: tol(0.05) }).verdict).toBe('within-noise');
+  });
+  test('the absolute floor keeps a small latency change within noise', () => {
+    // +30 % but only 3 ms: not a regression with a 5 ms floor
+    expect(compareFigure({ ...base, figure: 'ttftMs', base: 10, next: 13, tolerance: tol(0.1, 5) }).verdict).toBe('within-noise');
+    const d = compareFigure({ ...base, figure: 'ttftMs', base: 10, next: 16, tolerance: tol(0.1, 5) });
+    expect(d.verdict).toBe('regressed');
+    expect(d.message).toBe('8K/16 ttftMs 16.0 vs baseline 10.0: +60.0% (tolerance 10%, at least 5 ms)');
+  });
+  test('the spread of repeats widens the tolerance', () => {
+    const input = { ...base, figure: 'totalTokensPerSecond', base: 100, next: 92, tolerance: tol(0.05) };
+    expect(compareFigure({ ...input, spread: 0 }).verdict).toBe('regressed');
+    expect(compareFigure({ ...input, spread: 0.04 }).verdict).toBe('within-noise');
+    const d = compareFigure({ ...input, spread: 0.02 });
+    expect(d.verdict).toBe('regressed');
+    expect(d.message).toContain('(tolerance 5% + spread 2%)');
+  });
+  test('missing: gated only when the baseline had the figure and the new cell lacks it', () => {
+    const gone = compareFigure({ ...base, figure: 'ttftMs', base: 100, next: undefined, tolerance: tol(0.1) });
+    expect(gone).toMatchObject({ verdict: 'missing', fails: true, message: '8K/16 ttftMs missing vs baseline 100.0' });
+    expect(compareFigure({ ...base, nextPresent: false, figure: 'ttftMs', base: 100, next: undefined, tolerance: tol(0.1) }).fails).toBe(false);
+    expect(compareFigure({ ...base, figure: 'ttftMs', base: undefined, next: 100, tolerance: tol(0.1) }).fails).toBe(false);
+  });
+  test('relative change and its format', () => {
+    expect(relativeChange(0, 0)).toBe(0);
+    expect(relativeChange(0, 1)).toBe(Number.POSITIVE_INFINITY);
+    expect(formatChange(-0.195)).toBe('−19.5%');
+    expect(formatChange(0.042)).toBe('+4.2%');
+    expect(formatChange(0)).toBe('±0.0%');
+  });
+});
+
+describe('compareResults on the reference matrix', () => {
+  const base = sglangResult();
+  test('an unchanged rerun has no regression', () => {
+    const c = compareResults(base, sglangResult(), DEFAULT_TOLERANCES);
+    expect(c.failures).toEqual([]);
+    expect(c.counts.regressed).toBe(0);
+    expect(c.counts.improved).toBe(0);
+    expect(c.counts['within-noise']).toBeGreaterThan(100);
+    // over-capacity on both sides: no figures compared, status kept
+    const over = c.cells.find((r) => r.key === '123K/128')!;
+    expect(over).toMatchObject({ baseStatus: 'over-capacity', nextStatus: 'over-capacity', figures: [] });
+  });
+  test('step time +20 % in two cells regresses exactly those cells', () => {
+    const c = compareResults(base, slower(base, ['8K/16', '32K/4']), DEFAULT_TOLERANCES);
+    const failing = new Set(c.cells.filter((r) => r.figures.some((f) => f.fails)).map((r) => r.key));
+    expect([...failing]).toEqual(['8K/16', '32K/4']);
+    expect(c.failures).toContain('8K/16 totalTokensPerSecond 714.4 vs baseline 857.3: −16.7% (tolerance 5%)');
+    expect(c.failures).toContain('8K/16 timeBetweenTokensMs 22.3 vs baseline 18.6: +20.0% (tolerance 5%, at least 0.5 ms)');
+    expect(c.counts.regressed).toBe(8);
+  });
+  test('prefill rows are compared too', () => {
+    const next = structuredClone(base);
+    next.prefill[0]!.figures!.promptTokensPerSecond *= 0.8;
+    const c = compareResults(base, next, DEFAULT_TOLERANCES);
+    expect(c.failures).toHaveLength(1);
+    expect(c.failures[0]).toMatch(/^prefill 8K promptTokensPerSecond [\d.]+ vs baseline [\d.]+: −20\.0% \(tolerance 10%\)$/);
+  });
+  test('a cell that turned Over capacity fails as missing', () => {
+    const next = structuredClone(base);
+    const cell = next.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
+    const over: CellResult = { ...cell, status: 'over-capacity', statuses: ['over-capacity'], evidence: {} };
+    delete over.figures;
+    next.cells[next.cells.indexOf(cell)] = over;
+    const c = compareResults(base, next, DEFAULT_TOLERANCES);
+    expect(c.failures).toContain('8K/16 totalTokensPerSecond missing vs baseline 857.3');
+  });
+  test('threshold-file tolerances override the defaults per figure', () => {
+    const loose = resolveTolerances({ cells: { totalTokensPerSecond: 0.25, perRequestTokensPerSecond: 0.25, timeBetweenTokensMs: { relative: 0.25 }, ttftMs: 0.25 } });
+    expect(loose.cells.timeBetweenTokensMs).toEqual({ relative: 0.25, absolute: 0.5 });
+    expect(loose.prefill).toEqual(DEFAULT_TOLERANCES.prefill);
+    expect(compareResults(base, slower(base, ['8K/16']), loose).failures).toEqual([]);
+  });
+});
+
+describe('matrixDifferences', () => {
+  test('names each setting that differs', () => {
+    const a = sglangResult().info;
+    const b = structuredClone(a);
+    b.run.contexts = [0, ...b.run.contexts];
+    b.run.maxOutputTokens = 256;
+    b.run.windowS = 10;
+    expect(matrixDifferences(a, b)).toEqual([
+      'contexts: baseline 8K, 16K, 32K, 64K, 123K, new 0, 8K, 16K, 32K, 64K, 123K',
+      'maxOutputTokens: baseline 4096, new 256',
+      'window (windowS): baseline 30 s, new 10 s',
+    ]);
+    // within a run, only what changes a cell's own measurement
+    expect(matrixDifferences(a, b, 'cell')).toEqual(['maxOutputTokens: baseline 4096, new 256', 'window (windowS): baseline 30 s, new 10 s']);
+    expect(matrixDifferences(a, structuredClone(a))).toEqual([]);
+  });
+});
+
+describe('diff page', () => {
+  test('shows the verdict, the regressions, the grid and every figure', () => {
+    const base = sglangResult();
+    const next = slower(base, ['8K/16']);
+    const comparison = compareResults(base, next, DEFAULT_TOLERANCES);
+    const md = renderDiffMarkdown({ base: base.info, next: next.info, comparison, baseLabel: 'base.json', nextLabel: 'new.json' });
+    const headings = md.split('\n').filter((l) => l.startsWith('#'));
+    expect(headings).toEqual(['# Speed matrix comparison', '## Regressions', '## Total tok/s', '## All compared figures']);
+    expect(md).toContain('**Fail: 4 regressions** · 4 regressed · 0 improved');
+    expect(md).toContain('- 8K/16 totalTokensPerSecond 714.4 vs baseline 857.3: −16.7% (tolerance 5%)');
+    expect(md).toContain('| 8K | 59.3 → 59.3 (±0.0%) |');
+    expect(md).toContain('**857.3 → 714.4 (−16.7%) Regressed**');
+    expect(md).toContain('| Sustained decode | 8K | 16 | totalTokensPerSecond | 857.3 | 714.4 | −16.7% | tolerance 5% | **Regressed** |');
+    const pass = renderDiffMarkdown({ base: base.info, next: base.info, comparison: compareResults(base, sglangResult(), DEFAULT_TOLERANCES) });
+    expect(pass).toContain('**Pass** · 0 regressed');
+    expect(pass).not.toContain('## Regressions');
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'vitest';
+import { combineStatuses, figureSpread, medianFigures, repeatsOf } from '../../src/matrix/repeat.js';
+import type { CellFigures } from '../../src/metrics/types.js';
+
+function figures(total: number, ttft: number, extra: Partial<CellFigures> = {}): CellFigures {
+  return {
+    outputTokens: Math.round(total * 10),
+    tokenSource: 'usage',
+    measuredForS: 10,
+    totalTokensPerSecond: total,
+    perRequestTokensPerSecond: total / 2,
+    timeBetweenTokensMs: { median: 2000 / total, p90: 2200 / total, p99: 2400 / total, samples: 2 },
+    ttftMs: { median: ttft, p90: ttft, p99: ttft, samples: 3 },
+    clientActiveRequests: 2,
+    averageActiveRequests: 2,
+    averageActiveRequestsSource: 'client',
+    activeRequestsDisagree: false,
+    completedRequests: 4,
+    failedRequests: 0,
+    startedRequests: 6,
+    ...extra,
+  };
+}
+
+describe('repeats of a cell', () => {
+  test('figures are per-field medians; counts stay whole numbers', () => {
+    const m = medianFigures([figures(100, 30), figures(90, 50, { completedRequests: 5 }), figures(110, 40, { activeRequestsDisagree: true })]);
+    expect(m.totalTokensPerSecond).toBe(100);
+    expect(m.perRequestTokensPerSecond).toBe(50);
+    expect(m.ttftMs).toEqual({ median: 40, p90: 40, p99: 40, samples: 3 });
+    expect(m.outputTokens).toBe(1000);
+    expect(m.completedRequests).toBe(4);
+    expect(m.activeRequestsDisagree).toBe(true);
+    // even count: mean of the middle two, rounded for integers
+    expect(medianFigures([figures(100, 30, { failedRequests: 1 }), figures(90, 50, { failedRequests: 2 })]).failedRequests).toBe(2);
+    // absent in every repeat stays absent
+    const a = figures(100, 30);
+    delete a.perRequestTokensPerSecond;
+    const b = figures(90, 30);
+    delete b.perRequestTokensPerSecond;
+    expect('perRequestTokensPerSecond' in medianFigures([a, b])).toBe(false);
+  });
+
+  test('one repeat is returned as is; none is an error', () => {
+    const f = figures(100, 30);
+    expect(medianFigures([f])).toBe(f);
+    expect(() => medianFigures([])).toThrow(RangeError);
+  });
+
+  test('spread: values, min, max and half range over median', () => {
+    expect(figureSpread([100, 90, 110])).toEqual({ values: [100, 90, 110], min: 90, max: 110, relativeHalfRange: 0.1 });
+    expect(figureSpread([undefined, undefined])).toBeUndefined();
+    expect(figureSpread([0, 0])).toEqual({ values: [0, 0], min: 0, max: 0 });
+    const r = repeatsOf([figures(100, 30), figures(90, 50), figures(110, 40)]);
+    expect(r.count).toBe(3);
+    expect(r.spread.totalTokensPerSecond?.relativeHalfRange).toBeCloseTo(0.1, 10);
+    expect(r.spread.ttftMs?.relativeHalfRange).toBeCloseTo(0.25, 10);
+  });
+
+  test('statuses: every status any repeat showed, in rule order, evidence from the first that showed it', () => {
+    const c = combineStatuses([
+      { status: 'valid', statuses: ['valid'], evidence: {} },
+      { status: 'requests-queued', statuses: ['requests-queued'], evidence: { queued: { concurrency: 4, maxWaiting: 1 } } },
+      { status: 'errors', statuses: ['errors'], evidence: { errors: { count: 2, byCode: { stall: 2 } } } },
+    ]);
+    expect(c.status).toBe('errors');
+    expect(c.statuses).toEqual(['errors', 'requests-queued']);
+    expect(c.evidence).toEqual({ queued: { concurrency: 4, maxWaiting: 1 }, errors: { count: 2, byCode: { stall: 2 } } });
+    expect(combineStatuses([{ status: 'valid', statuses: ['valid'], evidence: {} }, { status: 'valid', statuses: ['valid'], evidence: {} }]).statuses).toEqual(['valid']);
+  });
+});

@@ -1,0 +1,23 @@
+/**
+ * Test helper: run the project's own Vitest CLI in a child process, as a user or CI job does, with
+ * a clean environment (no parent Vitest variables, no LLM_BENCH_* or GITHUB_* leaking in).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+export function runVitest(args: string[], env: Record<string, string>, timeoutMs = 120_000): { code: number | null; out: string } {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && !k.startsWith('GITHUB_') && k !== 'NODE_ENV',
+    ),
+  );
+  const r = spawnSync('npx', ['vitest', ...args], {
+    cwd: root,
+    env: { ...clean, LLM_BENCH_QUIET: '1', NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}

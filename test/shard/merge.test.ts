@@ -1,0 +1,87 @@
+/**
+ * Distributed runs end to end: the matrix split into row-group files (project matrix-sharded) run
+ * as two Vitest shards with the blob reporter, then `vitest --merge-reports` gives one
+ * speed-matrix page and JSON of the same form as a one-machine run of the same matrix: same cells,
+ * same prefill rows, same statuses' form, same page sections, not partial; the job summary renders.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { validateResult } from '../../src/results/validate.js';
+import type { CellResult, SpeedMatrixResult } from '../../src/results/types.js';
+import { runVitest } from '../compare/run-vitest.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lsm-shard-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// decode rows 0 and 1K go to row groups 1 and 2, the extra prefill rows 2K and 3K to groups 3 and 4,
+// so each of the 4 row-group files has work whichever shard it lands in
+const matrix = {
+  LLM_BENCH_SIM_PROFILE: 'tiny',
+  LLM_BENCH_CONTEXTS: '0,1K',
+  LLM_BENCH_CONCURRENCY: '1',
+  LLM_BENCH_PREFILL: '1K,2K,3K',
+  LLM_BENCH_DURATION_S: '1',
+  LLM_BENCH_MAX_TOKENS: '32',
+  LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+};
+
+const read = (out: string): SpeedMatrixResult => JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
+// the simulator listens on a fresh port each run: blank it
+const headings = (out: string) =>
+  readFileSync(join(out, 'speed-matrix.md'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('#'))
+    .map((l) => l.replace(/127\.0\.0\.1:\d+/, '127.0.0.1:PORT'));
+const form = (c: CellResult) => ({
+  key: `${c.contextLabel}/${c.concurrency}`,
+  status: typeof c.status,
+  statuses: Array.isArray(c.statuses),
+  figures: Object.keys(c.figures ?? {}).sort(),
+});
+
+describe('sharded run merged', () => {
+  test('2 shards + merge = the one-machine page', { timeout: 300_000 }, () => {
+    const blobs = join(dir, 'blobs');
+    for (const shard of ['1/2', '2/2']) {
+      const r = runVitest(
+        ['run', '--project', 'matrix-sharded', `--shard=${shard}`, '--reporter=blob', `--outputFile=${join(blobs, `blob-${shard.replace('/', '-')}.json`)}`],
+        matrix,
+      );
+      expect(r.code, r.out).toBe(0);
+    }
+    expect(readdirSync(blobs).sort()).toEqual(['blob-1-2.json', 'blob-2-2.json']);
+
+    const merged = join(dir, 'merged');
+    const summary = join(dir, 'summary.md');
+    const merge = runVitest([`--merge-reports=${blobs}`], { LLM_BENCH_OUT: merged, GITHUB_STEP_SUMMARY: summary });
+    expect(merge.code, merge.out).toBe(0);
+    // each shard measured part of the matrix: two of the four row-group files each
+    expect(merge.out).toMatch(/Test Files\s+4 passed \(4\)/);
+
+    const single = join(dir, 'single');
+    const one = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: single });
+    expect(one.code, one.out).toBe(0);
+
+    const a = read(single);
+    const b = read(merged);
+    expect(validateResult(b).ok).toBe(true);
+    expect(b.partial).toBe(false);
+    expect(b.info.plannedCells).toEqual(a.info.plannedCells);
+    expect(b.info.plannedPrefill).toEqual(a.info.plannedPrefill);
+    expect(b.info.plannedCells).toEqual(['0/1', '1K/1']);
+    expect(b.cells.map(form)).toEqual(a.cells.map(form));
+    expect(b.cells.every((c) => c.status === 'valid')).toBe(true);
+    expect(b.prefill.map((p) => [p.contextLabel, p.status])).toEqual(a.prefill.map((p) => [p.contextLabel, p.status]));
+    expect(b.prefill.map((p) => p.contextLabel)).toEqual(['1K', '2K', '3K']);
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    expect(headings(merged)).toEqual(headings(single));
+    expect(readFileSync(join(merged, 'speed-matrix.md'), 'utf8')).not.toMatch(/Partial|Incomplete|Not run/);
+
+    const md = readFileSync(summary, 'utf8');
+    expect(md).toContain('## Speed matrix: sim-tiny');
+    expect(md).toContain('2 of 2 cells');
+    expect(md).toMatch(/\| 1K \| \*\*[\d.]+\*\* tok\/s · \d+ ms TTFT \|/);
+  });
+});
