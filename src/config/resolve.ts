@@ -133,7 +133,8 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
       endpoint: o.endpoint ?? suite.target.endpoint ?? DEFAULTS.endpoint,
       kvCapacityTokens: suite.target.kvCapacityTokens,
       maxRunningRequests: suite.target.maxRunningRequests,
-      launchCommand: suite.target.launchCommand,
+      // LLM_BENCH_LAUNCH_COMMAND: the server's launch command for the page (secrets are redacted there)
+      launchCommand: env.LLM_BENCH_LAUNCH_COMMAND?.trim() || suite.target.launchCommand,
       hardware: suite.target.hardware,
       engineInfo: suite.target.engineInfo,
       revision: suite.target.revision,

@@ -3,19 +3,25 @@
  *
  * Detection order (first that answers wins):
  * 1. `GET /v1/models` `owned_by`: vllm → vllm, sglang → sglang, llamacpp → llamacpp,
- *    tensorrt_llm → trtllm.
+ *    tensorrt_llm → trtllm. (TGI's owned_by is the model id and Ollama's "library": not decisive.)
  * 2. `GET /get_server_info` is a JSON object with `max_total_num_tokens` or `internal_states` → sglang.
  * 3. `GET /info` has `model_id` and `max_total_tokens`/`max_input_tokens` → tgi.
  * 4. `GET /api/version` has `version` → ollama.
  * 5. `GET /props` has `default_generation_settings` → llamacpp.
- * 6. `GET /metrics` series prefix: `vllm:` → vllm, `sglang:` → sglang, `llamacpp:` → llamacpp, `tgi_` → tgi.
- * 7. else 'openai' (the generic adapter) with a note.
+ * 6. `GET /metrics`: Prometheus series prefix `vllm:` → vllm, `sglang:` → sglang, `llamacpp:` →
+ *    llamacpp, `tgi_` → tgi; a JSON array of iteration stats (`kvCacheStats`) → trtllm.
+ * 7. else 'openai' (the generic adapter) with a note saying how to choose.
  * `GET /version` is not used: vLLM and TensorRT-LLM answer it alike.
- * Steps 2–6 are asked together, after step 1, and weighed in this order.
+ * Steps 2–6 are asked together, after step 1, and weighed in this order. When more than one of
+ * them matches, the first wins and the detection carries a note naming the others (set `engine`).
  */
 import { asRecord, tryCall, type HttpResult } from './http.js';
+import { LlamacppAdapter } from './llamacpp.js';
+import { OllamaAdapter } from './ollama.js';
 import { OpenAIAdapter, ProbeError, probeModels } from './openai.js';
 import { SglangAdapter } from './sglang.js';
+import { TgiAdapter } from './tgi.js';
+import { TrtllmAdapter } from './trtllm.js';
 import type { EngineAdapter, EngineKind, HttpTarget } from './types.js';
 import { VllmAdapter } from './vllm.js';
 
@@ -28,11 +34,12 @@ export interface EngineDetection {
 }
 
 export const ALL_ENGINE_KINDS: readonly EngineKind[] = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'];
-/** Kinds getAdapter can build today. */
-export const SUPPORTED_ENGINE_KINDS: readonly EngineKind[] = ['vllm', 'sglang', 'openai'];
+/** Kinds getAdapter can build. */
+export const SUPPORTED_ENGINE_KINDS: readonly EngineKind[] = ALL_ENGINE_KINDS;
 
 export const UNDETECTED_NOTE =
-  "could not tell which engine; using generic OpenAI adapter (set engine: 'vllm' | 'sglang' | 'openai' in the config to choose)";
+  'could not tell which engine serves the target; using the generic OpenAI-compatible adapter (no metrics, no tokenizer, no capacity). ' +
+  `Set target.engine in the config or LLM_BENCH_ENGINE to one of ${ALL_ENGINE_KINDS.join(', ')} to choose.`;
 
 const OWNED_BY: Record<string, EngineKind> = {
   vllm: 'vllm',
@@ -68,19 +75,20 @@ export async function detectEngine(target: HttpTarget): Promise<EngineDetection>
     tryCall(target, 'GET', '/props'),
     tryCall(target, 'GET', '/metrics'),
   ]);
+  const found: EngineDetection[] = [];
   const si = json(serverInfo);
   if (si && ('max_total_num_tokens' in si || 'internal_states' in si)) {
-    return { kind: 'sglang', evidence: 'GET /get_server_info has max_total_num_tokens/internal_states' };
+    found.push({ kind: 'sglang', evidence: 'GET /get_server_info has max_total_num_tokens/internal_states' });
   }
   const tgi = json(info);
   if (tgi && 'model_id' in tgi && ('max_total_tokens' in tgi || 'max_input_tokens' in tgi)) {
-    return { kind: 'tgi', evidence: 'GET /info has model_id and max_total_tokens' };
+    found.push({ kind: 'tgi', evidence: 'GET /info has model_id and max_total_tokens' });
   }
   const ollama = json(apiVersion);
-  if (ollama && typeof ollama.version === 'string') return { kind: 'ollama', evidence: 'GET /api/version answered' };
+  if (ollama && typeof ollama.version === 'string') found.push({ kind: 'ollama', evidence: 'GET /api/version answered' });
   const llama = json(props);
   if (llama && 'default_generation_settings' in llama) {
-    return { kind: 'llamacpp', evidence: 'GET /props has default_generation_settings' };
+    found.push({ kind: 'llamacpp', evidence: 'GET /props has default_generation_settings' });
   }
   if (metrics && metrics.status >= 200 && metrics.status < 300) {
     const prefixes: [string, EngineKind][] = [
@@ -90,14 +98,23 @@ export async function detectEngine(target: HttpTarget): Promise<EngineDetection>
       ['\ntgi_', 'tgi'],
     ];
     const body = `\n${metrics.text}`;
-    for (const [prefix, kind] of prefixes) {
-      if (body.includes(prefix)) return { kind, evidence: `GET /metrics has ${prefix.trim()} series` };
+    const prefix = prefixes.find(([p]) => body.includes(p));
+    if (prefix) found.push({ kind: prefix[1], evidence: `GET /metrics has ${prefix[0].trim()} series` });
+    else if (Array.isArray(metrics.json) && metrics.json.some((e) => asRecord(e)?.kvCacheStats !== undefined)) {
+      found.push({ kind: 'trtllm', evidence: 'GET /metrics is JSON iteration stats (kvCacheStats)' });
     }
   }
-  return { kind: 'openai', evidence: 'no engine-specific endpoint answered', note: UNDETECTED_NOTE };
+  const first = found[0];
+  if (!first) return { kind: 'openai', evidence: 'no engine-specific endpoint answered', note: UNDETECTED_NOTE };
+  const others = [...new Set(found.filter((f) => f.kind !== first.kind).map((f) => `${f.kind} (${f.evidence})`))];
+  if (others.length === 0) return first;
+  return {
+    ...first,
+    note: `detection unsure: picked ${first.kind} (${first.evidence}) but the server also looks like ${others.join(', ')}; set target.engine or LLM_BENCH_ENGINE to choose`,
+  };
 }
 
-/** A new adapter for `kind`; throws a setup error for kinds not built yet. */
+/** A new adapter for `kind`; throws a setup error naming the valid kinds for an unknown one. */
 export function getAdapter(kind: EngineKind): EngineAdapter {
   switch (kind) {
     case 'vllm':
@@ -107,13 +124,13 @@ export function getAdapter(kind: EngineKind): EngineAdapter {
     case 'openai':
       return new OpenAIAdapter();
     case 'llamacpp':
+      return new LlamacppAdapter();
     case 'tgi':
+      return new TgiAdapter();
     case 'trtllm':
+      return new TrtllmAdapter();
     case 'ollama':
-      throw new Error(
-        `engine: '${kind}' is not supported yet (supported: ${SUPPORTED_ENGINE_KINDS.join(', ')}). ` +
-          "Set engine: 'openai' in the config to use the generic OpenAI-compatible adapter (no metrics, no tokenizer).",
-      );
+      return new OllamaAdapter();
     default: {
       const never: never = kind;
       throw new Error(`engine: '${String(never)}' is unknown; use one of ${ALL_ENGINE_KINDS.join(', ')}`);

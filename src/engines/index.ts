@@ -7,3 +7,8 @@ export { SglangAdapter, sglangMetricsFromSamples, sglangServerInfoFacts, SGLANG_
 export { parseErrorBody, parseErrorJson, type ParsedErrorBody } from './errors.js';
 export { parsePrometheus, parseSampleLine, sumMetric, sumMetricOverReplicas, meanMetric, selectMetric, readLabels, filterIfPresent, type PromSample, type PromParseResult } from './prometheus.js';
 export { httpCall, getJson, postJson, tryCall, closeControlAgent, controlAgent, HttpCallError, DEFAULT_CONTROL_TIMEOUT_MS, type HttpResult, type HttpCallOptions } from './http.js';
+export { LlamacppAdapter, decodeLlamacppChunk, parseLlamaTimings, llamacppPropsFacts, slotsState } from './llamacpp.js';
+export { TgiAdapter, tgiMetricsFromSamples, tgiInfoFacts } from './tgi.js';
+export { TrtllmAdapter, trtllmStatsSample, trtllmStatsFacts, trtllmPrometheusSample, latestIterationStats } from './trtllm.js';
+export { OllamaAdapter, ollamaLoadedModel } from './ollama.js';
+export { readHistogram } from './prometheus.js';

@@ -227,3 +227,29 @@ export function sumMetricOverReplicas(
   for (const v of groups.values()) total += v;
   return total;
 }
+
+/**
+ * A histogram family (`<name>_bucket{le}`, `_sum`, `_count`) summed over label sets, or undefined
+ * when it has no buckets. Bounds are in the metric's unit (seconds for *_seconds).
+ */
+export function readHistogram(
+  samples: readonly PromSample[],
+  name: string,
+  filter?: Record<string, string>,
+): import('./types.js').HistogramSnapshot | undefined {
+  const byBound = new Map<number, number>();
+  let count = 0;
+  let sumS = 0;
+  for (const s of samples) {
+    if (!matchesFilter(s, filter) || Number.isNaN(s.value)) continue;
+    if (s.name === `${name}_bucket`) {
+      const le = s.labels.le === undefined ? undefined : s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
+      if (le === undefined || Number.isNaN(le)) continue;
+      byBound.set(le, (byBound.get(le) ?? 0) + s.value);
+    } else if (s.name === `${name}_count`) count += s.value;
+    else if (s.name === `${name}_sum`) sumS += s.value;
+  }
+  if (byBound.size === 0) return undefined;
+  const upperBoundsS = [...byBound.keys()].sort((a, b) => a - b);
+  return { upperBoundsS, cumulativeCounts: upperBoundsS.map((b) => byBound.get(b)!), count, sumS };
+}

@@ -19,7 +19,7 @@
  */
 import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpResult } from './http.js';
 import { CHAT_PATH, OpenAIAdapter, probeModels } from './openai.js';
-import { filterIfPresent, meanMetric, parsePrometheus, sumMetricOverReplicas, type PromSample } from './prometheus.js';
+import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
 import { monoMs } from '../clock.js';
@@ -58,6 +58,9 @@ export function sglangMetricsFromSamples(samples: readonly PromSample[], atMs: n
   set('promptTokensTotal', sumMetricOverReplicas(samples, PROMPT_TOKENS, SGLANG_REPLICA_LABELS, filter));
   set('generationTokensTotal', sumMetricOverReplicas(samples, GENERATION_TOKENS, SGLANG_REPLICA_LABELS, filter));
   set('cachedTokensTotal', sumMetricOverReplicas(samples, CACHED_TOKENS, SGLANG_REPLICA_LABELS, filter));
+  // one scheduler's histogram per dp rank; tp/pp copies would double it, so read the tp_rank 0 ones when labelled
+  const rank0 = samples.some((s) => s.name === 'sglang:time_to_first_token_seconds_bucket' && s.labels.tp_rank !== undefined);
+  set('ttftHistogram', readHistogram(samples, 'sglang:time_to_first_token_seconds', { ...filter, ...(rank0 ? { tp_rank: '0' } : {}) }));
   return out;
 }
 

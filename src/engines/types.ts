@@ -21,6 +21,32 @@ export interface DecodedChunk {
   error?: { message: string; code?: string | number };
   /** engine-specific end marker other than [DONE] (llama.cpp native stop:true) */
   final?: boolean;
+  /** the server's own timings of this request so far (llama.cpp `timings`), for the cross-check */
+  serverTimings?: ServerRequestTimings;
+}
+
+/** A server's own per-request timings (llama.cpp `timings`; cumulative over the request). */
+export interface ServerRequestTimings {
+  /** prompt tokens computed (cache excluded) */
+  promptN?: number;
+  /** prompt tokens reused from the cache */
+  cacheN?: number;
+  promptMs?: number;
+  /** tokens generated so far */
+  predictedN?: number;
+  /** ms from the end of prompt processing to the last token */
+  predictedMs?: number;
+  /** the server's tokens/s of this request's generation */
+  predictedPerSecond?: number;
+}
+
+/** A cumulative Prometheus histogram at one scrape (bucket upper bounds in seconds, ascending; +Inf last). */
+export interface HistogramSnapshot {
+  upperBoundsS: number[];
+  /** cumulative counts per bound */
+  cumulativeCounts: number[];
+  count: number;
+  sumS: number;
 }
 
 /** A value the probe found, with where it came from (METHOD.md run sequence 1). */
@@ -56,8 +82,19 @@ export interface MetricsSample {
   /** 0..1 */
   kvUsage?: number;
   promptTokensTotal?: number;
+  /**
+   * generation tokens counted as they are generated (vLLM, SGLang). Engines whose counter grows only
+   * when a request ends (llama.cpp tokens_predicted_total) leave it unset.
+   */
   generationTokensTotal?: number;
   cachedTokensTotal?: number;
+  /**
+   * requests the load generator had in flight when this sample was taken (set by the cell runner):
+   * what the server's running count is compared with for Requests queued
+   */
+  clientInFlight?: number;
+  /** the server's time-to-first-token histogram, when it has one */
+  ttftHistogram?: HistogramSnapshot;
 }
 
 /** What the load runners ask an adapter to send. */
@@ -80,6 +117,11 @@ export interface HttpTarget {
 
 export interface EngineAdapter {
   kind: EngineKind;
+  /**
+   * false when the engine cannot force the output length (no ignore_eos: TGI, Ollama): requests may
+   * stop early, and the page says that what was produced was counted. Absent = true.
+   */
+  forcesLength?: boolean;
   /** path and JSON body for a streaming request */
   buildStreamRequest(spec: RequestSpec): { path: string; body: Record<string, unknown> };
   /** interpret one SSE data payload (already JSON-parsed); never throws on unknown shapes */

@@ -13,7 +13,7 @@
  */
 import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
 import { OpenAIAdapter, probeModels } from './openai.js';
-import { filterIfPresent, meanMetric, parsePrometheus, readLabels, sumMetric, type PromSample } from './prometheus.js';
+import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, readLabels, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
 import { monoMs } from '../clock.js';
@@ -41,6 +41,7 @@ export function vllmMetricsFromSamples(samples: readonly PromSample[], atMs: num
   set('promptTokensTotal', sumMetric(samples, PROMPT_TOKENS, filter));
   set('generationTokensTotal', sumMetric(samples, GENERATION_TOKENS, filter));
   set('cachedTokensTotal', sumMetric(samples, CACHED_TOKENS, filter));
+  set('ttftHistogram', readHistogram(samples, 'vllm:time_to_first_token_seconds', filter));
   return out;
 }
 

@@ -4,7 +4,6 @@
  * Everything here happens once per run, before the first test.
  */
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../config/errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
@@ -13,7 +12,8 @@ import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimPro
 import type { LoadSession } from '../load/session.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
-import { redactSecrets } from '../results/redact.js';
+import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
+import { launchCommandFrom, redactFacts } from '../meta/launch.js';
 import { contextLabel } from '../results/labels.js';
 import type { MatrixPlan } from './plan.js';
 
@@ -26,6 +26,10 @@ export interface OpenedRun {
   sim?: SimHandle;
   /** how the adapter was chosen, for the page and for unsure detection */
   detection: string;
+  /** set when detection was unsure or fell back to the generic adapter (also written to stderr) */
+  detectionNote?: string;
+  /** this machine's hardware, detected only when the server runs on it (not for the simulator) */
+  hardware?: DetectedHardware;
   close(): Promise<void>;
 }
 
@@ -81,6 +85,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   try {
     let adapter: EngineAdapter;
     let detection: string;
+    let detectionNote: string | undefined;
     if (cfg.target.engine) {
       adapter = getAdapter(cfg.target.engine);
       detection = `engine set in config: ${cfg.target.engine}`;
@@ -88,7 +93,11 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       const found = await detectEngine(target);
       adapter = getAdapter(found.kind);
       detection = found.evidence;
+      detectionNote = found.note;
+      if (detectionNote) process.stderr.write(`[speed-matrix] engine detection: ${detectionNote}\n`);
     }
+    // the server's machine is this one: read its GPUs, CPU, RAM and OS (never for the simulator)
+    const hardware = !sim && isLocalTarget(baseUrl) ? await detectLocalHardware() : undefined;
     const probed = await adapter.probe(target, cfg.target.model);
     const facts: ServerFacts = {
       ...probed,
@@ -122,6 +131,8 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       session,
       sim,
       detection,
+      ...(detectionNote ? { detectionNote } : {}),
+      ...(hardware ? { hardware } : {}),
       close: async () => {
         await sim?.close();
       },
@@ -138,23 +149,9 @@ const SIMULATED_HARDWARE: Record<string, Pick<HardwareInfo, 'gpu' | 'gpuCount' |
   'vllm-arc-b65x4': { gpu: 'Intel Arc Pro B65 32GB', gpuCount: 4, vram: '128 GB (4 × 32 GB)' },
 };
 
-function localHardware(): HardwareInfo {
-  return {
-    cpu: os.cpus()[0]?.model,
-    ram: `${Math.round(os.totalmem() / 2 ** 30)} GB`,
-    os: `${os.type()} ${os.release()}`,
-    source: 'detected (this machine)',
-  };
-}
-
+/** Launch command from the config, else from the server's own arguments; secrets (and the API key) redacted. */
 function launchCommandOf(cfg: ResolvedSuite, facts: ServerFacts): string | undefined {
-  if (cfg.target.launchCommand) return redactSecrets(cfg.target.launchCommand);
-  const args = facts.launchArgs?.value;
-  if (!args) return undefined;
-  const flags = Object.entries(args)
-    .filter(([, v]) => v !== null && v !== undefined && v !== false && typeof v !== 'object')
-    .map(([k, v]) => `--${k.replace(/_/g, '-')}${v === true ? '' : ` ${String(v)}`}`);
-  return redactSecrets(`# server arguments reported by ${facts.launchArgs!.source}\n${flags.join(' ')}`);
+  return launchCommandFrom(cfg.target.launchCommand, facts, [cfg.target.apiKey]);
 }
 
 export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixPlan): RunInfo {
@@ -166,7 +163,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
         ...SIMULATED_HARDWARE[cfg.simProfile],
         source: `simulated (profile ${cfg.simProfile})`,
       }
-    : { ...(cfg.target.hardware ?? {}), ...(cfg.target.hardware ? { source: 'config' } : localHardware()) };
+    : mergeHardware({ config: cfg.target.hardware, detected: opened.hardware });
   const where = hw.gpu ? `${hw.gpu}${hw.gpuCount && hw.gpuCount > 1 ? ` ×${hw.gpuCount}` : ''}` : displayUrl(opened.session.target.baseUrl);
   return {
     title: `${model} on ${where}${opened.sim ? ' (simulated)' : ''}`,
@@ -180,6 +177,8 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       engine: facts.engine.value,
       ...(facts.version ? { version: facts.version.value } : {}),
       ...(cfg.target.engineInfo ?? {}),
+      detectedBy: opened.detection,
+      ...(opened.detectionNote ? { detectionNote: opened.detectionNote } : {}),
     },
     run: {
       servedModel: model,
@@ -195,8 +194,10 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       concurrency: cfg.matrix.concurrency,
       prefillContexts: cfg.matrix.prefill,
       ...(cfg.repeat > 1 ? { repeat: cfg.repeat } : {}),
+      // TGI, Ollama: no ignore_eos, so requests may stop early; the page says what was counted
+      ...(opened.session.adapter.forcesLength === false ? { outputLengthForced: false } : {}),
     },
-    server: facts,
+    server: redactFacts(facts, [cfg.target.apiKey]),
     ...(launchCommandOf(cfg, facts) ? { launchCommand: launchCommandOf(cfg, facts) } : {}),
     plannedCells: plan.cells.map((c) => c.key),
     plannedPrefill: plan.prefill.map((p) => contextLabel(p.context)),

@@ -1,13 +1,13 @@
 /**
- * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang]`:
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]`:
  * serves the simulator until the process is stopped.
  */
 
 import { createSimServer, type SimServer } from './server.js';
-import { resolveSimProfile, SIM_PROFILES, type SimPersonality } from './profiles.js';
+import { resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type SimPersonality } from './profiles.js';
 
 export const SIM_USAGE =
-  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang]\n' +
+  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]\n' +
   `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1`;
 
 export interface SimCliArgs {
@@ -44,8 +44,10 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
         break;
       case '--personality': {
         const v = takeValue();
-        if (v !== 'vllm' && v !== 'sglang') throw new Error(`--personality ${v} is invalid: use vllm or sglang`);
-        out.personality = v;
+        if (!(SIM_PERSONALITY_NAMES as readonly string[]).includes(v)) {
+          throw new Error(`--personality ${v} is invalid: use one of ${SIM_PERSONALITY_NAMES.join(', ')}`);
+        }
+        out.personality = v as SimPersonality;
         break;
       }
       case '--help':

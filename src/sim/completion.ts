@@ -10,8 +10,9 @@ import { renderChat, type ChatMessage } from './chat-template.js';
 import { EngineRequest, type FinishReason, type SimSink } from './engine.js';
 import { type FaultPlan } from './faults.js';
 import { hashPromptBlocks } from './kv-cache.js';
-import { ChunkWriter, DONE_EVENT, errorEvent, usageJson } from './personality.js';
-import type { SimProfile } from './profiles.js';
+import { ChunkWriter, DONE_EVENT, errorEvent, usageJson, ZERO_USAGE } from './personality.js';
+import { servedMaxModelLen, type SimProfile } from './profiles.js';
+import { surfaceOf, type Surface } from './surface.js';
 import { genPiece } from './tokenizer.js';
 import type { TruthRecord, TruthStore } from './truth.js';
 
@@ -24,6 +25,8 @@ export class RequestError extends Error {
     message: string,
     readonly param: string | null = null,
     readonly type = 'BadRequestError',
+    /** extra fields some personalities put in the error body (llama.cpp: n_prompt_tokens, n_ctx) */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -38,21 +41,64 @@ export interface ParsedCompletion {
   maxTokens: number;
   minTokens: number;
   ignoreEos: boolean;
+  /** llama.cpp `timings_per_token`: timings on every chunk */
+  timingsPerToken: boolean;
 }
 
-function optInt(body: Record<string, unknown>, key: string): number | undefined {
+function optInt(body: Record<string, unknown>, key: string, allowMinusOne = false): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
+  if (allowMinusOne && v === -1) return -1;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
     throw new RequestError(400, `${key} must be a non-negative integer, got ${JSON.stringify(v)}`, key);
   }
   return v;
 }
 
+/** TRT-LLM: request models use extra="forbid", so an unknown field is a 400. */
+function checkAllowedFields(kind: EndpointKind, body: Record<string, unknown>, surface: Surface): void {
+  const allowed = surface.allowedFields;
+  if (!allowed) return;
+  const set = kind === 'chat' ? allowed.chat : allowed.completions;
+  const extra = Object.keys(body).filter((k) => !set.has(k));
+  const so = body.stream_options;
+  if (so && typeof so === 'object' && !Array.isArray(so)) {
+    for (const k of Object.keys(so)) if (!allowed.streamOptions.has(k)) extra.push(`stream_options.${k}`);
+  }
+  if (extra.length > 0) {
+    throw new RequestError(400, `${extra.length} validation error(s): ${extra.map((k) => `${k}: Extra inputs are not permitted`).join('; ')}`, extra[0]!);
+  }
+}
+
+/** The output cap the body asks for, read the way the personality reads it. */
+function maxTokensOf(kind: EndpointKind, body: Record<string, unknown>, profile: SimProfile): number | undefined {
+  switch (profile.personality) {
+    case 'llamacpp': {
+      const n = optInt(body, 'n_predict', true) ?? optInt(body, 'max_completion_tokens') ?? optInt(body, 'max_tokens');
+      return n === -1 ? undefined : n;
+    }
+    case 'tgi':
+      return optInt(body, 'max_tokens') ?? optInt(body, 'max_completion_tokens');
+    case 'ollama':
+      return optInt(body, 'max_tokens');
+    case 'trtllm':
+      if (kind === 'completions' && typeof body.model !== 'string') throw new RequestError(400, 'model: Field required', 'model');
+      return kind === 'chat' ? (optInt(body, 'max_completion_tokens') ?? optInt(body, 'max_tokens')) : optInt(body, 'max_tokens');
+    default:
+      return kind === 'chat'
+        ? (optInt(body, 'max_completion_tokens') ?? optInt(body, 'max_tokens'))
+        : (optInt(body, 'max_tokens') ?? profile.defaultCompletionMaxTokens);
+  }
+}
+
 /** Validates a request body and renders its prompt. */
 export function parseCompletion(kind: EndpointKind, body: Record<string, unknown>, profile: SimProfile): ParsedCompletion {
-  if (typeof body.model === 'string' && body.model !== profile.modelId) {
-    throw new RequestError(404, `The model \`${body.model}\` does not exist.`, 'model', 'NotFoundError');
+  const surface = surfaceOf(profile.personality);
+  checkAllowedFields(kind, body, surface);
+  if (surface.checksModel && typeof body.model === 'string' && body.model !== profile.modelId) {
+    const message =
+      profile.personality === 'ollama' ? `model "${body.model}" not found, try pulling it first` : `The model \`${body.model}\` does not exist.`;
+    throw new RequestError(404, message, 'model', 'NotFoundError');
   }
   let promptText: string;
   if (kind === 'chat') {
@@ -71,15 +117,14 @@ export function parseCompletion(kind: EndpointKind, body: Record<string, unknown
   if (so && !stream && profile.personality === 'vllm') {
     throw new RequestError(400, 'Stream options can only be defined when `stream=True`.', 'stream_options');
   }
-  const includeUsage = so?.include_usage === true;
+  // TRT-LLM: include_usage defaults to true once stream_options is sent
+  const includeUsage = so?.include_usage === true || (surface.includeUsageByDefault && !!so && so.include_usage !== false);
   const continuousFlag = so?.continuous_usage_stats === true || body.continuous_usage_stats === true;
-  // vLLM: continuous usage only together with include_usage; SGLang: on its own
-  const continuousUsage = stream && continuousFlag && (profile.personality === 'sglang' || includeUsage);
-  const maxTokens =
-    kind === 'chat'
-      ? (optInt(body, 'max_completion_tokens') ?? optInt(body, 'max_tokens'))
-      : (optInt(body, 'max_tokens') ?? profile.defaultCompletionMaxTokens);
-  const minTokens = optInt(body, 'min_tokens') ?? 0;
+  // vLLM, TRT-LLM: continuous usage only together with include_usage; SGLang: on its own; others: never
+  const continuousUsage =
+    stream && continuousFlag && (surface.continuousUsage === 'alone' || (surface.continuousUsage === 'with-include-usage' && includeUsage));
+  const maxTokens = maxTokensOf(kind, body, profile);
+  const minTokens = surface.honoursMinTokens ? (optInt(body, 'min_tokens') ?? 0) : 0;
   return {
     kind,
     promptText,
@@ -88,7 +133,8 @@ export function parseCompletion(kind: EndpointKind, body: Record<string, unknown
     continuousUsage,
     maxTokens: maxTokens ?? -1, // resolved against the prompt length below
     minTokens,
-    ignoreEos: body.ignore_eos === true,
+    ignoreEos: surface.honoursIgnoreEos && body.ignore_eos === true,
+    timingsPerToken: surface.timings && body.timings_per_token === true,
   };
 }
 
@@ -118,6 +164,8 @@ export interface SinkOptions {
   onFirstToken(ttftMs: number): void;
   /** end the engine request (fault) */
   abort(): void;
+  /** the request ended (any way); its truth record is final */
+  onEnd?(truth: TruthRecord): void;
 }
 
 /** Receives engine emissions for one request and writes them. */
@@ -127,9 +175,11 @@ export class CompletionSink implements SimSink {
   private readonly writer: ChunkWriter;
   private nonStreamText = '';
   private nonStreamReasoning = '';
+  private readonly surface: Surface;
 
   constructor(private readonly o: SinkOptions) {
-    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.profile.modelId, Math.floor(Date.now() / 1000));
+    this.surface = surfaceOf(o.profile.personality);
+    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.profile.modelId, Math.floor(Date.now() / 1000), o.profile.version);
   }
 
   get isEnded(): boolean {
@@ -147,9 +197,44 @@ export class CompletionSink implements SimSink {
     return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens: this.generated, cachedTokens: this.o.truth.cachedTokens });
   }
 
+  /** llama.cpp `timings` of this request so far (ENGINES.md §3). */
+  timingsJson(nowMs: number): string {
+    const t = this.o.truth;
+    const promptDoneMs = t.firstTokenMs ?? nowMs;
+    const promptMs = Math.max(0, promptDoneMs - (t.admittedMs ?? t.receivedMs));
+    const predictedMs = Math.max(0, nowMs - promptDoneMs);
+    const promptN = Math.max(0, t.promptTokens - t.cachedTokens);
+    const perSecond = predictedMs > 0 ? (this.generated / predictedMs) * 1000 : 0;
+    return (
+      `{"cache_n":${t.cachedTokens},"prompt_n":${promptN},"prompt_ms":${promptMs},"prompt_per_token_ms":${promptN > 0 ? promptMs / promptN : 0},` +
+      `"prompt_per_second":${promptMs > 0 ? (promptN / promptMs) * 1000 : 0},"predicted_n":${this.generated},"predicted_ms":${predictedMs},` +
+      `"predicted_per_token_ms":${this.generated > 0 ? predictedMs / this.generated : 0},"predicted_per_second":${perSecond}}`
+    );
+  }
+
+  /** The stream pieces of one emission: text segments split at the reasoning boundary (and per token for TGI). */
+  private segments(from: number, n: number, reasoningEnd: number): Array<{ text: string; reasoning: boolean }> {
+    const seed = this.o.seed;
+    if (this.surface.oneEventPerToken) {
+      const out: Array<{ text: string; reasoning: boolean }> = [];
+      for (let i = 0; i < n; i++) out.push({ text: genPiece(seed, from + i), reasoning: from + i < reasoningEnd });
+      return out;
+    }
+    const nReason = Math.max(0, Math.min(n, reasoningEnd - from));
+    const nContent = n - nReason;
+    if (nReason > 0 && nContent > 0) {
+      return [
+        { text: genText(seed, from, nReason), reasoning: true },
+        { text: genText(seed, from + nReason, nContent), reasoning: false },
+      ];
+    }
+    return [{ text: n === 1 ? genPiece(seed, from) : genText(seed, from, n), reasoning: nReason > 0 }];
+  }
+
   onTokens(n: number, finish: FinishReason | undefined): void {
     if (this.ended) return;
     const o = this.o;
+    const s = this.surface;
     const from = this.generated;
     this.generated += n;
     o.truth.completionTokens = this.generated;
@@ -160,25 +245,36 @@ export class CompletionSink implements SimSink {
       if (finish) this.finishNonStream(finish);
       return;
     }
+    if (from === 0) o.truth.firstTokenMs ??= monoMs(); // timings need it before the first write
+    const nowMs = monoMs();
     let out = from === 0 ? this.writer.role() : '';
     const usage = o.parsed.continuousUsage ? this.usage() : undefined;
-    // split at the reasoning boundary when the chunk crosses it
-    const nReason = Math.max(0, Math.min(n, reasoningEnd - from));
-    const nContent = n - nReason;
-    if (finish) {
-      if (nReason > 0 && nContent > 0) {
-        out += this.writer.tokens(genText(o.seed, from, nReason), true, usage);
-        out += this.writer.last(genText(o.seed, from + nReason, nContent), false, finish, usage);
-      } else {
-        out += this.writer.last(genText(o.seed, from, n), nReason > 0, finish, usage);
-      }
-      if (o.parsed.includeUsage) out += this.writer.usageOnly(this.usage());
-      out += DONE_EVENT;
-    } else if (nReason > 0 && nContent > 0) {
-      out += this.writer.tokens(genText(o.seed, from, nReason), true, usage);
-      out += this.writer.tokens(genText(o.seed, from + nReason, nContent), false, usage);
+    const completions = o.parsed.kind === 'completions';
+    let textExtra = '';
+    if (s.zeroUsageOnCompletionChunks && completions && o.parsed.includeUsage) textExtra += `,"usage":${ZERO_USAGE}`;
+    if (o.parsed.timingsPerToken) textExtra += `,"timings":${this.timingsJson(nowMs)}`;
+    // common case (one chunk, no reasoning boundary): no segment list is built
+    let tail: { text: string; reasoning: boolean };
+    if (!s.oneEventPerToken && from >= reasoningEnd) {
+      tail = { text: n === 1 ? genPiece(o.seed, from) : genText(o.seed, from, n), reasoning: false };
     } else {
-      out += this.writer.tokens(n === 1 ? genPiece(o.seed, from) : genText(o.seed, from, n), nReason > 0, usage);
+      const segs = this.segments(from, n, reasoningEnd);
+      const lastSeg = segs.length - 1;
+      for (let i = 0; i < lastSeg; i++) out += this.writer.tokens(segs[i]!.text, segs[i]!.reasoning, usage, textExtra);
+      tail = segs[lastSeg]!;
+    }
+    if (finish) {
+      const timings = s.timings ? `,"timings":${this.timingsJson(nowMs)}` : '';
+      // llama.cpp and TGI /v1/completions: the final chunk always has usage
+      const usageOnFinal = completions && s.completionsAlwaysUsage;
+      const usageChunk = o.parsed.includeUsage && !usageOnFinal;
+      let finalSuffix = usageOnFinal && usage === undefined ? `,"usage":${this.usage()}` : '';
+      if (!usageChunk) finalSuffix += timings;
+      out += this.writer.last(tail.text, tail.reasoning, finish, { usage, textExtra, finalSuffix });
+      if (usageChunk) out += this.writer.usageOnly(this.usage(), timings);
+      out += DONE_EVENT;
+    } else {
+      out += this.writer.tokens(tail.text, tail.reasoning, usage, textExtra);
     }
     const f = o.faults;
     if (f.hugeAfter !== undefined && crossed(f.hugeAfter, from, this.generated)) {
@@ -199,15 +295,29 @@ export class CompletionSink implements SimSink {
       return;
     }
     if (crossed(f.errorAfter, from, this.generated)) {
-      this.write(errorEvent('simulated mid-stream error (X-Sim-Fault error-after)', 500) + DONE_EVENT);
-      this.end('error', monoMs());
-      o.abort();
-      o.res.end();
+      this.midStreamError();
     } else if (crossed(f.closeAfter, from, this.generated)) {
       this.end('error', monoMs());
       o.abort();
       o.res.end(); // no [DONE]
     }
+  }
+
+  /**
+   * A failure after streaming began, the personality's way (ENGINES.md): vLLM, SGLang and TGI send
+   * an error event then [DONE]; llama.cpp an error event then closes; Ollama just ends the stream;
+   * TRT-LLM drops the connection.
+   */
+  private midStreamError(): void {
+    const o = this.o;
+    const mode = this.surface.midStreamError;
+    const event = errorEvent('simulated mid-stream error (X-Sim-Fault error-after)', 500, o.profile.personality);
+    if (mode === 'event-then-done') this.write(event + DONE_EVENT);
+    else if (mode === 'event-then-close') this.write(event);
+    this.end('error', monoMs());
+    o.abort();
+    if (mode === 'reset') o.res.socket?.destroy();
+    else o.res.end();
   }
 
   /**
@@ -258,7 +368,7 @@ export class CompletionSink implements SimSink {
     let body: Record<string, unknown>;
     if (o.parsed.kind === 'chat') {
       const message: Record<string, unknown> = { role: 'assistant', content: this.nonStreamText };
-      if (o.profile.reasoningTokens > 0) message[o.profile.personality === 'vllm' ? 'reasoning' : 'reasoning_content'] = this.nonStreamReasoning;
+      if (o.profile.reasoningTokens > 0) message[this.surface.reasoningField] = this.nonStreamReasoning;
       body = { id: o.chunkId, object: 'chat.completion', created, model: o.profile.modelId, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
     } else {
       body = { id: o.chunkId, object: 'text_completion', created, model: o.profile.modelId, choices: [{ index: 0, text: this.nonStreamText, logprobs: null, finish_reason: finish }], usage };
@@ -275,6 +385,7 @@ export class CompletionSink implements SimSink {
     this.ended = true;
     this.o.truth.end = kind;
     this.o.truth.endMs = atMs;
+    this.o.onEnd?.(this.o.truth);
   }
 }
 
@@ -288,19 +399,25 @@ export function buildEngineRequest(
 ): { req: EngineRequest; promptTokens: number } {
   const blocks = hashPromptBlocks(parsed.promptText, profile.blockSize, profile.prefixCaching);
   const promptTokens = blocks.tokens;
-  if (promptTokens >= profile.maxModelLen) {
+  const maxLen = servedMaxModelLen(profile);
+  const details = { n_prompt_tokens: promptTokens, n_ctx: maxLen };
+  if (promptTokens >= maxLen) {
     throw new RequestError(
       400,
-      `This model's maximum context length is ${profile.maxModelLen} tokens. However, your request has ${promptTokens} input tokens. Please reduce the length of the input messages.`,
+      `This model's maximum context length is ${maxLen} tokens. However, your request has ${promptTokens} input tokens. Please reduce the length of the input messages.`,
       'input_tokens',
+      'BadRequestError',
+      details,
     );
   }
-  const maxTokens = parsed.maxTokens < 0 ? profile.maxModelLen - promptTokens : parsed.maxTokens;
-  if (promptTokens + maxTokens > profile.maxModelLen) {
+  const maxTokens = parsed.maxTokens < 0 ? maxLen - promptTokens : parsed.maxTokens;
+  if (promptTokens + maxTokens > maxLen) {
     throw new RequestError(
       400,
-      `This model's maximum context length is ${profile.maxModelLen} tokens. However, you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+      `This model's maximum context length is ${maxLen} tokens. However, you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
       'max_tokens',
+      'BadRequestError',
+      details,
     );
   }
   if (promptTokens + maxTokens > profile.kvCapacityTokens) {

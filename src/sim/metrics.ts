@@ -74,3 +74,66 @@ export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: Seco
     ttft.render('sglang:time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
   );
 }
+
+/** Totals kept by the HTTP layer (requests, llama.cpp's per-request seconds). */
+export interface RequestTotals {
+  requestsReceived: number;
+  requestsSucceeded: number;
+  requestsFailed: number;
+  /** llama.cpp counts these when a request ends */
+  promptTokensFinished: number;
+  predictedTokensFinished: number;
+  promptSecondsTotal: number;
+  predictedSecondsTotal: number;
+}
+
+function bare(name: string, type: 'gauge' | 'counter', help: string, value: number): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${num(value)}\n`;
+}
+
+/**
+ * llama.cpp `/metrics` (ENGINES.md §3): no labels; token and seconds counters grow when a request
+ * ends (llama.cpp's on_prediction), so they lag the stream.
+ */
+export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals): string {
+  const c = engine.counters;
+  return (
+    bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.promptTokensFinished) +
+    bare('llamacpp:prompt_seconds_total', 'counter', 'Prompt process time', t.promptSecondsTotal) +
+    bare('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed.', t.predictedTokensFinished) +
+    bare('llamacpp:tokens_predicted_seconds_total', 'counter', 'Predict process time', t.predictedSecondsTotal) +
+    bare('llamacpp:n_decode_total', 'counter', 'Total number of llama_decode() calls', c.stepCount) +
+    bare('llamacpp:n_busy_slots_per_decode', 'counter', 'Average number of busy slots per llama_decode() call', engine.lastBatch) +
+    bare('llamacpp:prompt_tokens_seconds', 'gauge', 'Average prompt throughput in tokens/s.', 0) +
+    bare('llamacpp:predicted_tokens_seconds', 'gauge', 'Average generation throughput in tokens/s.', 0) +
+    bare('llamacpp:requests_processing', 'gauge', 'Number of requests processing.', engine.running.length) +
+    bare('llamacpp:requests_deferred', 'gauge', 'Number of requests deferred.', engine.waiting.length)
+  );
+}
+
+/** TGI `/metrics` (ENGINES.md §4): no `_total` suffix, no model label. */
+export function renderTgiMetrics(engine: SimEngine, t: RequestTotals): string {
+  return (
+    bare('tgi_queue_size', 'gauge', 'Current queue size', engine.waiting.length) +
+    bare('tgi_batch_current_size', 'gauge', 'Current batch size', engine.running.length) +
+    bare('tgi_batch_current_max_tokens', 'gauge', 'Maximum tokens for the current batch', engine.kvUsedTokens) +
+    bare('tgi_batch_max_total_tokens', 'gauge', 'Maximum amount of tokens in total.', engine.kvCapacityTokens) +
+    bare('tgi_request_count', 'counter', 'Total number of requests', t.requestsReceived) +
+    bare('tgi_request_success', 'counter', 'Number of successful requests', t.requestsSucceeded) +
+    `# HELP tgi_request_failure Number of failed requests\n# TYPE tgi_request_failure counter\ntgi_request_failure{err="validation"} ${num(t.requestsFailed)}\n`
+  );
+}
+
+/** TRT-LLM `/prometheus/metrics` (newest versions; labels set to "undefined" as in the version read). */
+export function renderTrtllmPrometheus(engine: SimEngine, t: RequestTotals, ttft: SecondsHistogram): string {
+  const l = 'engine_type="undefined",model_name="undefined"';
+  const usage = engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
+  return (
+    metric('trtllm_request_success_total', 'counter', 'Count of successfully processed requests.', l, t.requestsSucceeded) +
+    metric('trtllm_num_requests_running', 'gauge', 'Number of requests currently running.', l, engine.running.length) +
+    metric('trtllm_num_requests_waiting', 'gauge', 'Number of requests waiting.', l, engine.waiting.length) +
+    metric('trtllm_kv_cache_utilization', 'gauge', 'KV cache utilization (0-1).', l, usage) +
+    metric('trtllm_kv_cache_max_blocks', 'gauge', 'Maximum number of KV cache blocks.', l, engine.kv.totalBlocks) +
+    ttft.render('trtllm_time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
+  );
+}

@@ -3,7 +3,8 @@
  * How the reference profiles were fitted: docs/sim-profiles.md.
  */
 
-export type SimPersonality = 'vllm' | 'sglang';
+/** The engine the sim imitates on the wire (surface.ts); the engine model underneath is shared. */
+export type SimPersonality = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
 
 /** Fault rates applied to every request (0..1 each), drawn from a PRNG seeded by `seed`. */
 export interface SimFaultRates {
@@ -76,6 +77,17 @@ export interface SimProfileParams {
   seed: number;
   /** ground-truth records kept (oldest dropped first) */
   maxTruthRecords: number;
+  /**
+   * Extra server arguments the sim reports as its launch args (SGLang /get_server_info; vLLM
+   * /server_info, which is served only when this is set, like VLLM_SERVER_DEV_MODE=1).
+   */
+  serverArgs?: Record<string, unknown>;
+  /**
+   * Admission limit: TGI answers 429 beyond this many requests in flight (its
+   * --max-concurrent-requests, default 128); Ollama 503 and SGLang 503 beyond this many waiting.
+   * Other personalities queue without limit.
+   */
+  admissionLimit?: number;
 }
 
 /** What callers may override: any parameter, and any subset of the fault rates. */
@@ -183,6 +195,20 @@ export const SIM_PROFILES: Record<string, SimProfile> = {
   },
 };
 
+export const SIM_PERSONALITY_NAMES: readonly SimPersonality[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama'];
+
+/** TGI's default --max-concurrent-requests. */
+export const TGI_DEFAULT_MAX_CONCURRENT_REQUESTS = 128;
+
+/**
+ * The longest request the server takes (prompt + output). llama.cpp splits its context over its
+ * slots (`-c` / `-np`), so a slot holds kvCapacityTokens / maxRunningRequests at most.
+ */
+export function servedMaxModelLen(p: SimProfile): number {
+  if (p.personality !== 'llamacpp') return p.maxModelLen;
+  return Math.min(p.maxModelLen, Math.floor(p.kvCapacityTokens / p.maxRunningRequests));
+}
+
 /** The named profile; throws naming the valid profiles when unknown. */
 export function getSimProfile(name: string): SimProfile {
   const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name] : undefined;
@@ -209,8 +235,8 @@ export function resolveSimProfile(
     name,
   };
   if (personality !== undefined) p.personality = personality;
-  if (p.personality !== 'vllm' && p.personality !== 'sglang') {
-    throw new Error(`sim personality "${String(p.personality)}" is invalid: use 'vllm' or 'sglang'`);
+  if (!(SIM_PERSONALITY_NAMES as readonly string[]).includes(p.personality)) {
+    throw new Error(`sim personality "${String(p.personality)}" is invalid: use one of ${SIM_PERSONALITY_NAMES.join(', ')}`);
   }
   for (const key of ['maxRunningRequests', 'kvCapacityTokens', 'blockSize', 'maxBatchedTokens', 'tokensPerStep', 'maxModelLen'] as const) {
     const v = p[key];

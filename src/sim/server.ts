@@ -12,8 +12,10 @@ import { buildEngineRequest, CompletionSink, parseCompletion, RequestError, type
 import { SimEngine } from './engine.js';
 import { drawFaults, makeRng, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
 import { renderMetrics, SecondsHistogram } from './metrics.js';
-import { errorBody } from './personality.js';
-import type { SimProfile } from './profiles.js';
+import { errorBody, errorStatus } from './personality.js';
+import { servedMaxModelLen, TGI_DEFAULT_MAX_CONCURRENT_REQUESTS, type SimProfile } from './profiles.js';
+import { createPersonalityRoutes, ServerTotals, SIM_VOCAB_SIZE } from './routes.js';
+import { surfaceOf } from './surface.js';
 import { StepLoop } from './step-loop.js';
 import { TokenVocab } from './tokenizer.js';
 import { TruthRecord, TruthStore } from './truth.js';
@@ -50,14 +52,25 @@ export function createSimServer(profile: SimProfile): SimServer {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(body);
   };
-  const sendError = (res: ServerResponse, status: number, message: string, type: string, param: string | null = null): void => {
+  const sendError = (
+    res: ServerResponse,
+    status: number,
+    message: string,
+    type: string,
+    param: string | null = null,
+    details: Record<string, unknown> = {},
+  ): void => {
     if (res.headersSent) {
       res.end();
       return;
     }
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(errorBody(profile.personality, status, message, type, param));
+    const shown = errorStatus(profile.personality, status);
+    res.writeHead(shown, { 'content-type': 'application/json' });
+    res.end(errorBody(profile.personality, shown, message, type, param, details));
   };
+  const surface = surfaceOf(profile.personality);
+  const totals = new ServerTotals();
+  let inFlight = 0;
 
   const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
@@ -84,6 +97,27 @@ export function createSimServer(profile: SimProfile): SimServer {
   async function handleCompletion(kind: EndpointKind, req: IncomingMessage, res: ServerResponse, receivedMs: number): Promise<void> {
     const idHeader = req.headers['x-request-id'];
     const seq = ++arrivals;
+    totals.requestsReceived++;
+    const limit = profile.admissionLimit ?? (profile.personality === 'tgi' ? TGI_DEFAULT_MAX_CONCURRENT_REQUESTS : undefined);
+    if (limit !== undefined) {
+      // TGI: 429 beyond --max-concurrent-requests in flight; Ollama / SGLang: 503 when the queue is full
+      if (profile.personality === 'tgi' && inFlight >= limit) {
+        totals.requestsFailed++;
+        return sendError(res, 429, 'Model is overloaded', 'overloaded');
+      }
+      if ((profile.personality === 'ollama' || profile.personality === 'sglang') && engine.waitingCount >= limit) {
+        totals.requestsFailed++;
+        const msg = profile.personality === 'ollama' ? 'server busy, please try again.  maximum pending requests exceeded' : 'The request queue is full.';
+        return sendError(res, 503, msg, 'ServiceUnavailableError');
+      }
+    }
+    inFlight++;
+    let counted = true;
+    const leave = (): void => {
+      if (counted) inFlight--;
+      counted = false;
+    };
+    res.once('close', leave);
     const id = typeof idHeader === 'string' && idHeader.length > 0 ? idHeader : `sim-${seq}`;
     const body = await readBody(req);
     const parsed = parseCompletion(kind, body, profile);
@@ -101,6 +135,7 @@ export function createSimServer(profile: SimProfile): SimServer {
       const s = faults.status;
       const [type, msg] =
         s === 429 ? ['RateLimitError', 'Too many requests (simulated)'] : s === 503 ? ['ServiceUnavailableError', 'The request queue is full. (simulated)'] : ['InternalServerError', 'simulated server error'];
+      totals.requestsFailed++;
       sendError(res, s, msg, type);
       return;
     }
@@ -116,8 +151,9 @@ export function createSimServer(profile: SimProfile): SimServer {
       faults,
       seed: seq % 9973,
       chunkId,
-      headersFirst: profile.personality === 'vllm',
+      headersFirst: surface.headersFirst,
       onFirstToken: (ms) => ttft.observe(ms / 1000),
+      onEnd: (t) => totals.noteEnd(t),
       abort: () => {
         if (engineReqRef) engine.abort(engineReqRef);
       },
@@ -127,7 +163,7 @@ export function createSimServer(profile: SimProfile): SimServer {
     sink.engineReq = engineReq;
     record.promptTokens = promptTokens;
     truth.add(record);
-    if (parsed.stream && profile.personality === 'vllm') sink.writeHead();
+    if (parsed.stream && surface.headersFirst) sink.writeHead();
     res.on('close', () => {
       if (!sink.isEnded) {
         sink.end('aborted', monoMs());
@@ -176,22 +212,26 @@ export function createSimServer(profile: SimProfile): SimServer {
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     const method = req.method ?? 'GET';
     const vllm = profile.personality === 'vllm';
+    const sglang = profile.personality === 'sglang';
 
     if (method === 'POST' && path === '/v1/completions') return handleCompletion('completions', req, res, receivedMs);
     if (method === 'POST' && path === '/v1/chat/completions') return handleCompletion('chat', req, res, receivedMs);
     if (method === 'GET' && path === '/v1/models') {
-      return sendJson(res, 200, {
-        object: 'list',
-        data: [{ id: profile.modelId, object: 'model', created: 0, owned_by: profile.personality, root: profile.modelId, parent: null, max_model_len: profile.maxModelLen }],
-      });
+      const entry: Record<string, unknown> = { id: profile.modelId, object: 'model', created: 0, owned_by: surface.ownedBy(profile.modelId) };
+      if (vllm || sglang) Object.assign(entry, { root: profile.modelId, parent: null, max_model_len: profile.maxModelLen });
+      if (profile.personality === 'llamacpp') entry.meta = { n_ctx_train: profile.maxModelLen, n_vocab: SIM_VOCAB_SIZE, n_params: 1_000_000 };
+      return sendJson(res, 200, { object: 'list', data: [entry] });
     }
     if (method === 'GET' && path === '/health') {
       res.writeHead(200);
       res.end();
       return;
     }
-    if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: profile.version });
-    if (method === 'GET' && path === '/metrics') {
+    if (method === 'GET' && path === '/version' && (vllm || sglang || profile.personality === 'trtllm')) {
+      return sendJson(res, 200, { version: profile.version });
+    }
+    if (await personalityRoute(method, path, query, req, res)) return;
+    if (method === 'GET' && path === '/metrics' && (vllm || sglang)) {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(renderMetrics(profile, engine, ttft));
       return;
@@ -208,7 +248,13 @@ export function createSimServer(profile: SimProfile): SimServer {
       if (!Array.isArray(body.tokens)) throw new RequestError(400, 'detokenize needs "tokens" (array of ids)', 'tokens');
       return sendJson(res, 200, { prompt: vocab.detokenize(body.tokens as number[]) });
     }
-    if (!vllm && method === 'POST' && path === '/v1/tokenize') {
+    if (vllm && method === 'GET' && path === '/server_info' && profile.serverArgs) {
+      // only with VLLM_SERVER_DEV_MODE=1 on a real server: the sim serves it when serverArgs are given
+      return sendJson(res, 200, {
+        vllm_config: { model_config: { model: profile.modelId, max_model_len: profile.maxModelLen }, scheduler_config: { max_num_seqs: profile.maxRunningRequests }, ...profile.serverArgs },
+      });
+    }
+    if (sglang && method === 'POST' && path === '/v1/tokenize') {
       const body = await readBody(req);
       if (Array.isArray(body.prompt)) {
         const all = (body.prompt as unknown[]).map((p) => vocab.tokenize(String(p)).ids);
@@ -217,12 +263,12 @@ export function createSimServer(profile: SimProfile): SimServer {
       const t = tokenizeBody(body);
       return sendJson(res, 200, { tokens: t.ids, count: t.ids.length, max_model_len: profile.maxModelLen });
     }
-    if (!vllm && method === 'POST' && path === '/v1/detokenize') {
+    if (sglang && method === 'POST' && path === '/v1/detokenize') {
       const body = await readBody(req);
       if (!Array.isArray(body.tokens)) throw new RequestError(400, 'detokenize needs "tokens" (array of ids)', 'tokens');
       return sendJson(res, 200, { text: vocab.detokenize(body.tokens as number[]) });
     }
-    if (!vllm && method === 'GET' && (path === '/get_server_info' || path === '/server_info')) {
+    if (sglang && method === 'GET' && (path === '/get_server_info' || path === '/server_info')) {
       return sendJson(res, 200, {
         model_path: `sim/${profile.modelId}`,
         served_model_name: profile.modelId,
@@ -241,6 +287,7 @@ export function createSimServer(profile: SimProfile): SimServer {
         max_req_input_len: profile.maxModelLen - 1,
         internal_states: [{ last_gen_throughput: 0 }],
         version: profile.version,
+        ...profile.serverArgs,
       });
     }
     if (method === 'GET' && path === '/_sim/state') return sendJson(res, 200, state());
@@ -263,9 +310,11 @@ export function createSimServer(profile: SimProfile): SimServer {
     sendError(res, 404, `no route ${method} ${path} on the sim (${profile.personality} personality)`, 'NotFoundError');
   }
 
+  const personalityRoute = createPersonalityRoutes({ profile, engine, vocab, ttft, totals, sendJson, readBody, tokenizeBody, maxLen: servedMaxModelLen(profile) });
+
   const server = createServer({ keepAliveTimeout: 60_000, noDelay: true }, (req, res) => {
     route(req, res).catch((e: unknown) => {
-      if (e instanceof RequestError) sendError(res, e.status, e.message, e.type, e.param);
+      if (e instanceof RequestError) sendError(res, e.status, e.message, e.type, e.param, e.details);
       else sendError(res, 500, `sim internal error: ${(e as Error).message}`, 'InternalServerError');
     });
   });

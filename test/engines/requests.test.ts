@@ -51,9 +51,10 @@ describe('buildStreamRequest', () => {
     });
   }
 
-  test('not-yet-supported kinds throw a setup error naming the fix', () => {
-    for (const kind of ['llamacpp', 'tgi', 'trtllm', 'ollama'] as const) {
-      expect(() => getAdapter(kind)).toThrow(/not supported yet.*engine: 'openai'/);
+  test('every engine kind has an adapter of that kind; an unknown kind names the valid ones', () => {
+    for (const kind of ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const) {
+      expect(getAdapter(kind).kind).toBe(kind);
     }
+    expect(() => getAdapter('nope' as never)).toThrow(/unknown; use one of vllm, sglang, openai, llamacpp, tgi, trtllm, ollama/);
   });
 });

@@ -1,0 +1,163 @@
+/**
+ * llama.cpp `llama-server` adapter (ENGINES.md §3).
+ *
+ * Requests: `max_tokens`, `ignore_eos` when forceLength (llama.cpp has no `min_tokens`),
+ * `timings_per_token: true` (the server's cumulative `timings` on every chunk: its `predicted_n`
+ * gives per-chunk token counts, read as continuous usage) and `stream_options.include_usage`.
+ *
+ * Probe: `/v1/models` (model), `/props` (`default_generation_settings.n_ctx` is the context of one
+ * slot = the longest request; `total_slots` = requests that run at once; KV capacity = n_ctx ×
+ * total_slots; `build_info` = version), `/slots` (busy slots; on by default), `/metrics` when it
+ * has `llamacpp:` series (needs --metrics), `POST /tokenize` (tried once).
+ *
+ * State: running = busy slots from `/slots` (else `requests_processing`), waiting =
+ * `requests_deferred`. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
+ * a generation counter over a window and is not reported as one; the cross-check uses the
+ * per-request `timings` instead.
+ *
+ * Abort: llama.cpp cancels a task when its connection closes; there is no call by request id, so
+ * no `abort`. The drain barrier waits for idle slots through readMetrics.
+ */
+import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
+import { decodeOpenAIChunk, OpenAIAdapter, probeModels } from './openai.js';
+import { parsePrometheus, sumMetric } from './prometheus.js';
+import { tokenizeError } from './tokenize.js';
+import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from './types.js';
+import { monoMs } from '../clock.js';
+
+export const LLAMACPP_METRICS_PATH = '/metrics';
+export const LLAMACPP_SLOTS_PATH = '/slots';
+export const LLAMACPP_TOKENIZE_PATH = '/tokenize';
+
+/** The `timings` object of a llama.cpp chunk, or undefined. */
+export function parseLlamaTimings(value: unknown): ServerRequestTimings | undefined {
+  const t = asRecord(value);
+  if (!t) return undefined;
+  const out: ServerRequestTimings = {};
+  const set = (key: keyof ServerRequestTimings, v: unknown): void => {
+    const n = asNumber(v);
+    if (n !== undefined && n >= 0) out[key] = n;
+  };
+  set('promptN', t.prompt_n);
+  set('cacheN', t.cache_n);
+  set('promptMs', t.prompt_ms);
+  set('predictedN', t.predicted_n);
+  set('predictedMs', t.predicted_ms);
+  set('predictedPerSecond', t.predicted_per_second);
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** A llama.cpp chunk: the OpenAI reading plus `timings` (as continuous usage when no usage is on the chunk). */
+export function decodeLlamacppChunk(payload: unknown): DecodedChunk {
+  const out = decodeOpenAIChunk(payload);
+  const timings = parseLlamaTimings(asRecord(payload)?.timings);
+  if (!timings) return out;
+  out.serverTimings = timings;
+  if (!out.usage && timings.predictedN !== undefined) {
+    const usage: NonNullable<DecodedChunk['usage']> = { completionTokens: timings.predictedN };
+    if (timings.promptN !== undefined) usage.promptTokens = timings.promptN + (timings.cacheN ?? 0);
+    if (timings.cacheN !== undefined) usage.cachedTokens = timings.cacheN;
+    out.usage = usage;
+  }
+  return out;
+}
+
+/** Busy and total slots from a `/slots` body. */
+export function slotsState(json: unknown): { busy: number; total: number } | undefined {
+  if (!Array.isArray(json)) return undefined;
+  let busy = 0;
+  for (const s of json) if (asRecord(s)?.is_processing === true) busy++;
+  return { busy, total: json.length };
+}
+
+/** Facts from a `/props` body. */
+export function llamacppPropsFacts(json: unknown): Partial<ServerFacts> {
+  const root = asRecord(json);
+  if (!root) return {};
+  const out: Partial<ServerFacts> = {};
+  const nCtx = asNumber(asRecord(root.default_generation_settings)?.n_ctx);
+  const slots = asNumber(root.total_slots);
+  if (nCtx !== undefined && nCtx > 0) out.maxModelLen = { value: nCtx, source: 'GET /props default_generation_settings.n_ctx (per slot)' };
+  if (slots !== undefined && slots > 0) out.maxRunningRequests = { value: slots, source: 'GET /props total_slots' };
+  if (nCtx !== undefined && nCtx > 0 && slots !== undefined && slots > 0) {
+    out.kvCapacityTokens = { value: nCtx * slots, source: 'GET /props n_ctx × total_slots' };
+  }
+  const build = asString(root.build_info);
+  if (build !== undefined) out.version = { value: build, source: 'GET /props build_info' };
+  return out;
+}
+
+export class LlamacppAdapter extends OpenAIAdapter {
+  override readonly kind: EngineKind = 'llamacpp';
+  /** `/slots` answered at probe time */
+  private slots = false;
+
+  protected override extraFields(spec: RequestSpec): Record<string, unknown> {
+    return { timings_per_token: true, ...(spec.forceLength ? { ignore_eos: true } : {}) };
+  }
+
+  override decodeChunk(payload: unknown): DecodedChunk {
+    return decodeLlamacppChunk(payload);
+  }
+
+  override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
+    const models = await probeModels(target, model);
+    const facts: ServerFacts = {
+      engine: { value: 'llamacpp', source: models.ownedBy === 'llamacpp' ? 'GET /v1/models owned_by' : "adapter 'llamacpp'" },
+      model: models.model,
+    };
+    const [props, slots, metrics, tokenize] = await Promise.all([
+      tryCall(target, 'GET', '/props'),
+      tryCall(target, 'GET', LLAMACPP_SLOTS_PATH),
+      tryCall(target, 'GET', LLAMACPP_METRICS_PATH),
+      tryCall(target, 'POST', LLAMACPP_TOKENIZE_PATH, { content: 'Hi', add_special: true, parse_special: true }),
+    ]);
+    if (isOk(props)) Object.assign(facts, llamacppPropsFacts(props.json));
+    this.slots = isOk(slots) && slotsState(slots.json) !== undefined;
+    if (isOk(metrics) && metrics.text.includes('llamacpp:')) facts.metricsPath = LLAMACPP_METRICS_PATH;
+    if (isOk(tokenize) && Array.isArray(asRecord(tokenize.json)?.tokens)) facts.tokenizePath = LLAMACPP_TOKENIZE_PATH;
+    return facts;
+  }
+
+  async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
+    if (!facts.metricsPath && !this.slots) return undefined;
+    const startMs = monoMs();
+    const [metrics, slots] = await Promise.all([
+      facts.metricsPath ? tryCall(target, 'GET', facts.metricsPath) : undefined,
+      this.slots ? tryCall(target, 'GET', LLAMACPP_SLOTS_PATH) : undefined,
+    ]);
+    const endMs = monoMs();
+    const out: MetricsSample = { atMs: (startMs + endMs) / 2 };
+    if (isOk(metrics)) {
+      const samples = parsePrometheus(metrics.text).samples;
+      const set = <K extends keyof MetricsSample>(key: K, value: MetricsSample[K] | undefined): void => {
+        if (value !== undefined) out[key] = value;
+      };
+      set('running', sumMetric(samples, ['llamacpp:requests_processing']));
+      set('waiting', sumMetric(samples, ['llamacpp:requests_deferred']));
+      set('kvUsage', sumMetric(samples, ['llamacpp:kv_cache_usage_ratio']));
+      set('promptTokensTotal', sumMetric(samples, ['llamacpp:prompt_tokens_total']));
+    }
+    const state = isOk(slots) ? slotsState(slots.json) : undefined;
+    if (state) out.running = state.busy;
+    if (out.running === undefined && out.waiting === undefined && out.promptTokensTotal === undefined) return undefined;
+    return out;
+  }
+
+  private async tokenizeCount(target: HttpTarget, path: string, text: string): Promise<number> {
+    const res = await postJson(target, path, { content: text, add_special: true, parse_special: true }, { timeoutMs: 60_000 });
+    const tokens = isOk(res) ? asRecord(res.json)?.tokens : undefined;
+    if (!Array.isArray(tokens)) throw tokenizeError(target, path, res);
+    return tokens.length;
+  }
+
+  /** Completions: `/tokenize` of the text. Chat: `/apply-template` renders the messages, then `/tokenize`. */
+  async countTokens(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined> {
+    if (!facts.tokenizePath) return undefined;
+    if (endpoint === 'completions') return this.tokenizeCount(target, facts.tokenizePath, text);
+    const res = await postJson(target, '/apply-template', { messages: [{ role: 'user', content: text }] }, { timeoutMs: 60_000 });
+    const prompt = isOk(res) ? asString(asRecord(res.json)?.prompt) : undefined;
+    if (prompt === undefined) throw tokenizeError(target, '/apply-template', res);
+    return this.tokenizeCount(target, facts.tokenizePath, prompt);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * What each simulated engine looks like from outside (ENGINES.md §1–§6): the traits that differ
+ * between personalities. The engine model (scheduler, KV cache, timing) is shared; only this
+ * surface changes. personality.ts, completion.ts, server.ts and routes.ts read it.
+ */
+
+import type { SimPersonality } from './profiles.js';
+
+export interface Surface {
+  /** `/v1/models` owned_by (TGI: the model id; Ollama: "library") */
+  ownedBy(modelId: string): string;
+  /** delta field of reasoning text */
+  reasoningField: 'reasoning' | 'reasoning_content';
+  /** the chat role chunk before the first token: content "" (vLLM …), content null (llama.cpp), none (TGI, Ollama) */
+  roleChunk: 'empty' | 'null' | 'none';
+  /** every chat delta carries role:"assistant" (TGI, Ollama) */
+  roleOnEveryDelta: boolean;
+  /** finish_reason rides on the last text chunk (vLLM, TRT-LLM, TGI); else a separate empty-delta chunk */
+  finishOnLastText: boolean;
+  /** one SSE event per token (TGI) */
+  oneEventPerToken: boolean;
+  /** response headers go out before the first token (vLLM, TGI, TRT-LLM); else with it */
+  headersFirst: boolean;
+  /** after a mid-stream error: error event then [DONE]; error event then close; clean close; socket reset */
+  midStreamError: 'event-then-done' | 'event-then-close' | 'close' | 'reset';
+  /** continuous usage stats: only together with include_usage, on its own, or not at all */
+  continuousUsage: 'with-include-usage' | 'alone' | 'never';
+  /** include_usage is on whenever stream_options is sent (TRT-LLM) */
+  includeUsageByDefault: boolean;
+  /** /v1/completions streams always end with usage on the final chunk (llama.cpp, TGI) */
+  completionsAlwaysUsage: boolean;
+  /** /v1/completions with include_usage puts a zero usage on every chunk (Ollama) */
+  zeroUsageOnCompletionChunks: boolean;
+  /** non-empty `finish_reason` only on the final chunk; others carry "" (TGI completions) */
+  emptyFinishOnCompletions: boolean;
+  /** `timings` on the final chunk (and every chunk with timings_per_token) (llama.cpp) */
+  timings: boolean;
+  /** ignore_eos is honoured (not TGI, Ollama) */
+  honoursIgnoreEos: boolean;
+  /** min_tokens is honoured (vLLM, SGLang, TRT-LLM) */
+  honoursMinTokens: boolean;
+  /** a wrong `model` is 404 (llama.cpp and TGI serve whatever is loaded) */
+  checksModel: boolean;
+  /** request fields accepted; anything else is 400 (TRT-LLM, extra="forbid"); undefined = lenient */
+  allowedFields?: { chat: ReadonlySet<string>; completions: ReadonlySet<string>; streamOptions: ReadonlySet<string> };
+  /** context overflow / validation status (TGI: 422) */
+  validationStatus: number;
+  /** `/v1/completions` usage chunk `object` (TRT-LLM: chat.completion.chunk) */
+  completionsUsageObject: string;
+  /** system_fingerprint on chunks, when the engine sends one */
+  fingerprint?: (version: string) => string;
+}
+
+const COMMON_FIELDS = ['model', 'stream', 'stream_options', 'temperature', 'top_p', 'top_k', 'n', 'stop', 'seed', 'user', 'presence_penalty', 'frequency_penalty', 'logprobs', 'min_tokens', 'ignore_eos'];
+const TRT_FIELDS = {
+  chat: new Set([...COMMON_FIELDS, 'messages', 'max_completion_tokens', 'max_tokens', 'top_logprobs', 'tools', 'tool_choice', 'response_format']),
+  completions: new Set([...COMMON_FIELDS, 'prompt', 'max_tokens', 'echo', 'suffix']),
+  streamOptions: new Set(['include_usage', 'continuous_usage_stats']),
+};
+
+const BASE: Surface = {
+  ownedBy: () => 'vllm',
+  reasoningField: 'reasoning_content',
+  roleChunk: 'empty',
+  roleOnEveryDelta: false,
+  finishOnLastText: true,
+  oneEventPerToken: false,
+  headersFirst: true,
+  midStreamError: 'event-then-done',
+  continuousUsage: 'with-include-usage',
+  includeUsageByDefault: false,
+  completionsAlwaysUsage: false,
+  zeroUsageOnCompletionChunks: false,
+  emptyFinishOnCompletions: false,
+  timings: false,
+  honoursIgnoreEos: true,
+  honoursMinTokens: true,
+  checksModel: true,
+  validationStatus: 400,
+  completionsUsageObject: 'text_completion',
+};
+
+export const SURFACES: Record<SimPersonality, Surface> = {
+  vllm: { ...BASE, reasoningField: 'reasoning' },
+  sglang: { ...BASE, ownedBy: () => 'sglang', finishOnLastText: false, headersFirst: false, continuousUsage: 'alone' },
+  llamacpp: {
+    ...BASE,
+    ownedBy: () => 'llamacpp',
+    roleChunk: 'null',
+    finishOnLastText: false,
+    headersFirst: false,
+    midStreamError: 'event-then-close',
+    continuousUsage: 'never',
+    completionsAlwaysUsage: true,
+    timings: true,
+    honoursMinTokens: false,
+    checksModel: false,
+    fingerprint: (v) => v,
+  },
+  tgi: {
+    ...BASE,
+    ownedBy: (modelId) => modelId,
+    roleChunk: 'none',
+    roleOnEveryDelta: true,
+    oneEventPerToken: true,
+    continuousUsage: 'never',
+    completionsAlwaysUsage: true,
+    emptyFinishOnCompletions: true,
+    honoursIgnoreEos: false,
+    honoursMinTokens: false,
+    checksModel: false,
+    validationStatus: 422,
+    fingerprint: (v) => `${v}-native`,
+  },
+  trtllm: {
+    ...BASE,
+    ownedBy: () => 'tensorrt_llm',
+    midStreamError: 'reset',
+    includeUsageByDefault: true,
+    allowedFields: TRT_FIELDS,
+    completionsUsageObject: 'chat.completion.chunk',
+  },
+  ollama: {
+    ...BASE,
+    ownedBy: () => 'library',
+    reasoningField: 'reasoning',
+    roleChunk: 'none',
+    roleOnEveryDelta: true,
+    finishOnLastText: false,
+    headersFirst: false,
+    midStreamError: 'close',
+    continuousUsage: 'never',
+    zeroUsageOnCompletionChunks: true,
+    honoursIgnoreEos: false,
+    honoursMinTokens: false,
+    fingerprint: () => 'fp_ollama',
+  },
+};
+
+export function surfaceOf(personality: SimPersonality): Surface {
+  return SURFACES[personality];
+}

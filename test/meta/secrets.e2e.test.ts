@@ -1,0 +1,80 @@
+/**
+ * A real run (`npx vitest bench --run`) against the simulator as a local server whose launch
+ * carries secrets: the API key (LLM_BENCH_API_KEY), a launch command with `--api-key` and
+ * `HF_TOKEN=` (LLM_BENCH_LAUNCH_COMMAND), and server args with `api_key`/`hf_token` reported by
+ * /get_server_info. None of them may reach the Markdown, the JSON or the console; the page's
+ * Hardware / Engine / Run sections are filled from what was detected.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startSim, type SimHandle } from '../../src/sim/index.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const API_KEY = 'sk-SECRETapikey123';
+const SECRETS = [API_KEY, 'hf_SECRETenvtoken', 'sk-SECRETserverkey', 'hf_SECRETservertoken', 'SECRET'];
+
+function runBench(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
+  return new Promise((resolve) => {
+    const child = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env: { ...clean, NO_COLOR: '1', ...env } });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGTERM'), 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+describe('secrets never reach the page, the JSON or the console', () => {
+  let sim: SimHandle;
+  beforeAll(async () => {
+    sim = await startSim({
+      profile: 'tiny',
+      personality: 'sglang',
+      thread: true,
+      overrides: { serverArgs: { api_key: 'sk-SECRETserverkey', hf_token: 'hf_SECRETservertoken', model_path: 'org/sim-model' } },
+    });
+  });
+  afterAll(() => sim.close());
+
+  test('a real bench run against a local server', { timeout: 150_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-secrets-'));
+    const out = join(dir, 'reports');
+    const run = await runBench({
+      LLM_BENCH_URL: sim.url,
+      LLM_BENCH_API_KEY: API_KEY,
+      LLM_BENCH_LAUNCH_COMMAND: `HF_TOKEN=hf_SECRETenvtoken python -m sglang.launch_server --model-path org/sim-model --api-key ${API_KEY} --max-running-requests 8`,
+      LLM_BENCH_CONTEXTS: '0',
+      LLM_BENCH_CONCURRENCY: '2',
+      LLM_BENCH_PREFILL: 'none',
+      LLM_BENCH_DURATION_S: '1',
+      LLM_BENCH_MAX_TOKENS: '16',
+      LLM_BENCH_OUT: out,
+      LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+    });
+    expect(run.code, run.out).toBe(0);
+    const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
+    const json = readFileSync(join(out, 'speed-matrix.json'), 'utf8');
+    for (const secret of SECRETS) {
+      expect(run.out, `console has ${secret}`).not.toContain(secret);
+      expect(md, `markdown has ${secret}`).not.toContain(secret);
+      expect(json, `json has ${secret}`).not.toContain(secret);
+    }
+    // the launch command is shown, with its secrets redacted
+    expect(md).toContain('HF_TOKEN=<redacted> python -m sglang.launch_server --model-path org/sim-model --api-key <redacted> --max-running-requests 8');
+    const result = JSON.parse(json);
+    expect(result.info.server.launchArgs.value).toMatchObject({ api_key: '<redacted>', hf_token: '<redacted>', model_path: 'org/sim-model' });
+    // Hardware / Engine / Run filled from what was detected (the server is on this machine)
+    expect(result.info.hardware.source).toMatch(/^detected on this machine \(.*os: cpu, ram, os\)/);
+    expect(md).toMatch(/### Hardware[\s\S]*- \*\*CPU\*\*: .+[\s\S]*- \*\*RAM\*\*: \d+ GB[\s\S]*- \*\*OS\*\*: .+[\s\S]*- \*\*Values from\*\*: detected on this machine/);
+    expect(md).toMatch(/### Engine[\s\S]*- \*\*Engine\*\*: sglang[\s\S]*- \*\*Version\*\*: 0\.0\.0-sim[\s\S]*- \*\*Detected by\*\*: GET \/v1\/models owned_by: sglang/);
+    expect(md).toMatch(/### Run[\s\S]*- \*\*Served model\*\*: sim-tiny/);
+    expect(result.cells).toHaveLength(1);
+  });
+});
