@@ -4,6 +4,7 @@
  * modest limits; every call has a timeout. The API key is sent as a Bearer header and never appears
  * in a thrown message.
  */
+import { monoMs } from '../clock.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
 
@@ -147,6 +148,16 @@ export async function tryCall(
     if (err instanceof HttpCallError) return undefined;
     throw err;
   }
+}
+
+/**
+ * A GET whose time is the midpoint of the call (a metrics scrape: the server's counters were read
+ * somewhere between send and answer); `result` is undefined when no answer came.
+ */
+export async function timedGet(target: HttpTarget, path: string): Promise<{ result: HttpResult | undefined; atMs: number }> {
+  const startMs = monoMs();
+  const result = await tryCall(target, 'GET', path);
+  return { result, atMs: (startMs + monoMs()) / 2 };
 }
 
 /** True for a 2xx status. */

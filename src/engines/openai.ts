@@ -196,3 +196,17 @@ export class OpenAIAdapter implements EngineAdapter {
     return facts;
   }
 }
+
+/**
+ * Engines that force the output length with `ignore_eos` and stream cumulative usage on every
+ * chunk (`continuous_usage_stats`): vLLM and SGLang.
+ */
+export class ContinuousUsageAdapter extends OpenAIAdapter {
+  protected override extraFields(spec: RequestSpec): Record<string, unknown> {
+    return spec.forceLength ? { ignore_eos: true } : {};
+  }
+
+  protected override streamOptions(): Record<string, unknown> {
+    return { include_usage: true, continuous_usage_stats: true };
+  }
+}

@@ -17,12 +17,11 @@
  *
  * No `abort`: `POST /abort_request {rid}` needs SGLang's own request id, which we do not set.
  */
-import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpResult } from './http.js';
-import { CHAT_PATH, OpenAIAdapter, probeModels } from './openai.js';
+import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
+import { CHAT_PATH, ContinuousUsageAdapter, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
-import { monoMs } from '../clock.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
 
 export const SGLANG_METRICS_PATH = '/metrics';
 export const SGLANG_TOKENIZE_PATH = '/v1/tokenize';
@@ -91,18 +90,10 @@ export function sglangServerInfoFacts(json: unknown, source: string): Partial<Se
   return out;
 }
 
-export class SglangAdapter extends OpenAIAdapter {
+export class SglangAdapter extends ContinuousUsageAdapter {
   override readonly kind: EngineKind = 'sglang';
   /** chat-template overhead per (baseUrl, model) */
   private readonly chatOverhead = new Map<string, Promise<number>>();
-
-  protected override extraFields(spec: RequestSpec): Record<string, unknown> {
-    return spec.forceLength ? { ignore_eos: true } : {};
-  }
-
-  protected override streamOptions(): Record<string, unknown> {
-    return { include_usage: true, continuous_usage_stats: true };
-  }
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
@@ -145,11 +136,9 @@ export class SglangAdapter extends OpenAIAdapter {
 
   async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
     if (!facts.metricsPath) return undefined;
-    const startMs = monoMs();
-    const res = await tryCall(target, 'GET', facts.metricsPath);
-    const endMs = monoMs();
-    if (!isOk(res)) return undefined;
-    return sglangMetricsFromSamples(parsePrometheus(res.text).samples, (startMs + endMs) / 2, facts.model.value);
+    const { result, atMs } = await timedGet(target, facts.metricsPath);
+    if (!isOk(result)) return undefined;
+    return sglangMetricsFromSamples(parsePrometheus(result.text).samples, atMs, facts.model.value);
   }
 
   private async tokenizeCount(target: HttpTarget, facts: ServerFacts, path: string, text: string): Promise<number> {

@@ -14,12 +14,11 @@
  * `tgi_batch_current_max_tokens / tgi_batch_max_total_tokens`. TGI has no generation-token counter.
  * Overload: 429 beyond --max-concurrent-requests (a failed request, counted as an error).
  */
-import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
+import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall } from './http.js';
 import { OpenAIAdapter, probeModels } from './openai.js';
 import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
-import { monoMs } from '../clock.js';
 
 export const TGI_METRICS_PATH = '/metrics';
 export const TGI_TOKENIZE_PATH = '/tokenize';
@@ -76,11 +75,9 @@ export class TgiAdapter extends OpenAIAdapter {
 
   async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
     if (!facts.metricsPath) return undefined;
-    const startMs = monoMs();
-    const res = await tryCall(target, 'GET', facts.metricsPath);
-    const endMs = monoMs();
-    if (!isOk(res)) return undefined;
-    return tgiMetricsFromSamples(parsePrometheus(res.text).samples, (startMs + endMs) / 2);
+    const { result, atMs } = await timedGet(target, facts.metricsPath);
+    if (!isOk(result)) return undefined;
+    return tgiMetricsFromSamples(parsePrometheus(result.text).samples, atMs);
   }
 
   /** Completions: `/tokenize {inputs}` → one entry per token. Chat: `/chat_tokenize` (template applied). */

@@ -17,12 +17,11 @@
  * not drain), else the last entry of the JSON stats (an empty scrape says nothing). TRT-LLM has no
  * abort call (closing the stream aborts) and no generation-token counter.
  */
-import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
 import { CHAT_PATH, COMPLETIONS_PATH, OpenAIAdapter, probeModels } from './openai.js';
 import { parsePrometheus, readHistogram, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
-import { monoMs } from '../clock.js';
 
 export const TRTLLM_JSON_METRICS_PATH = '/metrics';
 export const TRTLLM_PROMETHEUS_PATH = '/prometheus/metrics';
@@ -130,9 +129,7 @@ export class TrtllmAdapter extends OpenAIAdapter {
 
   async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
     if (!facts.metricsPath) return undefined;
-    const startMs = monoMs();
-    const res = await tryCall(target, 'GET', facts.metricsPath);
-    const atMs = (startMs + monoMs()) / 2;
+    const { result: res, atMs } = await timedGet(target, facts.metricsPath);
     if (!isOk(res)) return undefined;
     if (facts.metricsPath === TRTLLM_PROMETHEUS_PATH) return trtllmPrometheusSample(parsePrometheus(res.text).samples, atMs);
     const stats = latestIterationStats(res.json);

@@ -11,12 +11,11 @@
  * `GET /server_info?config_format=json` (only with VLLM_SERVER_DEV_MODE=1) for launch args and
  * `scheduler_config.max_num_seqs`. vLLM has no abort endpoint: closing the stream aborts, so no `abort`.
  */
-import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
-import { OpenAIAdapter, probeModels } from './openai.js';
+import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall } from './http.js';
+import { ContinuousUsageAdapter, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, readLabels, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
-import { monoMs } from '../clock.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
 
 export const VLLM_METRICS_PATH = '/metrics';
 export const VLLM_TOKENIZE_PATH = '/tokenize';
@@ -62,16 +61,8 @@ export function vllmCacheFacts(samples: readonly PromSample[]): Pick<ServerFacts
   return out;
 }
 
-export class VllmAdapter extends OpenAIAdapter {
+export class VllmAdapter extends ContinuousUsageAdapter {
   override readonly kind: EngineKind = 'vllm';
-
-  protected override extraFields(spec: RequestSpec): Record<string, unknown> {
-    return spec.forceLength ? { ignore_eos: true } : {};
-  }
-
-  protected override streamOptions(): Record<string, unknown> {
-    return { include_usage: true, continuous_usage_stats: true };
-  }
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
@@ -122,12 +113,9 @@ export class VllmAdapter extends OpenAIAdapter {
 
   async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
     if (!facts.metricsPath) return undefined;
-    const startMs = monoMs();
-    const res = await tryCall(target, 'GET', facts.metricsPath);
-    const endMs = monoMs();
-    if (!isOk(res)) return undefined;
-    // the scrape's time is taken as the midpoint of the call
-    return vllmMetricsFromSamples(parsePrometheus(res.text).samples, (startMs + endMs) / 2, facts.model.value);
+    const { result, atMs } = await timedGet(target, facts.metricsPath);
+    if (!isOk(result)) return undefined;
+    return vllmMetricsFromSamples(parsePrometheus(result.text).samples, atMs, facts.model.value);
   }
 
   async countTokens(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined> {

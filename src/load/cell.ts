@@ -7,10 +7,9 @@
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample, ServerRequestTimings } from '../engines/types.js';
-import { streamRequest } from '../client/stream.js';
 import { createWorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from '../metrics/loop-monitor.js';
-import { requestHeaders, scrapeMetrics, sleep, type LoadSession } from './session.js';
+import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 
 export interface CellRunOptions {
@@ -65,32 +64,18 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
   await pool.preconnect({ headers });
   const serverTimings = new Map<string, ServerRequestTimings>();
-  const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => {
-    const req = session.adapter.buildStreamRequest({
-      model: session.model,
-      endpoint: session.endpoint,
+  const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) =>
+    sendRequest(session, {
+      id,
       prompt,
       maxTokens,
-      forceLength: true,
-    });
-    return streamRequest({
-      id,
       dispatcher: pool.clients[dispatcherIndex]!,
-      origin,
-      path: req.path,
-      headers,
-      body: req.body,
-      decode: (p) => {
-        const d = session.adapter.decodeChunk(p);
-        if (d.serverTimings) serverTimings.set(id, d.serverTimings);
-        return d;
-      },
-      endsWithDone: session.adapter.endsWithDone,
       signal,
-      timeouts: session.timeouts,
-      onFirstToken,
+      ...(onFirstToken ? { onFirstToken } : {}),
+      onChunk: (d) => {
+        if (d.serverTimings) serverTimings.set(id, d.serverTimings);
+      },
     });
-  };
 
   const cellAbort = new AbortController();
   const onOuterAbort = () => cellAbort.abort();

@@ -4,9 +4,8 @@
  * also a decode row, this request warms that row's prompt cache.
  */
 import type { RequestTimeline } from '../client/types.js';
-import { streamRequest } from '../client/stream.js';
 import { createWorkerDispatchers } from '../client/pool.js';
-import { requestHeaders, type LoadSession } from './session.js';
+import { sendRequest, type LoadSession } from './session.js';
 
 export async function runSingleRequest(
   session: LoadSession,
@@ -17,25 +16,7 @@ export async function runSingleRequest(
 ): Promise<RequestTimeline> {
   const pool = createWorkerDispatchers(session.target.baseUrl, 1, { connectTimeoutMs: session.timeouts.headersMs });
   try {
-    const req = session.adapter.buildStreamRequest({
-      model: session.model,
-      endpoint: session.endpoint,
-      prompt,
-      maxTokens,
-      forceLength: true,
-    });
-    return await streamRequest({
-      id,
-      dispatcher: pool.clients[0]!,
-      origin: session.target.baseUrl,
-      path: req.path,
-      headers: requestHeaders(session),
-      body: req.body,
-      decode: (p) => session.adapter.decodeChunk(p),
-      endsWithDone: session.adapter.endsWithDone,
-      signal,
-      timeouts: session.timeouts,
-    });
+    return await sendRequest(session, { id, prompt, maxTokens, dispatcher: pool.clients[0]!, ...(signal ? { signal } : {}) });
   } finally {
     await pool.destroyAll();
   }

@@ -2,7 +2,10 @@
  * What the runners need to talk to one server: where it is, which adapter speaks to it, what the
  * probe found, and the request settings of the run.
  */
-import type { EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
+import type { Dispatcher } from 'undici';
+import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
+import type { RequestTimeline } from '../client/types.js';
+import { streamRequest } from '../client/stream.js';
 
 export interface LoadSession {
   target: HttpTarget;
@@ -41,5 +44,47 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       resolve();
     }
     signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export interface SendOptions {
+  id: string;
+  prompt: string;
+  maxTokens: number;
+  dispatcher: Dispatcher;
+  signal?: AbortSignal;
+  onFirstToken?: () => void;
+  /** sees every decoded chunk (e.g. to keep the server's own per-request timings) */
+  onChunk?: (chunk: DecodedChunk) => void;
+}
+
+/** Shape one request through the session's adapter and stream it; never rejects (failures are data). */
+export function sendRequest(session: LoadSession, o: SendOptions): Promise<RequestTimeline> {
+  const req = session.adapter.buildStreamRequest({
+    model: session.model,
+    endpoint: session.endpoint,
+    prompt: o.prompt,
+    maxTokens: o.maxTokens,
+    forceLength: true,
+  });
+  const { onChunk } = o;
+  return streamRequest({
+    id: o.id,
+    dispatcher: o.dispatcher,
+    origin: session.target.baseUrl,
+    path: req.path,
+    headers: requestHeaders(session),
+    body: req.body,
+    decode: onChunk
+      ? (p) => {
+          const d = session.adapter.decodeChunk(p);
+          onChunk(d);
+          return d;
+        }
+      : (p) => session.adapter.decodeChunk(p),
+    endsWithDone: session.adapter.endsWithDone,
+    ...(o.signal ? { signal: o.signal } : {}),
+    timeouts: session.timeouts,
+    ...(o.onFirstToken ? { onFirstToken: o.onFirstToken } : {}),
   });
 }

@@ -5,6 +5,7 @@
  * per word. Prefix-stable: the text of n words is a prefix of the text of n+1 words (same seed),
  * which makes token counts grow monotonically with the word count, as calibration needs.
  */
+import { mulberry32 } from '../random.js';
 
 /** Common English words of varied length and frequency. */
 export const FILLER_WORDS: readonly string[] = (
@@ -47,14 +48,7 @@ export function hashSeed(seed: string): number {
 
 /** mulberry32: a small, fast PRNG returning floats in [0, 1). */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 /** An endless, deterministic word stream for one seed; words are produced on demand and kept. */

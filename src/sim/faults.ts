@@ -11,6 +11,7 @@
 
 import type { SimFaultRates } from './profiles.js';
 import { fnv1a } from './tokenizer.js';
+import { mulberry32 } from '../random.js';
 
 export interface FaultPlan {
   status?: number;
@@ -26,14 +27,7 @@ export interface FaultPlan {
 
 /** mulberry32: small, fast, good enough for fault and EOS draws. */
 export function makeRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 export function requestSeed(profileSeed: number, key: string): number {
