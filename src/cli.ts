@@ -1,13 +1,13 @@
 /**
- * The `llm-speed-matrix` command: `sim` serves the embedded simulator; `run` is a shortcut for
- * `vitest bench --run` on the matrix; `compare` diffs two result files.
+ * The `llm-speed-matrix` command: `sim` serves the embedded simulator; `compare` diffs two result
+ * files. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
 import { ConfigError } from './config/errors.js';
 
 const USAGE = `usage: llm-speed-matrix <command> [options]
 
 commands:
-  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang]
+  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]
         serve the embedded simulated inference server (default profile tiny, port 8000)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
         compare two speed-matrix.json files; exit 1 on a regression beyond tolerance

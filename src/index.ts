@@ -1,7 +1,7 @@
 /**
  * Public surface of llm-speed-matrix: named exports only.
  */
-export { defineSpeedMatrix } from './matrix/define.js';
+export { defineSpeedMatrix, type DefineOptions } from './matrix/define.js';
 export type { SuiteInput } from './config/schema.js';
 export { resolveSuite, type ResolvedSuite } from './config/resolve.js';
 export { ConfigError } from './config/errors.js';
@@ -15,3 +15,5 @@ export type { CellFigures, PrefillFigures, CellStatus } from './metrics/types.js
 export type { SpeedMatrixResult, CellResult, PrefillRowResult, RunInfo } from './results/types.js';
 export { contextLabel, parseContext, cellKey } from './results/labels.js';
 export { redactSecrets } from './results/redact.js';
+export { detectLocalHardware, isLocalTarget } from './meta/hardware.js';
+export { compareResults } from './compare/compare.js';
