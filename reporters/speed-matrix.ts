@@ -15,6 +15,7 @@ import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js
 import { writeResults } from '../src/results/write.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
+import { readEnvOverrides } from '../src/config/env.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/results/step-summary.js';
 import { writeFileAtomic } from '../src/results/write.js';
@@ -171,7 +172,7 @@ export default class SpeedMatrixReporter implements Reporter {
     try {
       let existing: ThresholdsFile | undefined;
       if (existsSync(path)) existing = parseThresholds(readFileSync(path, 'utf8'), path);
-      const file = updateThresholds(result, existing);
+      const file = updateThresholds(result, existing, readEnvOverrides(process.env).headroom);
       writeThresholds(path, file);
       this.log(
         `${PREFIX} updated ${path}: ${Object.keys(file.cells).length} cells, ${Object.keys(file.prefill).length} prefill rows`,

@@ -42,8 +42,12 @@ export function roundBudget(x: number, direction: 'down' | 'up'): number {
   return Number((rounded * step).toPrecision(3));
 }
 
-export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile): ThresholdsFile {
-  const headroom = existing?.headroom ?? DEFAULT_HEADROOM;
+/**
+ * `headroomOverride` (LLM_BENCH_HEADROOM) wins over the file's `headroom`, which wins over the
+ * default; the file's own `headroom` entry is kept as the user wrote it.
+ */
+export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, headroomOverride?: number): ThresholdsFile {
+  const headroom = headroomOverride ?? existing?.headroom ?? DEFAULT_HEADROOM;
   const cellsByKey = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
   const rowsByKey = new Map(result.prefill.map((r) => [r.contextLabel, r]));
   const lower = (x: number) => roundBudget(x * (1 - headroom), 'down');

@@ -18,11 +18,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const thresholds = join(dir, 'thresholds.json');
 // wider than the defaults, so a busy 2-core test machine does not read as a regression; the
-// seeded one is −16.7 % tok/s and +20 % time between tokens
+// seeded one is −16.7 % tok/s and +20 % time between tokens. TTFT of a 2-stream cell on the tiny
+// profile is ~10 ms, where one scheduling hiccup of the loaded machine doubles it (seen in CI:
+// 11.8 → 19.4 ms): it gets a 50 ms floor here, since the seeded slowdown is about decode speed.
 writeFileSync(
   thresholds,
   JSON.stringify({
-    tolerances: { regression: { cells: { totalTokensPerSecond: 0.1, perRequestTokensPerSecond: 0.1, timeBetweenTokensMs: 0.1 } } },
+    tolerances: {
+      regression: {
+        cells: {
+          totalTokensPerSecond: 0.1,
+          perRequestTokensPerSecond: 0.1,
+          timeBetweenTokensMs: 0.1,
+          ttftMs: { relative: 0.1, absolute: 50 },
+        },
+      },
+    },
     cells: {},
     prefill: {},
   }),

@@ -54,12 +54,17 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(json.cells[0].figures.totalTokensPerSecond).toBeGreaterThan(0);
     expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toContain('## ');
 
-    const update = runBench(env, ['-u']);
+    // a wide headroom (LLM_BENCH_HEADROOM) so the rerun is not failed by a 2-core machine's TTFT jitter
+    const update = runBench({ ...env, LLM_BENCH_HEADROOM: '0.9' }, ['-u']);
     expect(update.code, update.out).toBe(0);
+    const updated = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
     const rewritten = JSON.parse(readFileSync(thresholds, 'utf8'));
+    const measured = updated.cells[0].figures.totalTokensPerSecond;
     const budget = rewritten.cells['1K/2'].min.totalTokensPerSecond;
-    expect(budget).toBeLessThan(json.cells[0].figures.totalTokensPerSecond * 1.5);
-    expect(budget).toBeGreaterThan(0);
+    // min = measured × (1 − 0.9), rounded down to 3 significant digits
+    expect(budget).toBeLessThanOrEqual(measured * 0.1);
+    expect(budget).toBeGreaterThan(measured * 0.099);
+    expect(rewritten.cells['1K/2'].max.ttftMs).toBeGreaterThanOrEqual(updated.cells[0].figures.ttftMs.median * 1.9);
 
     const rerun = runBench(env);
     expect(rerun.code, rerun.out).toBe(0);
