@@ -5,6 +5,7 @@
  * in a thrown message.
  */
 import { monoMs } from '../clock.js';
+import { redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
 
@@ -66,8 +67,7 @@ export class HttpCallError extends Error {
 
 /** Remove the key from any text before it can surface in an error. */
 export function redactKey(text: string, apiKey: string | undefined): string {
-  if (!apiKey) return text;
-  return text.split(apiKey).join('[redacted]');
+  return redactValues(text, [apiKey]);
 }
 
 function joinUrl(baseUrl: string, path: string): string {

@@ -4,6 +4,7 @@
  * inside it, then abort of everything in flight. It returns raw timelines and samples; the
  * figures are computed by the pure functions in src/metrics.
  */
+import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample, ServerRequestTimings } from '../engines/types.js';
@@ -78,8 +79,12 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     });
 
   const cellAbort = new AbortController();
+  // every worker's backoff sleep listens on it: C listeners are expected, not a leak
+  setMaxListeners(0, cellAbort.signal);
   const onOuterAbort = () => cellAbort.abort();
   opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  // an abort during the drain barrier or preconnect came before the listener
+  if (opts.signal?.aborted) cellAbort.abort();
 
   try {
     say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
@@ -111,7 +116,9 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
         inFlight.delete(ac);
         timelines.push(t);
         seq++;
-        if (t.end?.kind === 'error') {
+        // back off after a failure, and after a "successful" answer with no tokens, so a server
+        // that answers at once cannot turn a worker into a hot loop
+        if (t.end?.kind === 'error' || t.chunkMs.length === 0) {
           failures++;
           if (!stopping) await sleep(backoffMs(failures), cellAbort.signal);
         } else {
@@ -171,6 +178,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       }
     })();
     await sleep(windowDue - monoMs(), cellAbort.signal);
+    // an abort that comes after the window closed does not throw away a measured cell
+    const windowCompleted = !cellAbort.signal.aborted;
     const windowEndMs = monoMs();
     const loopDelayMs = monitor.stop();
 
@@ -184,7 +193,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     }
     await Promise.all(workers);
     await sampler;
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('cell aborted');
+    if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
     return { drain, scouts, timelines, gate, windowStartMs, windowEndMs, samples, loopDelayMs, ...(serverTimings.size > 0 ? { serverTimings } : {}) };
   } finally {
     cellAbort.abort();

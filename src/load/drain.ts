@@ -20,8 +20,14 @@ export async function waitForIdle(session: LoadSession, timeoutMs: number, signa
   let last: DrainOutcome['last'];
   while (!signal?.aborted) {
     const s = await scrapeMetrics(session);
-    if (!s || (s.running === undefined && s.waiting === undefined)) {
-      return { timedOut: false, waitedMs: monoMs() - start, checked, last };
+    const readable = s !== undefined && (s.running !== undefined || s.waiting !== undefined);
+    // a server without metrics: the previous cell having awaited all its requests is the barrier
+    if (!readable && !checked) return { timedOut: false, waitedMs: monoMs() - start, checked, last };
+    if (!s || !readable) {
+      // one failed scrape of a server whose metrics worked: not proof of idle, keep waiting
+      if (monoMs() - start >= timeoutMs) return { timedOut: true, waitedMs: monoMs() - start, checked, last };
+      await sleep(100, signal);
+      continue;
     }
     checked = true;
     last = { running: s.running, waiting: s.waiting };

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
 import type { RequestTimeline } from '../client/types.js';
 import { streamRequest } from '../client/stream.js';
+import { redactSecrets, redactValues } from '../results/redact.js';
 
 export interface LoadSession {
   target: HttpTarget;
@@ -68,7 +69,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     forceLength: true,
   });
   const { onChunk } = o;
-  return streamRequest({
+  const timeline = streamRequest({
     id: o.id,
     dispatcher: o.dispatcher,
     origin: session.target.baseUrl,
@@ -86,5 +87,11 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     ...(o.signal ? { signal: o.signal } : {}),
     timeouts: session.timeouts,
     ...(o.onFirstToken ? { onFirstToken: o.onFirstToken } : {}),
+  });
+  // A server's error text is stored (evidence, prefill rows, progress lines, JUnit): a server that
+  // echoes the API key, or a secret-named flag, must not carry it there.
+  return timeline.then((t) => {
+    if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
+    return t;
   });
 }

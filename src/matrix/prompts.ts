@@ -9,6 +9,9 @@ import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../config/errors.js';
 
+const RUN_PREFIX_WORD = 'Run';
+const CALIBRATION_PREFIX_WORD = 'Cal';
+
 export class RunPrompts {
   private readonly calibrator: PromptCalibrator;
   private measured = 0;
@@ -22,9 +25,11 @@ export class RunPrompts {
       target: session.target,
       facts: session.facts,
       endpoint: session.endpoint,
-      // fallback when the server has no tokenize endpoint: the server's own usage.prompt_tokens
+      // fallback when the server has no tokenize endpoint: the server's own usage.prompt_tokens.
+      // The measured text's first word differs from the real prompt's ("Cal" for "Run", same
+      // length), so no prefix of the real prompt is cached and the prefill row stays cold.
       measurePromptTokens: async (text) => {
-        const t = await runSingleRequest(session, `${session.runId}-calib${this.measured++}`, text, 1);
+        const t = await runSingleRequest(session, `${session.runId}-calib${this.measured++}`, calibrationTwin(text, session.runId), 1);
         if (t.promptTokens === undefined) {
           throw new ConfigError(
             `the server reported no usage.prompt_tokens and has no tokenize endpoint, so prompts cannot be sized; ` +
@@ -57,7 +62,7 @@ export class RunPrompts {
     }
     return this.calibrator.calibrate({
       targetTokens: target,
-      prefix: `Run ${this.session.runId}, context ${context}.`,
+      prefix: `${RUN_PREFIX_WORD} ${this.session.runId}, context ${context}.`,
       ...calibrationSamples(this.mode),
     });
   }
@@ -65,4 +70,9 @@ export class RunPrompts {
   forCell(row: CalibratedPrompt, concurrency: number): CellPrompts {
     return cellPrompts({ sharedText: row.text, concurrency, mode: this.mode });
   }
+}
+
+/** The run prefix's first word swapped for another of the same length: same token count, no shared prefix. */
+export function calibrationTwin(text: string, runId: string): string {
+  return text.replace(`${RUN_PREFIX_WORD} ${runId}`, `${CALIBRATION_PREFIX_WORD} ${runId}`);
 }

@@ -7,14 +7,9 @@
  * it appears.
  */
 import type { ServerFacts } from '../engines/types.js';
-import { isSecretName, REDACTED, redactSecrets } from '../results/redact.js';
+import { isSecretName, REDACTED, redactSecrets, redactValues } from '../results/redact.js';
 
-/** Replace each known secret value (e.g. the API key) wherever it appears. */
-export function redactValues(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const s of secrets) if (s !== undefined && s.length >= 4) out = out.split(s).join(REDACTED);
-  return out;
-}
+export { redactValues } from '../results/redact.js';
 
 /** A deep copy with secret-named keys' values redacted and secret values removed from every string. */
 export function redactRecord(value: unknown, secrets: readonly (string | undefined)[] = [], key?: string): unknown {

@@ -44,3 +44,10 @@ export function redactSecrets(text: string): string {
     .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
     .replace(BEARER, `$1${REDACTED}`);
 }
+
+/** Replace each known secret value (e.g. the API key) wherever it appears in a text. */
+export function redactValues(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const s of secrets) if (s !== undefined && s.length >= 4) out = out.split(s).join(REDACTED);
+  return out;
+}

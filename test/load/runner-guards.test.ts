@@ -1,0 +1,123 @@
+/**
+ * Guards of the load runners against misbehaving servers: a worker facing empty answers backs off
+ * instead of hot-looping, and the drain barrier does not take one failed metrics scrape as idle.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCell } from '../../src/load/cell.js';
+import { waitForIdle } from '../../src/load/drain.js';
+import type { LoadSession } from '../../src/load/session.js';
+import { OpenAIAdapter } from '../../src/engines/openai.js';
+import type { MetricsSample } from '../../src/engines/types.js';
+
+function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>): LoadSession {
+  const adapter = new OpenAIAdapter();
+  if (readMetrics) Object.assign(adapter, { readMetrics });
+  return {
+    target: { baseUrl },
+    adapter,
+    facts: { engine: { value: 'openai', source: 'test' }, model: { value: 'm', source: 'test' } },
+    model: 'm',
+    endpoint: 'chat',
+    maxOutputTokens: 16,
+    timeouts: { headersMs: 5000, stallMs: 5000 },
+    runId: 'guards',
+  };
+}
+
+describe('a server that answers 200 with no tokens at once', () => {
+  let server: Server;
+  let url = '';
+  let posts = 0;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.method === 'GET') return res.end('{"data":[{"id":"m"}]}');
+      posts++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  test('its workers back off: a 1.5 s cell sends tens of requests, not thousands', async () => {
+    const run = await runCell(session(url), {
+      context: 0,
+      concurrency: 2,
+      promptFor: () => 'Hi',
+      scoutPrompts: ['Hi'],
+      windowMs: 1000,
+      gateTimeoutMs: 500,
+      gateSettleMs: 0,
+      drainTimeoutMs: 1000,
+      metricsIntervalMs: 1000,
+    });
+    expect(run.gate.timedOut).toBe(true); // no worker ever got a token
+    // backoff 50, 100, 200, 400, 800, 1000 ms: at most ~8 requests per worker in 1.5 s
+    expect(run.timelines.length).toBeLessThan(30);
+    expect(run.timelines.length).toBeGreaterThanOrEqual(2);
+    expect(posts).toBe(run.timelines.length + 1); // + the scout
+  });
+});
+
+describe('drain barrier', () => {
+  test('one failed scrape while busy is not idle: it waits for an idle sample', async () => {
+    const answers: (MetricsSample | undefined)[] = [
+      { atMs: 0, running: 3, waiting: 0 },
+      undefined,
+      { atMs: 0, running: 1, waiting: 0 },
+      { atMs: 0, running: 0, waiting: 0 },
+    ];
+    let calls = 0;
+    const s = session('http://127.0.0.1:9', async () => answers[Math.min(calls++, answers.length - 1)]);
+    const out = await waitForIdle(s, 5000);
+    expect(out).toMatchObject({ timedOut: false, checked: true, last: { running: 0, waiting: 0 } });
+    expect(calls).toBe(4);
+  });
+
+  test('a server without metrics is taken as drained at once', async () => {
+    const out = await waitForIdle(session('http://127.0.0.1:9', async () => undefined), 5000);
+    expect(out).toMatchObject({ timedOut: false, checked: false });
+  });
+
+  test('a server that stays busy times the barrier out', async () => {
+    const out = await waitForIdle(session('http://127.0.0.1:9', async () => ({ atMs: 0, running: 2, waiting: 1 })), 300);
+    expect(out.timedOut).toBe(true);
+    expect(out.waitedMs).toBeGreaterThanOrEqual(300);
+  });
+});
+
+describe('a server that echoes the API key in its error body', () => {
+  let server: Server;
+  let url = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${req.headers.authorization?.slice(7)} --hf-token hf_abc` } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  test('the stored failure text carries neither the key nor a secret-named flag value', async () => {
+    const { sendRequest } = await import('../../src/load/session.js');
+    const { Client } = await import('undici');
+    const s = { ...session(url), target: { baseUrl: url, apiKey: 'sk-live-SECRET123' } };
+    const client = new Client(url);
+    try {
+      const t = await sendRequest(s, { id: 'r1', prompt: 'Hi', maxTokens: 4, dispatcher: client });
+      expect(t.end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: 401 });
+      const message = t.end?.kind === 'error' ? t.end.message : '';
+      expect(message).toContain('Incorrect API key provided');
+      expect(message).not.toContain('SECRET123');
+      expect(message).not.toContain('hf_abc');
+    } finally {
+      await client.destroy();
+    }
+  });
+});
