@@ -103,10 +103,11 @@ export default class SpeedMatrixReporter implements Reporter {
     if (result) this.write(result);
   }
 
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, _errors?: unknown, reason?: string): void {
     const metas = metasOf(testModules);
     if (metas.length === 0) return;
-    const result = collectResult(metas, { partial: false, endedAt: new Date().toISOString() });
+    // an interrupted run (Ctrl-C) keeps its page marked partial
+    const result = collectResult(metas, { partial: reason === 'interrupted', endedAt: new Date().toISOString() });
     if (!result) {
       this.log(`${PREFIX} no run meta (kind "run") among ${metas.length} results: nothing written`);
       return;

@@ -164,7 +164,7 @@ function progressLines(result: SpeedMatrixResult, planned: string[], plannedPref
   const prefillPart =
     plannedPrefill.length > 0 ? `, ${result.prefill.length} of ${Math.max(plannedPrefill.length, result.prefill.length)} prefill rows` : '';
   if (result.partial) {
-    return [`**Partial: ${doneCells} of ${total} cells finished${prefillPart}** — the run is still going; this page is rewritten after every cell.`, ''];
+    return [`**Partial: ${doneCells} of ${total} cells finished${prefillPart}** — written after the last finished cell: the run is still going, or it was stopped (Ctrl-C, a crash) before the rest.`, ''];
   }
   if (doneCells < total) {
     return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}** — the others were not run.`, ''];
