@@ -61,6 +61,7 @@ export class TokenCounter {
     }
 
     if (chunk.hasText && t.firstTokenMs === undefined) t.firstTokenMs = atMs;
+    if (t.firstOutputMs === undefined && (chunk.hasText || (cum !== undefined && cum > 0))) t.firstOutputMs = atMs;
     if (tokens > 0 && source !== undefined) {
       this.attributed += tokens;
       t.chunkMs.push(atMs);

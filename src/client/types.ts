@@ -36,6 +36,12 @@ export interface RequestTimeline {
   /** first chunk carrying non-empty content, reasoning or tool-call text */
   firstTokenMs?: number;
   /**
+   * first chunk whose usage says a token was generated (completion_tokens > 0), text or not: the
+   * prefill row's fallback when a reasoning parser swallows the only token of a max_tokens = 1
+   * request (e.g. `<think>`), so no chunk carries text
+   */
+  firstOutputMs?: number;
+  /**
    * Token-carrying chunks, parallel arrays: arrival time and tokens attributed to that chunk.
    * Role-only and usage-only chunks are not here (unless continuous usage attributes tokens).
    */

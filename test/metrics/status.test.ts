@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 import { cellStatuses, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
+import { TokenCounter } from '../../src/client/token-count.js';
+import { decodeOpenAIChunk } from '../../src/engines/openai.js';
 
 type Figs = CellStatusInput['figures'];
 const okFigures: Figs = { failedRequests: 0, serverActiveRequests: 8, clientActiveRequests: 8, maxWaitingRequests: 0, activeRequestsDisagree: false };
@@ -129,5 +131,37 @@ describe('prefillFigures', () => {
     expect(prefillFigures(base({ firstTokenMs: undefined }))).toBeUndefined();
     expect(prefillFigures(base({ end: { kind: 'error', atMs: 2000, code: 'no-done', message: 'x' } }))).toBeUndefined();
     expect(prefillFigures(base({ firstTokenMs: 1000 }))).toBeUndefined();
+  });
+});
+
+describe('prefill of a reasoning model: the only token is swallowed by the reasoning parser', () => {
+  const timeline = (): RequestTimeline => ({
+    id: 'p',
+    sendMs: 1000,
+    chunkMs: [],
+    chunkTokens: [],
+    tokenSource: 'chunks',
+    reasoningTokens: 0,
+  });
+
+  it('TTFT falls back to the first chunk whose usage reports a generated token', () => {
+    const t = timeline();
+    const counter = new TokenCounter(t);
+    // role chunk, then an empty delta that finishes the request with its usage (continuous usage on)
+    counter.add(decodeOpenAIChunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }], usage: { prompt_tokens: 8192, completion_tokens: 0 } }), 1500);
+    counter.add(decodeOpenAIChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'length' }], usage: { prompt_tokens: 8192, completion_tokens: 1 } }), 1800);
+    t.end = { kind: 'done', atMs: 1801 };
+    expect(t.firstTokenMs).toBeUndefined();
+    expect(t.firstOutputMs).toBe(1800);
+    expect(prefillFigures(t)).toEqual({ promptTokens: 8192, ttftMs: 800, promptTokensPerSecond: 8192 / 0.8 });
+  });
+
+  it('a text chunk still wins when there is one', () => {
+    const t = timeline();
+    const counter = new TokenCounter(t);
+    counter.add(decodeOpenAIChunk({ choices: [{ index: 0, delta: { content: 'Hi' } }] }), 1300);
+    counter.add(decodeOpenAIChunk({ choices: [], usage: { prompt_tokens: 100, completion_tokens: 1 } }), 1400);
+    t.end = { kind: 'done', atMs: 1401 };
+    expect(prefillFigures(t)?.ttftMs).toBe(300);
   });
 });
