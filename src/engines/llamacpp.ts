@@ -19,7 +19,7 @@
  * no `abort`. The drain barrier waits for idle slots through readMetrics.
  */
 import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
-import { decodeOpenAIChunk, OpenAIAdapter, probeModels } from './openai.js';
+import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, sumMetric } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from './types.js';
@@ -102,10 +102,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
-    const facts: ServerFacts = {
-      engine: { value: 'llamacpp', source: models.ownedBy === 'llamacpp' ? 'GET /v1/models owned_by' : "adapter 'llamacpp'" },
-      model: models.model,
-    };
+    const facts = modelsFacts('llamacpp', models);
     const [props, slots, metrics, tokenize] = await Promise.all([
       tryCall(target, 'GET', '/props'),
       tryCall(target, 'GET', LLAMACPP_SLOTS_PATH),

@@ -151,6 +151,19 @@ export async function probeModels(target: HttpTarget, model?: string): Promise<M
   return out;
 }
 
+/**
+ * The facts every engine's probe starts from: the engine (sourced to `/v1/models` when its
+ * `owned_by` names it), the model, and `max_model_len` where the server lists one.
+ */
+export function modelsFacts(kind: EngineKind, models: ModelsProbe, ownedBy: string = kind): ServerFacts {
+  const facts: ServerFacts = {
+    engine: { value: kind, source: models.ownedBy === ownedBy ? 'GET /v1/models owned_by' : `adapter '${kind}'` },
+    model: models.model,
+  };
+  if (models.maxModelLen) facts.maxModelLen = models.maxModelLen;
+  return facts;
+}
+
 export class OpenAIAdapter implements EngineAdapter {
   readonly kind: EngineKind = 'openai';
   readonly endsWithDone = true;

@@ -18,7 +18,7 @@
  * No `abort`: `POST /abort_request {rid}` needs SGLang's own request id, which we do not set.
  */
 import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
-import { CHAT_PATH, ContinuousUsageAdapter, probeModels } from './openai.js';
+import { CHAT_PATH, ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
@@ -97,11 +97,7 @@ export class SglangAdapter extends ContinuousUsageAdapter {
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
-    const facts: ServerFacts = {
-      engine: { value: 'sglang', source: models.ownedBy === 'sglang' ? 'GET /v1/models owned_by' : "adapter 'sglang'" },
-      model: models.model,
-    };
-    if (models.maxModelLen) facts.maxModelLen = models.maxModelLen;
+    const facts = modelsFacts('sglang', models);
 
     let info: HttpResult | undefined = await tryCall(target, 'GET', '/get_server_info');
     let infoSource = 'GET /get_server_info';

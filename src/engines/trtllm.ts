@@ -18,7 +18,7 @@
  * abort call (closing the stream aborts) and no generation-token counter.
  */
 import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
-import { CHAT_PATH, COMPLETIONS_PATH, OpenAIAdapter, probeModels } from './openai.js';
+import { CHAT_PATH, COMPLETIONS_PATH, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, readHistogram, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
@@ -95,10 +95,7 @@ export class TrtllmAdapter extends OpenAIAdapter {
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
-    const facts: ServerFacts = {
-      engine: { value: 'trtllm', source: models.ownedBy === 'tensorrt_llm' ? 'GET /v1/models owned_by' : "adapter 'trtllm'" },
-      model: models.model,
-    };
+    const facts = modelsFacts('trtllm', models, 'tensorrt_llm');
     const [version, json, prom, tokenize] = await Promise.all([
       tryCall(target, 'GET', '/version'),
       tryCall(target, 'GET', TRTLLM_JSON_METRICS_PATH),

@@ -12,7 +12,7 @@
  * `scheduler_config.max_num_seqs`. vLLM has no abort endpoint: closing the stream aborts, so no `abort`.
  */
 import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall } from './http.js';
-import { ContinuousUsageAdapter, probeModels } from './openai.js';
+import { ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, readLabels, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
@@ -66,11 +66,7 @@ export class VllmAdapter extends ContinuousUsageAdapter {
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);
-    const facts: ServerFacts = {
-      engine: { value: 'vllm', source: models.ownedBy === 'vllm' ? 'GET /v1/models owned_by' : "adapter 'vllm'" },
-      model: models.model,
-    };
-    if (models.maxModelLen) facts.maxModelLen = models.maxModelLen;
+    const facts = modelsFacts('vllm', models);
 
     const [version, metrics, info, tokenize] = await Promise.all([
       tryCall(target, 'GET', '/version'),
