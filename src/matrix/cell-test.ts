@@ -10,7 +10,7 @@ import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
 import { cellStatuses } from '../metrics/status.js';
 import type { CellResult } from '../results/types.js';
 import { evaluateCell } from '../thresholds/evaluate.js';
-import type { PlannedCell } from './plan.js';
+import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { combineStatuses, medianFigures, repeatsOf } from './repeat.js';
@@ -52,7 +52,7 @@ export function createCellRunner(run: RunContext) {
         promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
         scoutPrompts: prompts.scoutPrompts(),
         windowMs: cfg.matrix.windowS * 1000,
-        gateTimeoutMs: cfg.timeouts.gateMs + cfg.timeouts.gatePerContextTokenMs * cell.context * cell.concurrency,
+        gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
         gateSettleMs: cfg.timeouts.gateSettleMs,
         drainTimeoutMs: cfg.timeouts.drainMs,
         metricsIntervalMs: cfg.metricsIntervalMs,

@@ -6,11 +6,11 @@
  * threshold budgets. Tests run one at a time (a file's tests are sequential; the matrix project
  * has no file parallelism).
  */
-import { afterAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, describe, inject, test } from 'vitest';
 import { resolveSuite } from '../config/resolve.js';
 import type { SuiteInput } from '../config/schema.js';
 import { openRun, describeRun } from './open.js';
-import { planMatrix } from './plan.js';
+import { gateTimeoutMs, planMatrix } from './plan.js';
 import { RunPrompts } from './prompts.js';
 import { createCellRunner } from './cell-test.js';
 import { createPrefillRunner } from './prefill-test.js';
@@ -74,8 +74,7 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
     for (const cell of plan.cells) {
       const timeout =
         cfg.timeouts.drainMs +
-        cfg.timeouts.gateMs +
-        cfg.timeouts.gatePerContextTokenMs * cell.context * cell.concurrency +
+        gateTimeoutMs(cfg.timeouts, cell) +
         cfg.matrix.windowS * 1000 +
         cfg.timeouts.headersMs +
         60_000;
@@ -84,5 +83,4 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
       test(`decode ${cell.key}`, { timeout: repeatTimeout }, (tc) => runCellTest(cell, tc));
     }
   });
-  void expect;
 }

@@ -149,14 +149,11 @@ const SIMULATED_HARDWARE: Record<string, Pick<HardwareInfo, 'gpu' | 'gpuCount' |
   'vllm-arc-b65x4': { gpu: 'Intel Arc Pro B65 32GB', gpuCount: 4, vram: '128 GB (4 × 32 GB)' },
 };
 
-/** Launch command from the config, else from the server's own arguments; secrets (and the API key) redacted. */
-function launchCommandOf(cfg: ResolvedSuite, facts: ServerFacts): string | undefined {
-  return launchCommandFrom(cfg.target.launchCommand, facts, [cfg.target.apiKey]);
-}
-
 export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixPlan): RunInfo {
   const { facts } = opened.session;
   const model = facts.model.value;
+  // from the config, else from the server's own arguments; secrets (and the API key) redacted
+  const launchCommand = launchCommandFrom(cfg.target.launchCommand, facts, [cfg.target.apiKey]);
   const hw: HardwareInfo = opened.sim
     ? {
         type: 'Simulated server (embedded, no GPU)',
@@ -198,7 +195,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       ...(opened.session.adapter.forcesLength === false ? { outputLengthForced: false } : {}),
     },
     server: redactFacts(facts, [cfg.target.apiKey]),
-    ...(launchCommandOf(cfg, facts) ? { launchCommand: launchCommandOf(cfg, facts) } : {}),
+    ...(launchCommand ? { launchCommand } : {}),
     plannedCells: plan.cells.map((c) => c.key),
     plannedPrefill: plan.prefill.map((p) => contextLabel(p.context)),
     thresholdsPath: cfg.thresholdsPath,

@@ -45,3 +45,8 @@ export function planMatrix(
   }
   return { prefill, cells };
 }
+
+/** Readiness-gate timeout of a cell: a base plus a share that grows with context × concurrency. */
+export function gateTimeoutMs(timeouts: { gateMs: number; gatePerContextTokenMs: number }, cell: { context: number; concurrency: number }): number {
+  return timeouts.gateMs + timeouts.gatePerContextTokenMs * cell.context * cell.concurrency;
+}
