@@ -19,8 +19,12 @@
  * Client CPU = (user + system CPU of this process over the window) / window wall time, in cores.
  *
  *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds]     (default 64,256,1024 and 5)
+ *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/accuracy.ts 1024    (also a CPU profile per window)
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import inspector from 'node:inspector';
+import { join } from 'node:path';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +44,28 @@ import {
 const levels = (process.argv[2] ?? '64,256,1024').split(',').map(Number);
 const WINDOW_S = Number(process.argv[3] ?? 5);
 const STEP_MS = 20;
+/** LLM_BENCH_PERF_PROFILE=dir: a CPU profile of the client over each window, written to dir */
+const profiler = process.env.LLM_BENCH_PERF_PROFILE ? windowProfiler(process.env.LLM_BENCH_PERF_PROFILE) : undefined;
+
+function windowProfiler(dir: string): { start(): Promise<void>; stop(name: string): Promise<void> } {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  return {
+    start: async () => {
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 200 });
+      await post('Profiler.start');
+    },
+    stop: async (name) => {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, name), JSON.stringify(profile));
+      console.error(`CPU profile of the window: ${join(dir, name)}`);
+    },
+  };
+}
 const SIM_OVERRIDES = {
   stepBaseMs: STEP_MS,
   stepPerRequestMs: 0,
@@ -93,6 +119,8 @@ interface LevelResult {
   tbtErr: number[];
   misaligned: number;
   cpuCores: number;
+  /** of cpuCores: kernel (system) time */
+  sysCores: number;
   loopP99?: number;
   simLateP99?: number;
   gateMs: number;
@@ -104,6 +132,7 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
   let cpu0: NodeJS.CpuUsage | undefined;
   let wall0 = 0;
   let cpuCores = NaN;
+  let sysCores = NaN;
   let timer: NodeJS.Timeout | undefined;
   const cell = await runAccuracyCell(run, sim, {
     context: 0,
@@ -116,9 +145,13 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
       if (!m.startsWith('window open')) return;
       cpu0 = process.cpuUsage();
       wall0 = performance.now();
+      if (profiler) void profiler.start();
       timer = setTimeout(() => {
         const used = process.cpuUsage(cpu0);
-        cpuCores = (used.user + used.system) / 1000 / (performance.now() - wall0);
+        const wall = performance.now() - wall0;
+        cpuCores = (used.user + used.system) / 1000 / wall;
+        sysCores = used.system / 1000 / wall;
+        if (profiler) void profiler.stop(`client-${streams}.cpuprofile`);
       }, WINDOW_S * 1000);
     },
   });
@@ -141,6 +174,7 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
     tbtErr: [],
     misaligned: 0,
     cpuCores,
+    sysCores,
     loopP99: raw.loopDelayMs?.p99,
     simLateP99: state.stepLatenessMs.p99,
     gateMs: raw.gate.waitedMs,
@@ -190,7 +224,7 @@ try {
     results.push(r);
     console.error(
       `${n} streams: token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; gap err p99 ${f(q(r.gapErr, 0.99))} ms; ` +
-        `TBT err p99 ${f(q(r.tbtErr, 0.99), 3)} ms; CPU ${f(r.cpuCores)} cores; misaligned ${r.misaligned}`,
+        `TBT err p99 ${f(q(r.tbtErr, 0.99), 3)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
     );
   }
 } finally {
@@ -205,7 +239,7 @@ console.log(
     `client = runCell in this process, ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU (cores) | client loop delay p99 | sim step lateness p99 |',
+  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU, cores (of which kernel) | client loop delay p99 | sim step lateness p99 |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
@@ -214,7 +248,7 @@ for (const r of results) {
       `${f(q(r.ttftWithSend, 0.5))} / ${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.sendDelay, 0.5))} / ${f(q(r.sendDelay, 0.99))} | ` +
       `${f(q(r.sentToReceived, 0.5))} / ${f(q(r.sentToReceived, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ` +
       `${f(q(r.gapErr, 0.5))} / ${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.5), 3)} / ${f(q(r.tbtErr, 0.99), 3)} | ` +
-      `${f(r.cpuCores)} | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms |`,
+      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms |`,
   );
 }
 console.log('\nGoals: per-request TBT error p99 ≤ 1 ms at 256 streams and ≤ 3 ms at 1,024; client CPU < 0.5 core at 1,024 streams.');

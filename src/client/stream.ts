@@ -110,7 +110,13 @@ function validate(opts: StreamRequestOptions): void {
   }
 }
 
-/** Stream one request; resolves with its timeline, whatever happened. */
+/**
+ * Stream one request; resolves with its timeline, whatever happened.
+ *
+ * Transport: undici's `dispatch` with a handler, not `request`: body bytes come straight from
+ * undici's HTTP parser to the SSE parser, without a Readable stream in between (perf/client-floor.ts
+ * measures what that saves per event).
+ */
 export async function streamRequest(opts: StreamRequestOptions): Promise<RequestTimeline> {
   validate(opts);
   const payload = JSON.stringify(opts.body);
@@ -129,32 +135,47 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
   }
 
   return new Promise<RequestTimeline>((resolve) => {
-    let body: Dispatcher.ResponseData['body'] | undefined;
+    const signal = opts.signal;
+    let controller: Dispatcher.DispatchController | undefined;
     let finished = false;
+    /** what the body's bytes go to, set by the response headers */
+    let sink: BodySink | undefined;
 
-    const finish = (end: RequestEnd, destroyBody: boolean): void => {
+    const onAbort = (): void => {
+      if (finished) return;
+      finish({ kind: 'aborted', atMs: monoMs() }, true);
+    };
+    const finish = (end: RequestEnd, abortTransport: boolean): void => {
       if (finished) return;
       finished = true;
       timeline.end = end;
+      signal?.removeEventListener('abort', onAbort);
       if (recordSent && awaitingSend.get(opts.id) === timeline) awaitingSend.delete(opts.id);
-      if (destroyBody && body !== undefined && !body.destroyed) body.destroy();
+      if (abortTransport && controller !== undefined && !controller.aborted) controller.abort(new RequestDone());
       opts.onEnd?.(timeline);
       resolve(timeline);
     };
-    const fail = (code: ClientErrorCode, message: string, destroyBody: boolean, httpStatus?: number): void => {
+    const fail = (code: ClientErrorCode, message: string, abortTransport: boolean, httpStatus?: number): void => {
       const end: RequestEnd = { kind: 'error', atMs: monoMs(), code, message };
       if (httpStatus !== undefined) end.httpStatus = httpStatus;
-      finish(end, destroyBody);
+      finish(end, abortTransport);
     };
     const onTransportError = (err: unknown): void => {
       if (finished) return;
-      if (opts.signal?.aborted) {
+      if (signal?.aborted) {
         finish({ kind: 'aborted', atMs: monoMs() }, true);
         return;
       }
       const { code, message } = classifyTransportError(err);
       fail(code, message, true);
     };
+
+    if (signal?.aborted) {
+      timeline.sendMs = monoMs();
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
 
     const headers: Record<string, string> = {
       ...opts.headers,
@@ -163,63 +184,93 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       'x-request-id': opts.id,
     };
 
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (finished) c.abort(new RequestDone());
+      },
+      onResponseStart(c, statusCode, resHeaders) {
+        if (statusCode < 200) return; // 1xx informational: the real answer follows
+        timeline.headersMs = monoMs();
+        if (finished) {
+          c.abort(new RequestDone());
+          return;
+        }
+        if (statusCode > 299) {
+          sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
+            if (!complete) c.abort(new RequestDone());
+            if (finished) return;
+            const detail = errorMessageFromBody(text);
+            fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, true, statusCode);
+          });
+          return;
+        }
+        const type = resHeaders['content-type'];
+        sink = eventStreamSink(timeline, opts, typeof type === 'string' ? type : undefined, finish, fail);
+      },
+      onResponseData(_c, chunk) {
+        sink?.data(chunk);
+      },
+      onResponseEnd() {
+        sink?.end();
+        if (!finished) fail('no-done', 'response ended before its headers were handled', false);
+      },
+      onResponseError(_c, err) {
+        if (err instanceof RequestDone) return;
+        sink?.error();
+        onTransportError(err);
+      },
+    };
+
     timeline.sendMs = monoMs();
-    let request: Promise<Dispatcher.ResponseData>;
     try {
-      request = opts.dispatcher.request({
-        origin: opts.origin,
-        path: opts.path,
-        method: 'POST',
-        headers,
-        body: payload,
-        signal: opts.signal,
-        headersTimeout: opts.timeouts.headersMs,
-        bodyTimeout: opts.timeouts.stallMs,
-      });
+      opts.dispatcher.dispatch(
+        {
+          origin: opts.origin,
+          path: opts.path,
+          method: 'POST',
+          headers,
+          body: payload,
+          headersTimeout: opts.timeouts.headersMs,
+          bodyTimeout: opts.timeouts.stallMs,
+        },
+        handler,
+      );
     } catch (err) {
       onTransportError(err);
-      return;
     }
-
-    request.then((res) => {
-      timeline.headersMs = monoMs();
-      body = res.body;
-      if (finished) {
-        body.destroy();
-        return;
-      }
-      if (res.statusCode < 200 || res.statusCode > 299) {
-        readErrorBody(res, opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text) => {
-          if (finished) return;
-          if (opts.signal?.aborted) {
-            finish({ kind: 'aborted', atMs: monoMs() }, true);
-            return;
-          }
-          const detail = errorMessageFromBody(text);
-          fail('http-status', `HTTP ${res.statusCode}${detail ? `: ${detail}` : ''}`, true, res.statusCode);
-        });
-        return;
-      }
-      readEventStream(res, timeline, opts, finish, fail, onTransportError);
-    }, onTransportError);
   });
 }
 
-type Finish = (end: RequestEnd, destroyBody: boolean) => void;
-type Fail = (code: ClientErrorCode, message: string, destroyBody: boolean) => void;
+/** the reason this module aborts a request it has already ended; never reported */
+class RequestDone extends Error {
+  constructor() {
+    super('request ended by the client');
+    this.name = 'RequestDone';
+  }
+}
 
-function readEventStream(
-  res: Dispatcher.ResponseData,
+type Finish = (end: RequestEnd, abortTransport: boolean) => void;
+type Fail = (code: ClientErrorCode, message: string, abortTransport: boolean) => void;
+
+/** where the response body goes once its headers are known */
+interface BodySink {
+  data(chunk: Buffer): void;
+  /** the body ended normally */
+  end(): void;
+  /** the transport failed; the caller reports the failure */
+  error(): void;
+}
+
+function eventStreamSink(
   timeline: RequestTimeline,
   opts: StreamRequestOptions,
+  contentType: string | undefined,
   finish: Finish,
   fail: Fail,
-  onTransportError: (err: unknown) => void,
-): void {
-  const body = res.body;
+): BodySink {
   const counter = new TokenCounter(timeline);
   let arrivalMs = 0;
-  let done = false;
   let stopped = false;
   let firstTokenSeen = false;
 
@@ -227,7 +278,6 @@ function readEventStream(
     if (stopped) return;
     if (data === '[DONE]') {
       stopped = true;
-      done = true;
       // keep reading to the end of the body, so the connection is reused
       finish({ kind: 'done', atMs: arrivalMs }, false);
       return;
@@ -253,66 +303,65 @@ function readEventStream(
     }
     if (decoded.final === true && !opts.endsWithDone) {
       stopped = true;
-      done = true;
       finish({ kind: 'done', atMs: arrivalMs }, false);
     }
   };
 
   const parser = new SseParser(onEvent, { maxEventBytes: opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES });
 
-  body.on('data', (chunk: Buffer) => {
-    arrivalMs = monoMs();
-    if (stopped) return;
-    try {
-      parser.push(chunk);
-    } catch (err) {
+  return {
+    data(chunk) {
+      arrivalMs = monoMs();
+      if (stopped) return;
+      try {
+        parser.push(chunk);
+      } catch (err) {
+        stopped = true;
+        fail('protocol', errorText(err), true);
+      }
+    },
+    end() {
+      if (stopped) return;
+      arrivalMs = monoMs();
+      try {
+        parser.end();
+      } catch (err) {
+        stopped = true;
+        fail('protocol', errorText(err), false);
+        return;
+      }
+      if (stopped) return;
       stopped = true;
-      fail('protocol', errorText(err), true);
-    }
-  });
-  body.on('end', () => {
-    if (stopped) return;
-    arrivalMs = monoMs();
-    try {
-      parser.end();
-    } catch (err) {
+      const typeNote = contentType !== undefined && !contentType.includes('text/event-stream') ? ` (content-type ${contentType})` : '';
+      const marker = opts.endsWithDone ? 'data: [DONE]' : "the engine's final chunk";
+      fail('no-done', `stream closed without ${marker}${typeNote}`, false);
+    },
+    error() {
       stopped = true;
-      fail('protocol', errorText(err), false);
-      return;
-    }
-    if (done || stopped) return;
-    stopped = true;
-    const type = res.headers['content-type'];
-    const typeNote = typeof type === 'string' && !type.includes('text/event-stream') ? ` (content-type ${type})` : '';
-    const marker = opts.endsWithDone ? 'data: [DONE]' : "the engine's final chunk";
-    fail('no-done', `stream closed without ${marker}${typeNote}`, false);
-  });
-  body.on('error', (err) => {
-    if (done) return;
-    onTransportError(err);
-  });
+    },
+  };
 }
 
-function readErrorBody(res: Dispatcher.ResponseData, maxBytes: number, onText: (text: string) => void): void {
+/** Collects up to maxBytes of an error body; `onText(text, complete)` once, at its end or at the limit. */
+function errorBodySink(maxBytes: number, onText: (text: string, complete: boolean) => void): BodySink {
   const parts: Buffer[] = [];
   let bytes = 0;
   let delivered = false;
-  const deliver = (): void => {
+  const deliver = (complete: boolean): void => {
     if (delivered) return;
     delivered = true;
-    onText(Buffer.concat(parts, Math.min(bytes, maxBytes)).toString('utf8'));
+    onText(Buffer.concat(parts, Math.min(bytes, maxBytes)).toString('utf8'), complete);
   };
-  res.body.on('data', (chunk: Buffer) => {
-    if (delivered) return;
-    parts.push(chunk);
-    bytes += chunk.length;
-    if (bytes >= maxBytes) {
-      deliver();
-      res.body.destroy();
-    }
-  });
-  res.body.on('end', deliver);
-  res.body.on('error', deliver);
+  return {
+    data(chunk) {
+      if (delivered) return;
+      parts.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= maxBytes) deliver(false);
+    },
+    end: () => deliver(true),
+    error: () => deliver(true),
+  };
 }
 
 /**

@@ -319,6 +319,53 @@ describe('streamRequest', () => {
     expect(t2.end?.kind).toBe('aborted');
   });
 
+  it('reuses the connection after [DONE] and after an HTTP error; opens a new one after an abort', async () => {
+    const srv = await startServer();
+    srv.on('/done', (_req, res) => {
+      sseHead(res);
+      res.end(role() + text('a') + DONE);
+    });
+    srv.on('/busy', (_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"overloaded"}}');
+    });
+    srv.on('/slow', async (_req, res) => {
+      sseHead(res);
+      await writeSlowly(res, [role(), ...Array.from({ length: 100 }, () => text('x')), DONE], 20);
+    });
+    const c = new Client(srv.origin, { pipelining: 1 });
+    const go = (path: string, signal?: AbortSignal): Promise<RequestTimeline> =>
+      streamRequest({
+        id: `reuse-${++n}`,
+        dispatcher: c,
+        origin: srv.origin,
+        path,
+        body: {},
+        decode: decodeOpenAi,
+        endsWithDone: true,
+        signal,
+        timeouts: { headersMs: 5_000, stallMs: 5_000 },
+      });
+    try {
+      expect((await go('/done')).end?.kind).toBe('done');
+      expect((await go('/done')).end?.kind).toBe('done');
+      expect((await go('/busy')).end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: 503 });
+      expect((await go('/done')).end?.kind).toBe('done');
+      expect(srv.connections).toBe(1);
+      const ac = new AbortController();
+      const aborted = go('/slow', ac.signal);
+      setTimeout(() => ac.abort(), 80);
+      expect((await aborted).end?.kind).toBe('aborted');
+      const after = await go('/done');
+      expect(after.end?.kind).toBe('done');
+      expect(after.chunkTokens).toEqual([1]);
+      expect(srv.connections).toBe(2);
+    } finally {
+      await c.destroy();
+      await srv.close();
+    }
+  });
+
   it('ends with connect when nothing listens', async () => {
     const tmp = net.createServer();
     await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', () => r()));

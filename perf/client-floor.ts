@@ -1,0 +1,182 @@
+/**
+ * What one SSE event costs the client process, from the socket up, at many streams: the floor
+ * under issue 3's "client CPU" goal.
+ *
+ * A server process streams vLLM-shaped chunks (continuous usage, about 300 bytes each, chunked
+ * transfer encoding) to every open response, one event per response every `--gap-ms`, all
+ * responses in one timer tick, as an engine's decode step does. The client process (a fresh one per
+ * reader, so JIT and heap start equal) opens `--streams` connections with one of these readers,
+ * waits for the streams to settle, then counts events and its own CPU (user + system, from
+ * process.cpuUsage) over `--seconds`:
+ *
+ * - net:             raw TCP sockets, a 'data' listener that only counts (no HTTP parsing at all);
+ * - node-http:       node:http client, a 'data' listener that only counts;
+ * - undici-dispatch: undici Client.dispatch with a handler that only counts;
+ * - undici-request:  undici Client.request, the body Readable's 'data' listener only counts;
+ * - streamRequest:   this project's client (src/client/stream.ts): SSE parser, JSON.parse, the
+ *                    vLLM decoder, the token counter, arrival timestamps — everything a cell does
+ *                    per event.
+ *
+ *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest]
+ *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/client-floor.ts --readers streamRequest   (CPU profile of each reader's process)
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Client } from 'undici';
+import type { RequestTimeline } from '../src/client/types.js';
+
+const READERS = ['net', 'node-http', 'undici-dispatch', 'undici-request', 'streamRequest'] as const;
+type Reader = (typeof READERS)[number];
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+function positive(name: string, fallback: number): number {
+  const v = Number(arg(name, String(fallback)));
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number (got ${arg(name, '')})`);
+  return v;
+}
+
+const serverCode = `
+const http = require('node:http');
+const gapMs = Number(process.argv[1]);
+const open = new Set();
+const head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795994958,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":4,"total_tokens":';
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795994958,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\\n\\n');
+    const s = { res, n: 0 };
+    open.add(s);
+    res.on('close', () => open.delete(s));
+  });
+});
+server.keepAliveTimeout = 600000;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+setInterval(() => {
+  for (const s of open) {
+    s.n++;
+    s.res.write('data: ' + head + (4 + s.n) + ',"completion_tokens":' + s.n + ',"prompt_tokens_details":{"cached_tokens":0}}}\\n\\n');
+  }
+}, gapMs);
+`;
+
+/** client side: run one reader, print one JSON line */
+async function client(reader: Reader, port: number, streams: number, seconds: number): Promise<void> {
+  const origin = `http://127.0.0.1:${port}`;
+  const body = '{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}';
+  let events = 0;
+  if (reader === 'streamRequest') {
+    const { streamRequest } = await import('../src/client/stream.js');
+    const { createWorkerDispatchers } = await import('../src/client/pool.js');
+    const { decodeOpenAIChunk } = await import('../src/engines/openai.js');
+    const pool = createWorkerDispatchers(origin, streams);
+    const live: RequestTimeline[] = [];
+    // the project's client keeps every token chunk's arrival time: count those
+    countChunks = () => live.reduce((n, t) => n + t.chunkMs.length, 0);
+    for (let i = 0; i < streams; i++) {
+      void streamRequest({
+        id: `floor-${i}`,
+        dispatcher: pool.clients[i]!,
+        origin,
+        path: '/v1/chat/completions',
+        body: JSON.parse(body) as unknown,
+        decode: decodeOpenAIChunk,
+        endsWithDone: true,
+        timeouts: { headersMs: 60_000, stallMs: 60_000 },
+        onFirstToken: (t) => live.push(t),
+      }).then((t) => console.error(`stream ${t.id} ended early: ${JSON.stringify(t.end)}`));
+    }
+  }
+  const counted = (): void => {
+    events++;
+  };
+  for (let i = 0; i < streams && reader !== 'streamRequest'; i++) {
+    if (reader === 'net') {
+      const s = net.connect(port, '127.0.0.1');
+      s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      s.on('data', counted);
+    } else if (reader === 'node-http') {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent }, (res) => res.on('data', counted));
+      req.end(body);
+    } else if (reader === 'undici-dispatch') {
+      const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
+      c.dispatch(
+        { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
+        { onRequestStart: () => undefined, onResponseData: counted, onResponseError: (_c, e) => console.error(e.message) },
+      );
+    } else {
+      const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
+      void c.request({ path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } }).then((r) => r.body.on('data', counted));
+    }
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const before = reader === 'streamRequest' ? countChunks() : 0;
+  events = 0;
+  const cpu0 = process.cpuUsage();
+  const wall0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const used = process.cpuUsage(cpu0);
+  const wall = performance.now() - wall0;
+  if (reader === 'streamRequest') events = countChunks() - before;
+  process.stdout.write(`${JSON.stringify({ reader, events, wall, user: used.user, system: used.system })}\n`);
+  process.exit(0);
+}
+
+/** chunks recorded by every streamRequest timeline so far (set up by the streamRequest reader) */
+let countChunks = (): number => 0;
+
+async function main(): Promise<void> {
+  const streams = positive('streams', 1024);
+  const gapMs = positive('gap-ms', 20);
+  const seconds = positive('seconds', 5);
+  const readers = arg('readers', READERS.join(',')).split(',') as Reader[];
+  for (const r of readers) {
+    if (!READERS.includes(r)) throw new Error(`--readers: unknown reader "${r}"; use some of ${READERS.join(', ')}`);
+  }
+  const server = spawn(process.execPath, ['-e', serverCode, String(gapMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [portLine] = (await once(server.stdout!, 'data')) as [Buffer];
+  const port = Number(portLine.toString().trim());
+  const self = fileURLToPath(import.meta.url);
+  console.log(
+    `${streams} streams × ${1000 / gapMs} events/s (${((streams * 1000) / gapMs).toLocaleString('en-US')} events/s expected); ` +
+      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0]!.toFixed(2)} at the start; ${seconds} s per reader\n`,
+  );
+  console.log('| reader | events/s | client CPU, cores | of which kernel | µs of CPU per event |');
+  console.log('|---|---|---|---|---|');
+  try {
+    for (const reader of readers) {
+      const dir = process.env.LLM_BENCH_PERF_PROFILE;
+      const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'] : [];
+      const child = spawn(process.execPath, [...prof, '--import', 'tsx', self, '--client', reader, String(port), String(streams), String(seconds)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      await once(child, 'exit');
+      const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { events: number; wall: number; user: number; system: number };
+      const cores = (r.user + r.system) / 1000 / r.wall;
+      console.log(
+        `| ${reader} | ${Math.round((r.events * 1000) / r.wall).toLocaleString('en-US')} | ${cores.toFixed(2)} | ${(r.system / 1000 / r.wall).toFixed(2)} | ` +
+          `${((r.user + r.system) / r.events).toFixed(1)} |`,
+      );
+    }
+  } finally {
+    server.kill();
+  }
+}
+
+const ci = process.argv.indexOf('--client');
+if (ci >= 0) {
+  const [reader, port, streams, seconds] = process.argv.slice(ci + 1);
+  await client(reader as Reader, Number(port), Number(streams), Number(seconds));
+} else {
+  await main();
+}
