@@ -13,6 +13,9 @@
  * - node-http:       node:http client, a 'data' listener that only counts;
  * - undici-dispatch: undici Client.dispatch with a handler that only counts;
  * - undici-request:  undici Client.request, the body Readable's 'data' listener only counts;
+ * - dispatch+sse:    undici-dispatch feeding this project's SSE parser (src/client/sse.ts), which
+ *                    counts events;
+ * - dispatch+sse+json: the same, and JSON.parse of every event's data;
  * - streamRequest:   this project's client (src/client/stream.ts): SSE parser, JSON.parse, the
  *                    vLLM decoder, the token counter, arrival timestamps — everything a cell does
  *                    per event.
@@ -27,9 +30,10 @@ import net from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
+import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/client/types.js';
 
-const READERS = ['net', 'node-http', 'undici-dispatch', 'undici-request', 'streamRequest'] as const;
+const READERS = ['net', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'streamRequest'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -106,6 +110,17 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent }, (res) => res.on('data', counted));
       req.end(body);
+    } else if (reader === 'dispatch+sse' || reader === 'dispatch+sse+json') {
+      const json = reader === 'dispatch+sse+json';
+      const parser = new SseParser((data) => {
+        if (json && data !== '[DONE]') JSON.parse(data);
+        events++;
+      });
+      const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
+      c.dispatch(
+        { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
+        { onRequestStart: () => undefined, onResponseData: (_c, chunk) => parser.push(chunk), onResponseError: (_c, e) => console.error(e.message) },
+      );
     } else if (reader === 'undici-dispatch') {
       const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
       c.dispatch(
