@@ -10,6 +10,9 @@
  * process.cpuUsage) over `--seconds`:
  *
  * - net:             raw TCP sockets, a 'data' listener that only counts (no HTTP parsing at all);
+ * - net+json:        raw TCP sockets; each read is searched for `data: ` … blank line and that text
+ *                    is JSON.parse'd (no HTTP framing, no SSE rules: the least any client that
+ *                    reads usage from the chunks must do);
  * - node-http:       node:http client, a 'data' listener that only counts;
  * - undici-dispatch: undici Client.dispatch with a handler that only counts;
  * - undici-request:  undici Client.request, the body Readable's 'data' listener only counts;
@@ -33,7 +36,7 @@ import { Client } from 'undici';
 import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/client/types.js';
 
-const READERS = ['net', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'streamRequest'] as const;
+const READERS = ['net', 'net+json', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'streamRequest'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -102,10 +105,23 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
     events++;
   };
   for (let i = 0; i < streams && reader !== 'streamRequest'; i++) {
-    if (reader === 'net') {
+    if (reader === 'net' || reader === 'net+json') {
       const s = net.connect(port, '127.0.0.1');
       s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
-      s.on('data', counted);
+      if (reader === 'net') {
+        s.on('data', counted);
+      } else {
+        s.on('data', (b: Buffer) => {
+          let at = b.indexOf('data: ');
+          while (at >= 0) {
+            const end = b.indexOf('\n\n', at);
+            if (end < 0) break;
+            JSON.parse(b.toString('utf8', at + 6, end));
+            events++;
+            at = b.indexOf('data: ', end);
+          }
+        });
+      }
     } else if (reader === 'node-http') {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent }, (res) => res.on('data', counted));
