@@ -4,7 +4,12 @@
 export { defineSpeedMatrix, type DefineOptions } from './matrix/define.js';
 export type { SuiteInput } from './config/schema.js';
 export { resolveSuite, type ResolvedSuite } from './config/resolve.js';
+export { SpeedMatrixError } from './errors.js';
 export { ConfigError } from './config/errors.js';
+export { ThresholdsError } from './thresholds/load.js';
+export { ProbeError } from './engines/openai.js';
+export { HttpCallError } from './engines/http.js';
+export { ClientError } from './client/errors.js';
 export { startSim, SIM_PROFILES, getSimProfile, type SimOptions, type SimHandle } from './sim/index.js';
 export { streamRequest } from './client/stream.js';
 export { createWorkerDispatchers } from './client/pool.js';

@@ -1,3 +1,4 @@
+import { SpeedMatrixError } from '../errors.js';
 import type { ClientErrorCode } from './types.js';
 
 /**
@@ -11,14 +12,8 @@ export type ClientErrorThrowCode = ClientErrorCode | 'invalid-option';
  * invalid options (setup), and inside the SSE parser (caught by the stream and turned into a
  * `protocol` end). A failed request is data (RequestTimeline.end), never a ClientError rejection.
  */
-export class ClientError extends Error {
-  override readonly name = 'ClientError';
-  readonly code: ClientErrorThrowCode;
-
-  constructor(code: ClientErrorThrowCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
+export class ClientError extends SpeedMatrixError<ClientErrorThrowCode> {
+  override name = 'ClientError';
 }
 
 export function isClientError(err: unknown): err is ClientError {

@@ -5,6 +5,7 @@
  * in a thrown message.
  */
 import { monoMs } from '../clock.js';
+import { SpeedMatrixError } from '../errors.js';
 import { redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
@@ -54,14 +55,11 @@ export interface HttpResult {
 }
 
 /** A control-plane call that got no HTTP response (connect refused, timeout, reset). */
-export class HttpCallError extends Error {
+/** code: 'timeout' when our limit fired, 'aborted' for outside cancellation, else 'transport' */
+export class HttpCallError extends SpeedMatrixError<'timeout' | 'aborted' | 'transport'> {
   override name = 'HttpCallError';
-  constructor(
-    message: string,
-    /** 'timeout' when our limit fired, 'aborted' for outside cancellation, else 'transport' */
-    readonly code: 'timeout' | 'aborted' | 'transport',
-  ) {
-    super(message);
+  constructor(message: string, code: 'timeout' | 'aborted' | 'transport') {
+    super(code, message);
   }
 }
 

@@ -5,6 +5,7 @@
  * vllm.ts and sglang.ts extend it.
  */
 import { parseErrorJson } from './errors.js';
+import { SpeedMatrixError } from '../errors.js';
 import { asNumber, asRecord, asString, getJson, HttpCallError, redactKey, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
@@ -100,13 +101,10 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
 }
 
 /** A setup error from a probe, naming the field and the fix; the key is never in it. */
-export class ProbeError extends Error {
+export class ProbeError extends SpeedMatrixError<'unreachable' | 'unauthorized' | 'no-model'> {
   override name = 'ProbeError';
-  constructor(
-    message: string,
-    readonly code: 'unreachable' | 'unauthorized' | 'no-model',
-  ) {
-    super(message);
+  constructor(message: string, code: 'unreachable' | 'unauthorized' | 'no-model') {
+    super(code, message);
   }
 }
 

@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import { SpeedMatrixError } from '../errors.js';
 import { cellKey, parseCellKey, contextLabel, parseContext } from '../results/labels.js';
 import {
   CELL_FIGURES,
@@ -13,8 +14,11 @@ import {
   type ThresholdsFile,
 } from './schema.js';
 
-export class ThresholdsError extends Error {
+export class ThresholdsError extends SpeedMatrixError<'thresholds'> {
   override name = 'ThresholdsError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('thresholds', message, options);
+  }
 }
 
 /** Keys of the current matrix; entries outside them are errors. */

@@ -1,0 +1,25 @@
+/**
+ * The project's one error base class (STYLE.md habit 7, as undici's `UND_ERR_*`): every error this
+ * package throws on purpose is a SpeedMatrixError with a stable `code`, so a caller can catch them
+ * all with one `instanceof` and branch on `code` rather than on message text. The subclasses say
+ * where it came from:
+ *
+ * | class            | codes                                                             | thrown for                                   |
+ * |------------------|-------------------------------------------------------------------|----------------------------------------------|
+ * | ConfigError      | `config`                                                          | a configuration or setup mistake by the user |
+ * | ThresholdsError  | `thresholds`                                                      | an invalid threshold file                    |
+ * | ProbeError       | `unreachable`, `unauthorized`, `no-model`                         | a server that cannot be benchmarked          |
+ * | HttpCallError    | `timeout`, `aborted`, `transport`                                 | a failed non-streaming call (probe, metrics) |
+ * | ClientError      | `invalid-option`, and the request failure codes of RequestEnd     | invalid client options; SSE protocol errors  |
+ *
+ * A failed benchmark request is never thrown: it is data on its timeline and its cell.
+ */
+export class SpeedMatrixError<Code extends string = string> extends Error {
+  override name = 'SpeedMatrixError';
+  readonly code: Code;
+
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
