@@ -6,7 +6,7 @@
  *   change   = (x − b) / b                       (relative; ±Infinity when b = 0 and x ≠ 0)
  *   worse    = −change for higher-is-better figures (tok/s), +change for latencies
  *   spread   = relativeHalfRange of the figure's repeats in the baseline + the same in the new
- *              result (0 for a side measured once); relativeHalfRange = (max − min) / 2 / median
+ *              result (0 for a side measured once; prefill rows too); relativeHalfRange = (max − min) / 2 / median
  *   allowed  = tolerance.relative + spread
  *   regressed     when worse  > allowed and |x − b| > tolerance.absolute
  *   improved      when −worse > allowed and |x − b| > tolerance.absolute
@@ -140,6 +140,11 @@ function spreadOf(cell: CellResult | undefined, figure: string): number {
   return s?.relativeHalfRange ?? 0;
 }
 
+function prefillSpreadOf(row: PrefillRowResult | undefined, figure: string): number {
+  const s = row?.repeats?.spread[figure as keyof NonNullable<PrefillRowResult['repeats']>['spread']];
+  return s?.relativeHalfRange ?? 0;
+}
+
 /** Compare one cell of the new run with the baseline's same cell (undefined: not in the baseline). */
 export function compareCell(
   base: CellResult | undefined,
@@ -191,7 +196,7 @@ export function comparePrefill(
         base: b,
         next: x,
         tolerance: tolerances.prefill[figure],
-        spread: 0,
+        spread: prefillSpreadOf(base, figure) + prefillSpreadOf(next, figure),
         nextPresent: next !== undefined,
       }),
     );

@@ -22,6 +22,7 @@ export async function runSingleRequest(
   }
 }
 
-export function runPrefillRequest(session: LoadSession, context: number, prompt: string, signal?: AbortSignal) {
-  return runSingleRequest(session, `${session.runId}-prefill-${context}`, prompt, 1, signal);
+/** `repeat` n ≥ 2 (LLM_BENCH_REPEAT) only changes the request id: `<run>-prefill-<context>-<n>`. */
+export function runPrefillRequest(session: LoadSession, context: number, prompt: string, signal?: AbortSignal, repeat = 1) {
+  return runSingleRequest(session, `${session.runId}-prefill-${context}${repeat > 1 ? `-${repeat}` : ''}`, prompt, 1, signal);
 }

@@ -2,32 +2,54 @@
  * Body of one generated prefill test: one cold request with max_tokens = 1; prompt tok/s =
  * server-counted prompt tokens / TTFT. Its prompt is the decode row's context, so when the context
  * is also a decode row this request warms that row's cache ("measured during decode warm-up").
+ *
+ * LLM_BENCH_REPEAT=n sends n such requests, one after another, each with its own cold prompt
+ * (`RunPrompts.rowPrompt` variants); the row prompt goes last, so it is the one that warms the
+ * decode row. The row's figures are the medians (src/matrix/repeat.ts `prefillRepeats`).
  */
 import type { TestContext } from 'vitest';
+import type { RequestTimeline } from '../client/types.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { prefillFigures } from '../metrics/status.js';
+import type { PrefillFigures } from '../metrics/types.js';
 import type { PrefillRowResult } from '../results/types.js';
 import { evaluatePrefill } from '../thresholds/evaluate.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
+import { prefillRepeats } from './repeat.js';
 import { baselinePrefillFailures } from '../compare/baseline.js';
+
+/** why a prefill request gave no figures */
+function failureText(t: RequestTimeline): string {
+  return t.end?.kind === 'error' ? `${t.end.code}: ${t.end.message}` : 'no first token or no prompt token count';
+}
 
 export function createPrefillRunner(run: RunContext) {
   return async function runPrefillTest(row: PlannedPrefill, tc: TestContext): Promise<void> {
-    const prompt = await run.prompts.rowPrompt(row.context, 1);
-    progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens`);
-    const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal);
-    const figures = prefillFigures(t, 'sent-headers');
-    const failed = t.end?.kind !== 'done' || figures === undefined;
+    const count = run.cfg.repeat;
+    const measured: Array<PrefillFigures | undefined> = [];
+    let error: string | undefined;
+    // repeats with their own prompts first; the row prompt (variant 1) last
+    for (let variant = count; variant >= 1; variant--) {
+      const prompt = await run.prompts.rowPrompt(row.context, 1, variant);
+      const which = count > 1 ? ` (${count - variant + 1} of ${count})` : '';
+      progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
+      const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
+      const figures = t.end?.kind === 'done' ? prefillFigures(t, 'sent-headers') : undefined;
+      if (figures === undefined) error ??= failureText(t);
+      measured.push(figures);
+      if (tc.signal.aborted) break;
+    }
+    const { figures, repeats } = prefillRepeats(measured);
+    const failed = repeats.failed > 0 || figures === undefined;
     const result: PrefillRowResult = {
       context: row.context,
       contextLabel: row.key,
       status: failed ? 'errors' : 'valid',
       ...(figures ? { figures } : {}),
-      ...(failed
-        ? { error: t.end?.kind === 'error' ? `${t.end.code}: ${t.end.message}` : 'no first token or no prompt token count' }
-        : {}),
+      ...(error !== undefined ? { error: count > 1 ? `${repeats.failed} of ${repeats.count} requests failed; first: ${error}` : error } : {}),
+      ...(count > 1 ? { repeats } : {}),
       finishedAt: new Date().toISOString(),
     };
     const failures = evaluatePrefill(row.key, result, run.thresholds.prefill[row.key]);

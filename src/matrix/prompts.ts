@@ -46,8 +46,11 @@ export class RunPrompts {
    * request will ask for: prompt + output must fit the server's max model length. A target that
    * overshoots by no more than the calibration tolerance (e.g. a 128K prefill row on a 131,072-token
    * server) is trimmed to fit; the page reports the real prompt tokens.
+   *
+   * `variant` n ≥ 2 gives another text of the same context whose prefix differs from the first
+   * word on ("Run <id>, variant 2, context 8192."): cold again, for the repeats of a prefill row.
    */
-  rowPrompt(context: number, maxTokens: number): Promise<CalibratedPrompt> {
+  rowPrompt(context: number, maxTokens: number, variant = 1): Promise<CalibratedPrompt> {
     const maxLen = this.session.facts.maxModelLen?.value;
     let target = context;
     if (maxLen !== undefined && context + maxTokens > maxLen) {
@@ -62,7 +65,7 @@ export class RunPrompts {
     }
     return this.calibrator.calibrate({
       targetTokens: target,
-      prefix: `${RUN_PREFIX_WORD} ${this.session.runId}, context ${context}.`,
+      prefix: `${RUN_PREFIX_WORD} ${this.session.runId},${variant > 1 ? ` variant ${variant},` : ''} context ${context}.`,
       ...calibrationSamples(this.mode),
     });
   }

@@ -9,11 +9,13 @@
  * Status: every status any repeat showed, in the order the status rules list them (the first is
  * the main one); each status's evidence comes from the first repeat that showed it.
  * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
+ * A prefill row measured n times (each with its own cold prompt): its figures are the medians over
+ * the repeats that gave figures, with the same spread (`prefillRepeats`).
  */
 import { median } from '../metrics/stats.js';
 import type { CellStatusResult } from '../metrics/status.js';
-import type { CellFigures, CellStatus, Distribution } from '../metrics/types.js';
-import type { CellRepeats, FigureSpread } from '../results/types.js';
+import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../metrics/types.js';
+import type { CellRepeats, FigureSpread, PrefillRepeats } from '../results/types.js';
 
 const STATUS_ORDER: readonly CellStatus[] = ['client-limited', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
 
@@ -110,4 +112,26 @@ export function repeatsOf(list: readonly CellFigures[]): CellRepeats {
     if (s) spread[name] = s;
   }
   return { count: list.length, spread };
+}
+
+/**
+ * A prefill row's repeats (undefined = that request gave no figures) → median figures (absent when
+ * no repeat gave any) and the `repeats` block: requests sent, failed, spread of prompt tok/s and TTFT.
+ */
+export function prefillRepeats(list: ReadonlyArray<PrefillFigures | undefined>): { figures?: PrefillFigures; repeats: PrefillRepeats } {
+  if (list.length === 0) throw new RangeError('prefillRepeats needs at least one repeat');
+  const ok = list.filter((f): f is PrefillFigures => f !== undefined);
+  const spread: PrefillRepeats['spread'] = {};
+  const rate = figureSpread(ok.map((f) => f.promptTokensPerSecond));
+  if (rate) spread.promptTokensPerSecond = rate;
+  const ttft = figureSpread(ok.map((f) => f.ttftMs));
+  if (ttft) spread.ttftMs = ttft;
+  const repeats: PrefillRepeats = { count: list.length, failed: list.length - ok.length, spread };
+  if (ok.length === 0) return { repeats };
+  const figures: PrefillFigures = {
+    promptTokens: medianOf(ok.map((f) => f.promptTokens), true)!,
+    ttftMs: medianOf(ok.map((f) => f.ttftMs))!,
+    promptTokensPerSecond: medianOf(ok.map((f) => f.promptTokensPerSecond))!,
+  };
+  return { figures, repeats };
 }

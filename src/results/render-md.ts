@@ -87,7 +87,9 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   }
 
   if (prefillContexts.length > 0) {
-    out.push('### Prefill', '', 'Prompt tok/s by context length (one request, cold prompt).', '');
+    const prefillRuns = Math.max(1, ...result.prefill.map((p) => p.repeats?.count ?? 1));
+    const how = prefillRuns > 1 ? `median of ${prefillRuns} requests, each with a cold prompt` : 'one request, cold prompt';
+    out.push('### Prefill', '', `Prompt tok/s by context length (${how}).`, '');
     out.push(row(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), row(['---', '---', '---', '---']));
     for (const context of prefillContexts) out.push(row(prefillSectionRow(context, prefill.get(context), missing)));
     out.push('');
@@ -109,11 +111,12 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
 
   out.push('### All measurements', '', 'Latencies are medians. Total tok/s is output across all simultaneous requests.', '');
   // repeated cells (LLM_BENCH_REPEAT > 1): one more column with the spread of the repeats
-  const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1);
+  const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1) || result.prefill.some((p) => (p.repeats?.count ?? 1) > 1);
   const columns: string[] = showSpread ? [...ALL_MEASUREMENTS_COLUMNS, SPREAD_COLUMN] : [...ALL_MEASUREMENTS_COLUMNS];
   out.push(row(columns), row(columns.map(() => '---')));
   for (const context of prefillContexts) {
-    out.push(row([...prefillMeasurementRow(context, prefill.get(context), missing), ...(showSpread ? [ABSENT] : [])]));
+    const r = prefill.get(context);
+    out.push(row([...prefillMeasurementRow(context, r, missing), ...(showSpread ? [prefillSpreadText(r)] : [])]));
   }
   for (const context of contexts) {
     for (const c of levels) {
@@ -141,7 +144,7 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
 
   if (showSpread) {
     out.push(
-      `${SPREAD_COLUMN}: each cell was measured ${info.run.repeat ?? 'several'} times and shows the medians; ± is half the range of the repeats over their median, for total tok/s, per request tok/s, TTFT and time between tokens.`,
+      `${SPREAD_COLUMN}: each cell and prefill row was measured ${info.run.repeat ?? 'several'} times and shows the medians; ± is half the range of the repeats over their median, for total tok/s, per request tok/s, TTFT and time between tokens (prompt tok/s and TTFT for prefill).`,
       '',
     );
   }
@@ -290,8 +293,12 @@ function prefillSectionRow(context: number, r: PrefillRowResult | undefined, mis
 function prefillMeasurementRow(context: number, r: PrefillRowResult | undefined, missing: string): string[] {
   const label = r?.contextLabel ?? contextLabel(context);
   const f = r?.figures;
-  const failed = r === undefined || r.status === 'over-capacity' ? ABSENT : r.status === 'errors' ? '1' : '0';
-  const completed = r === undefined || r.status === 'over-capacity' ? ABSENT : f ? '1' : '0';
+  const notRun = r === undefined || r.status === 'over-capacity';
+  const sent = r?.repeats?.count ?? 1;
+  // one request: it failed or completed; repeated: the counts of the repeats
+  const failedCount = r?.repeats ? r.repeats.failed : r?.status === 'errors' ? 1 : 0;
+  const failed = notRun ? ABSENT : String(failedCount);
+  const completed = notRun ? ABSENT : String(r?.repeats ? sent - failedCount : f ? 1 : 0);
   return [
     'Prefill', label, '1', r ? prefillStatus(r) : missing,
     formatPrefillRate(f?.promptTokensPerSecond, 1), ABSENT, formatMs(f?.ttftMs), ABSENT, ABSENT,
@@ -343,6 +350,16 @@ function spreadText(cell: CellResult | undefined): string {
   add('TTFT', spread.ttftMs?.relativeHalfRange);
   add('TBT', spread.timeBetweenTokensMs?.relativeHalfRange);
   return parts.length > 0 ? `${parts.join(' · ')} (${cell!.repeats!.count} runs)` : ABSENT;
+}
+
+/** `prompt tok/s ±1.2% · TTFT ±1.3% (3 runs)` from a repeated prefill row's spread. */
+function prefillSpreadText(r: PrefillRowResult | undefined): string {
+  const spread = r?.repeats?.spread;
+  if (!spread || (r?.repeats?.count ?? 1) < 2) return ABSENT;
+  const parts: string[] = [];
+  if (spread.promptTokensPerSecond?.relativeHalfRange !== undefined) parts.push(`prompt tok/s ±${formatNumber(spread.promptTokensPerSecond.relativeHalfRange * 100, 1)}%`);
+  if (spread.ttftMs?.relativeHalfRange !== undefined) parts.push(`TTFT ±${formatNumber(spread.ttftMs.relativeHalfRange * 100, 1)}%`);
+  return parts.length > 0 ? `${parts.join(' · ')} (${r!.repeats!.count} runs)` : ABSENT;
 }
 
 function legendLine(seen: Set<CellStatus>): string | undefined {

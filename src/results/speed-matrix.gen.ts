@@ -251,6 +251,7 @@ export interface PrefillRowResult {
    * regressions against the baseline (LLM_BENCH_BASELINE), filled by the prefill test
    */
   baselineFailures?: string[];
+  repeats?: PrefillRepeats;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -263,6 +264,44 @@ export interface PrefillFigures {
    * promptTokens / (ttftMs / 1000)
    */
   promptTokensPerSecond: number;
+}
+/**
+ * a prefill row measured several times (LLM_BENCH_REPEAT), each time with its own cold prompt: its figures are the medians of the repeats that succeeded; the spread of the gated figures
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "PrefillRepeats".
+ */
+export interface PrefillRepeats {
+  /**
+   * requests sent
+   */
+  count: number;
+  /**
+   * requests that gave no figures (error, no first token or no prompt token count)
+   */
+  failed: number;
+  spread: {
+    promptTokensPerSecond?: FigureSpread;
+    ttftMs?: FigureSpread;
+  };
+}
+/**
+ * one figure over the repeats of a cell or prefill row
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "FigureSpread".
+ */
+export interface FigureSpread {
+  /**
+   * the figure of each repeat, in run order
+   */
+  values: number[];
+  min: number;
+  max: number;
+  /**
+   * (max − min) / 2 / median; absent when the median is 0
+   */
+  relativeHalfRange?: number;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -427,24 +466,6 @@ export interface CellRepeats {
     ttftMs?: FigureSpread;
     timeBetweenTokensMs?: FigureSpread;
   };
-}
-/**
- * one figure over the repeats of a cell
- *
- * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
- * via the `definition` "FigureSpread".
- */
-export interface FigureSpread {
-  /**
-   * the figure of each repeat, in run order
-   */
-  values: number[];
-  min: number;
-  max: number;
-  /**
-   * (max − min) / 2 / median; absent when the median is 0
-   */
-  relativeHalfRange?: number;
 }
 /**
  * server-reported counts and speeds stored beside the client's figures; disagree when any differs by more than the tolerance

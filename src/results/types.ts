@@ -22,6 +22,7 @@ export type {
   CellEvidence,
   CellResult,
   CellRepeats,
+  PrefillRepeats,
   FigureSpread,
 } from './speed-matrix.gen.js';
 

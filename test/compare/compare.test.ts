@@ -96,6 +96,17 @@ describe('compareResults on the reference matrix', () => {
     expect(c.failures).toHaveLength(1);
     expect(c.failures[0]).toMatch(/^prefill 8K promptTokensPerSecond [\d.]+ vs baseline [\d.]+: −20\.0% \(tolerance 10%\)$/);
   });
+  test("the spread of a prefill row's repeats widens its tolerance", () => {
+    const next = structuredClone(base);
+    next.prefill[0]!.figures!.promptTokensPerSecond *= 0.85;
+    expect(compareResults(base, next, DEFAULT_TOLERANCES).failures).toHaveLength(1);
+    // repeats 10 % apart either side of the median: allowed = 10 % + 10 %
+    const v = next.prefill[0]!.figures!.promptTokensPerSecond;
+    next.prefill[0]!.repeats = { count: 3, failed: 0, spread: { promptTokensPerSecond: { values: [v * 0.9, v, v * 1.1], min: v * 0.9, max: v * 1.1, relativeHalfRange: 0.1 } } };
+    const c = compareResults(base, next, DEFAULT_TOLERANCES);
+    expect(c.failures).toHaveLength(0);
+    expect(c.prefill[0]!.figures.find((x) => x.figure === 'promptTokensPerSecond')).toMatchObject({ verdict: 'within-noise', spread: 0.1 });
+  });
   test('a cell that turned Over capacity fails as missing', () => {
     const next = structuredClone(base);
     const cell = next.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { combineStatuses, figureSpread, medianFigures, repeatsOf } from '../../src/matrix/repeat.js';
+import { combineStatuses, figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/matrix/repeat.js';
 import type { CellFigures } from '../../src/metrics/types.js';
 
 function figures(total: number, ttft: number, extra: Partial<CellFigures> = {}): CellFigures {
@@ -67,5 +67,30 @@ describe('repeats of a cell', () => {
     expect(c.statuses).toEqual(['errors', 'requests-queued']);
     expect(c.evidence).toEqual({ queued: { concurrency: 4, maxWaiting: 1 }, errors: { count: 2, byCode: { stall: 2 } } });
     expect(combineStatuses([{ status: 'valid', statuses: ['valid'], evidence: {} }, { status: 'valid', statuses: ['valid'], evidence: {} }]).statuses).toEqual(['valid']);
+  });
+});
+
+describe('repeats of a prefill row', () => {
+  const f = (promptTokens: number, ttftMs: number) => ({ promptTokens, ttftMs, promptTokensPerSecond: promptTokens / (ttftMs / 1000) });
+
+  test('figures are per-figure medians over the repeats that gave figures; spread of prompt tok/s and TTFT', () => {
+    const { figures, repeats } = prefillRepeats([f(8192, 800), f(8190, 1000), f(8194, 900)]);
+    // each figure is its own median (not prompt tokens / TTFT of the medians)
+    expect(figures).toEqual({ promptTokens: 8192, ttftMs: 900, promptTokensPerSecond: 8194 / 0.9 });
+    expect(repeats.count).toBe(3);
+    expect(repeats.failed).toBe(0);
+    expect(repeats.spread.ttftMs).toEqual({ values: [800, 1000, 900], min: 800, max: 1000, relativeHalfRange: 100 / 900 });
+    expect(repeats.spread.promptTokensPerSecond?.values).toEqual([8192 / 0.8, 8190 / 1.0, 8194 / 0.9]);
+  });
+
+  test('failed repeats are counted and left out of the medians; all failed gives no figures', () => {
+    const some = prefillRepeats([undefined, f(4096, 400), f(4096, 600)]);
+    expect(some.figures?.ttftMs).toBe(500);
+    expect(some.repeats).toMatchObject({ count: 3, failed: 1 });
+    expect(some.repeats.spread.ttftMs?.values).toEqual([400, 600]);
+    const none = prefillRepeats([undefined, undefined]);
+    expect(none.figures).toBeUndefined();
+    expect(none.repeats).toEqual({ count: 2, failed: 2, spread: {} });
+    expect(() => prefillRepeats([])).toThrow(RangeError);
   });
 });

@@ -70,6 +70,27 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(rerun.code, rerun.out).toBe(0);
   });
 
+  test('LLM_BENCH_REPEAT repeats the prefill row too, each request with its own cold prompt', { timeout: 300_000 }, () => {
+    const repOut = join(dir, 'repeat');
+    const repThresholds = join(dir, 'repeat-thresholds.json');
+    writeFileSync(repThresholds, JSON.stringify({ cells: {}, prefill: {} }));
+    const r = runBench({ ...env, LLM_BENCH_PREFILL: '1K', LLM_BENCH_REPEAT: '3', LLM_BENCH_OUT: repOut, LLM_BENCH_THRESHOLDS: repThresholds });
+    expect(r.code, r.out).toBe(0);
+    const json = JSON.parse(readFileSync(join(repOut, 'speed-matrix.json'), 'utf8'));
+    expect(validateResult(json).ok).toBe(true);
+    const row = json.prefill[0];
+    expect(row).toMatchObject({ contextLabel: '1K', status: 'valid', repeats: { count: 3, failed: 0 } });
+    const rates: number[] = row.repeats.spread.promptTokensPerSecond.values;
+    expect(rates).toHaveLength(3);
+    // the row's figure is the median of the three
+    expect(row.figures.promptTokensPerSecond).toBe([...rates].sort((a, b) => a - b)[1]);
+    // every repeat was a cold prefill: similar speeds (a prefix-cache hit would be many times faster)
+    expect(Math.max(...rates) / Math.min(...rates)).toBeLessThan(3);
+    const md = readFileSync(join(repOut, 'speed-matrix.md'), 'utf8');
+    expect(md).toContain('Prompt tok/s by context length (median of 3 requests, each with a cold prompt).');
+    expect(md).toMatch(/\| Prefill \| 1K \| 1 \| Valid \| [\d,.K]+ \| — \| [\d,.]+ ms \| — \| — \| 3 \| — \| — \| 0 \| — \| prompt tok\/s ±[\d.]+% · TTFT ±[\d.]+% \(3 runs\) \|/);
+  });
+
   test('a bad variable is an error naming it and an example', { timeout: 120_000 }, () => {
     const bad = runBench({ ...env, LLM_BENCH_CONCURRENCY: '1,four' });
     expect(bad.code).not.toBe(0);

@@ -38,6 +38,16 @@ describe('cold prefill with estimated calibration (no tokenize endpoint: Ollama 
       };
       expect(truth.promptTokens).toBeGreaterThan(4096 - 64);
       expect(truth.cachedTokens).toBe(0);
+
+      // a repeat of the row (LLM_BENCH_REPEAT) gets its own prompt, cold too, of the same size
+      const variant = await prompts.rowPrompt(4096, 1, 2);
+      expect(variant.text).not.toBe(row.text);
+      const t2 = await runPrefillRequest(opened.session, 4096, prompts.forCell(variant, 1).scoutPrompts()[0]!, undefined, 2);
+      expect(t2.end?.kind).toBe('done');
+      expect(t2.id).not.toBe(t.id);
+      const truth2 = (await (await fetch(`${sim.url}/_sim/truth/${encodeURIComponent(t2.id)}`)).json()) as typeof truth;
+      expect(truth2.cachedTokens).toBe(0);
+      expect(Math.abs(truth2.promptTokens - truth.promptTokens)).toBeLessThan(64);
     } finally {
       await opened.close();
     }

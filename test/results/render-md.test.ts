@@ -61,6 +61,28 @@ describe('renderMarkdown on the reference SGLang page numbers', () => {
     expect(lines(md)).toContain('| Prefill | 32K | 1 | Valid | 9,995.0 | — | 3,218 ms | — | — | 1 | — | — | 0 | — |');
   });
 
+  test('repeated prefill rows: median of n, counts of the repeats, their spread', () => {
+    const result = sglangResult();
+    const row = result.prefill[0]!;
+    row.repeats = {
+      count: 3,
+      failed: 1,
+      spread: {
+        promptTokensPerSecond: { values: [10_000, 10_800], min: 10_000, max: 10_800, relativeHalfRange: 0.0385 },
+        ttftMs: { values: [820, 760], min: 760, max: 820, relativeHalfRange: 0.0379 },
+      },
+    };
+    const text = renderMarkdown(result);
+    expect(text).toContain('Prompt tok/s by context length (median of 3 requests, each with a cold prompt).');
+    expect(lines(text)).toContain('| Prefill | 8K | 1 | Valid | 10.4K | — | 790 ms | — | — | 2 | — | — | 1 | — | prompt tok/s ±3.9% · TTFT ±3.8% (3 runs) |');
+    // a row measured once in the same page gets a dash in the spread column
+    expect(lines(text)).toContain('| Prefill | 32K | 1 | Valid | 9,995.0 | — | 3,218 ms | — | — | 1 | — | — | 0 | — | — |');
+    expect(text).toContain('each cell and prefill row was measured');
+    // the reference layout is untouched without repeats
+    expect(md).toContain('Prompt tok/s by context length (one request, cold prompt).');
+    expect(md).not.toContain('Spread over repeats');
+  });
+
   test('grid row for 8K: queued cell, bold valid cells, Over capacity', () => {
     expect(lines(md)).toContain(
       '| 8K | 59.3 · Requests queued · 122 ms TTFT | **114.2** tok/s · 186 ms TTFT | **221.9** tok/s · 200 ms TTFT | **455.3** tok/s · 294 ms TTFT | **857.3** tok/s · 422 ms TTFT | **1,583.9** tok/s · 786 ms TTFT | **2,616.6** tok/s · 1,458 ms TTFT | Over capacity |',
