@@ -151,9 +151,21 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       timeline.end = end;
       signal?.removeEventListener('abort', onAbort);
       if (recordSent && awaitingSend.get(opts.id) === timeline) awaitingSend.delete(opts.id);
-      if (abortTransport && controller !== undefined && !controller.aborted) controller.abort(new RequestDone());
-      opts.onEnd?.(timeline);
-      resolve(timeline);
+      // no event after the end may change the timeline (an abort from inside a callback ends it
+      // while the rest of that socket read is still being parsed)
+      sink?.stop();
+      // after the current socket read: a response that read completed keeps its connection
+      if (abortTransport && controller !== undefined) {
+        const c = controller;
+        queueMicrotask(() => {
+          if (!c.aborted) c.abort(new RequestDone());
+        });
+      }
+      try {
+        opts.onEnd?.(timeline);
+      } finally {
+        resolve(timeline);
+      }
     };
     const fail = (code: ClientErrorCode, message: string, abortTransport: boolean, httpStatus?: number): void => {
       const end: RequestEnd = { kind: 'error', atMs: monoMs(), code, message };
@@ -191,17 +203,16 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       },
       onResponseStart(c, statusCode, resHeaders) {
         if (statusCode < 200) return; // 1xx informational: the real answer follows
-        timeline.headersMs = monoMs();
         if (finished) {
           c.abort(new RequestDone());
           return;
         }
+        timeline.headersMs = monoMs();
         if (statusCode > 299) {
           sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
-            if (!complete) c.abort(new RequestDone());
-            if (finished) return;
             const detail = errorMessageFromBody(text);
-            fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, true, statusCode);
+            // a body over the limit is cut off (the connection closes); a complete one leaves it reusable
+            fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, !complete, statusCode);
           });
           return;
         }
@@ -260,6 +271,8 @@ interface BodySink {
   end(): void;
   /** the transport failed; the caller reports the failure */
   error(): void;
+  /** the request has ended: ignore everything from now on */
+  stop(): void;
 }
 
 function eventStreamSink(
@@ -339,6 +352,9 @@ function eventStreamSink(
     error() {
       stopped = true;
     },
+    stop() {
+      stopped = true;
+    },
   };
 }
 
@@ -357,10 +373,13 @@ function errorBodySink(maxBytes: number, onText: (text: string, complete: boolea
       if (delivered) return;
       parts.push(chunk);
       bytes += chunk.length;
-      if (bytes >= maxBytes) deliver(false);
+      if (bytes > maxBytes) deliver(false);
     },
     end: () => deliver(true),
     error: () => deliver(true),
+    stop: () => {
+      delivered = true;
+    },
   };
 }
 

@@ -329,6 +329,11 @@ describe('streamRequest', () => {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end('{"error":{"message":"overloaded"}}');
     });
+    // an error body of exactly the read limit is complete: no reason to drop the connection
+    srv.on('/busy-at-limit', (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('x'.repeat(16));
+    });
     srv.on('/slow', async (_req, res) => {
       sseHead(res);
       await writeSlowly(res, [role(), ...Array.from({ length: 100 }, () => text('x')), DONE], 20);
@@ -336,6 +341,7 @@ describe('streamRequest', () => {
     const c = new Client(srv.origin, { pipelining: 1 });
     const go = (path: string, signal?: AbortSignal): Promise<RequestTimeline> =>
       streamRequest({
+        maxErrorBodyBytes: 16,
         id: `reuse-${++n}`,
         dispatcher: c,
         origin: srv.origin,
@@ -351,6 +357,8 @@ describe('streamRequest', () => {
       expect((await go('/done')).end?.kind).toBe('done');
       expect((await go('/busy')).end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: 503 });
       expect((await go('/done')).end?.kind).toBe('done');
+      expect((await go('/busy-at-limit')).end).toMatchObject({ kind: 'error', code: 'http-status', message: `HTTP 500: ${'x'.repeat(16)}` });
+      expect((await go('/done')).end?.kind).toBe('done');
       expect(srv.connections).toBe(1);
       const ac = new AbortController();
       const aborted = go('/slow', ac.signal);
@@ -364,6 +372,27 @@ describe('streamRequest', () => {
       await c.destroy();
       await srv.close();
     }
+  });
+
+  it('an abort from inside a callback ends the timeline there: the rest of that read is not counted', async () => {
+    server.on('/burst', async (_req, res) => {
+      sseHead(res);
+      res.write(role() + text('a') + text('b') + text('c'));
+      await sleep(200);
+      if (!res.destroyed) res.end(DONE);
+    });
+    const ac = new AbortController();
+    let chunksAtEnd = -1;
+    const t = await run('/burst', {
+      signal: ac.signal,
+      onFirstToken: () => ac.abort(),
+      onEnd: (tl) => {
+        chunksAtEnd = tl.chunkTokens.length;
+      },
+    });
+    expect(t.end?.kind).toBe('aborted');
+    expect(chunksAtEnd).toBe(1);
+    expect(t.chunkTokens).toEqual([1]);
   });
 
   it('ends with connect when nothing listens', async () => {
