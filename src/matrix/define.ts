@@ -69,7 +69,9 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
 
   describe(`speed matrix ${cfg.name}`, () => {
     for (const row of plan.prefill) {
-      test(`prefill ${row.key}`, { timeout: cfg.timeouts.headersMs + cfg.timeouts.stallMs + 60_000 }, (tc) => runPrefill(row, tc));
+      // each repeat is one request, plus calibrating its own prompt (through real requests when the server has no tokenizer)
+      const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + 60_000) * cfg.repeat;
+      test(`prefill ${row.key}`, { timeout: prefillTimeout }, (tc) => runPrefill(row, tc));
     }
     for (const cell of plan.cells) {
       const timeout =

@@ -11,24 +11,25 @@ import type { TestContext } from 'vitest';
 import type { RequestTimeline } from '../client/types.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { prefillFigures } from '../metrics/status.js';
-import type { PrefillFigures } from '../metrics/types.js';
 import type { PrefillRowResult } from '../results/types.js';
 import { evaluatePrefill } from '../thresholds/evaluate.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { prefillRepeats } from './repeat.js';
+import { prefillRepeats, type PrefillAttempt } from './repeat.js';
 import { baselinePrefillFailures } from '../compare/baseline.js';
 
 /** why a prefill request gave no figures */
 function failureText(t: RequestTimeline): string {
-  return t.end?.kind === 'error' ? `${t.end.code}: ${t.end.message}` : 'no first token or no prompt token count';
+  if (t.end?.kind === 'error') return `${t.end.code}: ${t.end.message}`;
+  if (t.end?.kind === 'aborted') return 'aborted (the run was stopped or the test timed out)';
+  return 'no first token or no prompt token count';
 }
 
 export function createPrefillRunner(run: RunContext) {
   return async function runPrefillTest(row: PlannedPrefill, tc: TestContext): Promise<void> {
     const count = run.cfg.repeat;
-    const measured: Array<PrefillFigures | undefined> = [];
+    const measured: PrefillAttempt[] = [];
     let error: string | undefined;
     // repeats with their own prompts first; the row prompt (variant 1) last
     for (let variant = count; variant >= 1; variant--) {
@@ -36,13 +37,15 @@ export function createPrefillRunner(run: RunContext) {
       const which = count > 1 ? ` (${count - variant + 1} of ${count})` : '';
       progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
       const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
-      const figures = t.end?.kind === 'done' ? prefillFigures(t, 'sent-headers') : undefined;
-      if (figures === undefined) error ??= failureText(t);
-      measured.push(figures);
+      // an aborted request may still have its figures (first token and usage came); it counts as failed
+      const figures = prefillFigures(t, 'sent-headers');
+      const ok = t.end?.kind === 'done' && figures !== undefined;
+      if (!ok) error ??= failureText(t);
+      measured.push({ ok, ...(figures ? { figures } : {}) });
       if (tc.signal.aborted) break;
     }
     const { figures, repeats } = prefillRepeats(measured);
-    const failed = repeats.failed > 0 || figures === undefined;
+    const failed = repeats.failed > 0;
     const result: PrefillRowResult = {
       context: row.context,
       contextLabel: row.key,

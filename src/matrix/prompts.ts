@@ -47,8 +47,9 @@ export class RunPrompts {
    * overshoots by no more than the calibration tolerance (e.g. a 128K prefill row on a 131,072-token
    * server) is trimmed to fit; the page reports the real prompt tokens.
    *
-   * `variant` n ≥ 2 gives another text of the same context whose prefix differs from the first
-   * word on ("Run <id>, variant 2, context 8192."): cold again, for the repeats of a prefill row.
+   * `variant` n ≥ 2 gives another text of the same context that differs from the row's own right
+   * after "Run <id>," ("Run <id>, variant 2, context 8192."; the seeded filler differs from there
+   * on): cold again, for the repeats of a prefill row.
    */
   rowPrompt(context: number, maxTokens: number, variant = 1): Promise<CalibratedPrompt> {
     const maxLen = this.session.facts.maxModelLen?.value;

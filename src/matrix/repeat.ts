@@ -114,19 +114,26 @@ export function repeatsOf(list: readonly CellFigures[]): CellRepeats {
   return { count: list.length, spread };
 }
 
+/** One request of a prefill row: its figures (when it got that far) and whether it ended normally. */
+export interface PrefillAttempt {
+  figures?: PrefillFigures;
+  ok: boolean;
+}
+
 /**
- * A prefill row's repeats (undefined = that request gave no figures) → median figures (absent when
- * no repeat gave any) and the `repeats` block: requests sent, failed, spread of prompt tok/s and TTFT.
+ * A prefill row's requests → median figures over those that have figures (absent when none has)
+ * and the `repeats` block: requests sent, failed (did not end normally, or gave no figures),
+ * spread of prompt tok/s and TTFT.
  */
-export function prefillRepeats(list: ReadonlyArray<PrefillFigures | undefined>): { figures?: PrefillFigures; repeats: PrefillRepeats } {
+export function prefillRepeats(list: readonly PrefillAttempt[]): { figures?: PrefillFigures; repeats: PrefillRepeats } {
   if (list.length === 0) throw new RangeError('prefillRepeats needs at least one repeat');
-  const ok = list.filter((f): f is PrefillFigures => f !== undefined);
+  const ok = list.flatMap((a) => (a.figures ? [a.figures] : []));
   const spread: PrefillRepeats['spread'] = {};
   const rate = figureSpread(ok.map((f) => f.promptTokensPerSecond));
   if (rate) spread.promptTokensPerSecond = rate;
   const ttft = figureSpread(ok.map((f) => f.ttftMs));
   if (ttft) spread.ttftMs = ttft;
-  const repeats: PrefillRepeats = { count: list.length, failed: list.length - ok.length, spread };
+  const repeats: PrefillRepeats = { count: list.length, failed: list.filter((a) => !a.ok || a.figures === undefined).length, spread };
   if (ok.length === 0) return { repeats };
   const figures: PrefillFigures = {
     promptTokens: medianOf(ok.map((f) => f.promptTokens), true)!,

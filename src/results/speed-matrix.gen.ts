@@ -166,7 +166,7 @@ export interface RunSettings {
   concurrency: number[];
   prefillContexts: number[];
   /**
-   * times each cell was measured (LLM_BENCH_REPEAT); figures are the medians; absent = 1
+   * times each cell and prefill row was measured (LLM_BENCH_REPEAT); figures are the medians; absent = 1
    */
   repeat?: number;
   /**

@@ -71,7 +71,8 @@ describe('repeats of a cell', () => {
 });
 
 describe('repeats of a prefill row', () => {
-  const f = (promptTokens: number, ttftMs: number) => ({ promptTokens, ttftMs, promptTokensPerSecond: promptTokens / (ttftMs / 1000) });
+  const f = (promptTokens: number, ttftMs: number) => ({ ok: true, figures: { promptTokens, ttftMs, promptTokensPerSecond: promptTokens / (ttftMs / 1000) } });
+  const failed = { ok: false };
 
   test('figures are per-figure medians over the repeats that gave figures; spread of prompt tok/s and TTFT', () => {
     const { figures, repeats } = prefillRepeats([f(8192, 800), f(8190, 1000), f(8194, 900)]);
@@ -84,13 +85,17 @@ describe('repeats of a prefill row', () => {
   });
 
   test('failed repeats are counted and left out of the medians; all failed gives no figures', () => {
-    const some = prefillRepeats([undefined, f(4096, 400), f(4096, 600)]);
+    const some = prefillRepeats([failed, f(4096, 400), f(4096, 600)]);
     expect(some.figures?.ttftMs).toBe(500);
     expect(some.repeats).toMatchObject({ count: 3, failed: 1 });
     expect(some.repeats.spread.ttftMs?.values).toEqual([400, 600]);
-    const none = prefillRepeats([undefined, undefined]);
+    const none = prefillRepeats([failed, failed]);
     expect(none.figures).toBeUndefined();
     expect(none.repeats).toEqual({ count: 2, failed: 2, spread: {} });
     expect(() => prefillRepeats([])).toThrow(RangeError);
+    // an aborted request that got its figures counts as failed but keeps them in the medians
+    const aborted = prefillRepeats([{ ...f(4096, 500), ok: false }]);
+    expect(aborted.figures?.ttftMs).toBe(500);
+    expect(aborted.repeats).toMatchObject({ count: 1, failed: 1 });
   });
 });
