@@ -6,11 +6,11 @@
  * Timing: `sendMs` when the request is handed to undici; `sentHeadersMs` when undici writes the
  * request headers to the socket (diagnostics channel `undici:client:sendHeaders`, matched by the
  * X-Request-Id header); `headersMs` when the response headers are delivered; every SSE event of
- * one socket read gets that read's arrival time, taken in the body's 'data' handler before parsing.
+ * one socket read gets that read's arrival time, taken in the handler's onResponseData before parsing.
  *
  * Timeouts are undici's own: `headersTimeout` (from the request being written to the response
- * headers) → `headers-timeout`; `bodyTimeout` (no body bytes for that long) → `stall`, the body
- * is destroyed. The connect timeout belongs to the dispatcher (see pool.ts) → `connect`.
+ * headers) → `headers-timeout`; `bodyTimeout` (no body bytes for that long) → `stall`, the request
+ * is aborted. The connect timeout belongs to the dispatcher (see pool.ts) → `connect`.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Dispatcher } from 'undici';
