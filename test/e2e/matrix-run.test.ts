@@ -84,8 +84,8 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(rates).toHaveLength(3);
     // the row's figure is the median of the three
     expect(row.figures.promptTokensPerSecond).toBe([...rates].sort((a, b) => a - b)[1]);
-    // every repeat was a cold prefill: similar speeds (a prefix-cache hit would be many times faster)
-    expect(Math.max(...rates) / Math.min(...rates)).toBeLessThan(3);
+    // (that each repeat is a cold prefill is checked against the simulator's truth in test/matrix/prefill-cold.e2e.test.ts)
+    expect(rates.every((r) => r > 0)).toBe(true);
     const md = readFileSync(join(repOut, 'speed-matrix.md'), 'utf8');
     expect(md).toContain('Prompt tok/s by context length (median of 3 requests, each with a cold prompt).');
     expect(md).toMatch(/\| Prefill \| 1K \| 1 \| Valid \| [\d,.K]+ \| — \| [\d,.]+ ms \| — \| — \| 3 \| — \| — \| 0 \| — \| prompt tok\/s ±[\d.]+% · TTFT ±[\d.]+% \(3 runs\) \|/);
