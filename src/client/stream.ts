@@ -172,12 +172,9 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       if (httpStatus !== undefined) end.httpStatus = httpStatus;
       finish(end, abortTransport);
     };
+    // an abort never gets here: its listener (onAbort) has already finished the request
     const onTransportError = (err: unknown): void => {
       if (finished) return;
-      if (signal?.aborted) {
-        finish({ kind: 'aborted', atMs: monoMs() }, true);
-        return;
-      }
       const { code, message } = classifyTransportError(err);
       fail(code, message, true);
     };
