@@ -17,7 +17,7 @@
  * A regressed figure always fails the gate.
  */
 import { cellKey, compareCellKeys, contextLabel } from '../results/labels.js';
-import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from '../thresholds/evaluate.js';
 import {
   HIGHER_IS_BETTER_FIGURES,
@@ -135,14 +135,10 @@ export function compareFigure(input: FigureInput): FigureDelta {
   return out;
 }
 
-function spreadOf(cell: CellResult | undefined, figure: string): number {
-  const s = cell?.repeats?.spread[figure as keyof NonNullable<CellResult['repeats']>['spread']];
-  return s?.relativeHalfRange ?? 0;
-}
-
-function prefillSpreadOf(row: PrefillRowResult | undefined, figure: string): number {
-  const s = row?.repeats?.spread[figure as keyof NonNullable<PrefillRowResult['repeats']>['spread']];
-  return s?.relativeHalfRange ?? 0;
+/** relative half-range of a figure over a cell's or prefill row's repeats; 0 when measured once */
+function spreadOf(measured: CellResult | PrefillRowResult | undefined, figure: string): number {
+  const spread: Partial<Record<string, FigureSpread>> | undefined = measured?.repeats?.spread;
+  return spread?.[figure]?.relativeHalfRange ?? 0;
 }
 
 /** Compare one cell of the new run with the baseline's same cell (undefined: not in the baseline). */
@@ -196,7 +192,7 @@ export function comparePrefill(
         base: b,
         next: x,
         tolerance: tolerances.prefill[figure],
-        spread: prefillSpreadOf(base, figure) + prefillSpreadOf(next, figure),
+        spread: spreadOf(base, figure) + spreadOf(next, figure),
         nextPresent: next !== undefined,
       }),
     );

@@ -98,19 +98,24 @@ export function figureSpread(values: Array<number | undefined>): FigureSpread | 
   return spread;
 }
 
-/** The `repeats` block of a cell measured `list.length` times. */
-export function repeatsOf(list: readonly CellFigures[]): CellRepeats {
-  const spread: CellRepeats['spread'] = {};
-  const entries: Array<[keyof CellRepeats['spread'], Array<number | undefined>]> = [
-    ['totalTokensPerSecond', list.map((f) => f.totalTokensPerSecond)],
-    ['perRequestTokensPerSecond', list.map((f) => f.perRequestTokensPerSecond)],
-    ['ttftMs', list.map((f) => f.ttftMs?.median)],
-    ['timeBetweenTokensMs', list.map((f) => f.timeBetweenTokensMs?.median)],
-  ];
-  for (const [name, values] of entries) {
-    const s = figureSpread(values);
+/** The spread of each named figure that some repeat has (figures no repeat has are left out). */
+function spreadsOf<K extends string>(values: Record<K, Array<number | undefined>>): Partial<Record<K, FigureSpread>> {
+  const spread: Partial<Record<K, FigureSpread>> = {};
+  for (const name of Object.keys(values) as K[]) {
+    const s = figureSpread(values[name]);
     if (s) spread[name] = s;
   }
+  return spread;
+}
+
+/** The `repeats` block of a cell measured `list.length` times. */
+export function repeatsOf(list: readonly CellFigures[]): CellRepeats {
+  const spread = spreadsOf({
+    totalTokensPerSecond: list.map((f) => f.totalTokensPerSecond),
+    perRequestTokensPerSecond: list.map((f) => f.perRequestTokensPerSecond),
+    ttftMs: list.map((f) => f.ttftMs?.median),
+    timeBetweenTokensMs: list.map((f) => f.timeBetweenTokensMs?.median),
+  });
   return { count: list.length, spread };
 }
 
@@ -128,11 +133,10 @@ export interface PrefillAttempt {
 export function prefillRepeats(list: readonly PrefillAttempt[]): { figures?: PrefillFigures; repeats: PrefillRepeats } {
   if (list.length === 0) throw new RangeError('prefillRepeats needs at least one repeat');
   const ok = list.flatMap((a) => (a.figures ? [a.figures] : []));
-  const spread: PrefillRepeats['spread'] = {};
-  const rate = figureSpread(ok.map((f) => f.promptTokensPerSecond));
-  if (rate) spread.promptTokensPerSecond = rate;
-  const ttft = figureSpread(ok.map((f) => f.ttftMs));
-  if (ttft) spread.ttftMs = ttft;
+  const spread = spreadsOf({
+    promptTokensPerSecond: ok.map((f) => f.promptTokensPerSecond),
+    ttftMs: ok.map((f) => f.ttftMs),
+  });
   const repeats: PrefillRepeats = { count: list.length, failed: list.filter((a) => !a.ok || a.figures === undefined).length, spread };
   if (ok.length === 0) return { repeats };
   const figures: PrefillFigures = {

@@ -17,7 +17,7 @@ import {
 } from './format.js';
 import { cellKey, contextLabel, parseCellKey, parseContext } from './labels.js';
 import { redactSecrets } from './redact.js';
-import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
+import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
 import type { CellStatus } from '../metrics/types.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
@@ -337,29 +337,31 @@ function crossCheckText(cell: CellResult): string {
 
 export const SPREAD_COLUMN = 'Spread over repeats';
 
-/** `tok/s ±0.4% · per request ±0.2% · TTFT ±3.1% · TBT ±0.1%` from a repeated cell's spread. */
-function spreadText(cell: CellResult | undefined): string {
-  const spread = cell?.repeats?.spread;
-  if (!spread || (cell?.repeats?.count ?? 1) < 2) return ABSENT;
+/** `label ±x% · … (n runs)` for the labelled figures of a repeated cell or prefill row; — when measured once */
+function repeatSpreadText(
+  repeats: { count: number; spread: Partial<Record<string, FigureSpread>> } | undefined,
+  labels: ReadonlyArray<readonly [figure: string, label: string]>,
+): string {
+  if (!repeats || repeats.count < 2) return ABSENT;
   const parts: string[] = [];
-  const add = (label: string, x: number | undefined) => {
+  for (const [figure, label] of labels) {
+    const x = repeats.spread[figure]?.relativeHalfRange;
     if (x !== undefined) parts.push(`${label} ±${formatNumber(x * 100, 1)}%`);
-  };
-  add('tok/s', spread.totalTokensPerSecond?.relativeHalfRange);
-  add('per request', spread.perRequestTokensPerSecond?.relativeHalfRange);
-  add('TTFT', spread.ttftMs?.relativeHalfRange);
-  add('TBT', spread.timeBetweenTokensMs?.relativeHalfRange);
-  return parts.length > 0 ? `${parts.join(' · ')} (${cell!.repeats!.count} runs)` : ABSENT;
+  }
+  return parts.length > 0 ? `${parts.join(' · ')} (${repeats.count} runs)` : ABSENT;
+}
+
+const CELL_SPREAD_LABELS = [['totalTokensPerSecond', 'tok/s'], ['perRequestTokensPerSecond', 'per request'], ['ttftMs', 'TTFT'], ['timeBetweenTokensMs', 'TBT']] as const;
+const PREFILL_SPREAD_LABELS = [['promptTokensPerSecond', 'prompt tok/s'], ['ttftMs', 'TTFT']] as const;
+
+/** `tok/s ±0.4% · per request ±0.2% · TTFT ±3.1% · TBT ±0.1% (3 runs)` from a repeated cell's spread. */
+function spreadText(cell: CellResult | undefined): string {
+  return repeatSpreadText(cell?.repeats, CELL_SPREAD_LABELS);
 }
 
 /** `prompt tok/s ±1.2% · TTFT ±1.3% (3 runs)` from a repeated prefill row's spread. */
 function prefillSpreadText(r: PrefillRowResult | undefined): string {
-  const spread = r?.repeats?.spread;
-  if (!spread || (r?.repeats?.count ?? 1) < 2) return ABSENT;
-  const parts: string[] = [];
-  if (spread.promptTokensPerSecond?.relativeHalfRange !== undefined) parts.push(`prompt tok/s ±${formatNumber(spread.promptTokensPerSecond.relativeHalfRange * 100, 1)}%`);
-  if (spread.ttftMs?.relativeHalfRange !== undefined) parts.push(`TTFT ±${formatNumber(spread.ttftMs.relativeHalfRange * 100, 1)}%`);
-  return parts.length > 0 ? `${parts.join(' · ')} (${r!.repeats!.count} runs)` : ABSENT;
+  return repeatSpreadText(r?.repeats, PREFILL_SPREAD_LABELS);
 }
 
 function legendLine(seen: Set<CellStatus>): string | undefined {
