@@ -11,9 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planMatrix } from '../../src/matrix/plan.js';
-import { cellStatuses } from '../../src/metrics/status.js';
 import type { SimHandle } from '../../src/sim/index.js';
-import { openAccuracyRun, runAccuracyCell, simState, startThreadSim, type OpenedAccuracyRun } from './harness.js';
+import { accuracyStatuses, openAccuracyRun, runAccuracyCell, simState, startThreadSim, type OpenedAccuracyRun } from './harness.js';
 
 const MAX_RUNNING = 4;
 const KV_TOKENS = 8192;
@@ -59,17 +58,7 @@ describe('Over capacity and Requests queued where the sim settings imply', () =>
   ]) {
   test(`${context}/${concurrency} (C ≤ max running, fits the KV cache) is valid and nothing waits on the sim`, async () => {
     const cell = await runAccuracyCell(run, sim, { context, concurrency, windowMs: 1200, gateTimeoutMs: 5000 });
-    const verdict = cellStatuses({
-      concurrency,
-      figures: cell.figures,
-      timelines: cell.raw.timelines,
-      samples: cell.raw.samples,
-      gateTimedOut: cell.raw.gate.timedOut,
-      gateWaitedMs: cell.raw.gate.waitedMs,
-      drainTimedOut: cell.raw.drain.timedOut,
-      loopDelayMs: cell.raw.loopDelayMs,
-      loopDelayBoundMs: 50,
-    });
+    const verdict = accuracyStatuses(cell, concurrency);
     expect(verdict.statuses).toEqual(['valid']);
     expect(cell.raw.samples.length).toBeGreaterThanOrEqual(3);
     expect(cell.figures.serverActiveRequests).toBe(concurrency);
@@ -89,17 +78,7 @@ describe('Over capacity and Requests queued where the sim settings imply', () =>
     // the readiness gate cannot open (4 workers never get a token), so keep its timeout short
     const cell = await runAccuracyCell(run, sim, { context: 0, concurrency, windowMs: 1200, gateTimeoutMs: 800 });
     const state = await simState(sim);
-    const verdict = cellStatuses({
-      concurrency,
-      figures: cell.figures,
-      timelines: cell.raw.timelines,
-      samples: cell.raw.samples,
-      gateTimedOut: cell.raw.gate.timedOut,
-      gateWaitedMs: cell.raw.gate.waitedMs,
-      drainTimedOut: cell.raw.drain.timedOut,
-      loopDelayMs: cell.raw.loopDelayMs,
-      loopDelayBoundMs: 50,
-    });
+    const verdict = accuracyStatuses(cell, concurrency);
     expect(verdict.statuses).toContain('requests-queued');
     expect(verdict.statuses).toContain('warmup-timed-out'); // the gate waited for the 4 queued workers
     expect(verdict.statuses).not.toContain('errors');

@@ -9,10 +9,9 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
-import { cellStatuses } from '../../src/metrics/status.js';
 import { drawFaults, makeRng, requestSeed } from '../../src/sim/faults.js';
 import type { SimHandle } from '../../src/sim/index.js';
-import { openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim, type AccuracyCell, type OpenedAccuracyRun } from './harness.js';
+import { accuracyStatuses, openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim, type AccuracyCell, type OpenedAccuracyRun } from './harness.js';
 
 const STEP_MS = 10;
 const FAULT_AFTER_TOKENS = 5;
@@ -41,18 +40,6 @@ function simPlan(sim: SimHandle, id: string) {
   return drawFaults(sim.profile.faults, makeRng(requestSeed(sim.profile.seed, id)));
 }
 
-function statusesOf(cell: AccuracyCell, concurrency: number) {
-  return cellStatuses({
-    concurrency,
-    figures: cell.figures,
-    timelines: cell.raw.timelines,
-    samples: cell.raw.samples,
-    gateTimedOut: cell.raw.gate.timedOut,
-    drainTimedOut: cell.raw.drain.timedOut,
-    loopDelayMs: cell.raw.loopDelayMs,
-    loopDelayBoundMs: 50,
-  });
-}
 
 const failedInCell = (cell: AccuracyCell): RequestTimeline[] =>
   cell.raw.timelines.filter((t) => t.end?.kind === 'error' && t.end.atMs <= cell.raw.windowEndMs);
@@ -113,7 +100,7 @@ describe('Errors appear exactly where the sim put them', () => {
     });
     expect(cell.figures.failedRequests).toBe(simFailedReached.length);
 
-    const verdict = statusesOf(cell, C);
+    const verdict = accuracyStatuses(cell, C);
     expect(verdict.status).toBe('errors');
     // the sim never queued a request of this cell (64 may run at once): no waiting in any sample,
     // and every request that was not refused was admitted at the next step boundary
@@ -133,7 +120,7 @@ describe('Errors appear exactly where the sim put them', () => {
     const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 4, windowMs: 800 });
     expect(cell.figures.failedRequests).toBe(0);
     expect([...cell.truth.values()].filter((r) => r.end === 'error')).toEqual([]);
-    expect(statusesOf(cell, 4).statuses).toEqual(['valid']);
+    expect(accuracyStatuses(cell, 4).statuses).toEqual(['valid']);
   }, 30_000);
 });
 
@@ -195,6 +182,6 @@ describe('A stream killed mid-cell restarts its worker and is counted as failed'
       timelines.filter((t) => cell.truth.get(t.id)?.end === 'error' && t.end?.kind === 'error' && t.end.atMs <= we).length,
     );
     // output tokens still match the truth (killed streams' tokens included)
-    expect(statusesOf(cell, C).statuses).toContain('errors');
+    expect(accuracyStatuses(cell, C).statuses).toContain('errors');
   }, 30_000);
 });

@@ -15,6 +15,7 @@ import type { SuiteInput } from '../../src/config/schema.js';
 import { runCell, type CellRun } from '../../src/load/cell.js';
 import { computeCellFigures, requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/figures.js';
 import { median } from '../../src/metrics/stats.js';
+import { cellStatuses } from '../../src/metrics/status.js';
 import type { CellFigures } from '../../src/metrics/types.js';
 import { openRun, type OpenedRun } from '../../src/matrix/open.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
@@ -124,6 +125,21 @@ export interface AccuracyCell {
   startedMs: number;
   /** the cell's request-id prefix */
   cellTag: string;
+}
+
+/** The cell's statuses as the matrix would give them (a 50 ms client-limited bound). */
+export function accuracyStatuses(cell: AccuracyCell, concurrency: number) {
+  return cellStatuses({
+    concurrency,
+    figures: cell.figures,
+    timelines: cell.raw.timelines,
+    samples: cell.raw.samples,
+    gateTimedOut: cell.raw.gate.timedOut,
+    gateWaitedMs: cell.raw.gate.waitedMs,
+    drainTimedOut: cell.raw.drain.timedOut,
+    loopDelayMs: cell.raw.loopDelayMs,
+    loopDelayBoundMs: 50,
+  });
 }
 
 export async function runAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: AccuracyCellOptions): Promise<AccuracyCell> {
