@@ -17,16 +17,13 @@
  * A timeline's `tokenSource` is the weakest source over its token-carrying chunks.
  */
 import type { DecodedChunk } from '../engines/types.js';
-import type { RequestTimeline, TokenSource } from './types.js';
-
-const RANK: Record<TokenSource, number> = { chunks: 0, 'chunk-token-ids': 1, usage: 2 };
+import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from './types.js';
 
 export class TokenCounter {
   /** undefined until the first text-carrying chunk decides it */
   private continuous: boolean | undefined = undefined;
   /** tokens attributed to chunks so far */
   private attributed = 0;
-  private sourceSeen = false;
 
   constructor(private readonly timeline: RequestTimeline) {}
 
@@ -63,12 +60,12 @@ export class TokenCounter {
     if (chunk.hasText && t.firstTokenMs === undefined) t.firstTokenMs = atMs;
     if (t.firstOutputMs === undefined && (chunk.hasText || (cum !== undefined && cum > 0))) t.firstOutputMs = atMs;
     if (tokens > 0 && source !== undefined) {
+      // the first token-carrying chunk sets the source; later ones can only weaken it
+      if (this.attributed === 0 || TOKEN_SOURCE_RANK[source] < TOKEN_SOURCE_RANK[t.tokenSource]) t.tokenSource = source;
       this.attributed += tokens;
       t.chunkMs.push(atMs);
       t.chunkTokens.push(tokens);
       if (chunk.reasoning) t.reasoningTokens += tokens;
-      if (!this.sourceSeen || RANK[source] < RANK[t.tokenSource]) t.tokenSource = source;
-      this.sourceSeen = true;
     }
     return tokens;
   }

@@ -24,6 +24,9 @@ export type RequestEnd =
 /** Where a request's token counts came from, best first (METHOD.md "Output tokens"). */
 export type TokenSource = 'usage' | 'chunk-token-ids' | 'chunks';
 
+/** strength of a token source: chunks < chunk-token-ids < usage */
+export const TOKEN_SOURCE_RANK: Readonly<Record<TokenSource, number>> = { chunks: 0, 'chunk-token-ids': 1, usage: 2 };
+
 export interface RequestTimeline {
   /** id we sent as X-Request-Id; the simulator keys its ground truth by it */
   id: string;

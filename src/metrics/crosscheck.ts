@@ -19,6 +19,7 @@
 import type { RequestTimeline } from '../client/types.js';
 import type { HistogramSnapshot, MetricsSample, ServerRequestTimings } from '../engines/types.js';
 import type { CrossCheckItem, ServerCrossCheck } from '../results/speed-matrix.gen.js';
+import { tokensInWindow, ttftStartMs } from './figures.js';
 import { median } from './stats.js';
 import type { CellFigures } from './types.js';
 
@@ -63,12 +64,7 @@ function item(
 /** Tokens the client received with arrival time in [fromMs, toMs]. */
 function clientTokensBetween(timelines: readonly RequestTimeline[], fromMs: number, toMs: number): number {
   let sum = 0;
-  for (const t of timelines) {
-    for (let i = 0; i < t.chunkMs.length; i++) {
-      const at = t.chunkMs[i]!;
-      if (at >= fromMs && at <= toMs) sum += t.chunkTokens[i]!;
-    }
-  }
+  for (const t of timelines) sum += tokensInWindow(t, fromMs, toMs);
   return sum;
 }
 
@@ -129,7 +125,7 @@ export function crossCheckCell(input: CrossCheckInput): ServerCrossCheck | undef
     const m = delta ? histogramMedian(delta) : undefined;
     const clientTtfts = input.timelines
       .filter((t) => t.firstTokenMs !== undefined && t.firstTokenMs >= h0.atMs && t.firstTokenMs <= h1.atMs)
-      .map((t) => t.firstTokenMs! - (t.sentHeadersMs ?? t.sendMs));
+      .map((t) => t.firstTokenMs! - ttftStartMs(t, 'sent-headers'));
     const clientMedian = median(clientTtfts);
     if (m && m.count >= MIN_TTFT_SAMPLES && clientMedian !== undefined && clientTtfts.length >= MIN_TTFT_SAMPLES) {
       const lowMs = m.lowerS * 1000 * (1 - tol);

@@ -5,7 +5,7 @@
  *
  * "Inside the window" means windowStartMs ≤ t ≤ windowEndMs (both ends included).
  */
-import type { RequestTimeline, TokenSource } from '../client/types.js';
+import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
 import { distribution, mean, median } from './stats.js';
 import type { CellFigures } from './types.js';
@@ -27,12 +27,36 @@ export interface CellFiguresInput {
   ttftFrom?: 'send' | 'sent-headers';
 }
 
-const SOURCE_RANK: Record<TokenSource, number> = { chunks: 0, 'chunk-token-ids': 1, usage: 2 };
+/**
+ * Where a request's TTFT starts: when it was handed to undici ('send'), or when its headers were
+ * written to the socket ('sent-headers', falling back to the send time where that was not recorded).
+ */
+export function ttftStartMs(t: RequestTimeline, from: 'send' | 'sent-headers'): number {
+  return from === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
+}
+
+/**
+ * Mean of the finite `running` values and max of the finite `waiting` values over metrics samples;
+ * undefined where no sample has the field.
+ */
+export function samplesLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number } {
+  const running: number[] = [];
+  let maxWaiting: number | undefined;
+  for (const s of samples) {
+    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
+    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
+  }
+  const out: { meanRunning?: number; maxWaiting?: number } = {};
+  const m = mean(running);
+  if (m !== undefined) out.meanRunning = m;
+  if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
+  return out;
+}
 
 /** the weakest of the token sources (chunks < chunk-token-ids < usage); 'chunks' when none */
 export function weakestTokenSource(sources: Iterable<TokenSource>): TokenSource {
   let weakest: TokenSource | undefined;
-  for (const s of sources) if (weakest === undefined || SOURCE_RANK[s] < SOURCE_RANK[weakest]) weakest = s;
+  for (const s of sources) if (weakest === undefined || TOKEN_SOURCE_RANK[s] < TOKEN_SOURCE_RANK[weakest]) weakest = s;
   return weakest ?? 'chunks';
 }
 
@@ -155,8 +179,7 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
       perRequestTps.push(1000 / tbt);
     }
     if (t.firstTokenMs !== undefined && t.firstTokenMs <= we) {
-      const startMs = input.ttftFrom === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
-      ttftValues.push(t.firstTokenMs - startMs);
+      ttftValues.push(t.firstTokenMs - ttftStartMs(t, input.ttftFrom ?? 'send'));
     }
     if (t.promptTokens !== undefined) promptTokens.push(t.promptTokens);
     if (t.chunkTokens.length > 0) sources.push(t.tokenSource);
@@ -164,13 +187,7 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   }
 
   const inWindow = input.metricsSamples.filter((s) => s.atMs >= ws && s.atMs <= we);
-  const running: number[] = [];
-  let maxWaiting: number | undefined;
-  for (const s of inWindow) {
-    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
-    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
-  }
-  const server = mean(running);
+  const { meanRunning: server, maxWaiting } = samplesLoad(inWindow);
   const client = clientActiveRequests(timelines, ws, we);
 
   const figures: CellFigures = {

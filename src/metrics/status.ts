@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { errorSummary } from './figures.js';
+import { errorSummary, samplesLoad, ttftStartMs } from './figures.js';
 import { mean } from './stats.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 
@@ -109,20 +109,9 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
 function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } {
-  const running: number[] = [];
-  const inFlight: number[] = [];
-  let maxWaiting: number | undefined;
-  for (const s of samples) {
-    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
-    if (s.clientInFlight !== undefined) inFlight.push(s.clientInFlight);
-    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
-  }
-  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } = {};
-  const m = mean(running);
-  if (m !== undefined) out.meanRunning = m;
-  const c = mean(inFlight);
+  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } = samplesLoad(samples);
+  const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
-  if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
   return out;
 }
 
@@ -158,7 +147,7 @@ export function prefillFigures(t: RequestTimeline, from: 'send' | 'sent-headers'
   if (t.end?.kind === 'error') return undefined;
   const firstMs = t.firstTokenMs ?? t.firstOutputMs;
   if (firstMs === undefined || t.promptTokens === undefined || !(t.promptTokens > 0)) return undefined;
-  const startMs = from === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
+  const startMs = ttftStartMs(t, from);
   const ttftMs = firstMs - startMs;
   if (!(ttftMs > 0)) return undefined;
   return { promptTokens: t.promptTokens, ttftMs, promptTokensPerSecond: t.promptTokens / (ttftMs / 1000) };
