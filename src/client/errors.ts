@@ -15,7 +15,3 @@ export type ClientErrorThrowCode = ClientErrorCode | 'invalid-option';
 export class ClientError extends SpeedMatrixError<ClientErrorThrowCode> {
   override name = 'ClientError';
 }
-
-export function isClientError(err: unknown): err is ClientError {
-  return err instanceof ClientError;
-}

@@ -100,7 +100,6 @@ export class SseParser {
       } else {
         this.line(buf, pos, eol);
       }
-      if (this.failed) return;
       if (buf[eol] === CR) {
         if (eol + 1 < len) {
           pos = buf[eol + 1] === LF ? eol + 2 : eol + 1;
@@ -130,8 +129,7 @@ export class SseParser {
   private appendPending(buf: Buffer, start: number, end: number): void {
     if (end <= start) return;
     this.pendingBytes += end - start;
-    this.checkSize();
-    if (this.failed) return;
+    this.checkSize(); // throws when over the limit
     // copy: the caller may reuse its buffer
     this.pending.push(Buffer.from(buf.subarray(start, end)));
   }

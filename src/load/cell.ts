@@ -79,7 +79,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     });
 
   const cellAbort = new AbortController();
-  // every worker's backoff sleep listens on it: C listeners are expected, not a leak
+  // every worker's request (or backoff sleep) listens on it: C listeners are expected, not a leak
   setMaxListeners(0, cellAbort.signal);
   const onOuterAbort = () => cellAbort.abort();
   opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
@@ -95,10 +95,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     }
 
     const timelines: RequestTimeline[] = [];
-    const inFlight = new Map<AbortController, string>();
-    cellAbort.signal.addEventListener('abort', () => {
-      for (const [ac] of inFlight) ac.abort();
-    });
+    /** ids of the worker requests in flight; cellAbort aborts them all */
+    const inFlight = new Set<string>();
     const gotToken = new Array<boolean>(C).fill(false);
     let stopping = false;
     let requestCounter = 0;
@@ -107,13 +105,12 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       let seq = 0;
       let failures = 0;
       while (!stopping && !cellAbort.signal.aborted) {
-        const ac = new AbortController();
         const id = `${cellTag}-w${w}-r${seq}`;
-        inFlight.set(ac, id);
-        const t = await send(id, opts.promptFor(w, requestCounter++), session.maxOutputTokens, w, ac.signal, () => {
+        inFlight.add(id);
+        const t = await send(id, opts.promptFor(w, requestCounter++), session.maxOutputTokens, w, cellAbort.signal, () => {
           gotToken[w] = true;
         });
-        inFlight.delete(ac);
+        inFlight.delete(id);
         timelines.push(t);
         seq++;
         // back off after a failure, and after a "successful" answer with no tokens, so a server
@@ -186,10 +183,9 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).
     stopping = true;
     const aborting = [...inFlight];
-    for (const [ac] of aborting) ac.abort();
     cellAbort.abort();
     if (session.adapter.abort) {
-      await Promise.allSettled(aborting.map(([, id]) => session.adapter.abort!(session.target, id)));
+      await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     }
     await Promise.all(workers);
     await sampler;

@@ -20,18 +20,15 @@ export async function waitForIdle(session: LoadSession, timeoutMs: number, signa
   let last: DrainOutcome['last'];
   while (!signal?.aborted) {
     const s = await scrapeMetrics(session);
-    const readable = s !== undefined && (s.running !== undefined || s.waiting !== undefined);
-    // a server without metrics: the previous cell having awaited all its requests is the barrier
-    if (!readable && !checked) return { timedOut: false, waitedMs: monoMs() - start, checked, last };
-    if (!s || !readable) {
-      // one failed scrape of a server whose metrics worked: not proof of idle, keep waiting
-      if (monoMs() - start >= timeoutMs) return { timedOut: true, waitedMs: monoMs() - start, checked, last };
-      await sleep(100, signal);
-      continue;
+    if (s !== undefined && (s.running !== undefined || s.waiting !== undefined)) {
+      checked = true;
+      last = { running: s.running, waiting: s.waiting };
+      if ((s.running ?? 0) === 0 && (s.waiting ?? 0) === 0) return { timedOut: false, waitedMs: monoMs() - start, checked, last };
+    } else if (!checked) {
+      // a server without metrics: the previous cell having awaited all its requests is the barrier
+      return { timedOut: false, waitedMs: monoMs() - start, checked, last };
     }
-    checked = true;
-    last = { running: s.running, waiting: s.waiting };
-    if ((s.running ?? 0) === 0 && (s.waiting ?? 0) === 0) return { timedOut: false, waitedMs: monoMs() - start, checked, last };
+    // busy, or one failed scrape of a server whose metrics worked (not proof of idle): keep waiting
     if (monoMs() - start >= timeoutMs) return { timedOut: true, waitedMs: monoMs() - start, checked, last };
     await sleep(100, signal);
   }

@@ -15,7 +15,6 @@ import { RunPrompts } from './prompts.js';
 import { createCellRunner } from './cell-test.js';
 import { createPrefillRunner } from './prefill-test.js';
 import { loadThresholds } from '../thresholds/load.js';
-import { contextLabel } from '../results/labels.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
@@ -53,7 +52,7 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
   const updating = inject('speedMatrixUpdate') ?? false;
   const thresholds = loadThresholds(cfg.thresholdsPath, {
     cellKeys: fullPlan.cells.map((c) => c.key),
-    prefillKeys: fullPlan.prefill.map((p) => contextLabel(p.context)),
+    prefillKeys: fullPlan.prefill.map((p) => p.key),
     // -u may run against a changed matrix: the reporter rewrites the file at the end
     allowUnknown: updating,
   });

@@ -14,7 +14,6 @@ import { runSingleRequest } from '../load/prefill.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
-import { contextLabel } from '../results/labels.js';
 import type { MatrixPlan } from './plan.js';
 
 export const TOOL = { name: 'llm-speed-matrix', version: '0.1.0' } as const;
@@ -197,7 +196,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
     server: redactFacts(facts, [cfg.target.apiKey]),
     ...(launchCommand ? { launchCommand } : {}),
     plannedCells: plan.cells.map((c) => c.key),
-    plannedPrefill: plan.prefill.map((p) => contextLabel(p.context)),
+    plannedPrefill: plan.prefill.map((p) => p.key),
     thresholdsPath: cfg.thresholdsPath,
     ...(cfg.baselinePath !== undefined ? { baselinePath: cfg.baselinePath } : {}),
   } as RunInfo;
