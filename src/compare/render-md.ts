@@ -4,6 +4,7 @@
  */
 import { formatValue } from '../thresholds/evaluate.js';
 import { cellKey, contextLabel } from '../results/labels.js';
+import { escapeCell, markdownRow as row } from '../results/render-md.js';
 import type { RunInfo } from '../results/types.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
 
@@ -116,12 +117,4 @@ function status(s: string | undefined): string {
 
 function value(x: number | undefined): string {
   return x === undefined ? '—' : formatValue(x);
-}
-
-function row(cells: readonly string[]): string {
-  return `| ${cells.map(escapeCell).join(' | ')} |`;
-}
-
-function escapeCell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }

@@ -51,6 +51,29 @@ export const ALL_MEASUREMENTS_COLUMNS = [
   'Failed requests', 'Client active',
 ] as const;
 
+/** The grid's rows and columns: every context and concurrency of the run, of a finished cell or of a planned one, ascending. */
+export function gridAxes(result: SpeedMatrixResult): { contexts: number[]; levels: number[] } {
+  const planned = plannedCellKeys(result.info);
+  return {
+    contexts: sortedUnique([...result.info.run.contexts, ...result.cells.map((c) => c.context), ...planned.map((k) => parseCellKey(k).context)]),
+    levels: sortedUnique([...result.info.run.concurrency, ...result.cells.map((c) => c.concurrency), ...planned.map((k) => parseCellKey(k).concurrency)]),
+  };
+}
+
+/** The sustained-decode grid: its caption, a blank line, then the table (Total tok/s · TTFT per cell). */
+export function decodeGrid(result: SpeedMatrixResult, axes: { contexts: number[]; levels: number[] } = gridAxes(result)): string[] {
+  const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const missing = result.partial ? NOT_YET : NOT_RUN;
+  const { contexts, levels } = axes;
+  return [
+    'Total tok/s · rows are context length, columns are simultaneous requests.',
+    '',
+    markdownRow(['Context', ...levels.map(String)]),
+    markdownRow(['---', ...levels.map(() => '---')]),
+    ...contexts.map((context) => markdownRow([contextLabel(context), ...levels.map((c) => gridCell(cells.get(cellKey(context, c)), missing))])),
+  ];
+}
+
 export function renderMarkdown(result: SpeedMatrixResult): string {
   const { info } = result;
   const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
@@ -59,16 +82,7 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   const plannedPrefill = plannedPrefillKeys(info);
   const missing = result.partial ? NOT_YET : NOT_RUN;
 
-  const contexts = sortedUnique([
-    ...info.run.contexts,
-    ...result.cells.map((c) => c.context),
-    ...planned.map((k) => parseCellKey(k).context),
-  ]);
-  const levels = sortedUnique([
-    ...info.run.concurrency,
-    ...result.cells.map((c) => c.concurrency),
-    ...planned.map((k) => parseCellKey(k).concurrency),
-  ]);
+  const { contexts, levels } = gridAxes(result);
   const prefillContexts = sortedUnique([...plannedPrefill.map(parseContext), ...result.prefill.map((p) => p.context)]);
 
   const out: string[] = ['# Speed test matrix', ''];
@@ -90,8 +104,8 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     const prefillRuns = Math.max(1, ...result.prefill.map((p) => p.repeats?.count ?? 1));
     const how = prefillRuns > 1 ? `median of ${prefillRuns} requests, each with a cold prompt` : 'one request, cold prompt';
     out.push('### Prefill', '', `Prompt tok/s by context length (${how}).`, '');
-    out.push(row(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), row(['---', '---', '---', '---']));
-    for (const context of prefillContexts) out.push(row(prefillSectionRow(context, prefill.get(context), missing)));
+    out.push(markdownRow(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), markdownRow(['---', '---', '---', '---']));
+    for (const context of prefillContexts) out.push(markdownRow(prefillSectionRow(context, prefill.get(context), missing)));
     out.push('');
   }
 
@@ -99,12 +113,7 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   for (const c of result.cells) for (const s of [c.status, ...c.statuses]) seen.add(s);
   for (const p of result.prefill) seen.add(p.status);
 
-  out.push('### Sustained decode', '', 'Total tok/s · rows are context length, columns are simultaneous requests.', '');
-  out.push(row(['Context', ...levels.map(String)]), row(['---', ...levels.map(() => '---')]));
-  for (const context of contexts) {
-    out.push(row([contextLabel(context), ...levels.map((c) => gridCell(cells.get(cellKey(context, c)), missing))]));
-  }
-  out.push('');
+  out.push('### Sustained decode', '', ...decodeGrid(result, { contexts, levels }), '');
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
   out.push(TTFT_NOTE, '');
@@ -113,17 +122,17 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   // repeated cells (LLM_BENCH_REPEAT > 1): one more column with the spread of the repeats
   const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1) || result.prefill.some((p) => (p.repeats?.count ?? 1) > 1);
   const columns: string[] = showSpread ? [...ALL_MEASUREMENTS_COLUMNS, SPREAD_COLUMN] : [...ALL_MEASUREMENTS_COLUMNS];
-  out.push(row(columns), row(columns.map(() => '---')));
+  out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of prefillContexts) {
     const r = prefill.get(context);
-    out.push(row([...prefillMeasurementRow(context, r, missing), ...(showSpread ? [prefillSpreadText(r)] : [])]));
+    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...(showSpread ? [prefillSpreadText(r)] : [])]));
   }
   for (const context of contexts) {
     for (const c of levels) {
       const key = cellKey(context, c);
       const cell = cells.get(key);
       if (cell || planned.includes(key)) {
-        out.push(row([...cellMeasurementRow(context, c, cell, missing), ...(showSpread ? [spreadText(cell)] : [])]));
+        out.push(markdownRow([...cellMeasurementRow(context, c, cell, missing), ...(showSpread ? [spreadText(cell)] : [])]));
       }
     }
   }
@@ -369,15 +378,18 @@ function legendLine(seen: Set<CellStatus>): string | undefined {
   return parts.length > 0 ? parts.join(' ') : undefined;
 }
 
-function row(cells: readonly string[]): string {
+/** One Markdown table row; `|` and line breaks inside cells are escaped. */
+export function markdownRow(cells: readonly string[]): string {
   return `| ${cells.map(escapeCell).join(' | ')} |`;
 }
 
-function escapeCell(text: string): string {
+/** A table cell's text: `|` escaped, line breaks as spaces. */
+export function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 
-function escapeInline(text: string): string {
+/** Text on one line (line breaks become spaces), for headings and list items. */
+export function escapeInline(text: string): string {
   return text.replace(/\r?\n/g, ' ');
 }
 

@@ -4,27 +4,17 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from './collect.js';
-import { cellKey, contextLabel, parseCellKey } from './labels.js';
-import { gridCell, NOT_RUN, NOT_YET } from './render-md.js';
+import { decodeGrid, escapeInline as escape } from './render-md.js';
 import type { SpeedMatrixResult } from './types.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
   const { info } = result;
-  const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
   const planned = plannedCellKeys(info);
-  const contexts = sorted([...info.run.contexts, ...result.cells.map((c) => c.context), ...planned.map((k) => parseCellKey(k).context)]);
-  const levels = sorted([...info.run.concurrency, ...result.cells.map((c) => c.concurrency), ...planned.map((k) => parseCellKey(k).concurrency)]);
-  const missing = result.partial ? NOT_YET : NOT_RUN;
 
   const out: string[] = [`## Speed matrix: ${escape(info.title)}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
   out.push(`${result.cells.length} of ${Math.max(planned.length, result.cells.length)} cells · ${info.run.windowS} s windows${repeat}`, '');
-  out.push('Total tok/s · rows are context length, columns are simultaneous requests.', '');
-  out.push(row(['Context', ...levels.map(String)]), row(['---', ...levels.map(() => '---')]));
-  for (const context of contexts) {
-    out.push(row([contextLabel(context), ...levels.map((c) => gridCell(cells.get(cellKey(context, c)), missing))]));
-  }
-  out.push('');
+  out.push(...decodeGrid(result), '');
 
   const rows = [...result.prefill, ...result.cells];
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
@@ -37,14 +27,3 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
   return out.join('\n');
 }
 
-function sorted(xs: number[]): number[] {
-  return [...new Set(xs)].sort((a, b) => a - b);
-}
-
-function row(cells: readonly string[]): string {
-  return `| ${cells.map((c) => escape(c).replace(/\|/g, '\\|')).join(' | ')} |`;
-}
-
-function escape(text: string): string {
-  return text.replace(/\r?\n/g, ' ');
-}
