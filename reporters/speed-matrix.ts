@@ -130,7 +130,7 @@ export default class SpeedMatrixReporter implements Reporter {
     }
     try {
       const base = loadResultFile(path, 'baseline');
-      const thresholdsPath = this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
+      const thresholdsPath = this.thresholdsPath(result);
       const resolvedThresholds = thresholdsPath ? this.resolvePath(thresholdsPath) : undefined;
       const thresholds =
         resolvedThresholds && existsSync(resolvedThresholds) ? parseThresholds(readFileSync(resolvedThresholds, 'utf8'), resolvedThresholds) : undefined;
@@ -164,7 +164,7 @@ export default class SpeedMatrixReporter implements Reporter {
   }
 
   private updateThresholdFile(result: SpeedMatrixResult): void {
-    const configured = this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
+    const configured = this.thresholdsPath(result);
     if (!configured) {
       this.log(`${PREFIX} -u: no threshold file to update (set LLM_BENCH_THRESHOLDS or the run's thresholdsPath)`);
       return;
@@ -181,6 +181,11 @@ export default class SpeedMatrixReporter implements Reporter {
     } catch (error) {
       this.fail(`-u: ${path} left unchanged: ${(error as Error).message}`);
     }
+  }
+
+  /** the threshold file: the reporter option, else $LLM_BENCH_THRESHOLDS, else the run's own */
+  private thresholdsPath(result: SpeedMatrixResult): string | undefined {
+    return this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
   }
 
   private resolvePath(path: string): string {

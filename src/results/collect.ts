@@ -37,18 +37,15 @@ export function collectResult(
         break;
       case 'cell':
         cells.set(cellKey(meta.cell.context, meta.cell.concurrency), meta.cell);
-        if (meta.info) {
-          carriedInfo = meta.info;
-          plan(meta.info);
-        }
         break;
       case 'prefill':
         prefill.set(meta.row.context, meta.row);
-        if (meta.info) {
-          carriedInfo = meta.info;
-          plan(meta.info);
-        }
         break;
+    }
+    // a cell or prefill meta may carry the run info too (a shard or merge without the run meta)
+    if (meta.kind !== 'run' && meta.info) {
+      carriedInfo = meta.info;
+      plan(meta.info);
     }
   }
   const info = runInfo ?? carriedInfo;
@@ -56,7 +53,7 @@ export function collectResult(
 
   const resultInfo: RunInfo = { ...info };
   // a run split over files or shards started when its first part started
-  const starts = metas.flatMap((m) => (m.kind === 'run' || m.info ? [(m.kind === 'run' ? m.info : m.info!).startedAt] : []));
+  const starts = metas.flatMap((m) => (m.info ? [m.info.startedAt] : []));
   const earliest = starts.reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined);
   if (earliest !== undefined) resultInfo.startedAt = earliest;
   if (plannedCells.size > 0) resultInfo.plannedCells = [...plannedCells].sort(compareCellKeys);

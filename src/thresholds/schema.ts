@@ -138,8 +138,3 @@ export type Tolerances = z.output<typeof TolerancesSchema>;
 export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
 export type RegressionTolerance = z.output<typeof RegressionToleranceSchema>;
 export type RegressionTolerances = z.output<typeof RegressionTolerancesSchema>;
-
-/** Figures where a higher value is better (budget: min); the rest are latencies (budget: max). */
-export const HIGHER_IS_BETTER: ReadonlySet<string> = new Set([
-  'totalTokensPerSecond', 'perRequestTokensPerSecond', 'promptTokensPerSecond',
-]);

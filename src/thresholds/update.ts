@@ -59,7 +59,7 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     const old = existing?.cells[key];
     const cell = cellsByKey.get(key);
     if (!cell) {
-      if (old) cells[key] = orderCellBudget(old);
+      if (old) cells[key] = orderBudget(CELL_FIGURES, old);
       continue;
     }
     const min: Record<string, number | undefined> = { ...old?.min };
@@ -72,7 +72,7 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
       const v = cellFigureValue(cell, name);
       max[name] = v === undefined ? undefined : upper(v);
     }
-    cells[key] = orderCellBudget({ status: cell.status, min, max });
+    cells[key] = orderBudget(CELL_FIGURES, { status: cell.status, min, max });
   }
 
   const prefillKeys = [...new Set([...plannedPrefillKeys(result.info), ...rowsByKey.keys()])].sort(
@@ -83,12 +83,12 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     const old = existing?.prefill[key];
     const row = rowsByKey.get(key);
     if (!row) {
-      if (old) prefill[key] = orderPrefillBudget(old);
+      if (old) prefill[key] = orderBudget(PREFILL_FIGURES, old);
       continue;
     }
     const tps = prefillFigureValue(row, 'promptTokensPerSecond');
     const ttft = prefillFigureValue(row, 'ttftMs');
-    prefill[key] = orderPrefillBudget({
+    prefill[key] = orderBudget(PREFILL_FIGURES, {
       status: row.status,
       min: { ...old?.min, promptTokensPerSecond: tps === undefined ? undefined : lower(tps) },
       max: { ...old?.max, ttftMs: ttft === undefined ? undefined : upper(ttft) },
@@ -113,21 +113,15 @@ function ordered<T extends string>(names: readonly T[], values: Partial<Record<s
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function orderCellBudget(b: { status?: CellBudget['status']; min?: Record<string, number | undefined>; max?: Record<string, number | undefined> }): CellBudget {
-  const out: CellBudget = {};
+/** A budget in the file's stable order: status, then min and max in the order of `figures`; undefined values dropped. */
+function orderBudget<S extends string, F extends string>(
+  figures: readonly F[],
+  b: { status?: S; min?: Record<string, number | undefined>; max?: Record<string, number | undefined> },
+): { status?: S; min?: Partial<Record<F, number>>; max?: Partial<Record<F, number>> } {
+  const out: { status?: S; min?: Partial<Record<F, number>>; max?: Partial<Record<F, number>> } = {};
   if (b.status !== undefined) out.status = b.status;
-  const min = ordered(CELL_FIGURES, b.min);
-  const max = ordered(CELL_FIGURES, b.max);
-  if (min) out.min = min;
-  if (max) out.max = max;
-  return out;
-}
-
-function orderPrefillBudget(b: { status?: PrefillBudget['status']; min?: Record<string, number | undefined>; max?: Record<string, number | undefined> }): PrefillBudget {
-  const out: PrefillBudget = {};
-  if (b.status !== undefined) out.status = b.status;
-  const min = ordered(PREFILL_FIGURES, b.min);
-  const max = ordered(PREFILL_FIGURES, b.max);
+  const min = ordered(figures, b.min);
+  const max = ordered(figures, b.max);
   if (min) out.min = min;
   if (max) out.max = max;
   return out;
