@@ -78,41 +78,42 @@ export function parseNvidiaSmi(text: string): Pick<HardwareInfo, 'gpu' | 'gpuCou
       return i < 0 ? { name: l, mib: NaN } : { name: l.slice(0, i).trim(), mib: Number(l.slice(i + 1).trim()) };
     });
   if (rows.length === 0) return undefined;
-  const out: Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> = { gpuCount: rows.length };
-  const name = gpuName(rows.map((r) => r.name));
+  return gpuSummary(rows.map((r) => r.name), rows.map((r) => r.mib * 2 ** 20));
+}
+
+/** GPU count, name and VRAM text from one name and one byte size per device. */
+function gpuSummary(names: string[], bytes: number[]): Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> {
+  const out: Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> = { gpuCount: names.length };
+  const name = gpuName(names);
   if (name) out.gpu = name;
-  const vram = vramText(rows.map((r) => r.mib * 2 ** 20));
+  const vram = vramText(bytes);
   if (vram) out.vram = vram;
   return out;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `xpu-smi discovery -j`: `{device_list: [{device_name, memory_physical_size_byte}]}`. */
 export function parseXpuSmi(text: string): Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const list = (json as { device_list?: unknown })?.device_list;
+  const json = parseJsonOrUndefined(text);
+  const list = (json as { device_list?: unknown } | undefined)?.device_list;
   if (!Array.isArray(list) || list.length === 0) return undefined;
   const devices = list.filter((d): d is Record<string, unknown> => d !== null && typeof d === 'object');
-  const out: Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> = { gpuCount: devices.length };
-  const name = gpuName(devices.map((d) => String(d.device_name ?? '').trim()));
-  if (name) out.gpu = name;
-  const vram = vramText(devices.map((d) => Number(d.memory_physical_size_byte)));
-  if (vram) out.vram = vram;
-  return out;
+  return gpuSummary(
+    devices.map((d) => String(d.device_name ?? '').trim()),
+    devices.map((d) => Number(d.memory_physical_size_byte)),
+  );
 }
 
 /** `rocm-smi --showproductname --showmeminfo vram --json`: `{card0: {"Card Series", "VRAM Total Memory (B)"}}`. */
 export function parseRocmSmi(text: string): Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const json = parseJsonOrUndefined(text);
   if (json === null || typeof json !== 'object') return undefined;
   const cards = Object.entries(json as Record<string, unknown>)
     .filter(([k, v]) => /^card\d+$/i.test(k) && v !== null && typeof v === 'object')
@@ -122,12 +123,10 @@ export function parseRocmSmi(text: string): Pick<HardwareInfo, 'gpu' | 'gpuCount
     for (const [k, v] of Object.entries(card)) if (names.includes(k.toLowerCase())) return String(v).trim();
     return '';
   };
-  const out: Pick<HardwareInfo, 'gpu' | 'gpuCount' | 'vram'> = { gpuCount: cards.length };
-  const name = gpuName(cards.map((c) => field(c, ['card series', 'card model', 'card sku'])));
-  if (name) out.gpu = name;
-  const vram = vramText(cards.map((c) => Number(field(c, ['vram total memory (b)']))));
-  if (vram) out.vram = vram;
-  return out;
+  return gpuSummary(
+    cards.map((c) => field(c, ['card series', 'card model', 'card sku'])),
+    cards.map((c) => Number(field(c, ['vram total memory (b)']))),
+  );
 }
 
 async function osName(): Promise<string> {
