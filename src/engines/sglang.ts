@@ -20,7 +20,7 @@
 import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
 import { CHAT_PATH, ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
-import { tokenizeError } from './tokenize.js';
+import { postForTokenCount, tokenizeCount, tokenizeError } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
 
 export const SGLANG_METRICS_PATH = '/metrics';
@@ -126,7 +126,7 @@ export class SglangAdapter extends ContinuousUsageAdapter {
         if (kv !== undefined && kv > 0) facts.kvCapacityTokens = { value: kv, source: 'sglang:max_total_num_tokens' };
       }
     }
-    if (isOk(tokenize) && asNumber(asRecord(tokenize.json)?.count) !== undefined) facts.tokenizePath = SGLANG_TOKENIZE_PATH;
+    if (tokenizeCount(tokenize) !== undefined) facts.tokenizePath = SGLANG_TOKENIZE_PATH;
     return facts;
   }
 
@@ -138,10 +138,7 @@ export class SglangAdapter extends ContinuousUsageAdapter {
   }
 
   private async tokenizeCount(target: HttpTarget, facts: ServerFacts, path: string, text: string): Promise<number> {
-    const res = await postJson(target, path, { model: facts.model.value, prompt: text }, { timeoutMs: 60_000 });
-    const count = isOk(res) ? asNumber(asRecord(res.json)?.count) : undefined;
-    if (count === undefined) throw tokenizeError(target, path, res);
-    return count;
+    return postForTokenCount(target, path, { model: facts.model.value, prompt: text });
   }
 
   /** Chat-template overhead in tokens (measured once per server and model; see the file comment). */

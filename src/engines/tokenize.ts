@@ -1,6 +1,6 @@
 /** Shared pieces of the engines' tokenize calls. */
 import { parseErrorBody } from './errors.js';
-import { redactKey, type HttpResult } from './http.js';
+import { asNumber, asRecord, isOk, postJson, redactKey, type HttpResult } from './http.js';
 import type { HttpTarget } from './types.js';
 
 /** The setup error for a tokenize call that gave no count. */
@@ -13,4 +13,17 @@ export function tokenizeError(target: HttpTarget, path: string, res: HttpResult)
       target.apiKey,
     ),
   );
+}
+
+/** The `count` of a tokenize answer (`{count, …}`, vLLM/SGLang/TRT-LLM style); undefined when there is none. */
+export function tokenizeCount(res: HttpResult | undefined): number | undefined {
+  return isOk(res) ? asNumber(asRecord(res.json)?.count) : undefined;
+}
+
+/** POST a tokenize request and return its `count`; a missing count is a setup error (tokenizeError). */
+export async function postForTokenCount(target: HttpTarget, path: string, body: unknown): Promise<number> {
+  const res = await postJson(target, path, body, { timeoutMs: 60_000 });
+  const count = tokenizeCount(res);
+  if (count === undefined) throw tokenizeError(target, path, res);
+  return count;
 }

@@ -17,10 +17,10 @@
  * not drain), else the last entry of the JSON stats (an empty scrape says nothing). TRT-LLM has no
  * abort call (closing the stream aborts) and no generation-token counter.
  */
-import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, isOk, timedGet, tryCall, type HttpResult } from './http.js';
 import { CHAT_PATH, COMPLETIONS_PATH, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, readHistogram, sumMetric, type PromSample } from './prometheus.js';
-import { tokenizeError } from './tokenize.js';
+import { postForTokenCount, tokenizeCount } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
 
 export const TRTLLM_JSON_METRICS_PATH = '/metrics';
@@ -112,7 +112,7 @@ export class TrtllmAdapter extends OpenAIAdapter {
 
     if (isOk(prom) && prom.text.includes('trtllm_num_requests_running')) facts.metricsPath = TRTLLM_PROMETHEUS_PATH;
     else if (jsonAnswers) facts.metricsPath = TRTLLM_JSON_METRICS_PATH;
-    if (isOk(tokenize) && asNumber(asRecord(tokenize.json)?.count) !== undefined) facts.tokenizePath = TRTLLM_TOKENIZE_PATH;
+    if (tokenizeCount(tokenize) !== undefined) facts.tokenizePath = TRTLLM_TOKENIZE_PATH;
     return facts;
   }
 
@@ -137,9 +137,6 @@ export class TrtllmAdapter extends OpenAIAdapter {
   async countTokens(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined> {
     // the internal tokenize has no chat form; calibration falls back to the server's usage for chat
     if (!facts.tokenizePath || endpoint === 'chat') return undefined;
-    const res = await postJson(target, facts.tokenizePath, { prompt: text }, { timeoutMs: 60_000 });
-    const count = isOk(res) ? asNumber(asRecord(res.json)?.count) : undefined;
-    if (count === undefined) throw tokenizeError(target, facts.tokenizePath, res);
-    return count;
+    return postForTokenCount(target, facts.tokenizePath, { prompt: text });
   }
 }

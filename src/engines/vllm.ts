@@ -11,10 +11,10 @@
  * `GET /server_info?config_format=json` (only with VLLM_SERVER_DEV_MODE=1) for launch args and
  * `scheduler_config.max_num_seqs`. vLLM has no abort endpoint: closing the stream aborts, so no `abort`.
  */
-import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall } from './http.js';
+import { asNumber, asRecord, asString, isOk, timedGet, tryCall } from './http.js';
 import { ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, readLabels, sumMetric, type PromSample } from './prometheus.js';
-import { tokenizeError } from './tokenize.js';
+import { postForTokenCount, tokenizeCount } from './tokenize.js';
 import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
 
 export const VLLM_METRICS_PATH = '/metrics';
@@ -83,7 +83,7 @@ export class VllmAdapter extends ContinuousUsageAdapter {
       Object.assign(facts, vllmCacheFacts(parsePrometheus(metrics.text).samples));
     }
 
-    if (isOk(tokenize) && asNumber(asRecord(tokenize.json)?.count) !== undefined) facts.tokenizePath = VLLM_TOKENIZE_PATH;
+    if (tokenizeCount(tokenize) !== undefined) facts.tokenizePath = VLLM_TOKENIZE_PATH;
 
     if (isOk(info)) {
       const root = asRecord(info.json);
@@ -120,10 +120,7 @@ export class VllmAdapter extends ContinuousUsageAdapter {
       endpoint === 'chat'
         ? { model: facts.model.value, messages: [{ role: 'user', content: text }], add_generation_prompt: true }
         : { model: facts.model.value, prompt: text };
-    const res = await postJson(target, facts.tokenizePath, body, { timeoutMs: 60_000 });
-    const count = isOk(res) ? asNumber(asRecord(res.json)?.count) : undefined;
-    if (count === undefined) throw tokenizeError(target, facts.tokenizePath, res);
-    return count;
+    return postForTokenCount(target, facts.tokenizePath, body);
   }
 }
 
