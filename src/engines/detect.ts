@@ -15,7 +15,7 @@
  * Steps 2–6 are asked together, after step 1, and weighed in this order. When more than one of
  * them matches, the first wins and the detection carries a note naming the others (set `engine`).
  */
-import { asRecord, tryCall, type HttpResult } from './http.js';
+import { asRecord, isOk, tryCall, type HttpResult } from './http.js';
 import { LlamacppAdapter } from './llamacpp.js';
 import { OllamaAdapter } from './ollama.js';
 import { OpenAIAdapter, ProbeError, probeModels } from './openai.js';
@@ -50,7 +50,7 @@ const OWNED_BY: Record<string, EngineKind> = {
 };
 
 function json(res: HttpResult | undefined): Record<string, unknown> | undefined {
-  return res && res.status >= 200 && res.status < 300 ? asRecord(res.json) : undefined;
+  return isOk(res) ? asRecord(res.json) : undefined;
 }
 
 /** Detect the engine behind `target`. Throws only when the server cannot be reached at all. */
@@ -90,7 +90,7 @@ export async function detectEngine(target: HttpTarget): Promise<EngineDetection>
   if (llama && 'default_generation_settings' in llama) {
     found.push({ kind: 'llamacpp', evidence: 'GET /props has default_generation_settings' });
   }
-  if (metrics && metrics.status >= 200 && metrics.status < 300) {
+  if (isOk(metrics)) {
     const prefixes: [string, EngineKind][] = [
       ['vllm:', 'vllm'],
       ['sglang:', 'sglang'],

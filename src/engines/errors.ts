@@ -6,7 +6,7 @@
  * - TGI `{error:'…',error_type:'…'}`, and TGI mid-stream `{error:{message,http_status_code}}`
  * - anything else: the text itself (trimmed, shortened).
  */
-import { asRecord } from './http.js';
+import { asRecord, asString } from './http.js';
 
 export interface ParsedErrorBody {
   message: string;
@@ -18,24 +18,20 @@ export interface ParsedErrorBody {
 /** Longest message kept from a non-JSON body. */
 export const MAX_ERROR_TEXT_CHARS = 500;
 
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
 function codeOf(value: unknown): string | number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  return str(value);
+  return asString(value);
 }
 
 function fromObject(obj: Record<string, unknown>): ParsedErrorBody | undefined {
-  const message = str(obj.message) ?? str(obj.detail) ?? str(obj.msg);
+  const message = asString(obj.message) ?? asString(obj.detail) ?? asString(obj.msg);
   if (message === undefined) return undefined;
   const out: ParsedErrorBody = { message };
-  const type = str(obj.type) ?? str(obj.error_type);
+  const type = asString(obj.type) ?? asString(obj.error_type);
   if (type !== undefined) out.type = type;
   const code = codeOf(obj.code) ?? codeOf(obj.http_status_code);
   if (code !== undefined) out.code = code;
-  const param = str(obj.param);
+  const param = asString(obj.param);
   if (param !== undefined) out.param = param;
   return out;
 }
@@ -49,7 +45,7 @@ export function parseErrorJson(json: unknown): ParsedErrorBody | undefined {
   if (typeof root.error === 'string' && root.error !== '') {
     // TGI: {error, error_type}
     const out: ParsedErrorBody = { message: root.error };
-    const type = str(root.error_type) ?? str(root.type);
+    const type = asString(root.error_type) ?? asString(root.type);
     if (type !== undefined) out.type = type;
     const code = codeOf(root.code);
     if (code !== undefined) out.code = code;

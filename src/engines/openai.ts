@@ -6,7 +6,7 @@
  */
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, redactKey, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactKey, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -52,10 +52,6 @@ export function parseModelsList(json: unknown): ModelEntry[] {
   return out;
 }
 
-function nonEmptyString(value: unknown): boolean {
-  return typeof value === 'string' && value.length > 0;
-}
-
 /** Interpret one SSE payload of any OpenAI-compatible engine; never throws. */
 export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   const out: DecodedChunk = { hasText: false, reasoning: false };
@@ -73,13 +69,13 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   if (choice) {
     const delta = asRecord(choice.delta);
     if (delta) {
-      if (nonEmptyString(delta.content)) out.hasText = true;
-      else if (nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning)) {
+      if (asString(delta.content) !== undefined) out.hasText = true;
+      else if (asString(delta.reasoning_content) !== undefined || asString(delta.reasoning) !== undefined) {
         out.hasText = true;
         out.reasoning = true;
       } else if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) out.hasText = true;
     }
-    if (nonEmptyString(choice.text)) out.hasText = true;
+    if (asString(choice.text) !== undefined) out.hasText = true;
     const finish = asString(choice.finish_reason);
     if (finish !== undefined) out.finishReason = finish;
     const ids = Array.isArray(choice.token_ids) ? choice.token_ids : Array.isArray(root.token_ids) ? root.token_ids : undefined;
@@ -124,7 +120,7 @@ export async function probeModels(target: HttpTarget, model?: string): Promise<M
   if (res.status === 401 || res.status === 403) {
     throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}`, 'Set target.apiKey (or the API key variable) to a key the server accepts.');
   }
-  const entries = res.status >= 200 && res.status < 300 ? parseModelsList(res.json) : [];
+  const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;
   let modelSourced: Sourced<string>;
   if (model !== undefined && model !== '') {
