@@ -6,8 +6,8 @@
 import { DEFAULTS } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
-import { ENGINE_KINDS, SuiteSchema, type SuiteInput, type EngineKindName } from './schema.js';
-import type { EndpointKind } from '../engines/types.js';
+import { SuiteSchema, type SuiteInput } from './schema.js';
+import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../engines/types.js';
 
 export interface ResolvedMatrix {
   contexts: number[];
@@ -26,7 +26,7 @@ export interface ResolvedSuite {
     model?: string;
     /** never printed; only sent as a header */
     apiKey?: string;
-    engine?: EngineKindName;
+    engine?: EngineKind;
     endpoint: EndpointKind;
     kvCapacityTokens?: number;
     maxRunningRequests?: number;
@@ -116,7 +116,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     if (!(ENGINE_KINDS as readonly string[]).includes(o.engine)) {
       throw new ConfigError(`LLM_BENCH_ENGINE: "${o.engine}" is not an engine; use one of ${ENGINE_KINDS.join(', ')}, e.g. LLM_BENCH_ENGINE=vllm`);
     }
-    engine = o.engine as EngineKindName;
+    engine = o.engine as EngineKind;
   }
 
   const name = env.LLM_BENCH_NAME?.trim() || suite.name || (simulated ? `sim-${simProfile}` : 'target');

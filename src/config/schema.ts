@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-export const ENGINE_KINDS = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const;
+import { ENGINE_KINDS } from '../engines/types.js';
 
 const positiveInt = z.int().positive();
 const tokens = z.int().nonnegative();
@@ -87,5 +87,3 @@ export const SuiteSchema = z.strictObject({
 });
 
 export type SuiteInput = z.input<typeof SuiteSchema>;
-export type SuiteParsed = z.output<typeof SuiteSchema>;
-export type EngineKindName = (typeof ENGINE_KINDS)[number];

@@ -22,7 +22,7 @@ import { OpenAIAdapter, ProbeError, probeModels } from './openai.js';
 import { SglangAdapter } from './sglang.js';
 import { TgiAdapter } from './tgi.js';
 import { TrtllmAdapter } from './trtllm.js';
-import type { EngineAdapter, EngineKind, HttpTarget } from './types.js';
+import { ENGINE_KINDS, type EngineAdapter, type EngineKind, type HttpTarget } from './types.js';
 import { VllmAdapter } from './vllm.js';
 
 export interface EngineDetection {
@@ -33,13 +33,10 @@ export interface EngineDetection {
   note?: string;
 }
 
-export const ALL_ENGINE_KINDS: readonly EngineKind[] = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'];
-/** Kinds getAdapter can build. */
-export const SUPPORTED_ENGINE_KINDS: readonly EngineKind[] = ALL_ENGINE_KINDS;
 
 export const UNDETECTED_NOTE =
   'could not tell which engine serves the target; using the generic OpenAI-compatible adapter (no metrics, no tokenizer, no capacity). ' +
-  `Set target.engine in the config or LLM_BENCH_ENGINE to one of ${ALL_ENGINE_KINDS.join(', ')} to choose.`;
+  `Set target.engine in the config or LLM_BENCH_ENGINE to one of ${ENGINE_KINDS.join(', ')} to choose.`;
 
 const OWNED_BY: Record<string, EngineKind> = {
   vllm: 'vllm',
@@ -133,7 +130,7 @@ export function getAdapter(kind: EngineKind): EngineAdapter {
       return new OllamaAdapter();
     default: {
       const never: never = kind;
-      throw new Error(`engine: '${String(never)}' is unknown; use one of ${ALL_ENGINE_KINDS.join(', ')}`);
+      throw new Error(`engine: '${String(never)}' is unknown; use one of ${ENGINE_KINDS.join(', ')}`);
     }
   }
 }

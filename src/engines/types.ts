@@ -3,7 +3,9 @@
  * interpret stream chunks, probe the server and read its metrics. They do no timing.
  */
 
-export type EngineKind = 'vllm' | 'sglang' | 'openai' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
+/** Every engine kind, in the order messages list them. */
+export const ENGINE_KINDS = ['vllm', 'sglang', 'openai', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
 export type EndpointKind = 'chat' | 'completions';
 
 /** One SSE `data:` payload, interpreted. */

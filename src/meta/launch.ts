@@ -9,7 +9,6 @@
 import type { ServerFacts } from '../engines/types.js';
 import { isSecretName, REDACTED, redactSecrets, redactValues } from '../results/redact.js';
 
-export { redactValues } from '../results/redact.js';
 
 /** A deep copy with secret-named keys' values redacted and secret values removed from every string. */
 export function redactRecord(value: unknown, secrets: readonly (string | undefined)[] = [], key?: string): unknown {
