@@ -12,3 +12,13 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** FNV-1a over a string range, 32 bits. */
+export function fnv1a(text: string, start = 0, end = text.length, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = start; i < end; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

@@ -5,7 +5,7 @@
  * per word. Prefix-stable: the text of n words is a prefix of the text of n+1 words (same seed),
  * which makes token counts grow monotonically with the word count, as calibration needs.
  */
-import { mulberry32 } from '../random.js';
+import { fnv1a, mulberry32 } from '../random.js';
 
 /** Common English words of varied length and frequency. */
 export const FILLER_WORDS: readonly string[] = (
@@ -36,21 +36,6 @@ export const FILLER_WORDS: readonly string[] = (
   .split(/\s+/)
   .filter((w) => w !== '');
 
-/** 32-bit FNV-1a hash of a string. */
-export function hashSeed(seed: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i++) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** mulberry32: a small, fast PRNG returning floats in [0, 1). */
-export function prng(seed: number): () => number {
-  return mulberry32(seed);
-}
-
 /** An endless, deterministic word stream for one seed; words are produced on demand and kept. */
 export class Filler {
   private readonly next: () => number;
@@ -59,7 +44,7 @@ export class Filler {
   private sentenceStart = true;
 
   constructor(readonly seed: string) {
-    this.next = prng(hashSeed(seed));
+    this.next = mulberry32(fnv1a(seed));
   }
 
   private produce(): string {

@@ -10,7 +10,7 @@
  */
 
 import type { SimFaultRates } from './profiles.js';
-import { fnv1a } from './tokenizer.js';
+import { fnv1a } from '../random.js';
 import { mulberry32 } from '../random.js';
 
 export interface FaultPlan {

@@ -8,7 +8,8 @@
  * admission needs their space.
  */
 
-import { fnv1a, scanTokens } from './tokenizer.js';
+import { fnv1a } from '../random.js';
+import { scanTokens } from './tokenizer.js';
 
 export interface PromptBlocks {
   /** prompt tokens */

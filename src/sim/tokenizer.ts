@@ -12,6 +12,7 @@
  * Generated text is made of words of 1–4 letters each followed by one space, so n generated
  * tokens always tokenize back to exactly n.
  */
+import { fnv1a } from '../random.js';
 
 const MAX_PIECE_CHARS = 4;
 const MAX_SPECIAL_CHARS = 32;
@@ -85,16 +86,6 @@ const HASHED_ID_SPAN = 150_000;
 /** The piece emitted as generated token number `index` (0-based) of a request seeded `seed`. */
 export function genPiece(seed: number, index: number): string {
   return GEN_PIECES[(seed + index * 7) % GEN_PIECES.length] as string;
-}
-
-/** FNV-1a over a string range, 32 bits. */
-export function fnv1a(text: string, start = 0, end = text.length, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = start; i < end; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /**

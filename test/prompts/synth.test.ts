@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { buildPrompt, composePrompt, Filler, fillerText, FILLER_WORDS, hashSeed, prng } from '../../src/prompts/synth.js';
+import { buildPrompt, composePrompt, Filler, fillerText, FILLER_WORDS } from '../../src/prompts/synth.js';
+import { fnv1a as hashSeed, mulberry32 as prng } from '../../src/random.js';
 
 describe('synth', () => {
   test('deterministic per seed, different across seeds', () => {
