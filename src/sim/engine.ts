@@ -72,6 +72,9 @@ export class SimEngine {
   private arriving: EngineRequest[] = [];
   readonly waiting: EngineRequest[] = [];
   running: EngineRequest[] = [];
+  /** emitStep is walking `running` (see abort) */
+  private emitting = false;
+  private droppedWhileEmitting = false;
   private frontendFreeAtMs = 0;
   readonly counters: EngineCounters = {
     promptTokensTotal: 0,
@@ -120,7 +123,10 @@ export class SimEngine {
     }
     removeFrom(this.arriving, req);
     removeFrom(this.waiting, req);
-    removeFrom(this.running, req);
+    // a sink aborting its own request while emitStep walks `running` (a close-after or error-after
+    // fault): removing it now would shift the next request past the loop; emitStep drops it after
+    if (this.emitting) this.droppedWhileEmitting = true;
+    else removeFrom(this.running, req);
   }
 
   /**
@@ -137,43 +143,42 @@ export class SimEngine {
     const hold = p.frontendBlocksStreaming && nowMs < this.frontendFreeAtMs;
     let finishedAny = false;
     const running = this.running;
-    for (let i = 0; i < running.length; i++) {
-      const r = running[i] as EngineRequest;
-      if (r.stepPrefill > 0) {
-        r.prefillDone += r.stepPrefill;
-        r.stepPrefill = 0;
-      }
-      if (!r.stepEmits) {
-        if (r.held > 0 && !hold) this.flush(r, undefined);
-        continue;
-      }
-      r.stepEmits = false;
-      const limit = Math.min(r.maxTokens, r.eosAt);
-      const n = Math.min(p.tokensPerStep, limit - r.generated, r.stallAtToken - r.generated);
-      if (n <= 0) continue;
-      r.generated += n;
-      this.counters.generationTokensTotal += n;
-      if (r.generated >= r.stallAtToken) {
-        r.stalledUntilMs = nowMs + r.stallMs;
-        r.stallAtToken = Infinity;
-      }
-      const finish: FinishReason | undefined =
-        r.generated >= r.maxTokens ? 'length' : r.generated >= r.eosAt ? 'stop' : undefined;
-      if (finish) {
-        r.finished = true;
-        finishedAny = true;
-        this.counters.requestsFinishedTotal++;
-        if (r.lease) this.kv.release(r.lease);
-        r.lease = undefined;
-      }
-      if (hold && !finish) {
+    this.emitting = true;
+    try {
+      for (let i = 0; i < running.length; i++) {
+        const r = running[i] as EngineRequest;
+        if (r.stepPrefill > 0) {
+          r.prefillDone += r.stepPrefill;
+          r.stepPrefill = 0;
+        }
+        if (!r.stepEmits) {
+          if (r.held > 0 && !hold) this.flush(r, undefined);
+          continue;
+        }
+        r.stepEmits = false;
+        const limit = Math.min(r.maxTokens, r.eosAt);
+        const n = Math.min(p.tokensPerStep, limit - r.generated, r.stallAtToken - r.generated);
+        if (n <= 0) continue;
+        r.generated += n;
+        this.counters.generationTokensTotal += n;
+        // a stall reached here is armed by planStep, which runs next at the same nowMs
+        const finish: FinishReason | undefined =
+          r.generated >= r.maxTokens ? 'length' : r.generated >= r.eosAt ? 'stop' : undefined;
+        if (finish) {
+          r.finished = true;
+          finishedAny = true;
+          this.counters.requestsFinishedTotal++;
+          if (r.lease) this.kv.release(r.lease);
+          r.lease = undefined;
+        }
         r.held += n;
-      } else {
-        r.held += n;
-        this.flush(r, finish);
+        if (!hold || finish) this.flush(r, finish);
       }
+    } finally {
+      this.emitting = false;
     }
-    if (finishedAny) this.running = running.filter((r) => !r.finished);
+    if (finishedAny || this.droppedWhileEmitting) this.running = running.filter((r) => !r.finished);
+    this.droppedWhileEmitting = false;
   }
 
   private flush(r: EngineRequest, finish: FinishReason | undefined): void {

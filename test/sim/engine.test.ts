@@ -35,6 +35,38 @@ function simulate(profile = getSimProfile('tiny'), prompts: { text: string; max:
 }
 
 describe('sim engine (virtual time)', () => {
+  test('a request aborted from its own sink mid-step (a close-after fault) does not delay the next one', () => {
+    const p = resolveSimProfile('tiny', { prefillPerTokenMs: 0, stepBaseMs: 10, stepPerRequestMs: 0, stepPerKvTokenMs: 0 });
+    const engine = new SimEngine(p);
+    let now = 0;
+    const times: number[][] = [[], [], []];
+    const reqs: EngineRequest[] = [];
+    for (let i = 0; i < 3; i++) {
+      const req = new EngineRequest(hashPromptBlocks(words(10, `a${i}`), p.blockSize, p.prefixCaching), 6, Infinity, {
+        onAdmit() {},
+        onTokens() {
+          times[i]!.push(now);
+          // the first request's sink aborts it at its second token, as a close-after fault does
+          if (i === 0 && times[0]!.length === 2) engine.abort(req);
+        },
+      });
+      reqs.push(req);
+      engine.submit(req, now);
+    }
+    while (now < 1e6) {
+      const plan = engine.runStep(now);
+      if (plan.kind === 'step') now += plan.durationMs;
+      else if (plan.kind === 'wait') now = plan.untilMs;
+      else break;
+    }
+    expect(times[0]).toHaveLength(2);
+    // the others got a token at every step, the one where the first was aborted included
+    expect(times[1]).toHaveLength(6);
+    expect(times[1]).toEqual(times[2]);
+    expect(times[1]![2]! - times[1]![1]!).toBeCloseTo(10, 5);
+    expect(engine.running.length).toBe(0);
+  });
+
   test('step time follows a + b·batch + c·kv', () => {
     const p = resolveSimProfile('tiny', { stepBaseMs: 10, stepPerRequestMs: 1, stepPerKvTokenMs: 0.001, prefillPerTokenMs: 0 });
     const { out } = simulate(p, [
