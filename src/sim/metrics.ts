@@ -32,14 +32,20 @@ function num(v: number): string {
   return Number.isInteger(v) ? `${v}.0` : String(v);
 }
 
+/** One metric in the text exposition format; no labels (`''`) gives a bare sample line. */
 function metric(name: string, type: 'gauge' | 'counter', help: string, labels: string, value: number): string {
-  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{${labels}} ${num(value)}\n`;
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}${labels === '' ? '' : `{${labels}}`} ${num(value)}\n`;
+}
+
+/** used KV tokens over the KV capacity (0 without capacity) */
+function kvUsage(engine: SimEngine): number {
+  return engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
 }
 
 export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: SecondsHistogram): string {
   const c = engine.counters;
   const model = JSON.stringify(profile.modelId);
-  const usage = engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
+  const usage = kvUsage(engine);
   if (profile.personality === 'vllm') {
     const l = `engine="0",model_name=${model}`;
     const info =
@@ -54,7 +60,7 @@ export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: Seco
       metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', l, c.prefixQueriesTokensTotal) +
       metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', l, c.prefixHitsTokensTotal) +
       metric('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', l, 0) +
-      `# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{${info}} 1.0\n` +
+      metric('vllm:cache_config_info', 'gauge', 'Information of the LLMEngine CacheConfig', info, 1) +
       ttft.render('vllm:time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
     );
   }
@@ -88,7 +94,7 @@ export interface RequestTotals {
 }
 
 function bare(name: string, type: 'gauge' | 'counter', help: string, value: number): string {
-  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${num(value)}\n`;
+  return metric(name, type, help, '', value);
 }
 
 /**
@@ -120,14 +126,14 @@ export function renderTgiMetrics(engine: SimEngine, t: RequestTotals): string {
     bare('tgi_batch_max_total_tokens', 'gauge', 'Maximum amount of tokens in total.', engine.kvCapacityTokens) +
     bare('tgi_request_count', 'counter', 'Total number of requests', t.requestsReceived) +
     bare('tgi_request_success', 'counter', 'Number of successful requests', t.requestsSucceeded) +
-    `# HELP tgi_request_failure Number of failed requests\n# TYPE tgi_request_failure counter\ntgi_request_failure{err="validation"} ${num(t.requestsFailed)}\n`
+    metric('tgi_request_failure', 'counter', 'Number of failed requests', 'err="validation"', t.requestsFailed)
   );
 }
 
 /** TRT-LLM `/prometheus/metrics` (newest versions; labels set to "undefined" as in the version read). */
 export function renderTrtllmPrometheus(engine: SimEngine, t: RequestTotals, ttft: SecondsHistogram): string {
   const l = 'engine_type="undefined",model_name="undefined"';
-  const usage = engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
+  const usage = kvUsage(engine);
   return (
     metric('trtllm_request_success_total', 'counter', 'Count of successfully processed requests.', l, t.requestsSucceeded) +
     metric('trtllm_num_requests_running', 'gauge', 'Number of requests currently running.', l, engine.running.length) +
