@@ -11,7 +11,6 @@
 
 import type { SimFaultRates } from './profiles.js';
 import { fnv1a } from '../random.js';
-import { mulberry32 } from '../random.js';
 
 export interface FaultPlan {
   status?: number;
@@ -25,10 +24,6 @@ export interface FaultPlan {
   headersDelayMs?: number;
 }
 
-/** mulberry32: small, fast, good enough for fault and EOS draws. */
-export function makeRng(seed: number): () => number {
-  return mulberry32(seed);
-}
 
 export function requestSeed(profileSeed: number, key: string): number {
   return fnv1a(key, 0, key.length, (0x811c9dc5 ^ profileSeed) >>> 0);

@@ -7,12 +7,10 @@ import { Worker } from 'node:worker_threads';
 import { createSimServer } from './server.js';
 import { resolveSimProfile, type SimPersonality, type SimProfile, type SimProfileOverrides } from './profiles.js';
 
-export { SIM_PROFILES, SIM_PERSONALITY_NAMES, getSimProfile, resolveSimProfile, servedMaxModelLen, NO_FAULTS } from './profiles.js';
-export { SURFACES, surfaceOf, type Surface } from './surface.js';
-export type { SimProfile, SimProfileParams, SimProfileOverrides, SimPersonality, SimFaultRates } from './profiles.js';
+export { SIM_PROFILES, getSimProfile, resolveSimProfile } from './profiles.js';
+export type { SimProfile, SimProfileParams, SimProfileOverrides, SimPersonality } from './profiles.js';
 export { countTokens } from './tokenizer.js';
-export { renderChat, CHAT_TOKENS_PER_MESSAGE, CHAT_GENERATION_PROMPT_TOKENS } from './chat-template.js';
-export { runSimCli } from './cli.js';
+export { renderChat } from './chat-template.js';
 
 export interface SimOptions {
   /** profile name (default 'tiny') */

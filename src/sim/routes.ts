@@ -9,7 +9,7 @@ import { renderChat, type ChatMessage } from './chat-template.js';
 import { RequestError } from './completion.js';
 import type { SimEngine } from './engine.js';
 import { renderLlamacppMetrics, renderTgiMetrics, renderTrtllmPrometheus, type RequestTotals, type SecondsHistogram } from './metrics.js';
-import type { SimProfile } from './profiles.js';
+import { TGI_DEFAULT_MAX_CONCURRENT_REQUESTS, type SimProfile } from './profiles.js';
 import type { TokenVocab } from './tokenizer.js';
 import type { TruthRecord } from './truth.js';
 
@@ -52,7 +52,8 @@ export type PersonalityRoute = (method: string, path: string, query: URLSearchPa
 
 const SIM_VOCAB_SIZE = 32_000;
 
-function sendText(res: ServerResponse, text: string, contentType = 'text/plain; version=0.0.4; charset=utf-8'): void {
+/** 200 with a text body; the default content type is Prometheus' text format */
+export function sendText(res: ServerResponse, text: string, contentType = 'text/plain; version=0.0.4; charset=utf-8'): void {
   res.writeHead(200, { 'content-type': contentType });
   res.end(text);
 }
@@ -117,10 +118,6 @@ function llamacppRoutes(ctx: RouteContext): PersonalityRoute {
       sendText(res, renderLlamacppMetrics(engine, ctx.totals));
       return true;
     }
-    if (method === 'GET' && path === '/health') {
-      ctx.sendJson(res, 200, { status: 'ok' });
-      return true;
-    }
     if (method === 'POST' && path === '/tokenize') {
       const body = await ctx.readBody(req);
       if (typeof body.content !== 'string') throw new RequestError(400, 'tokenize needs "content" (string)', 'content');
@@ -153,7 +150,7 @@ function tgiRoutes(ctx: RouteContext): PersonalityRoute {
         model_id: profile.modelId,
         model_sha: null,
         model_pipeline_tag: 'text-generation',
-        max_concurrent_requests: profile.admissionLimit ?? 128,
+        max_concurrent_requests: profile.admissionLimit ?? TGI_DEFAULT_MAX_CONCURRENT_REQUESTS,
         max_best_of: 2,
         max_stop_sequences: 4,
         max_input_tokens: profile.maxModelLen - 1,

@@ -10,11 +10,12 @@ import { monoMs } from '../clock.js';
 import { renderChat, type ChatMessage } from './chat-template.js';
 import { buildEngineRequest, CompletionSink, parseCompletion, RequestError, type EndpointKind } from './completion.js';
 import { SimEngine } from './engine.js';
-import { drawFaults, makeRng, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
+import { drawFaults, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
+import { mulberry32 } from '../random.js';
 import { renderMetrics, SecondsHistogram } from './metrics.js';
 import { errorBody, errorStatus } from './personality.js';
 import { servedMaxModelLen, TGI_DEFAULT_MAX_CONCURRENT_REQUESTS, type SimProfile } from './profiles.js';
-import { createPersonalityRoutes, ServerTotals, SIM_VOCAB_SIZE } from './routes.js';
+import { createPersonalityRoutes, sendText, ServerTotals, SIM_VOCAB_SIZE } from './routes.js';
 import { surfaceOf } from './surface.js';
 import { StepLoop } from './step-loop.js';
 import { TokenVocab } from './tokenizer.js';
@@ -112,16 +113,11 @@ export function createSimServer(profile: SimProfile): SimServer {
       }
     }
     inFlight++;
-    let counted = true;
-    const leave = (): void => {
-      if (counted) inFlight--;
-      counted = false;
-    };
-    res.once('close', leave);
+    res.once('close', () => inFlight--);
     const id = typeof idHeader === 'string' && idHeader.length > 0 ? idHeader : `sim-${seq}`;
     const body = await readBody(req);
     const parsed = parseCompletion(kind, body, profile);
-    const rng = makeRng(requestSeed(profile.seed, typeof idHeader === 'string' ? idHeader : String(seq)));
+    const rng = mulberry32(requestSeed(profile.seed, typeof idHeader === 'string' ? idHeader : String(seq)));
     const faultHeader = req.headers['x-sim-fault'];
     let faults: FaultPlan;
     try {
@@ -232,8 +228,7 @@ export function createSimServer(profile: SimProfile): SimServer {
     }
     if (await personalityRoute(method, path, query, req, res)) return;
     if (method === 'GET' && path === '/metrics' && (vllm || sglang)) {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(renderMetrics(profile, engine, ttft));
+      sendText(res, renderMetrics(profile, engine, ttft));
       return;
     }
     if (vllm && method === 'POST' && path === '/tokenize') {

@@ -9,7 +9,8 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
-import { drawFaults, makeRng, requestSeed } from '../../src/sim/faults.js';
+import { drawFaults, requestSeed } from '../../src/sim/faults.js';
+import { mulberry32 } from '../../src/random.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import { accuracyStatuses, openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim, type AccuracyCell, type OpenedAccuracyRun } from './harness.js';
 
@@ -37,7 +38,7 @@ async function open(faults: Record<string, number>, maxOutputTokens: number): Pr
 
 /** what the sim decided for a request id (same PRNG, same order as src/sim/server.ts) */
 function simPlan(sim: SimHandle, id: string) {
-  return drawFaults(sim.profile.faults, makeRng(requestSeed(sim.profile.seed, id)));
+  return drawFaults(sim.profile.faults, mulberry32(requestSeed(sim.profile.seed, id)));
 }
 
 
