@@ -201,9 +201,9 @@ export class CompletionSink implements SimSink {
   timingsJson(nowMs: number): string {
     const t = this.o.truth;
     const promptDoneMs = t.firstTokenMs ?? nowMs;
-    const promptMs = Math.max(0, promptDoneMs - (t.admittedMs ?? t.receivedMs));
+    const promptMs = t.promptMsUntil(promptDoneMs);
     const predictedMs = Math.max(0, nowMs - promptDoneMs);
-    const promptN = Math.max(0, t.promptTokens - t.cachedTokens);
+    const promptN = t.promptComputedTokens;
     const perSecond = predictedMs > 0 ? (this.generated / predictedMs) * 1000 : 0;
     return (
       `{"cache_n":${t.cachedTokens},"prompt_n":${promptN},"prompt_ms":${promptMs},"prompt_per_token_ms":${promptN > 0 ? promptMs / promptN : 0},` +

@@ -26,10 +26,10 @@ export class ServerTotals implements RequestTotals {
   noteEnd(t: TruthRecord): void {
     if (t.end === 'done') this.requestsSucceeded++;
     else if (t.end === 'error') this.requestsFailed++;
-    this.promptTokensFinished += Math.max(0, t.promptTokens - t.cachedTokens);
+    this.promptTokensFinished += t.promptComputedTokens;
     this.predictedTokensFinished += t.completionTokens;
     if (t.firstTokenMs !== undefined) {
-      this.promptSecondsTotal += Math.max(0, t.firstTokenMs - (t.admittedMs ?? t.receivedMs)) / 1000;
+      this.promptSecondsTotal += t.promptMsUntil(t.firstTokenMs) / 1000;
       if (t.endMs !== undefined) this.predictedSecondsTotal += Math.max(0, t.endMs - t.firstTokenMs) / 1000;
     }
   }

@@ -26,6 +26,16 @@ export class TruthRecord {
     readonly receivedMs: number,
   ) {}
 
+  /** prompt tokens computed, the cached ones left out (llama.cpp's prompt_n) */
+  get promptComputedTokens(): number {
+    return Math.max(0, this.promptTokens - this.cachedTokens);
+  }
+
+  /** ms of prompt processing up to `doneMs`: from admission (or arrival) on */
+  promptMsUntil(doneMs: number): number {
+    return Math.max(0, doneMs - (this.admittedMs ?? this.receivedMs));
+  }
+
   /** Records one chunk write: when (monoMs) and how many tokens it carried. */
   addChunk(tMs: number, n: number): void {
     const at = this.chunkCount * 2;
