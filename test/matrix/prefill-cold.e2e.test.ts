@@ -47,7 +47,9 @@ describe('cold prefill with estimated calibration (no tokenize endpoint: Ollama 
       expect(t2.id).not.toBe(t.id);
       const truth2 = (await (await fetch(`${sim.url}/_sim/truth/${encodeURIComponent(t2.id)}`)).json()) as typeof truth;
       expect(truth2.cachedTokens).toBe(0);
-      expect(Math.abs(truth2.promptTokens - truth.promptTokens)).toBeLessThan(64);
+      // calibrated to the same target on its own: the same bound as the row's prompt (two prompts each
+      // within the calibration tolerance can differ by twice it)
+      expect(truth2.promptTokens).toBeGreaterThan(4096 - 64);
     } finally {
       await opened.close();
     }
