@@ -8,8 +8,15 @@
  * the socket then stays open (keep-alive). Servers close idle connections after their keep-alive
  * timeout (uvicorn: 5 s), so preconnect right before the workers start; a closed connection is
  * reopened by undici on the next request.
+ *
+ * A server that closes the connection after every streamed response (llama.cpp) costs a new
+ * connection per request. `prepareNext(worker)` opens that worker's next connection as soon as its
+ * stream ends, before the worker sends again; undici's connect call then takes the open socket (see
+ * NextConnection). It is never opened earlier: a thread-per-connection server (llama.cpp's HTTP
+ * server has n_parallel + 2 threads) would spend a thread on every idle spare.
  */
-import { Client } from 'undici';
+import type { Socket } from 'node:net';
+import { buildConnector, Client } from 'undici';
 import { ClientError } from './errors.js';
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -48,6 +55,15 @@ export interface PreconnectReport {
 export interface WorkerDispatchers {
   /** one Client per worker, index = worker number */
   readonly clients: readonly Client[];
+  /**
+   * open worker `index`'s next connection now (its current one is closing), so its next request
+   * does not wait for a TCP (+TLS) connect; no-op when one is already open or opening
+   */
+  prepareNext(index: number): void;
+  /** connections each worker's Client opened (preconnect and prepared ones included) */
+  connectionsOpened(): number;
+  /** close worker `index`'s Client now (it has no more requests to send) */
+  retire(index: number): Promise<void>;
   /** open every client's connection with one cheap GET each */
   preconnect(options?: PreconnectOptions): Promise<PreconnectReport>;
   /** close every client gracefully (waits for running requests) */
@@ -86,11 +102,14 @@ export function createWorkerDispatchers(
   const keepAliveTimeout = positiveInt('keepAliveTimeoutMs', options.keepAliveTimeoutMs, DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
 
   const clients: Client[] = [];
+  const connectors: NextConnection[] = [];
   for (let i = 0; i < count; i++) {
+    const connector = new NextConnection(buildConnector({ timeout: connectTimeout }));
+    connectors.push(connector);
     clients.push(
       new Client(url.origin, {
         pipelining: 1,
-        connectTimeout,
+        connect: connector.connect,
         keepAliveTimeout,
         keepAliveMaxTimeout: Math.max(keepAliveTimeout, 600_000),
         // per-request values are set by streamRequest; these only bound preconnect and stray requests
@@ -138,11 +157,76 @@ export function createWorkerDispatchers(
   return {
     clients,
     preconnect,
+    prepareNext: (index) => connectors[index]?.prepare(),
+    connectionsOpened: () => connectors.reduce((n, c) => n + c.opened, 0),
+    retire: async (index) => {
+      const c = clients[index];
+      connectors[index]?.discard();
+      if (c && !c.destroyed) await c.destroy();
+    },
     closeAll: async () => {
+      for (const c of connectors) c.discard();
       await Promise.all(clients.map((c) => (c.closed || c.destroyed ? undefined : c.close())));
     },
     destroyAll: async () => {
+      for (const c of connectors) c.discard();
       await Promise.all(clients.map((c) => (c.destroyed ? undefined : c.destroy())));
     },
   };
+}
+
+/**
+ * undici's connector for one Client, able to open the next connection ahead of time: `prepare()`
+ * starts a connect with the options of the last one; the Client's next `connect` takes that socket
+ * (waiting for it when it is still connecting) when it is open, else connects as usual.
+ */
+export class NextConnection {
+  private next: Promise<Socket | undefined> | undefined;
+  private lastOptions: buildConnector.Options | undefined;
+  /** connections opened through this connector */
+  opened = 0;
+
+  constructor(private readonly base: buildConnector.connector) {}
+
+  readonly connect: buildConnector.connector = (options, callback) => {
+    this.lastOptions = options;
+    const next = this.next;
+    this.next = undefined;
+    if (next === undefined) {
+      this.open(options, callback);
+      return;
+    }
+    void next.then((socket) => {
+      if (socket !== undefined && isOpen(socket)) callback(null, socket);
+      else {
+        socket?.destroy();
+        this.open(options, callback);
+      }
+    });
+  };
+
+  prepare(): void {
+    if (this.next !== undefined || this.lastOptions === undefined) return;
+    const options = this.lastOptions;
+    this.next = new Promise((resolve) => {
+      this.open(options, (err, socket) => resolve(err ? undefined : (socket ?? undefined)));
+    });
+  }
+
+  /** drop a prepared connection that will not be used */
+  discard(): void {
+    const next = this.next;
+    this.next = undefined;
+    void next?.then((socket) => socket?.destroy());
+  }
+
+  private open(options: buildConnector.Options, callback: buildConnector.Callback): void {
+    this.opened++;
+    this.base(options, callback);
+  }
+}
+
+/** open both ways and not destroyed (a server that closed it meanwhile sent a FIN: 'writeOnly') */
+function isOpen(socket: Socket): boolean {
+  return !socket.destroyed && socket.readyState === 'open';
 }

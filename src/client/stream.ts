@@ -11,11 +11,18 @@
  * Timeouts are undici's own: `headersTimeout` (from the request being written to the response
  * headers) → `headers-timeout`; `bodyTimeout` (no body bytes for that long) → `stall`, the request
  * is aborted. The connect timeout belongs to the dispatcher (see pool.ts) → `connect`.
+ *
+ * Connections (connections.ts): a request whose send went on a reused keep-alive connection and
+ * failed before any response byte arrived (the server had closed that connection: llama.cpp closes
+ * after every streamed response while it advertises keep-alive) is sent once more, on a fresh
+ * connection; `connectionRetries` says so and its times are the resend's. Never more than once: a
+ * server that closes every connection before answering gets `closed-before-response` failures.
+ * undici itself honours `Connection: close` and `Keep-Alive: timeout=N` on responses.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Dispatcher } from 'undici';
 import { monoMs } from '../clock.js';
 import type { DecodedChunk } from '../engines/types.js';
+import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
 import { ClientError } from './errors.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser } from './sse.js';
 import { TokenCounter } from './token-count.js';
@@ -51,8 +58,23 @@ export interface StreamRequestOptions {
   /** abort ⇒ end.kind 'aborted' */
   signal?: AbortSignal;
   timeouts: StreamTimeouts;
-  /** record sentHeadersMs through undici's diagnostics channel; default true */
+  /**
+   * record sentHeadersMs through undici's diagnostics channel; default true. Without it the client
+   * cannot tell a reused connection, so it never resends.
+   */
   recordSentHeaders?: boolean;
+  /** resend once on a fresh connection after a stale reused one (see the header); default true */
+  retryStaleConnection?: boolean;
+  /**
+   * what the run has learned about the server's connections: when it closes after each response,
+   * the request is sent with `Connection: close`, and a stale failure here teaches it
+   */
+  connections?: ConnectionPolicy;
+  /**
+   * called once, when the response has ended normally and its connection will not carry another
+   * request (we sent or the server answered `Connection: close`): the moment to open the next one
+   */
+  onConnectionClosing?: () => void;
   /** default 16 MiB */
   maxEventBytes?: number;
   /** default 64 KiB */
@@ -61,39 +83,6 @@ export interface StreamRequestOptions {
   onFirstToken?: (t: RequestTimeline) => void;
   /** called once, when `end` is set (before the promise resolves); must not throw */
   onEnd?: (t: RequestTimeline) => void;
-}
-
-/** timelines waiting for their request headers to be written, by X-Request-Id */
-const awaitingSend = new Map<string, RequestTimeline>();
-let subscribed = false;
-
-interface SendHeadersMessage {
-  request: { headers?: unknown };
-}
-
-function onSendHeaders(message: unknown): void {
-  if (awaitingSend.size === 0) return;
-  const headers = (message as SendHeadersMessage).request?.headers;
-  if (!Array.isArray(headers)) return;
-  for (let i = 0; i + 1 < headers.length; i += 2) {
-    const key = headers[i];
-    if (key === 'x-request-id' || (typeof key === 'string' && key.toLowerCase() === 'x-request-id')) {
-      const id = headers[i + 1];
-      if (typeof id !== 'string') return;
-      const t = awaitingSend.get(id);
-      if (t !== undefined) {
-        t.sentHeadersMs = monoMs();
-        awaitingSend.delete(id);
-      }
-      return;
-    }
-  }
-}
-
-function subscribeSendHeaders(): void {
-  if (subscribed) return;
-  subscribed = true;
-  diagnosticsChannel.subscribe('undici:client:sendHeaders', onSendHeaders);
 }
 
 function validate(opts: StreamRequestOptions): void {
@@ -129,10 +118,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
     reasoningTokens: 0,
   };
   const recordSent = opts.recordSentHeaders !== false;
-  if (recordSent) {
-    subscribeSendHeaders();
-    awaitingSend.set(opts.id, timeline);
-  }
+  const mayRetry = recordSent && opts.retryStaleConnection !== false;
 
   return new Promise<RequestTimeline>((resolve) => {
     const signal = opts.signal;
@@ -140,6 +126,16 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
     let finished = false;
     /** what the body's bytes go to, set by the response headers */
     let sink: BodySink | undefined;
+    /** the current send: 0 = first, 1 = the resend on a fresh connection */
+    let attempt = 0;
+    /** the current send as seen on its socket (undefined until its headers are written) */
+    let sent: SendRecord | undefined;
+    /** the connection of the current send closes after its response */
+    let closing = false;
+    const onSent = (record: SendRecord): void => {
+      sent = record;
+      timeline.sentHeadersMs = record.atMs;
+    };
 
     const onAbort = (): void => {
       if (finished) return;
@@ -150,7 +146,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       finished = true;
       timeline.end = end;
       signal?.removeEventListener('abort', onAbort);
-      if (recordSent && awaitingSend.get(opts.id) === timeline) awaitingSend.delete(opts.id);
+      if (recordSent) unwatchSend(opts.id, onSent);
       // no event after the end may change the timeline (an abort from inside a callback ends it
       // while the rest of that socket read is still being parsed)
       sink?.stop();
@@ -161,6 +157,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
           if (!c.aborted) c.abort(new RequestDone());
         });
       }
+      if (end.kind === 'done' && closing) opts.onConnectionClosing?.();
       try {
         opts.onEnd?.(timeline);
       } finally {
@@ -172,10 +169,21 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       if (httpStatus !== undefined) end.httpStatus = httpStatus;
       finish(end, abortTransport);
     };
+    /** no byte of a response arrived on the current send's socket (known only when its send was seen) */
+    const noResponseByte = (): boolean => timeline.headersMs === undefined && sent !== undefined && sent.socket.bytesRead === sent.bytesReadAtSend;
     // an abort never gets here: its listener (onAbort) has already finished the request
     const onTransportError = (err: unknown): void => {
       if (finished) return;
       const { code, message } = classifyTransportError(err);
+      if (code === 'socket' && noResponseByte()) {
+        if (mayRetry && attempt === 0 && sent?.reused === true) {
+          resend(message);
+          return;
+        }
+        const again = attempt > 0 ? `, on a fresh connection too, after one resend (first: ${timeline.retriedAfter})` : '';
+        fail('closed-before-response', `the server closed the connection before answering${again}: ${message}`, true);
+        return;
+      }
       fail(code, message, true);
     };
 
@@ -193,60 +201,95 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       'x-request-id': opts.id,
     };
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (finished) c.abort(new RequestDone());
-      },
-      onResponseStart(c, statusCode, resHeaders) {
-        if (statusCode < 200) return; // 1xx informational: the real answer follows
-        if (finished) {
-          c.abort(new RequestDone());
-          return;
-        }
-        timeline.headersMs = monoMs();
-        if (statusCode > 299) {
-          sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
-            const detail = errorMessageFromBody(text);
-            // a body over the limit is cut off (the connection closes); a complete one leaves it reusable
-            fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, !complete, statusCode);
-          });
-          return;
-        }
-        const type = resHeaders['content-type'];
-        sink = eventStreamSink(timeline, opts, typeof type === 'string' ? type : undefined, finish, fail);
-      },
-      onResponseData(_c, chunk) {
-        sink?.data(chunk);
-      },
-      onResponseEnd() {
-        sink?.end();
-        if (!finished) fail('no-done', 'response ended before its headers were handled', false);
-      },
-      onResponseError(_c, err) {
-        if (err instanceof RequestDone) return;
-        sink?.error();
+    /** one send; callbacks of an earlier send are ignored once a resend has started */
+    const dispatch = (): void => {
+      const mine = attempt;
+      const current = (): boolean => mine === attempt;
+      const reset = opts.connections?.closesAfterResponse === true;
+      closing = reset;
+      sent = undefined;
+      controller = undefined;
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          if (!current()) return;
+          controller = c;
+          if (finished) c.abort(new RequestDone());
+        },
+        onResponseStart(c, statusCode, resHeaders) {
+          if (!current()) return;
+          if (statusCode < 200) return; // 1xx informational: the real answer follows
+          if (finished) {
+            c.abort(new RequestDone());
+            return;
+          }
+          timeline.headersMs = monoMs();
+          const connection = resHeaders.connection;
+          if (typeof connection === 'string' && /\bclose\b/i.test(connection)) closing = true;
+          if (statusCode > 299) {
+            sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
+              const detail = errorMessageFromBody(text);
+              // a body over the limit is cut off (the connection closes); a complete one leaves it reusable
+              fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, !complete, statusCode);
+            });
+            return;
+          }
+          const type = resHeaders['content-type'];
+          sink = eventStreamSink(timeline, opts, typeof type === 'string' ? type : undefined, finish, fail);
+        },
+        onResponseData(_c, chunk) {
+          if (current()) sink?.data(chunk);
+        },
+        onResponseEnd() {
+          if (!current()) return;
+          noteResponseEnd(sent?.socket);
+          sink?.end();
+          if (!finished) fail('no-done', 'response ended before its headers were handled', false);
+        },
+        onResponseError(_c, err) {
+          if (!current() || err instanceof RequestDone) return;
+          sink?.error();
+          onTransportError(err);
+        },
+      };
+
+      if (recordSent) watchSend(opts.id, onSent);
+      timeline.sendMs = monoMs();
+      try {
+        opts.dispatcher.dispatch(
+          {
+            origin: opts.origin,
+            path: opts.path,
+            method: 'POST',
+            headers,
+            body: payload,
+            headersTimeout: opts.timeouts.headersMs,
+            bodyTimeout: opts.timeouts.stallMs,
+            ...(reset ? { reset: true } : {}),
+          },
+          handler,
+        );
+      } catch (err) {
         onTransportError(err);
-      },
+      }
     };
 
-    timeline.sendMs = monoMs();
-    try {
-      opts.dispatcher.dispatch(
-        {
-          origin: opts.origin,
-          path: opts.path,
-          method: 'POST',
-          headers,
-          body: payload,
-          headersTimeout: opts.timeouts.headersMs,
-          bodyTimeout: opts.timeouts.stallMs,
-        },
-        handler,
-      );
-    } catch (err) {
-      onTransportError(err);
-    }
+    /** the first send failed on a stale reused connection before any response byte: send once more */
+    const resend = (reason: string): void => {
+      opts.connections?.noteStaleFailure(opts.id, sent?.idleMs);
+      attempt++;
+      timeline.connectionRetries = 1;
+      timeline.retriedAfter = reason;
+      delete timeline.sentHeadersMs;
+      sink = undefined;
+      controller = undefined;
+      // undici is still unwinding the dead socket: send from a fresh turn of the event loop, on the
+      // fresh connection the dispatcher opens for it
+      setImmediate(() => {
+        if (!finished) dispatch();
+      });
+    };
+
+    dispatch();
   });
 }
 

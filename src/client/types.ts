@@ -13,7 +13,8 @@ export type ClientErrorCode =
   | 'error-event' // the server sent an error object inside the stream
   | 'no-done' // the stream closed without its end marker ([DONE] or engine final chunk)
   | 'protocol' // unparseable chunk or otherwise malformed stream
-  | 'socket'; // connection reset / other transport failure
+  | 'closed-before-response' // the server closed (or reset) the connection before any response byte
+  | 'socket'; // connection reset / other transport failure after the response began
 
 export type RequestEnd =
   | { kind: 'done'; atMs: number }
@@ -59,4 +60,12 @@ export interface RequestTimeline {
   /** tokens that arrived as reasoning deltas (counted in chunkTokens too) */
   reasoningTokens: number;
   end?: RequestEnd;
+  /**
+   * 1 when the request was sent once more on a fresh connection: its first send went on a reused
+   * keep-alive connection that failed before any response byte (the server had closed it). Not a
+   * failure; `sendMs` and `sentHeadersMs` are those of the resend, so TTFT starts there.
+   */
+  connectionRetries?: number;
+  /** why the first send failed, when the request was resent */
+  retriedAfter?: string;
 }
