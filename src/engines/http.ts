@@ -42,6 +42,12 @@ export interface HttpCallOptions {
   headers?: Record<string, string>;
   /** outside cancellation (test timeout, Ctrl-C) */
   signal?: AbortSignal;
+  /**
+   * send `Connection: close` and drop the connection after the answer: for thread-per-connection
+   * servers (llama.cpp's HTTP server has n_parallel + 2 threads), where an idle kept-alive control
+   * connection holds a thread that a load request then waits for
+   */
+  closeConnection?: boolean;
 }
 
 export interface HttpResult {
@@ -101,6 +107,7 @@ export async function httpCall(
       dispatcher: controlAgent(),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
+      ...(options.closeConnection ? { reset: true } : {}),
     });
     const text = await res.body.text();
     const ct = res.headers['content-type'];

@@ -17,8 +17,14 @@
  *
  * Abort: llama.cpp cancels a task when its connection closes; there is no call by request id, so
  * no `abort`. The drain barrier waits for idle slots through readMetrics.
+ *
+ * Connections: llama.cpp's HTTP server (cpp-httplib) serves each connection on one of its
+ * n_parallel + 2 threads for as long as the connection is open, idle keep-alive included. So every
+ * control call here closes its connection (`CONTROL`): an idle scrape connection would hold a thread
+ * that a load request then waits for, and a cell with free slots would look queued. Measured on
+ * b4748 with 4 slots: 2K/4 went from Requests queued (3.3 slots busy) to Valid.
  */
-import { asNumber, asRecord, asString, isOk, postJson, tryCall } from './http.js';
+import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOptions } from './http.js';
 import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, sumMetric } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
@@ -28,6 +34,10 @@ import { monoMs } from '../clock.js';
 export const LLAMACPP_METRICS_PATH = '/metrics';
 export const LLAMACPP_SLOTS_PATH = '/slots';
 export const LLAMACPP_TOKENIZE_PATH = '/tokenize';
+/** every control call closes its connection (see the header) */
+const CONTROL: HttpCallOptions = { closeConnection: true };
+/** tokenize and template calls of long prompts */
+const CONTROL_SLOW: HttpCallOptions = { ...CONTROL, timeoutMs: 60_000 };
 
 /** The `timings` object of a llama.cpp chunk, or undefined. */
 export function parseLlamaTimings(value: unknown): ServerRequestTimings | undefined {
@@ -104,10 +114,10 @@ export class LlamacppAdapter extends OpenAIAdapter {
     const models = await probeModels(target, model);
     const facts = modelsFacts('llamacpp', models);
     const [props, slots, metrics, tokenize] = await Promise.all([
-      tryCall(target, 'GET', '/props'),
-      tryCall(target, 'GET', LLAMACPP_SLOTS_PATH),
-      tryCall(target, 'GET', LLAMACPP_METRICS_PATH),
-      tryCall(target, 'POST', LLAMACPP_TOKENIZE_PATH, { content: 'Hi', add_special: true, parse_special: true }),
+      tryCall(target, 'GET', '/props', undefined, CONTROL),
+      tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL),
+      tryCall(target, 'GET', LLAMACPP_METRICS_PATH, undefined, CONTROL),
+      tryCall(target, 'POST', LLAMACPP_TOKENIZE_PATH, { content: 'Hi', add_special: true, parse_special: true }, CONTROL),
     ]);
     if (isOk(props)) Object.assign(facts, llamacppPropsFacts(props.json));
     this.slots = isOk(slots) && slotsState(slots.json) !== undefined;
@@ -120,8 +130,8 @@ export class LlamacppAdapter extends OpenAIAdapter {
     if (!facts.metricsPath && !this.slots) return undefined;
     const startMs = monoMs();
     const [metrics, slots] = await Promise.all([
-      facts.metricsPath ? tryCall(target, 'GET', facts.metricsPath) : undefined,
-      this.slots ? tryCall(target, 'GET', LLAMACPP_SLOTS_PATH) : undefined,
+      facts.metricsPath ? tryCall(target, 'GET', facts.metricsPath, undefined, CONTROL) : undefined,
+      this.slots ? tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL) : undefined,
     ]);
     const endMs = monoMs();
     const out: MetricsSample = { atMs: (startMs + endMs) / 2 };
@@ -142,7 +152,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
   }
 
   private async tokenizeCount(target: HttpTarget, path: string, text: string): Promise<number> {
-    const res = await postJson(target, path, { content: text, add_special: true, parse_special: true }, { timeoutMs: 60_000 });
+    const res = await postJson(target, path, { content: text, add_special: true, parse_special: true }, CONTROL_SLOW);
     const tokens = isOk(res) ? asRecord(res.json)?.tokens : undefined;
     if (!Array.isArray(tokens)) throw tokenizeError(target, path, res);
     return tokens.length;
@@ -152,7 +162,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
   async countTokens(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined> {
     if (!facts.tokenizePath) return undefined;
     if (endpoint === 'completions') return this.tokenizeCount(target, facts.tokenizePath, text);
-    const res = await postJson(target, '/apply-template', { messages: [{ role: 'user', content: text }] }, { timeoutMs: 60_000 });
+    const res = await postJson(target, '/apply-template', { messages: [{ role: 'user', content: text }] }, CONTROL_SLOW);
     const prompt = isOk(res) ? asString(asRecord(res.json)?.prompt) : undefined;
     if (prompt === undefined) throw tokenizeError(target, '/apply-template', res);
     return this.tokenizeCount(target, facts.tokenizePath, prompt);

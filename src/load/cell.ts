@@ -45,6 +45,8 @@ export interface CellRun {
   loopDelayMs?: { p50: number; p99: number; max: number };
   /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
   serverTimings?: Map<string, ServerRequestTimings>;
+  /** how the cell's load used connections */
+  connections: { opened: number; requests: number; serverClosesAfterResponse: boolean };
 }
 
 /** Backoff after a failed request, so a server answering 500 at once is not hammered. */
@@ -73,6 +75,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       dispatcher: pool.clients[dispatcherIndex]!,
       signal,
       ...(onFirstToken ? { onFirstToken } : {}),
+      onConnectionClosing: () => pool.prepareNext(dispatcherIndex),
       onChunk: (d) => {
         if (d.serverTimings) serverTimings.set(id, d.serverTimings);
       },
@@ -93,6 +96,9 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       if (cellAbort.signal.aborted) break;
       scouts.push(await send(`${cellTag}-scout${i}`, prompt, 1, C, cellAbort.signal));
     }
+    // the scout's connection would sit idle through the window; a thread-per-connection server
+    // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need
+    await pool.retire(C);
 
     const timelines: RequestTimeline[] = [];
     /** ids of the worker requests in flight; cellAbort aborts them all */
@@ -190,7 +196,23 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     await Promise.all(workers);
     await sampler;
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
-    return { drain, scouts, timelines, gate, windowStartMs, windowEndMs, samples, loopDelayMs, ...(serverTimings.size > 0 ? { serverTimings } : {}) };
+    const connections = {
+      opened: pool.connectionsOpened(),
+      requests: scouts.length + timelines.length,
+      serverClosesAfterResponse: session.connections.closesAfterResponse,
+    };
+    return {
+      drain,
+      scouts,
+      timelines,
+      gate,
+      windowStartMs,
+      windowEndMs,
+      samples,
+      loopDelayMs,
+      connections,
+      ...(serverTimings.size > 0 ? { serverTimings } : {}),
+    };
   } finally {
     cellAbort.abort();
     opts.signal?.removeEventListener('abort', onOuterAbort);

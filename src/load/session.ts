@@ -5,6 +5,7 @@
 import type { Dispatcher } from 'undici';
 import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
 import type { RequestTimeline } from '../client/types.js';
+import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
 
@@ -18,6 +19,8 @@ export interface LoadSession {
   timeouts: { headersMs: number; stallMs: number };
   /** unique per run: request ids and cold-prefill prefixes derive from it */
   runId: string;
+  /** what the run has learned about the server's connections (closes after each response?) */
+  connections: ConnectionPolicy;
 }
 
 /** Headers sent with every load request (the API key travels here only). */
@@ -57,6 +60,8 @@ export interface SendOptions {
   onFirstToken?: () => void;
   /** sees every decoded chunk (e.g. to keep the server's own per-request timings) */
   onChunk?: (chunk: DecodedChunk) => void;
+  /** the response ended and its connection closes: open the worker's next one now */
+  onConnectionClosing?: () => void;
 }
 
 /** Shape one request through the session's adapter and stream it; never rejects (failures are data). */
@@ -86,12 +91,15 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     endsWithDone: session.adapter.endsWithDone,
     ...(o.signal ? { signal: o.signal } : {}),
     timeouts: session.timeouts,
+    connections: session.connections,
     ...(o.onFirstToken ? { onFirstToken: o.onFirstToken } : {}),
+    ...(o.onConnectionClosing ? { onConnectionClosing: o.onConnectionClosing } : {}),
   });
   // A server's error text is stored (evidence, prefill rows, progress lines, JUnit): a server that
   // echoes the API key, or a secret-named flag, must not carry it there.
   return timeline.then((t) => {
     if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
+    if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;
   });
 }

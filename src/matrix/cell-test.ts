@@ -115,6 +115,7 @@ export function createCellRunner(run: RunContext) {
       ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
       // a repeat whose numbers disagree is the one kept; else the last
       ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),
+      connections: repeats[repeats.length - 1]!.raw.connections,
       finishedAt: new Date().toISOString(),
     };
 

@@ -10,6 +10,7 @@ import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js
 import { detectEngine, getAdapter } from '../engines/detect.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import type { LoadSession } from '../load/session.js';
+import { ConnectionPolicy } from '../client/connections.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
@@ -114,6 +115,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       maxOutputTokens: cfg.matrix.maxOutputTokens,
       timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs },
       runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
+      connections: new ConnectionPolicy(),
     };
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
     // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.

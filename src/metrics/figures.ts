@@ -147,6 +147,21 @@ export function errorSummary(timelines: readonly RequestTimeline[], windowEndMs:
   return summary;
 }
 
+/** Requests resent once on a fresh connection after a stale reused one (client/stream.ts), with the first reason. */
+export function connectionRetrySummary(timelines: readonly RequestTimeline[]): { count: number; firstReason?: string } {
+  const out: { count: number; firstReason?: string } = { count: 0 };
+  let firstAt = Infinity;
+  for (const t of timelines) {
+    if ((t.connectionRetries ?? 0) === 0) continue;
+    out.count++;
+    if (t.sendMs < firstAt && t.retriedAfter !== undefined) {
+      firstAt = t.sendMs;
+      out.firstReason = t.retriedAfter;
+    }
+  }
+  return out;
+}
+
 /**
  * Server and client active counts disagree when |server − client| > 10 % × max(client, 1): the
  * client's own in-flight count is the reference (it is exact), and max(·, 1) keeps the bound at

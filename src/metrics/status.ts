@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { errorSummary, samplesLoad, ttftStartMs } from './figures.js';
+import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs } from './figures.js';
 import { mean } from './stats.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 
@@ -18,6 +18,7 @@ export interface CellStatusEvidence {
   errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
   clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number };
   activeDisagreement?: { server: number; client: number };
+  connectionRetries?: { count: number; firstReason?: string };
 }
 
 export interface CellStatusInput {
@@ -59,7 +60,8 @@ export interface CellStatusResult {
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
  *   running < 0.95 × min(C, mean of the client's in-flight count at the sample times).
- * `activeDisagreement` evidence is added when figures.activeRequestsDisagree (it is no status).
+ * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
+ * `connectionRetries` when a request was resent on a fresh connection (neither is a status).
  */
 export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const statuses: CellStatus[] = [];
@@ -103,6 +105,8 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
     evidence.activeDisagreement = { server: figures.serverActiveRequests, client: figures.clientActiveRequests };
   }
+  const retries = input.timelines ? connectionRetrySummary(input.timelines) : undefined;
+  if (retries !== undefined && retries.count > 0) evidence.connectionRetries = retries;
   if (statuses.length === 0) statuses.push('valid');
   return { status: statuses[0]!, statuses, evidence };
 }

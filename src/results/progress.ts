@@ -21,7 +21,12 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
     `TBT ${formatMsPrecise(f.timeBetweenTokensMs?.median)}`,
     `active ${formatRate(f.averageActiveRequests)}${f.activeRequestsDisagree ? ` (client ${formatRate(f.clientActiveRequests)} ⚠)` : ''}`,
   ];
-  if (f.failedRequests > 0) parts.push(`${formatCount(f.failedRequests)} failed`);
+  if (f.failedRequests > 0) {
+    const code = Object.keys(cell.evidence.errors?.byCode ?? {})[0];
+    parts.push(`${formatCount(f.failedRequests)} failed${code ? ` (${code})` : ''}`);
+  }
+  const resent = cell.evidence.connectionRetries?.count;
+  if (resent) parts.push(`${formatCount(resent)} resent on a fresh connection`);
   parts.push(progress);
   return `${PREFIX} ${key} ${statuses}  ${parts.join(' · ')}`;
 }

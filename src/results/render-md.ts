@@ -145,6 +145,8 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     );
   }
 
+  out.push(...connectionNotes(result.cells));
+
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
     const list = crossChecked.map((c) => `${cellKey(c.context, c.concurrency)} (${crossCheckText(c)})`).join('; ');
@@ -330,9 +332,16 @@ function cellMeasurementRow(context: number, concurrency: number, cell: CellResu
     formatCount(f.completedRequests),
     formatCount(f.outputTokens),
     formatSeconds(f.measuredForS),
-    formatCount(f.failedRequests),
+    failedText(cell),
     `${formatRate(f.clientActiveRequests)}${f.activeRequestsDisagree ? ' ⚠' : ''}`,
   ];
+}
+
+/** `0`, or `0 (+4 resent)` when requests were resent on a fresh connection (not failures) */
+function failedText(cell: CellResult): string {
+  const failed = formatCount(cell.figures?.failedRequests);
+  const resent = cell.evidence.connectionRetries?.count;
+  return resent ? `${failed} (+${formatCount(resent)} resent)` : failed;
 }
 
 /** `total tok/s: server 350.2, client 388.1` for each disagreeing item of a cell's server cross-check. */
@@ -371,6 +380,29 @@ function spreadText(cell: CellResult | undefined): string {
 /** `prompt tok/s ±1.2% · TTFT ±1.3% (3 runs)` from a repeated prefill row's spread. */
 function prefillSpreadText(r: PrefillRowResult | undefined): string {
   return repeatSpreadText(r?.repeats, PREFILL_SPREAD_LABELS);
+}
+
+/** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */
+export function connectionNotes(cells: readonly CellResult[]): string[] {
+  const out: string[] = [];
+  const resent = cells.filter((c) => c.evidence.connectionRetries);
+  if (resent.length > 0) {
+    const list = resent.map((c) => `${cellKey(c.context, c.concurrency)}: ${formatCount(c.evidence.connectionRetries!.count)}`).join(', ');
+    const why = resent.find((c) => c.evidence.connectionRetries?.firstReason)?.evidence.connectionRetries?.firstReason;
+    out.push(
+      `Resent (${list}): requests whose send on a reused keep-alive connection failed before any answer, because the server had closed it${why ? ` (${why})` : ''}; each was sent once more on a fresh connection. They are not failures, and their TTFT starts at the resend.`,
+      '',
+    );
+  }
+  const closing = cells.find((c) => c.connections?.serverClosesAfterResponse);
+  if (closing) {
+    const c = closing.connections!;
+    out.push(
+      `Connections: the server closes the connection after each streamed response although it offers keep-alive, so requests said \`Connection: close\` and each worker's next connection was opened as its stream ended (${cellKey(closing.context, closing.concurrency)}: ${formatCount(c.opened)} connections for ${formatCount(c.requests)} requests).`,
+      '',
+    );
+  }
+  return out;
 }
 
 function legendLine(seen: Set<CellStatus>): string | undefined {

@@ -341,6 +341,23 @@ export interface CellResult {
   baselineFailures?: string[];
   repeats?: CellRepeats;
   serverCrossCheck?: ServerCrossCheck;
+  /**
+   * how the cell's load used connections
+   */
+  connections?: {
+    /**
+     * TCP connections the cell's load clients opened (preconnect and scout included)
+     */
+    opened: number;
+    /**
+     * requests the cell sent (scouts and workers; a resend counts once)
+     */
+    requests: number;
+    /**
+     * the server closed kept-alive connections right after a streamed response (llama.cpp does), so requests said Connection: close and each worker's next connection was opened as its stream ended
+     */
+    serverClosesAfterResponse: boolean;
+  };
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -384,6 +401,19 @@ export interface CellEvidence {
   activeDisagreement?: {
     server: number;
     client: number;
+  };
+  /**
+   * requests whose send on a reused keep-alive connection failed before any response byte (the server had closed it) and that were sent once more on a fresh connection; not failures, their TTFT starts at the resend
+   */
+  connectionRetries?: {
+    /**
+     * requests of the cell sent once more on a fresh connection
+     */
+    count: number;
+    /**
+     * why the first of them failed on its reused connection
+     */
+    firstReason?: string;
   };
 }
 /**

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCell } from '../../src/load/cell.js';
 import { waitForIdle } from '../../src/load/drain.js';
 import type { LoadSession } from '../../src/load/session.js';
+import { ConnectionPolicy } from '../../src/client/connections.js';
 import { OpenAIAdapter } from '../../src/engines/openai.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 
@@ -23,6 +24,7 @@ function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | un
     maxOutputTokens: 16,
     timeouts: { headersMs: 5000, stallMs: 5000 },
     runId: 'guards',
+    connections: new ConnectionPolicy(),
   };
 }
 
