@@ -43,6 +43,8 @@ export interface ParsedCompletion {
   ignoreEos: boolean;
   /** llama.cpp `timings_per_token`: timings on every chunk */
   timingsPerToken: boolean;
+  /** the `model` of the response chunks */
+  responseModel: string;
 }
 
 function optInt(body: Record<string, unknown>, key: string, allowMinusOne = false): number | undefined {
@@ -135,6 +137,8 @@ export function parseCompletion(kind: EndpointKind, body: Record<string, unknown
     minTokens,
     ignoreEos: surface.honoursIgnoreEos && body.ignore_eos === true,
     timingsPerToken: surface.timings && body.timings_per_token === true,
+    responseModel:
+      surface.echoesModel !== undefined ? (typeof body.model === 'string' && body.model !== '' ? body.model : surface.echoesModel) : profile.modelId,
   };
 }
 
@@ -179,7 +183,7 @@ export class CompletionSink implements SimSink {
 
   constructor(private readonly o: SinkOptions) {
     this.surface = surfaceOf(o.profile.personality);
-    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.profile.modelId, Math.floor(Date.now() / 1000), o.profile.version);
+    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.parsed.responseModel, Math.floor(Date.now() / 1000), o.profile.version);
   }
 
   get isEnded(): boolean {
@@ -197,7 +201,7 @@ export class CompletionSink implements SimSink {
     return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens: this.generated, cachedTokens: this.o.truth.cachedTokens });
   }
 
-  /** llama.cpp `timings` of this request so far (ENGINES.md §3). */
+  /** llama.cpp `timings` of this request so far (ENGINES.md §3; b4748 has no cache_n: prompt_n is the computed part). */
   timingsJson(nowMs: number): string {
     const t = this.o.truth;
     const promptDoneMs = t.firstTokenMs ?? nowMs;
@@ -206,7 +210,7 @@ export class CompletionSink implements SimSink {
     const promptN = t.promptComputedTokens;
     const perSecond = predictedMs > 0 ? (this.generated / predictedMs) * 1000 : 0;
     return (
-      `{"cache_n":${t.cachedTokens},"prompt_n":${promptN},"prompt_ms":${promptMs},"prompt_per_token_ms":${promptN > 0 ? promptMs / promptN : 0},` +
+      `{"prompt_n":${promptN},"prompt_ms":${promptMs},"prompt_per_token_ms":${promptN > 0 ? promptMs / promptN : 0},` +
       `"prompt_per_second":${promptMs > 0 ? (promptN / promptMs) * 1000 : 0},"predicted_n":${this.generated},"predicted_ms":${predictedMs},` +
       `"predicted_per_token_ms":${this.generated > 0 ? predictedMs / this.generated : 0},"predicted_per_second":${perSecond}}`
     );
@@ -265,8 +269,8 @@ export class CompletionSink implements SimSink {
     }
     if (finish) {
       const timings = s.timings ? `,"timings":${this.timingsJson(nowMs)}` : '';
-      // llama.cpp and TGI /v1/completions: the final chunk always has usage
-      const usageOnFinal = completions && s.completionsAlwaysUsage;
+      // llama.cpp and TGI /v1/completions, llama.cpp chat too: the final chunk always has usage
+      const usageOnFinal = (completions && s.completionsAlwaysUsage) || s.usageOnFinishChunk;
       const usageChunk = o.parsed.includeUsage && !usageOnFinal;
       let finalSuffix = usageOnFinal && usage === undefined ? `,"usage":${this.usage()}` : '';
       if (!usageChunk) finalSuffix += timings;
@@ -291,7 +295,7 @@ export class CompletionSink implements SimSink {
     if (from === 0) this.markFirst(t);
     if (finish) {
       this.end('done', t);
-      o.res.end();
+      this.endStream();
       return;
     }
     if (crossed(f.errorAfter, from, this.generated)) {
@@ -299,8 +303,21 @@ export class CompletionSink implements SimSink {
     } else if (crossed(f.closeAfter, from, this.generated)) {
       this.end('error', monoMs());
       o.abort();
-      o.res.end(); // no [DONE]
+      this.endStream(); // no [DONE]
     }
+  }
+
+  /** Ends a streamed response; a personality that closes after a stream (llama.cpp) closes the connection once it is written. */
+  private endStream(): void {
+    const res = this.o.res;
+    const socket = res.socket;
+    res.end();
+    if (!this.surface.closesAfterStream || !socket) return;
+    const close = (): void => {
+      socket.destroySoon();
+    };
+    if (res.writableFinished) close();
+    else res.once('finish', close);
   }
 
   /**
@@ -317,7 +334,7 @@ export class CompletionSink implements SimSink {
     this.end('error', monoMs());
     o.abort();
     if (mode === 'reset') o.res.socket?.destroy();
-    else o.res.end();
+    else this.endStream();
   }
 
   /**
@@ -369,9 +386,9 @@ export class CompletionSink implements SimSink {
     if (o.parsed.kind === 'chat') {
       const message: Record<string, unknown> = { role: 'assistant', content: this.nonStreamText };
       if (o.profile.reasoningTokens > 0) message[this.surface.reasoningField] = this.nonStreamReasoning;
-      body = { id: o.chunkId, object: 'chat.completion', created, model: o.profile.modelId, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
+      body = { id: o.chunkId, object: 'chat.completion', created, model: o.parsed.responseModel, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
     } else {
-      body = { id: o.chunkId, object: 'text_completion', created, model: o.profile.modelId, choices: [{ index: 0, text: this.nonStreamText, logprobs: null, finish_reason: finish }], usage };
+      body = { id: o.chunkId, object: 'text_completion', created, model: o.parsed.responseModel, choices: [{ index: 0, text: this.nonStreamText, logprobs: null, finish_reason: finish }], usage };
     }
     const json = JSON.stringify(body);
     this.end('done', t);

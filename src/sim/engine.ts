@@ -62,6 +62,8 @@ export interface EngineCounters {
   prefixHitsTokensTotal: number;
   requestsFinishedTotal: number;
   stepCount: number;
+  /** requests computed in each step, summed over the steps (llama.cpp n_busy_slots_per_decode × n_decode_total) */
+  busySlotsTotal: number;
 }
 
 export type StepPlan = { kind: 'step'; durationMs: number } | { kind: 'wait'; untilMs: number } | { kind: 'idle' };
@@ -83,6 +85,7 @@ export class SimEngine {
     prefixHitsTokensTotal: 0,
     requestsFinishedTotal: 0,
     stepCount: 0,
+    busySlotsTotal: 0,
   };
   /** batch and KV tokens of the step in progress (for /_sim/state) */
   lastBatch = 0;
@@ -252,6 +255,7 @@ export class SimEngine {
     if (anyWork) {
       const durationMs = p.stepBaseMs + p.stepPerRequestMs * batch + p.stepPerKvTokenMs * kvTokens + prefillMs;
       this.counters.stepCount++;
+      this.counters.busySlotsTotal += batch;
       this.lastStepMs = durationMs;
       return { kind: 'step', durationMs };
     }

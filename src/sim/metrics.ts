@@ -109,9 +109,13 @@ export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals): stri
     bare('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed.', t.predictedTokensFinished) +
     bare('llamacpp:tokens_predicted_seconds_total', 'counter', 'Predict process time', t.predictedSecondsTotal) +
     bare('llamacpp:n_decode_total', 'counter', 'Total number of llama_decode() calls', c.stepCount) +
-    bare('llamacpp:n_busy_slots_per_decode', 'counter', 'Average number of busy slots per llama_decode() call', engine.lastBatch) +
+    // typed counter but a running average over the server's life, as the real server has it
+    bare('llamacpp:n_busy_slots_per_decode', 'counter', 'Average number of busy slots per llama_decode() call', c.stepCount > 0 ? c.busySlotsTotal / c.stepCount : 0) +
     bare('llamacpp:prompt_tokens_seconds', 'gauge', 'Average prompt throughput in tokens/s.', 0) +
     bare('llamacpp:predicted_tokens_seconds', 'gauge', 'Average generation throughput in tokens/s.', 0) +
+    // b4748 (recorded from a real server) has these two; later builds dropped them
+    bare('llamacpp:kv_cache_usage_ratio', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', kvUsage(engine)) +
+    bare('llamacpp:kv_cache_tokens', 'gauge', 'KV-cache tokens.', engine.kvUsedTokens) +
     bare('llamacpp:requests_processing', 'gauge', 'Number of requests processing.', engine.running.length) +
     bare('llamacpp:requests_deferred', 'gauge', 'Number of requests deferred.', engine.waiting.length)
   );

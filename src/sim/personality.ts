@@ -144,11 +144,10 @@ export class ChunkWriter {
     }
   }
 
-  /** Role chunk (chat only): content "" (vLLM, SGLang, TRT-LLM), content null (llama.cpp), none (TGI, Ollama). */
+  /** Role chunk (chat only): content "" (vLLM, SGLang, TRT-LLM), none (llama.cpp b4748, TGI, Ollama). */
   role(): string {
     if (!this.chat || this.s.roleChunk === 'none') return '';
-    const content = this.s.roleChunk === 'null' ? 'null' : '""';
-    return `${this.open}[{"index":0,"delta":{"role":"assistant","content":${content}},"logprobs":null,"finish_reason":null}]}\n\n`;
+    return `${this.open}[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
   /** A chunk of generated text; `usage` given = continuous usage stats on this chunk; `extra` appended fields. */

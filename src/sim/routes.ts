@@ -79,35 +79,35 @@ function llamacppRoutes(ctx: RouteContext): PersonalityRoute {
   const slots = profile.maxRunningRequests;
   const buildInfo = `b${profile.version}`;
   return async (method, path, query, req, res) => {
+    // /props and /slots in b4748's shapes (recorded from a real server): one slot object per slot,
+    // the first as default_generation_settings
+    const slotJson = (id: number, r: (typeof engine.running)[number] | undefined) => ({
+      id,
+      id_task: r ? id + 1000 : -1,
+      n_ctx: ctx.maxLen,
+      speculative: false,
+      is_processing: r !== undefined,
+      non_causal: false,
+      params: { n_predict: r ? r.maxTokens : -1, temperature: 0.8, top_k: 40, top_p: 0.95, max_tokens: r ? r.maxTokens : -1, ignore_eos: false, stream: true, timings_per_token: false },
+      prompt: '',
+      next_token: { has_next_token: r !== undefined, has_new_line: false, n_remain: r ? r.maxTokens - r.generated : -1, n_decoded: r ? r.generated : 0, stopping_word: '' },
+    });
     if (method === 'GET' && path === '/props') {
       ctx.sendJson(res, 200, {
-        default_generation_settings: { id: 0, n_ctx: ctx.maxLen, is_processing: false, params: { n_predict: -1, temperature: 0.8, top_k: 40, top_p: 0.95 } },
+        default_generation_settings: slotJson(0, undefined),
         total_slots: slots,
-        model_path: `/models/${profile.modelId}.gguf`,
-        model_alias: profile.modelId,
-        build_info: buildInfo,
+        model_path: `${profile.modelId}.gguf`,
         chat_template: '{{ messages }}',
-        modalities: { vision: false, audio: false },
-        endpoint_slots: true,
-        endpoint_props: false,
-        endpoint_metrics: true,
+        bos_token: '<s>',
+        eos_token: '</s>',
+        build_info: buildInfo,
       });
       return true;
     }
     if (method === 'GET' && path === '/slots') {
       const running = engine.running;
       const out = [];
-      for (let id = 0; id < slots; id++) {
-        const r = running[id];
-        out.push({
-          id,
-          id_task: r ? id + 1000 : -1,
-          n_ctx: ctx.maxLen,
-          is_processing: r !== undefined,
-          params: { n_predict: r ? r.maxTokens : -1 },
-          next_token: { has_next_token: r !== undefined, n_remain: r ? r.maxTokens - r.generated : -1, n_decoded: r ? r.generated : 0 },
-        });
-      }
+      for (let id = 0; id < slots; id++) out.push(slotJson(id, running[id]));
       if (query.get('fail_on_no_slot') === '1' && out.every((s) => s.is_processing)) {
         throw new RequestError(503, 'no slot available', null, 'ServiceUnavailableError');
       }

@@ -4,7 +4,7 @@
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { monoMs } from '../clock.js';
 import { renderChat, type ChatMessage } from './chat-template.js';
@@ -84,13 +84,16 @@ export function createSimServer(profile: SimProfile): SimServer {
       });
       req.on('end', () => {
         if (size === 0) return resolve({});
+        let v: unknown;
         try {
-          const v = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
-          if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-          resolve(v as Record<string, unknown>);
-        } catch {
-          reject(new RequestError(400, 'request body must be a JSON object'));
+          v = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+        } catch (e) {
+          // llama.cpp (nlohmann::json) answers 500 server_error with the parser's message
+          if (profile.personality === 'llamacpp') return reject(new RequestError(500, `[json.exception.parse_error.101] parse error: ${(e as Error).message}`));
+          return reject(new RequestError(400, 'request body must be a JSON object'));
         }
+        if (!v || typeof v !== 'object' || Array.isArray(v)) return reject(new RequestError(400, 'request body must be a JSON object'));
+        resolve(v as Record<string, unknown>);
       });
       req.on('error', reject);
     });
@@ -307,15 +310,43 @@ export function createSimServer(profile: SimProfile): SimServer {
 
   const personalityRoute = createPersonalityRoutes({ profile, engine, vocab, ttft, totals, sendJson, readBody, tokenizeBody, maxLen: servedMaxModelLen(profile) });
 
-  const server = createServer({ keepAliveTimeout: 60_000, noDelay: true }, (req, res) => {
+  const server = createServer({ keepAliveTimeout: surface.keepAliveTimeoutMs, noDelay: true }, (req, res) => {
+    for (const [k, v] of Object.entries(surface.responseHeaders)) res.setHeader(k, v);
     route(req, res).catch((e: unknown) => {
       if (e instanceof RequestError) sendError(res, e.status, e.message, e.type, e.param, e.details);
       else sendError(res, 500, `sim internal error: ${(e as Error).message}`, 'InternalServerError');
     });
   });
+  // A thread-per-connection server (llama.cpp's cpp-httplib) serves `threads` connections at once,
+  // idle keep-alive ones included; the others wait, accepted but unread, until one closes.
+  const threads = surface.httpThreads?.(profile.maxRunningRequests);
+  let served = 0;
+  const waitingConnections: Socket[] = [];
+  const serveNext = (): void => {
+    while (threads !== undefined && served < threads && waitingConnections.length > 0) {
+      const next = waitingConnections.shift()!;
+      if (next.destroyed) continue;
+      served++;
+      next.resume();
+    }
+  };
   server.on('connection', (s) => {
     sockets.add(s);
-    s.on('close', () => sockets.delete(s));
+    let holds = false;
+    s.on('close', () => {
+      sockets.delete(s);
+      if (holds) {
+        served--;
+        serveNext();
+      }
+    });
+    if (threads === undefined) return;
+    holds = true;
+    if (served < threads) served++;
+    else {
+      s.pause();
+      waitingConnections.push(s);
+    }
   });
 
   return {

@@ -11,8 +11,8 @@ export interface Surface {
   ownedBy(modelId: string): string;
   /** delta field of reasoning text */
   reasoningField: 'reasoning' | 'reasoning_content';
-  /** the chat role chunk before the first token: content "" (vLLM …), content null (llama.cpp), none (TGI, Ollama) */
-  roleChunk: 'empty' | 'null' | 'none';
+  /** the chat role chunk before the first token: content "" (vLLM …), none (llama.cpp b4748, TGI, Ollama) */
+  roleChunk: 'empty' | 'none';
   /** every chat delta carries role:"assistant" (TGI, Ollama) */
   roleOnEveryDelta: boolean;
   /** finish_reason rides on the last text chunk (vLLM, TRT-LLM, TGI); else a separate empty-delta chunk */
@@ -29,6 +29,22 @@ export interface Surface {
   includeUsageByDefault: boolean;
   /** /v1/completions streams always end with usage on the final chunk (llama.cpp, TGI) */
   completionsAlwaysUsage: boolean;
+  /**
+   * chat streams too end with usage (and timings) on the finishing chunk, include_usage or not, and
+   * never send a usage-only chunk (llama.cpp b4748, recorded from a real server)
+   */
+  usageOnFinishChunk: boolean;
+  /**
+   * the server closes the connection right after a streamed response although it answered
+   * keep-alive (llama.cpp b4748: cpp-httplib's content provider returns false after [DONE])
+   */
+  closesAfterStream: boolean;
+  /** connections served at once for `slots` slots (thread-per-connection HTTP server); undefined = unbounded */
+  httpThreads?: (slots: number) => number;
+  /** idle keep-alive time the server allows, in ms (llama.cpp's cpp-httplib: 5 s) */
+  keepAliveTimeoutMs: number;
+  /** headers on every response (llama.cpp: `Keep-Alive: timeout=5, max=100`, `Server: llama.cpp`) */
+  responseHeaders: Readonly<Record<string, string>>;
   /** /v1/completions with include_usage puts a zero usage on every chunk (Ollama) */
   zeroUsageOnCompletionChunks: boolean;
   /** non-empty `finish_reason` only on the final chunk; others carry "" (TGI completions) */
@@ -47,6 +63,8 @@ export interface Surface {
   validationStatus: number;
   /** `/v1/completions` usage chunk `object` (TRT-LLM: chat.completion.chunk) */
   completionsUsageObject: string;
+  /** responses name the request's `model`, or this when it has none (llama.cpp b4748: "gpt-3.5-turbo"); undefined = the served model */
+  echoesModel?: string;
   /** system_fingerprint on chunks, when the engine sends one */
   fingerprint?: (version: string) => string;
 }
@@ -70,6 +88,10 @@ const BASE: Surface = {
   continuousUsage: 'with-include-usage',
   includeUsageByDefault: false,
   completionsAlwaysUsage: false,
+  usageOnFinishChunk: false,
+  closesAfterStream: false,
+  keepAliveTimeoutMs: 60_000,
+  responseHeaders: {},
   zeroUsageOnCompletionChunks: false,
   emptyFinishOnCompletions: false,
   timings: false,
@@ -83,15 +105,25 @@ const BASE: Surface = {
 export const SURFACES: Record<SimPersonality, Surface> = {
   vllm: { ...BASE, reasoningField: 'reasoning' },
   sglang: { ...BASE, ownedBy: () => 'sglang', finishOnLastText: false, headersFirst: false, continuousUsage: 'alone' },
+  // b4748 as recorded from a real server (test/fixtures/llamacpp-b4748), except context overflow,
+  // which answers 400 exceed_context_size_error as current builds do (b4748 truncates the prompt)
   llamacpp: {
     ...BASE,
     ownedBy: () => 'llamacpp',
-    roleChunk: 'null',
+    roleChunk: 'none',
     finishOnLastText: false,
     headersFirst: false,
     midStreamError: 'event-then-close',
     continuousUsage: 'never',
     completionsAlwaysUsage: true,
+    usageOnFinishChunk: true,
+    closesAfterStream: true,
+    echoesModel: 'gpt-3.5-turbo',
+    // --threads-http default: max(n_parallel + 2, cores − 1); n_parallel + 2 on small machines
+    httpThreads: (slots) => slots + 2,
+    keepAliveTimeoutMs: 5_000,
+    // no Connection header on the real server; Node adds one unless it is set here
+    responseHeaders: { connection: 'keep-alive', 'keep-alive': 'timeout=5, max=100', server: 'llama.cpp' },
     timings: true,
     honoursMinTokens: false,
     checksModel: false,

@@ -35,7 +35,9 @@ export function post(url: string, path: string, body: unknown, opts: PostOptions
     const payload = JSON.stringify(body);
     const req = httpRequest(
       `${url}${path}`,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...opts.headers } },
+      // a fresh connection per request: the llama.cpp personality closes after each stream, as the
+      // real server does, and a kept-alive agent would race that close
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...opts.headers } },
       (res) => {
         const headersMs = monoMs();
         const out: StreamResult = { status: res.statusCode ?? 0, headers: res.headers, headersMs, events: [], json: [], done: false, malformed: 0, body: '', endMs: 0 };
@@ -100,6 +102,12 @@ export async function getText(url: string, path: string): Promise<string> {
 export async function postJson(url: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
   const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, json: await r.json() };
+}
+
+/** POSTs a raw body (e.g. malformed JSON) and reads the whole answer. */
+export async function postRaw(url: string, path: string, body: string): Promise<{ status: number; body: string }> {
+  const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return { status: r.status, body: await r.text() };
 }
 
 /** Value of a Prometheus series (first line starting with `name{` or `name `). */

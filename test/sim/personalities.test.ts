@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 import { countTokens } from '../../src/sim/tokenizer.js';
-import { deltaText, getJson, getText, metricValue, post, postJson } from './helpers.js';
+import { deltaText, getJson, getText, metricValue, post, postJson, postRaw } from './helpers.js';
 
 const messages = [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog' }];
 const prompt = 'The quick brown fox jumps over the lazy dog';
@@ -27,24 +27,68 @@ const finishes = (json: Record<string, any>[]) => json.flatMap((j) => (j.choices
 describe('llama.cpp personality', () => {
   const url = () => sims.llamacpp!.url;
 
-  test('chat: role chunk with content null, finish chunk with empty delta, usage chunk with timings, [DONE]', async () => {
+  test('chat (b4748): no role chunk, usage and timings on the finish chunk, no usage-only chunk, [DONE]', async () => {
     const r = await post(url(), '/v1/chat/completions', chat());
     expect(r.done).toBe(true);
-    expect(r.json[0]!.choices[0].delta).toEqual({ role: 'assistant', content: null });
-    const fin = r.json.find((j) => j.choices[0]?.finish_reason)!;
-    expect(fin.choices[0].delta).toEqual({});
-    const last = r.json.at(-1)!;
-    expect(last.choices).toEqual([]);
-    expect(last.usage.completion_tokens).toBe(4);
-    expect(last.timings).toMatchObject({ predicted_n: 4, prompt_n: expect.any(Number), cache_n: expect.any(Number) });
-    expect(last.timings.predicted_per_second).toBeGreaterThan(0);
-    expect(r.json.every((j) => typeof j.system_fingerprint === 'string')).toBe(true);
+    // the first chunk already carries text and no role
+    expect(r.json[0]!.choices[0].delta.role).toBeUndefined();
+    expect(deltaText(r.json[0]!)).not.toBe('');
+    expect(r.json.every((j) => j.choices.length === 1)).toBe(true);
+    const fin = r.json.at(-1)!;
+    expect(fin.choices[0]).toMatchObject({ delta: {}, finish_reason: 'length' });
+    expect(fin.usage.completion_tokens).toBe(4);
+    expect(fin.timings).toMatchObject({ predicted_n: 4, prompt_n: expect.any(Number) });
+    expect(fin.timings.cache_n).toBeUndefined();
+    expect(fin.timings.predicted_per_second).toBeGreaterThan(0);
+    // timings only on the finish chunk without timings_per_token
+    expect(r.json.slice(0, -1).every((j) => j.timings === undefined)).toBe(true);
+    expect(r.json.every((j) => typeof j.system_fingerprint === 'string' && j.model === 'sim-tiny')).toBe(true);
+  });
+
+  test('chat without include_usage still ends with usage on the finish chunk; the model is echoed (default gpt-3.5-turbo)', async () => {
+    const r = await post(url(), '/v1/chat/completions', { messages, max_tokens: 3, stream: true });
+    expect(r.json.at(-1)!.usage.completion_tokens).toBe(3);
+    expect(r.json.every((j) => j.model === 'gpt-3.5-turbo')).toBe(true);
+    const named = await post(url(), '/v1/chat/completions', { model: 'my-model', messages, max_tokens: 2, stream: true });
+    expect(named.json.every((j) => j.model === 'my-model')).toBe(true);
+  });
+
+  test('headers advertise keep-alive (timeout=5, max=100), yet the server closes the connection after a streamed response', async () => {
+    const { request } = await import('node:http');
+    const agent = new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 1 });
+    const once = () =>
+      new Promise<{ headers: Record<string, unknown>; closed: Promise<void> }>((resolve, reject) => {
+        const payload = JSON.stringify(chat({ max_tokens: 2 }));
+        const req = request(`${url()}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+          const closed = new Promise<void>((done) => res.socket.once('close', () => done()));
+          res.resume();
+          res.on('end', () => resolve({ headers: res.headers, closed }));
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    try {
+      const { headers, closed } = await once();
+      expect(headers['keep-alive']).toBe('timeout=5, max=100');
+      expect(headers.server).toBe('llama.cpp');
+      await closed; // the server closed it; a hung promise would time the test out
+      const models = await getJson(url(), '/v1/models');
+      expect(models.data[0].owned_by).toBe('llamacpp');
+    } finally {
+      agent.destroy();
+    }
   });
 
   test('timings_per_token: cumulative predicted_n on every text chunk', async () => {
     const r = await post(url(), '/v1/chat/completions', chat({ timings_per_token: true, ignore_eos: true }));
     const n = r.json.filter((j) => deltaText(j)).map((j) => j.timings.predicted_n);
     expect(n).toEqual([1, 2, 3, 4]);
+  });
+
+  test('malformed JSON body: 500 server_error with the parser message (nlohmann::json)', async () => {
+    const r = await postRaw(url(), '/v1/chat/completions', '{bad');
+    expect(r.status).toBe(500);
+    expect(JSON.parse(r.body)).toEqual({ error: { code: 500, message: expect.stringContaining('[json.exception.parse_error.101]'), type: 'server_error' } });
   });
 
   test('completions: the final chunk always carries usage (no include_usage needed)', async () => {
@@ -63,7 +107,7 @@ describe('llama.cpp personality', () => {
 
   test('context overflow: 400 exceed_context_size_error with n_prompt_tokens and n_ctx (per slot)', async () => {
     const props = await getJson(url(), '/props');
-    expect(props).toMatchObject({ default_generation_settings: { n_ctx: 8192 }, total_slots: 8, build_info: expect.any(String) });
+    expect(props).toMatchObject({ default_generation_settings: { n_ctx: 8192, is_processing: false }, total_slots: 8, build_info: expect.any(String), bos_token: '<s>' });
     const r = await postJson(url(), '/v1/completions', { prompt, max_tokens: 9000 });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: 400, type: 'exceed_context_size_error', n_ctx: 8192, n_prompt_tokens: countTokens(prompt) });
@@ -80,9 +124,18 @@ describe('llama.cpp personality', () => {
     await running;
     const slots = await getJson(url(), '/slots');
     expect(slots).toHaveLength(8);
-    expect(slots[0]).toMatchObject({ id: 0, n_ctx: 8192, next_token: expect.any(Object) });
+    expect(slots[0]).toMatchObject({ id: 0, n_ctx: 8192, is_processing: expect.any(Boolean), next_token: { has_next_token: expect.any(Boolean), n_decoded: expect.any(Number) } });
     const metrics = await getText(url(), '/metrics');
-    for (const n of ['llamacpp:prompt_tokens_total', 'llamacpp:tokens_predicted_total', 'llamacpp:requests_processing', 'llamacpp:requests_deferred', 'llamacpp:n_decode_total']) {
+    for (const n of [
+      'llamacpp:prompt_tokens_total',
+      'llamacpp:tokens_predicted_total',
+      'llamacpp:requests_processing',
+      'llamacpp:requests_deferred',
+      'llamacpp:n_decode_total',
+      'llamacpp:n_busy_slots_per_decode',
+      'llamacpp:kv_cache_usage_ratio',
+      'llamacpp:kv_cache_tokens',
+    ]) {
       expect(metricValue(metrics, n), n).toBeTypeOf('number');
     }
     const tok = await postJson(url(), '/tokenize', { content: prompt });
