@@ -113,13 +113,53 @@ export function noteResponseEnd(socket: Socket | undefined): void {
 export class ConnectionPolicy {
   /** the server closed a kept-alive connection right after a response */
   closesAfterResponse = false;
-  /** the request whose resend taught it, and the socket's idle time then */
+  /** the request that taught it: its connection was closed `idleMs` after its response ended */
   learnedFrom?: { requestId: string; idleMs: number };
+  /** responses still to watch for a close that follows them (see watchAfterResponse) */
+  private watchesLeft = POLICY_WATCHES;
 
   /** a stale-connection failure on a socket idle for `idleMs` since its last response */
   noteStaleFailure(requestId: string, idleMs: number | undefined): void {
-    if (this.closesAfterResponse || idleMs === undefined || idleMs > CLOSES_AFTER_RESPONSE_IDLE_MS) return;
+    if (idleMs !== undefined) this.noteCloseAfterResponse(requestId, idleMs);
+  }
+
+  /** the server closed the connection `idleMs` after the response of `requestId` ended */
+  noteCloseAfterResponse(requestId: string, idleMs: number): void {
+    if (this.closesAfterResponse || idleMs > CLOSES_AFTER_RESPONSE_IDLE_MS) return;
     this.closesAfterResponse = true;
     this.learnedFrom = { requestId, idleMs };
   }
+
+  /**
+   * After a response that kept its connection: watch that socket for the server's close for up to
+   * CLOSES_AFTER_RESPONSE_IDLE_MS, so the first responses (the warm-up) teach the policy before any
+   * request is written to a closing connection. Only the first POLICY_WATCHES responses are watched.
+   */
+  watchAfterResponse(requestId: string, socket: Socket): void {
+    if (this.closesAfterResponse || this.watchesLeft <= 0 || socket.destroyed || watched.has(socket)) return;
+    this.watchesLeft--;
+    watched.add(socket);
+    const endedMs = monoMs();
+    if (socket.readableEnded) {
+      this.noteCloseAfterResponse(requestId, 0);
+      return;
+    }
+    const onEnd = (): void => {
+      clearTimeout(timer);
+      watched.delete(socket);
+      this.noteCloseAfterResponse(requestId, monoMs() - endedMs);
+    };
+    const timer = setTimeout(() => {
+      socket.off('end', onEnd);
+      watched.delete(socket);
+    }, CLOSES_AFTER_RESPONSE_IDLE_MS);
+    timer.unref();
+    socket.once('end', onEnd);
+  }
 }
+
+/** sockets a ConnectionPolicy is watching for a close (one watch at a time per socket) */
+const watched = new WeakSet<Socket>();
+
+/** responses a ConnectionPolicy watches for a close that follows them */
+export const POLICY_WATCHES = 32;

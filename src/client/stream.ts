@@ -242,6 +242,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
         onResponseEnd() {
           if (!current()) return;
           noteResponseEnd(sent?.socket);
+          if (!closing && sent !== undefined) opts.connections?.watchAfterResponse(opts.id, sent.socket);
           sink?.end();
           if (!finished) fail('no-done', 'response ended before its headers were handled', false);
         },

@@ -135,21 +135,26 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     const monitor = startLoopMonitor();
     const workers = Array.from({ length: C }, (_, w) => worker(w));
 
-    // Readiness gate: every worker has a token and the server queue is empty, held for the settle time.
+    // Readiness gate: every worker has a token and the server queue is empty, held for the settle
+    // time. Above the server's known running limit the queue can never empty: there it may hold the
+    // C − limit requests that cannot run (a departure from METHOD.md, see the README), else every
+    // such cell would time out its gate.
+    const maxRunning = session.facts.maxRunningRequests?.value;
+    const queueAllowed = maxRunning !== undefined ? Math.max(0, C - maxRunning) : 0;
     const gateStart = monoMs();
     const gateDeadline = gateStart + opts.gateTimeoutMs;
     let readySince: number | undefined;
     let gateTimedOut = false;
     let lastGateScrape = 0;
-    let queueEmpty = true;
+    let queueSettled = true;
     while (!cellAbort.signal.aborted) {
       const now = monoMs();
       if (now - lastGateScrape >= 250) {
         lastGateScrape = now;
         const s = await scrapeMetrics(session);
-        queueEmpty = s?.waiting === undefined || s.waiting === 0;
+        queueSettled = s?.waiting === undefined || s.waiting <= queueAllowed;
       }
-      const ready = gotToken.every(Boolean) && queueEmpty;
+      const ready = gotToken.every(Boolean) && queueSettled;
       if (ready) {
         readySince ??= now;
         if (now - readySince >= opts.gateSettleMs) break;

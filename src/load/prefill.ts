@@ -5,7 +5,13 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import { createWorkerDispatchers } from '../client/pool.js';
-import { sendRequest, type LoadSession } from './session.js';
+import { sendRequest, sleep, type LoadSession } from './session.js';
+
+/**
+ * Waiting this long after the warm-up for the server to close its connection lets the run learn
+ * that the server closes after every streamed response (client/connections.ts) before any cell.
+ */
+export const WARMUP_CLOSE_WATCH_MS = 100;
 
 export async function runSingleRequest(
   session: LoadSession,
@@ -13,10 +19,15 @@ export async function runSingleRequest(
   prompt: string,
   maxTokens: number,
   signal?: AbortSignal,
+  /** keep the connection up to this long after a done stream, until the run knows whether the server closes it */
+  watchCloseMs = 0,
 ): Promise<RequestTimeline> {
   const pool = createWorkerDispatchers(session.target.baseUrl, 1, { connectTimeoutMs: session.timeouts.headersMs });
   try {
-    return await sendRequest(session, { id, prompt, maxTokens, dispatcher: pool.clients[0]!, ...(signal ? { signal } : {}) });
+    const t = await sendRequest(session, { id, prompt, maxTokens, dispatcher: pool.clients[0]!, ...(signal ? { signal } : {}) });
+    const policy = session.connections;
+    for (let waited = 0; waited < watchCloseMs && t.end?.kind === 'done' && !policy.closesAfterResponse; waited += 10) await sleep(10, signal);
+    return t;
   } finally {
     await pool.destroyAll();
   }

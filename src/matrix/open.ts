@@ -11,7 +11,7 @@ import { detectEngine, getAdapter } from '../engines/detect.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import type { LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
-import { runSingleRequest } from '../load/prefill.js';
+import { runSingleRequest, WARMUP_CLOSE_WATCH_MS } from '../load/prefill.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
@@ -119,9 +119,10 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     };
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
     // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
-    let warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8);
+    // It also shows whether the server closes connections after a streamed response (llama.cpp does).
+    let warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8, undefined, WARMUP_CLOSE_WATCH_MS);
     for (let attempt = 1; attempt < WARMUP_ATTEMPTS && warm.end?.kind === 'error'; attempt++) {
-      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt}`, 'Say hello.', 8);
+      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt}`, 'Say hello.', 8, undefined, WARMUP_CLOSE_WATCH_MS);
     }
     if (warm.end?.kind === 'error') {
       throw new ConfigError(

@@ -59,7 +59,8 @@ export interface CellStatusResult {
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
- *   running < 0.95 × min(C, mean of the client's in-flight count at the sample times).
+ *   running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the sample
+ *   times), or that minus one request in one sample when that is lower.
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
  * `connectionRetries` when a request was resent on a fresh connection (neither is a status).
  */
@@ -86,14 +87,14 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     evidence.errors = { count: figures.failedRequests, byCode: summary ? summary.byCode : {} };
     if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
   }
-  const { meanRunning, maxWaiting, meanClientInFlight } = input.samples
+  const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
     ? serverLoad(input.samples)
-    : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined };
+    : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
   const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
   // Compared with what the client actually had in flight at the sample times (at most C): a worker
   // waiting out its backoff after a failure is the client holding back, not the server queueing.
   const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
-  const runningShort = meanRunning !== undefined && meanRunning < QUEUED_RUNNING_SHARE * offered;
+  const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
   if (waitingSeen || runningShort) {
     statuses.push('requests-queued');
     const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
@@ -111,9 +112,25 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   return { status: statuses[0]!, statuses, evidence };
 }
 
+/**
+ * The mean running below which a cell counts as queued: METHOD.md's 0.95 × what the client offered,
+ * but never closer to it than one request in one sample (offered − 1 / samples). A closed
+ * loop's worker has its next request in flight while the server has not admitted it yet (about
+ * 2–5 ms per request here: reconnect, parse, the next step); a sample that lands there reads one
+ * request short. With 30 samples (30 s window, 1 s interval) 5 % is the larger at every C; with the
+ * 8 samples of a short test window one such sample at C = 1 reads 0.875 and must not decide alone.
+ */
+export function queuedRunningBound(offered: number, runningSamples: number | undefined): number {
+  const share = QUEUED_RUNNING_SHARE * offered;
+  return runningSamples !== undefined && runningSamples > 0 ? Math.min(share, offered - 1 / runningSamples) : share;
+}
+
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
-function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } {
-  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number } = samplesLoad(samples);
+function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples: number } {
+  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples: number } = {
+    ...samplesLoad(samples),
+    runningSamples: samples.filter((s) => s.running !== undefined && Number.isFinite(s.running)).length,
+  };
   const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
   return out;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
 import type { MetricsSample } from '../../src/engines/types.js';
-import { cellStatuses, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
+import { cellStatuses, queuedRunningBound, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
 import { TokenCounter } from '../../src/client/token-count.js';
 import { decodeOpenAIChunk } from '../../src/engines/openai.js';
 
@@ -81,12 +81,32 @@ describe('cellStatuses', () => {
     const samples = (rows: Array<[number | undefined, number | undefined]>): MetricsSample[] =>
       rows.map(([running, waiting], i) => ({ atMs: i, ...(running !== undefined ? { running } : {}), ...(waiting !== undefined ? { waiting } : {}) }));
     expect(cellStatuses(input({ samples: samples([[8, 0], [8, 1], [8, 0]]) })).evidence.queued).toEqual({ concurrency: 8, maxWaiting: 1, meanRunning: 8 });
-    // mean running 7.6 = 0.95 × 8: not queued; 7.5: queued
+    // mean running 7.6 = 0.95 × 8: not queued; both samples one request short: queued
     expect(cellStatuses(input({ samples: samples([[8, 0], [7.2, 0]]) })).status).toBe('valid');
-    expect(cellStatuses(input({ samples: samples([[8, 0], [7, 0]]) })).status).toBe('requests-queued');
+    expect(cellStatuses(input({ samples: samples([[7, 0], [7, 0]]) })).status).toBe('requests-queued');
+    // with 20 samples the bound at C = 8 is METHOD.md's 0.95 × 8 = 7.6: a mean of 7.7 is valid, 7.55 queued
+    const twenty = (eights: number): Array<[number, number]> => [...Array<[number, number]>(eights).fill([8, 0]), ...Array<[number, number]>(20 - eights).fill([7, 0])];
+    expect(cellStatuses(input({ samples: samples(twenty(14)) })).status).toBe('valid');
+    expect(cellStatuses(input({ samples: samples(twenty(11)) })).status).toBe('requests-queued');
     // no running/waiting in the samples, or no samples: not judged
     expect(cellStatuses(input({ samples: samples([[undefined, undefined]]) })).status).toBe('valid');
     expect(cellStatuses(input({ samples: [] })).status).toBe('valid');
+  });
+});
+
+describe('queuedRunningBound: one request missing in one sample never decides alone', () => {
+  const samples = (running: number[]): MetricsSample[] => running.map((r, i) => ({ atMs: i, running: r, waiting: 0, clientInFlight: 1 }));
+  const at1 = (running: number[]) => cellStatuses(input({ concurrency: 1, samples: samples(running) })).status;
+  it('C = 1, 8 samples: one sample in the gap between two requests is valid, two are queued', () => {
+    expect(queuedRunningBound(1, 8)).toBe(0.875);
+    expect(at1([1, 1, 1, 1, 0, 1, 1, 1])).toBe('valid');
+    expect(at1([1, 1, 0, 1, 0, 1, 1, 1])).toBe('requests-queued');
+  });
+  it('is METHOD.md\'s 0.95 × offered when that is lower (30 samples, or C ≥ 1 / (0.05 × samples))', () => {
+    expect(queuedRunningBound(8, 30)).toBe(0.95 * 8);
+    expect(queuedRunningBound(1, 30)).toBe(0.95);
+    expect(queuedRunningBound(8, undefined)).toBe(0.95 * 8);
+    expect(queuedRunningBound(2, 8)).toBe(1.875);
   });
 });
 
