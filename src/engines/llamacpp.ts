@@ -11,7 +11,8 @@
  * has `llamacpp:` series (needs --metrics), `POST /tokenize` (tried once).
  *
  * State: running = busy slots from `/slots` (else `requests_processing`), waiting =
- * `requests_deferred`. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
+ * `requests_deferred`, and the decode counters `n_decode_total` × `n_busy_slots_per_decode`, from
+ * which a window's mean busy slots follows without depending on when each scrape was served. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
  * a generation counter over a window and is not reported as one; the cross-check uses the
  * per-request `timings` instead.
  *
@@ -129,10 +130,11 @@ export class LlamacppAdapter extends OpenAIAdapter {
   async readMetrics(target: HttpTarget, facts: ServerFacts): Promise<MetricsSample | undefined> {
     if (!facts.metricsPath && !this.slots) return undefined;
     const startMs = monoMs();
-    const [metrics, slots] = await Promise.all([
-      facts.metricsPath ? tryCall(target, 'GET', facts.metricsPath, undefined, CONTROL) : undefined,
-      this.slots ? tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL) : undefined,
-    ]);
+    // one after the other: one control connection at a time, so with C = slots the load's
+    // connections and the scrape fit the server's n_parallel + 2 threads; a scrape that waited for
+    // a thread would be served exactly when a stream ended, and read one slot short
+    const slots = this.slots ? await tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL) : undefined;
+    const metrics = facts.metricsPath ? await tryCall(target, 'GET', facts.metricsPath, undefined, CONTROL) : undefined;
     const endMs = monoMs();
     const out: MetricsSample = { atMs: (startMs + endMs) / 2 };
     if (isOk(metrics)) {
@@ -144,6 +146,8 @@ export class LlamacppAdapter extends OpenAIAdapter {
       set('waiting', sumMetric(samples, ['llamacpp:requests_deferred']));
       set('kvUsage', sumMetric(samples, ['llamacpp:kv_cache_usage_ratio']));
       set('promptTokensTotal', sumMetric(samples, ['llamacpp:prompt_tokens_total']));
+      set('decodeCallsTotal', sumMetric(samples, ['llamacpp:n_decode_total']));
+      set('busySlotsPerDecode', sumMetric(samples, ['llamacpp:n_busy_slots_per_decode']));
     }
     const state = isOk(slots) ? slotsState(slots.json) : undefined;
     if (state) out.running = state.busy;

@@ -97,6 +97,13 @@ export interface MetricsSample {
   clientInFlight?: number;
   /** the server's time-to-first-token histogram, when it has one */
   ttftHistogram?: HistogramSnapshot;
+  /**
+   * llama.cpp: decode calls so far (`n_decode_total`) and the mean busy slots per decode call over
+   * the server's life (`n_busy_slots_per_decode`, printed to 6 significant digits); two samples
+   * give the mean busy slots between them, whatever moment each was taken (metrics/figures.ts)
+   */
+  decodeCallsTotal?: number;
+  busySlotsPerDecode?: number;
 }
 
 /** What the load runners ask an adapter to send. */

@@ -35,20 +35,66 @@ export function ttftStartMs(t: RequestTimeline, from: 'send' | 'sent-headers'): 
   return from === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
 }
 
+/** the window's server load: mean running (and how it was found) and max waiting */
+export interface SamplesLoad {
+  meanRunning?: number;
+  maxWaiting?: number;
+  /**
+   * 'decode-counters': mean busy slots per decode call between the first and the last sample
+   * (llama.cpp); 'samples': the mean of the samples' running counts
+   */
+  runningFrom?: 'decode-counters' | 'samples';
+  /** samples with a running count (the resolution of a 'samples' mean) */
+  runningSamples: number;
+}
+
+/** the decode-counter mean is used only when its rounding error is at most this many requests */
+export const DECODE_COUNTER_MAX_ERROR = 0.02;
+
 /**
- * Mean of the finite `running` values and max of the finite `waiting` values over metrics samples;
- * undefined where no sample has the field.
+ * Mean busy slots per decode call between two samples with llama.cpp's decode counters:
+ * (B₂·D₂ − B₁·D₁) / (D₂ − D₁), where D = n_decode_total and B = n_busy_slots_per_decode, its
+ * life-long mean. B is printed to 6 significant digits, so B·D is known to ±5·10⁻⁶·B·D; undefined
+ * when no decode call happened between them or when that error exceeds DECODE_COUNTER_MAX_ERROR.
+ *
+ * It does not depend on when each scrape was served. A scrape's own timing can correlate with the
+ * load: a client whose event loop wakes late serves its timer right after a stream ended and its
+ * worker's next request went out, before the server admitted it (measured on a 4-slot llama.cpp,
+ * 2K/4: /slots read in-cell gave 3.47 busy on average while an outside poller saw 4 in 97 %).
  */
-export function samplesLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number } {
+export function decodeCounterRunning(first: MetricsSample, last: MetricsSample): number | undefined {
+  const d1 = first.decodeCallsTotal;
+  const d2 = last.decodeCallsTotal;
+  const b1 = first.busySlotsPerDecode;
+  const b2 = last.busySlotsPerDecode;
+  if (d1 === undefined || d2 === undefined || b1 === undefined || b2 === undefined || !(d2 > d1)) return undefined;
+  const mean = (b2 * d2 - b1 * d1) / (d2 - d1);
+  const error = (5e-6 * (b1 * d1 + b2 * d2)) / (d2 - d1);
+  return error <= DECODE_COUNTER_MAX_ERROR && Number.isFinite(mean) ? Math.max(0, mean) : undefined;
+}
+
+/**
+ * The server load over metrics samples: mean running from the decode counters of the first and
+ * last sample where they exist (decodeCounterRunning), else the mean of the finite `running`
+ * values; max of the finite `waiting` values; undefined where no sample has the field.
+ */
+export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
   const running: number[] = [];
   let maxWaiting: number | undefined;
+  const counted: MetricsSample[] = [];
   for (const s of samples) {
     if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
     if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
+    if (s.decodeCallsTotal !== undefined && s.busySlotsPerDecode !== undefined) counted.push(s);
   }
-  const out: { meanRunning?: number; maxWaiting?: number } = {};
-  const m = mean(running);
-  if (m !== undefined) out.meanRunning = m;
+  const out: SamplesLoad = { runningSamples: running.length };
+  counted.sort((a, b) => a.atMs - b.atMs);
+  const fromCounters = counted.length >= 2 ? decodeCounterRunning(counted[0]!, counted[counted.length - 1]!) : undefined;
+  const m = fromCounters ?? mean(running);
+  if (m !== undefined) {
+    out.meanRunning = m;
+    out.runningFrom = fromCounters !== undefined ? 'decode-counters' : 'samples';
+  }
   if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
   return out;
 }

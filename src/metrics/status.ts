@@ -126,11 +126,13 @@ export function queuedRunningBound(offered: number, runningSamples: number | und
 }
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
-function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples: number } {
-  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples: number } = {
-    ...samplesLoad(samples),
-    runningSamples: samples.filter((s) => s.running !== undefined && Number.isFinite(s.running)).length,
-  };
+function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples?: number } {
+  const load = samplesLoad(samples);
+  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples?: number } = {};
+  if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
+  if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
+  // a mean of samples resolves one request in one sample; the decode counters' mean has no such step
+  if (load.runningFrom === 'samples') out.runningSamples = load.runningSamples;
   const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
   return out;

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/client/types.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 import {
+  decodeCounterRunning,
+  samplesLoad,
   activeRequestsDisagree,
   computeCellFigures,
   errorSummary,
@@ -227,5 +229,45 @@ describe('helpers', () => {
       50,
     );
     expect(s).toEqual({ count: 3, byCode: { stall: 2, 'http-status': 1 }, firstMessage: 'first' });
+  });
+});
+
+describe('decodeCounterRunning and samplesLoad (llama.cpp decode counters)', () => {
+  const at = (atMs: number, decodes: number, busySum: number, running?: number): MetricsSample => ({
+    atMs,
+    decodeCallsTotal: decodes,
+    // printed as the server prints it: 6 significant digits
+    busySlotsPerDecode: Number((busySum / decodes).toPrecision(6)),
+    ...(running !== undefined ? { running } : {}),
+  });
+
+  it('gives the mean busy slots per decode call between two samples, whatever the samples read', () => {
+    // 10,000 decodes at 2.5 busy before; then 2,000 decodes with 4 busy
+    const first = at(0, 10_000, 25_000, 3);
+    const last = at(1000, 12_000, 33_000, 3);
+    expect(decodeCounterRunning(first, last)).toBeCloseTo(4, 2);
+    // the instantaneous reads said 3; the counters win
+    const load = samplesLoad([first, at(500, 11_000, 29_000, 3), last]);
+    expect(load.meanRunning).toBeCloseTo(4, 2);
+    expect(load.runningFrom).toBe('decode-counters');
+    expect(load.runningSamples).toBe(3);
+  });
+
+  it('is undefined without decodes in between, or when the rounding of a long-lived server’s mean is too coarse', () => {
+    expect(decodeCounterRunning(at(0, 500, 1000), at(1, 500, 1000))).toBeUndefined();
+    // 10⁸ decodes before, 100 in the window: ±5e-6 × 2 × 2·10⁸ / 100 = ±20 requests
+    expect(decodeCounterRunning(at(0, 1e8, 2e8), at(1, 1e8 + 100, 2e8 + 400))).toBeUndefined();
+    const load = samplesLoad([at(0, 1e8, 2e8, 3), at(1, 1e8 + 100, 2e8 + 400, 4)]);
+    expect(load).toMatchObject({ meanRunning: 3.5, runningFrom: 'samples', runningSamples: 2 });
+  });
+
+  it('samples without counters: the mean of their running counts', () => {
+    expect(samplesLoad([{ atMs: 0, running: 2, waiting: 1 }, { atMs: 1, running: 4, waiting: 0 }])).toEqual({
+      meanRunning: 3,
+      maxWaiting: 1,
+      runningFrom: 'samples',
+      runningSamples: 2,
+    });
+    expect(samplesLoad([])).toEqual({ runningSamples: 0 });
   });
 });
