@@ -50,7 +50,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...timingTests],
+          exclude: [...configDefaults.exclude, ...timingTests, 'test/real/**'],
           // the project's own tests never run as benchmarks
           benchmark: { include: [] },
           testTimeout: 30_000,
@@ -68,6 +68,18 @@ export default defineConfig({
           fileParallelism: false,
           sequence: { groupOrder: 1 },
           testTimeout: 300_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          // The tool against a real server (LLM_BENCH_REAL_URL); without one it says why it skipped.
+          name: 'real',
+          include: ['test/real/**/*.test.ts'],
+          benchmark: { include: [] },
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+          testTimeout: 600_000,
           hookTimeout: 60_000,
         },
       },

@@ -145,7 +145,7 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...connectionNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -380,6 +380,21 @@ function spreadText(cell: CellResult | undefined): string {
 /** `prompt tok/s ±1.2% · TTFT ±1.3% (3 runs)` from a repeated prefill row's spread. */
 function prefillSpreadText(r: PrefillRowResult | undefined): string {
   return repeatSpreadText(r?.repeats, PREFILL_SPREAD_LABELS);
+}
+
+/** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */
+export function errorNotes(cells: readonly CellResult[]): string[] {
+  const failing = cells.filter((c) => c.evidence.errors && c.evidence.errors.count > 0);
+  if (failing.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const e = c.evidence.errors!;
+    const codes = Object.entries(e.byCode)
+      .map(([code, n]) => `${formatCount(n)} ${code}`)
+      .join(', ');
+    const first = e.firstMessage ? `; first: ${escapeInline(e.firstMessage.length > 300 ? `${e.firstMessage.slice(0, 300)}…` : e.firstMessage)}` : '';
+    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
+  };
+  return ['Failed requests, by cause:', '', ...failing.map(line), ''];
 }
 
 /** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */

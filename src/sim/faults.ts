@@ -5,7 +5,8 @@
  *
  * Header syntax, comma-separated: `status=500` (also 429, 503), `stall-ms=2000@5` (no tokens for
  * 2 s after token 5), `error-after=5` (error event after 5 tokens, then [DONE]), `close-after=5`
- * (connection ended without [DONE]), `malformed-after=3` (a chunk that is not JSON),
+ * (connection ended without [DONE]), `close-before` (connection closed before a byte of the answer),
+ * `malformed-after=3` (a chunk that is not JSON),
  * `huge-chunk-after=3` (a chunk with `huge-bytes` of text, default 1 MiB), `headers-delay-ms=500`.
  */
 
@@ -18,6 +19,7 @@ export interface FaultPlan {
   stallAfter?: number;
   errorAfter?: number;
   closeAfter?: number;
+  closeBefore?: boolean;
   malformedAfter?: number;
   hugeAfter?: number;
   hugeBytes?: number;
@@ -65,6 +67,9 @@ export function parseFaultHeader(header: string): FaultPlan {
       case 'close-after':
         plan.closeAfter = int(key, value);
         break;
+      case 'close-before':
+        plan.closeBefore = true;
+        break;
       case 'malformed-after':
         plan.malformedAfter = int(key, value);
         break;
@@ -79,7 +84,7 @@ export function parseFaultHeader(header: string): FaultPlan {
         break;
       default:
         throw new Error(
-          `X-Sim-Fault "${key}" is unknown: use status, stall-ms, error-after, close-after, malformed-after, huge-chunk-after, huge-bytes or headers-delay-ms`,
+          `X-Sim-Fault "${key}" is unknown: use status, stall-ms, error-after, close-after, close-before, malformed-after, huge-chunk-after, huge-bytes or headers-delay-ms`,
         );
     }
   }
@@ -100,6 +105,7 @@ export function drawFaults(rates: SimFaultRates, rng: () => number): FaultPlan {
   if (rng() < rates.errorRate) plan.errorAfter = after;
   if (rng() < rates.closeRate) plan.closeAfter = after;
   if (rng() < rates.malformedRate) plan.malformedAfter = after;
+  if (rng() < rates.closeBeforeRate) plan.closeBefore = true;
   if (rng() < rates.hugeChunkRate) {
     plan.hugeAfter = after;
     plan.hugeBytes = rates.hugeChunkBytes;

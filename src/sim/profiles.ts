@@ -18,6 +18,8 @@ export interface SimFaultRates {
   errorRate: number;
   /** the stream is closed without [DONE] */
   closeRate: number;
+  /** the connection is closed before a byte of the answer (the request's resend draws the same) */
+  closeBeforeRate: number;
   /** one chunk is not valid JSON */
   malformedRate: number;
   /** one chunk carries `hugeChunkBytes` of text */
@@ -106,6 +108,7 @@ export const NO_FAULTS: SimFaultRates = {
   stallMs: 2000,
   errorRate: 0,
   closeRate: 0,
+  closeBeforeRate: 0,
   malformedRate: 0,
   hugeChunkRate: 0,
   hugeChunkBytes: 1 << 20,

@@ -128,6 +128,11 @@ export function createSimServer(profile: SimProfile): SimServer {
     } catch (e) {
       throw new RequestError(400, (e as Error).message, 'X-Sim-Fault');
     }
+    if (faults.closeBefore) {
+      totals.requestsFailed++;
+      req.socket.destroy();
+      return;
+    }
     if (faults.headersDelayMs) await new Promise((r) => setTimeout(r, faults.headersDelayMs));
     if (res.destroyed || res.writableEnded) return;
     if (faults.status !== undefined) {

@@ -186,3 +186,27 @@ describe('A stream killed mid-cell restarts its worker and is counted as failed'
     expect(accuracyStatuses(cell, C).statuses).toContain('errors');
   }, 30_000);
 });
+
+describe('A server that closes connections before answering', () => {
+  test('an Errors cell naming the cause; each request is sent at most twice, never a retry loop', async () => {
+    // half of the requests (by id) are closed before a byte of the answer; a resend draws the same
+    const { sim, run } = await open({ closeBeforeRate: 0.5 }, 20);
+    const C = 4;
+    const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: C, windowMs: 1200 });
+    const closed = cell.raw.timelines.filter((t) => simPlan(sim, t.id).closeBefore === true && t.end?.kind !== 'aborted');
+    expect(closed.length).toBeGreaterThan(0);
+    for (const t of closed) {
+      expect(t.end).toMatchObject({ kind: 'error', code: 'closed-before-response' });
+      expect(t.end?.kind === 'error' && t.end.message).toMatch(/the server closed the connection before answering/);
+      // never more than one resend
+      expect(t.connectionRetries ?? 0).toBeLessThanOrEqual(1);
+    }
+    // the others streamed normally
+    const open_ = cell.raw.timelines.filter((t) => simPlan(sim, t.id).closeBefore !== true && t.end?.kind === 'error');
+    expect(open_).toEqual([]);
+    const verdict = accuracyStatuses(cell, C);
+    expect(verdict.statuses).toContain('errors');
+    expect(Object.keys(verdict.evidence.errors!.byCode)).toEqual(['closed-before-response']);
+    expect(verdict.evidence.errors!.firstMessage).toMatch(/the server closed the connection before answering/);
+  }, 30_000);
+});

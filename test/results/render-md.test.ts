@@ -187,3 +187,38 @@ describe('cell texts', () => {
     expect(summaryLine(info)).toBe('vllm · 1 context (0) × 2 concurrency levels (1–16)');
   });
 });
+
+describe('failure causes and connections under All measurements', () => {
+  const cells = sglangCells();
+  const errored: CellResult = {
+    ...cells[1]!,
+    figures: { ...cells[1]!.figures!, failedRequests: 3 },
+    status: 'errors',
+    statuses: ['errors'],
+    evidence: {
+      errors: { count: 3, byCode: { 'closed-before-response': 3 }, firstMessage: 'the server closed the connection before answering: UND_ERR_SOCKET: other side closed' },
+      connectionRetries: { count: 2, firstReason: 'UND_ERR_SOCKET: other side closed' },
+    },
+    connections: { opened: 40, requests: 38, serverClosesAfterResponse: true },
+  };
+  const result = sglangResult();
+  result.cells = [cells[0]!, errored, ...cells.slice(2)];
+  const md = renderMarkdown(result);
+
+  test('each Errors cell gets its failures by code and the first message', () => {
+    expect(md).toContain('Failed requests, by cause:');
+    expect(md).toContain('- 8K/2: 3 failed (3 closed-before-response); first: the server closed the connection before answering: UND_ERR_SOCKET: other side closed');
+  });
+  test('resent requests show beside the failed count and in a note; a server that closes after each stream is named', () => {
+    const row = lines(md).find((l) => l.startsWith('| Sustained decode | 8K | 2 |'))!;
+    expect(row).toContain('| 3 (+2 resent) |');
+    expect(md).toMatch(/^Resent \(8K\/2: 2\): requests whose send on a reused keep-alive connection failed before any answer/m);
+    expect(md).toContain('8K/2: 40 connections for 38 requests');
+  });
+  test('a clean page has none of these notes', () => {
+    const clean = renderMarkdown(sglangResult());
+    expect(clean).not.toContain('Failed requests, by cause');
+    expect(clean).not.toContain('Resent (');
+    expect(clean).not.toContain('Connections: the server closes');
+  });
+});
