@@ -118,12 +118,7 @@ export class ConnectionPolicy {
   /** responses still to watch for a close that follows them (see watchAfterResponse) */
   private watchesLeft = POLICY_WATCHES;
 
-  /** a stale-connection failure on a socket idle for `idleMs` since its last response */
-  noteStaleFailure(requestId: string, idleMs: number | undefined): void {
-    if (idleMs !== undefined) this.noteCloseAfterResponse(requestId, idleMs);
-  }
-
-  /** the server closed the connection `idleMs` after the response of `requestId` ended */
+  /** the server closed the connection `idleMs` after the response of `requestId` ended (seen by a watch, or by a stale failure) */
   noteCloseAfterResponse(requestId: string, idleMs: number): void {
     if (this.closesAfterResponse || idleMs > CLOSES_AFTER_RESPONSE_IDLE_MS) return;
     this.closesAfterResponse = true;
@@ -136,30 +131,35 @@ export class ConnectionPolicy {
    * request is written to a closing connection. Only the first POLICY_WATCHES responses are watched.
    */
   watchAfterResponse(requestId: string, socket: Socket): void {
-    if (this.closesAfterResponse || this.watchesLeft <= 0 || socket.destroyed || watched.has(socket)) return;
+    if (this.closesAfterResponse || this.watchesLeft <= 0 || socket.destroyed) return;
     this.watchesLeft--;
-    watched.add(socket);
+    // one watch per socket: this response's replaces the one of the response before it
+    watched.get(socket)?.();
     const endedMs = monoMs();
+    // a close after the socket carried another request is that request's, not this response's
+    const requestsThen = sockets.get(socket)?.requests;
     if (socket.readableEnded) {
       this.noteCloseAfterResponse(requestId, 0);
       return;
     }
-    const onEnd = (): void => {
+    const stop = (): void => {
       clearTimeout(timer);
-      watched.delete(socket);
-      this.noteCloseAfterResponse(requestId, monoMs() - endedMs);
-    };
-    const timer = setTimeout(() => {
       socket.off('end', onEnd);
-      watched.delete(socket);
-    }, CLOSES_AFTER_RESPONSE_IDLE_MS);
+      if (watched.get(socket) === stop) watched.delete(socket);
+    };
+    const onEnd = (): void => {
+      stop();
+      if (sockets.get(socket)?.requests === requestsThen) this.noteCloseAfterResponse(requestId, monoMs() - endedMs);
+    };
+    const timer = setTimeout(stop, CLOSES_AFTER_RESPONSE_IDLE_MS);
     timer.unref();
     socket.once('end', onEnd);
+    watched.set(socket, stop);
   }
 }
 
-/** sockets a ConnectionPolicy is watching for a close (one watch at a time per socket) */
-const watched = new WeakSet<Socket>();
+/** sockets a ConnectionPolicy is watching for a close, with the call that ends that watch (one per socket) */
+const watched = new WeakMap<Socket, () => void>();
 
 /** responses a ConnectionPolicy watches for a close that follows them */
 export const POLICY_WATCHES = 32;

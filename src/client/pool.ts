@@ -183,7 +183,7 @@ export function createWorkerDispatchers(
 export class NextConnection {
   private next: Promise<Socket | undefined> | undefined;
   private lastOptions: buildConnector.Options | undefined;
-  /** connections opened through this connector */
+  /** connections opened through this connector (successful connects, used or not) */
   opened = 0;
 
   constructor(private readonly base: buildConnector.connector) {}
@@ -220,9 +220,17 @@ export class NextConnection {
     void next?.then((socket) => socket?.destroy());
   }
 
+  /** undici's connector, counting the connections it opens; a throw comes back as a connect error */
   private open(options: buildConnector.Options, callback: buildConnector.Callback): void {
-    this.opened++;
-    this.base(options, callback);
+    const counted: buildConnector.Callback = (...args) => {
+      if (args[0] === null) this.opened++;
+      callback(...args);
+    };
+    try {
+      this.base(options, counted);
+    } catch (err) {
+      callback(err instanceof Error ? err : new Error(String(err)), null);
+    }
   }
 }
 

@@ -72,7 +72,8 @@ export interface StreamRequestOptions {
   connections?: ConnectionPolicy;
   /**
    * called once, when the response has ended normally and its connection will not carry another
-   * request (we sent or the server answered `Connection: close`): the moment to open the next one
+   * request (we sent or the server answered `Connection: close`): the moment to open the next one;
+   * must not throw
    */
   onConnectionClosing?: () => void;
   /** default 16 MiB */
@@ -157,8 +158,8 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
           if (!c.aborted) c.abort(new RequestDone());
         });
       }
-      if (end.kind === 'done' && closing) opts.onConnectionClosing?.();
       try {
+        if (end.kind === 'done' && closing) opts.onConnectionClosing?.();
         opts.onEnd?.(timeline);
       } finally {
         resolve(timeline);
@@ -175,8 +176,8 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
     const onTransportError = (err: unknown): void => {
       if (finished) return;
       const { code, message } = classifyTransportError(err);
-      if (code === 'socket' && noResponseByte()) {
-        if (mayRetry && attempt === 0 && sent?.reused === true) {
+      if (code === 'socket' && noResponseByte() && !clientCaused(err)) {
+        if (mayRetry && attempt === 0 && sent?.reused === true && monoMs() - sent.atMs <= STALE_FAILURE_WITHIN_MS) {
           resend(message);
           return;
         }
@@ -207,8 +208,8 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       const current = (): boolean => mine === attempt;
       const reset = opts.connections?.closesAfterResponse === true;
       closing = reset;
+      if (attempt > 0) timeline.connectionRetries = attempt;
       sent = undefined;
-      controller = undefined;
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(c) {
           if (!current()) return;
@@ -276,9 +277,8 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
 
     /** the first send failed on a stale reused connection before any response byte: send once more */
     const resend = (reason: string): void => {
-      opts.connections?.noteStaleFailure(opts.id, sent?.idleMs);
+      if (sent?.idleMs !== undefined) opts.connections?.noteCloseAfterResponse(opts.id, sent.idleMs);
       attempt++;
-      timeline.connectionRetries = 1;
       timeline.retriedAfter = reason;
       delete timeline.sentHeadersMs;
       sink = undefined;
@@ -292,6 +292,18 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
 
     dispatch();
   });
+}
+
+/**
+ * A stale reused connection fails within this long of the send (the server had closed it: the
+ * write meets its FIN or reset at once); a later failure without a response byte is not resent.
+ */
+export const STALE_FAILURE_WITHIN_MS = 1_000;
+
+/** undici errors of our own making (a destroyed or closed dispatcher, an abort): never resent */
+function clientCaused(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED' || code === 'UND_ERR_ABORTED';
 }
 
 /** the reason this module aborts a request it has already ended; never reported */

@@ -112,7 +112,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
   }
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
-    const models = await probeModels(target, model);
+    const models = await probeModels(target, model, CONTROL);
     const facts = modelsFacts('llamacpp', models);
     const [props, slots, metrics, tokenize] = await Promise.all([
       tryCall(target, 'GET', '/props', undefined, CONTROL),

@@ -6,7 +6,7 @@
  */
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactKey, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactKey, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -109,10 +109,10 @@ export function probeError(target: HttpTarget, code: ProbeError['code'], what: s
 }
 
 /** `GET /v1/models`, choose the model (configured one, else the first id). Throws setup errors. */
-export async function probeModels(target: HttpTarget, model?: string): Promise<ModelsProbe> {
+export async function probeModels(target: HttpTarget, model?: string, options?: HttpCallOptions): Promise<ModelsProbe> {
   let res: HttpResult | undefined;
   try {
-    res = await getJson(target, MODELS_PATH);
+    res = await getJson(target, MODELS_PATH, options);
   } catch (err) {
     const msg = err instanceof HttpCallError ? err.message : String(err);
     throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.baseUrl (scheme, host, port; no /v1 suffix) and that the server is running.');

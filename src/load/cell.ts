@@ -75,7 +75,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       dispatcher: pool.clients[dispatcherIndex]!,
       signal,
       ...(onFirstToken ? { onFirstToken } : {}),
-      onConnectionClosing: () => pool.prepareNext(dispatcherIndex),
+      // a worker's next connection; the scout's client is retired after the scouts instead
+      ...(dispatcherIndex < C ? { onConnectionClosing: () => pool.prepareNext(dispatcherIndex) } : {}),
       onChunk: (d) => {
         if (d.serverTimings) serverTimings.set(id, d.serverTimings);
       },

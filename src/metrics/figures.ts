@@ -54,8 +54,9 @@ export const DECODE_COUNTER_MAX_ERROR = 0.02;
 /**
  * Mean busy slots per decode call between two samples with llama.cpp's decode counters:
  * (B₂·D₂ − B₁·D₁) / (D₂ − D₁), where D = n_decode_total and B = n_busy_slots_per_decode, its
- * life-long mean. B is printed to 6 significant digits, so B·D is known to ±5·10⁻⁶·B·D; undefined
- * when no decode call happened between them or when that error exceeds DECODE_COUNTER_MAX_ERROR.
+ * life-long mean. Both are printed to 6 significant digits; undefined when no decode call happened
+ * between them or when the rounding error exceeds DECODE_COUNTER_MAX_ERROR. A mean per decode call,
+ * not per unit of time: a call with fewer busy slots is a little shorter, so it leans low.
  *
  * It does not depend on when each scrape was served. A scrape's own timing can correlate with the
  * load: a client whose event loop wakes late serves its timer right after a stream ended and its
@@ -69,7 +70,9 @@ export function decodeCounterRunning(first: MetricsSample, last: MetricsSample):
   const b2 = last.busySlotsPerDecode;
   if (d1 === undefined || d2 === undefined || b1 === undefined || b2 === undefined || !(d2 > d1)) return undefined;
   const mean = (b2 * d2 - b1 * d1) / (d2 - d1);
-  const error = (5e-6 * (b1 * d1 + b2 * d2)) / (d2 - d1);
+  // B and D are each printed to 6 significant digits (D from 10⁶ calls on): B·D is off by up to
+  // 5·10⁻⁶·B·D through B, and the mean by |B − mean|·5·10⁻⁶·D through D, at each end
+  const error = (5e-6 * (b1 * d1 + b2 * d2 + Math.abs(b1 - mean) * d1 + Math.abs(b2 - mean) * d2)) / (d2 - d1);
   return error <= DECODE_COUNTER_MAX_ERROR && Number.isFinite(mean) ? Math.max(0, mean) : undefined;
 }
 

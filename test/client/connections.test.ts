@@ -68,8 +68,11 @@ async function sseServer(mode: 'close-after' | 'keep' | 'connection-close', keep
   return state;
 }
 
-/** A TCP server that reads each request's head and closes the connection without a byte of answer, except for GET /v1/models. */
-async function closesBeforeAnswering(): Promise<Srv> {
+/**
+ * A TCP server that reads each request's head and closes the connection without a byte of answer
+ * (after `delayMs`), except for GET /v1/models.
+ */
+async function closesBeforeAnswering(delayMs = 0): Promise<Srv> {
   const state: Srv = { origin: '', connections: 0, connectionHeaders: [], close: async () => {} };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => {
@@ -85,7 +88,8 @@ async function closesBeforeAnswering(): Promise<Srv> {
         s.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nkeep-alive: timeout=5\r\n\r\n{"data":[]}');
         return;
       }
-      s.destroy();
+      if (delayMs > 0) setTimeout(() => s.destroy(), delayMs);
+      else s.destroy();
     });
     s.on('error', () => {});
   });
@@ -199,7 +203,9 @@ describe('a server that closes the connection after every streamed response (lla
     }
     expect(prepared).toBe(5);
     // preconnect's connection carried the first request; each of the 5 ends opened the next one
-    // (the last is discarded unused): 6 in all, never a second connect for one request
+    // (the last, still connecting at the end, is discarded unused): 6 in all, never a second
+    // connect for one request
+    await sleep(50);
     expect(pool.connectionsOpened()).toBe(6);
     await pool.destroyAll();
     // the server saw at least one per request (the unused last one may be gone before it is accepted)
@@ -228,6 +234,17 @@ describe('a server that closes every connection before answering', () => {
     expect(srv.connections).toBe(3);
   });
 
+  it('does not resend a reused connection that failed long after the send (not a stale connection)', async () => {
+    const srv = await closesBeforeAnswering(1_200);
+    const c = client(srv.origin);
+    const get = await c.request({ path: '/v1/models', method: 'GET' });
+    await get.body.text();
+    const t = await stream(srv.origin, c);
+    expect(t.end).toMatchObject({ kind: 'error', code: 'closed-before-response' });
+    expect(t.connectionRetries).toBeUndefined();
+    expect(srv.connections).toBe(1);
+  });
+
   it('does not resend when resends are turned off', async () => {
     const srv = await closesBeforeAnswering();
     const c = client(srv.origin);
@@ -237,6 +254,38 @@ describe('a server that closes every connection before answering', () => {
     expect(t.end).toMatchObject({ kind: 'error', code: 'closed-before-response' });
     expect(t.connectionRetries).toBeUndefined();
     expect(srv.connections).toBe(1);
+  });
+});
+
+describe('learning from a close', () => {
+  it('a close after the socket carried the next request is that request\'s: learned from the second response', async () => {
+    // keeps the connection after the first stream, closes it after the second
+    let n = 0;
+    const sockets = new Set<net.Socket>();
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const socket = res.socket;
+        res.end(role() + text('a') + DONE);
+        if (++n === 2) res.once('finish', () => socket?.destroySoon());
+      });
+    });
+    server.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    toClose.push(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const c = client(origin);
+    const policy = new ConnectionPolicy();
+    const first = await stream(origin, c, { connections: policy });
+    const second = await stream(origin, c, { connections: policy });
+    await sleep(50);
+    expect([first.end?.kind, second.end?.kind]).toEqual(['done', 'done']);
+    expect(policy.closesAfterResponse).toBe(true);
+    expect(policy.learnedFrom?.requestId).toBe(second.id);
   });
 });
 

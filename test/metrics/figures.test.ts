@@ -257,6 +257,9 @@ describe('decodeCounterRunning and samplesLoad (llama.cpp decode counters)', () 
     expect(decodeCounterRunning(at(0, 500, 1000), at(1, 500, 1000))).toBeUndefined();
     // 10⁸ decodes before, 100 in the window: ±5e-6 × 2 × 2·10⁸ / 100 = ±20 requests
     expect(decodeCounterRunning(at(0, 1e8, 2e8), at(1, 1e8 + 100, 2e8 + 400))).toBeUndefined();
+    // 1.2·10⁶ decodes at 1 busy before, 1,500 at 4 in the window: B's rounding alone (±0.008) would
+    // pass; D is printed to 6 digits too (±5 decodes at each end), which puts it past ±0.02
+    expect(decodeCounterRunning(at(0, 1.2e6, 1.2e6), at(1, 1.2e6 + 1500, 1.2e6 + 6000))).toBeUndefined();
     const load = samplesLoad([at(0, 1e8, 2e8, 3), at(1, 1e8 + 100, 2e8 + 400, 4)]);
     expect(load).toMatchObject({ meanRunning: 3.5, runningFrom: 'samples', runningSamples: 2 });
   });
