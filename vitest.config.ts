@@ -20,6 +20,7 @@ const timingTests = [
   'test/e2e/**/*.test.ts',
   'test/shard/**/*.test.ts',
   'test/compare/seeded-regression.test.ts',
+  'test/faults/**/*.test.ts',
   'test/**/*.e2e.test.ts',
 ];
 

@@ -12,10 +12,11 @@ import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
-import { writeResults } from '../src/results/write.js';
+import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
-import { readEnvOverrides } from '../src/config/env.js';
+import { debugErrors, readEnvOverrides } from '../src/config/env.js';
+import { asUserError } from '../src/errors.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/results/step-summary.js';
 import { writeFileAtomic } from '../src/results/write.js';
@@ -62,6 +63,8 @@ export default class SpeedMatrixReporter implements Reporter {
   private updating = false;
   private live: SpeedMatrixMeta[] = [];
   private readonly options: SpeedMatrixReporterOptions;
+  /** the results folder, resolved once in onInit */
+  private outDir = '';
 
   constructor(options: SpeedMatrixReporterOptions = {}) {
     this.options = options;
@@ -70,6 +73,16 @@ export default class SpeedMatrixReporter implements Reporter {
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
     this.updating = isUpdateMode(vitest);
+    this.outDir = resultsDir(vitest.config.root, this.options.outDir, process.env);
+    // before anything is measured: a folder that cannot take the results stops the run now
+    const matrixProjects = this.options.projects ?? ['matrix', 'matrix-sharded'];
+    if (vitest.projects.some((p) => matrixProjects.includes(p.name))) {
+      try {
+        checkResultsDir(this.outDir);
+      } catch (error) {
+        throw asUserError(error, debugErrors(process.env));
+      }
+    }
   }
 
   onTestRunStart(): void {
@@ -156,7 +169,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string } | undefined {
     try {
-      return writeResults(this.resolvePath(this.options.outDir ?? process.env.LLM_BENCH_OUT ?? 'reports'), result);
+      return writeResults(this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env), result);
     } catch (error) {
       this.fail(`could not write results: ${(error as Error).message}`);
       return undefined;

@@ -16,10 +16,26 @@
  */
 export class SpeedMatrixError<Code extends string = string> extends Error {
   override name = 'SpeedMatrixError';
-  readonly code: Code;
+  // a private field behind a getter, not an own property: Vitest prints an error's own fields under
+  // its message ("Serialized Error: { code: 'config' }")
+  readonly #code: Code;
 
   constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.code = code;
+    this.#code = code;
   }
+
+  get code(): Code {
+    return this.#code;
+  }
+}
+
+/**
+ * An expected error shown as one clean line: a SpeedMatrixError's stack becomes its `name: message`
+ * (no frames, so Vitest prints no code frame or trace under the message). With `debug`
+ * (LLM_BENCH_DEBUG=1) it keeps its stack; any other error is left as it is.
+ */
+export function asUserError<E>(error: E, debug: boolean): E {
+  if (!debug && error instanceof SpeedMatrixError) error.stack = `${error.name}: ${error.message}`;
+  return error;
 }

@@ -5,7 +5,8 @@
  * Without --out the diff page is printed; with it, a one-line verdict and the regressions.
  * When GITHUB_STEP_SUMMARY is set the diff page is appended to it.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { loadThresholds } from '../thresholds/load.js';
@@ -105,7 +106,7 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
     if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
     if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
     if (args.out) {
-      mkdirSync(dirname(args.out), { recursive: true });
+      ensureDir(dirname(args.out));
       writeFileSync(args.out, page);
       const c = comparison.counts;
       io.out(

@@ -4,7 +4,7 @@
  */
 import { formatValue } from '../thresholds/evaluate.js';
 import { cellKey, contextLabel } from '../results/labels.js';
-import { escapeCell, markdownRow as row } from '../results/render-md.js';
+import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../results/render-md.js';
 import type { RunInfo } from '../results/types.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
 
@@ -67,7 +67,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
 
 function describe(info: RunInfo, label: string | undefined): string {
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · ${info.run.repeat} repeats` : '';
-  return `${label ? `\`${label}\` · ` : ''}${info.title} · started ${info.startedAt}${repeat}`;
+  return `${label ? `${codeSpan(label)} · ` : ''}${escapeText(info.title)} · started ${escapeText(info.startedAt)}${repeat}`;
 }
 
 function gridLines(cells: RowComparison[]): string[] {

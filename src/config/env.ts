@@ -30,6 +30,11 @@ export interface EnvOverrides {
 
 type Env = Record<string, string | undefined>;
 
+/** LLM_BENCH_DEBUG=1: expected errors keep their stack trace (see asUserError in src/errors.ts). */
+export function debugErrors(env: Env): boolean {
+  return /^(1|true|yes|on)$/i.test(env.LLM_BENCH_DEBUG?.trim() ?? '');
+}
+
 function nonEmpty(env: Env, name: string): string | undefined {
   const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();

@@ -6,7 +6,7 @@
  */
 import { monoMs } from '../clock.js';
 import { SpeedMatrixError } from '../errors.js';
-import { redactValues } from '../results/redact.js';
+import { redactUrlCredentials, redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
 
@@ -69,9 +69,18 @@ export class HttpCallError extends SpeedMatrixError<'timeout' | 'aborted' | 'tra
   }
 }
 
-/** Remove the key from any text before it can surface in an error. */
-export function redactKey(text: string, apiKey: string | undefined): string {
-  return redactValues(text, [apiKey]);
+/**
+ * Remove the target's secrets from a text before it can surface in an error: the API key, and the
+ * user-info of the URL (`http://user:password@host`: the pattern and the password itself).
+ */
+export function redactTarget(text: string, target: HttpTarget): string {
+  let password: string | undefined;
+  try {
+    password = decodeURIComponent(new URL(target.baseUrl).password) || undefined;
+  } catch {
+    password = undefined;
+  }
+  return redactValues(redactUrlCredentials(text), [target.apiKey, password]);
 }
 
 function joinUrl(baseUrl: string, path: string): string {
@@ -127,7 +136,7 @@ export async function httpCall(
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     const code = timeoutSignal.aborted ? 'timeout' : options.signal?.aborted ? 'aborted' : 'transport';
     const what = code === 'timeout' ? `no complete answer within ${timeoutMs} ms` : reason;
-    throw new HttpCallError(redactKey(`${method} ${url} failed: ${what}`, target.apiKey), code);
+    throw new HttpCallError(redactTarget(`${method} ${url} failed: ${what}`, target), code);
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactKey, type HttpCallOptions, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -105,7 +105,7 @@ export class ProbeError extends SpeedMatrixError<'unreachable' | 'unauthorized' 
 }
 
 export function probeError(target: HttpTarget, code: ProbeError['code'], what: string, fix: string): ProbeError {
-  return new ProbeError(redactKey(`probe of ${target.baseUrl}: ${what}. ${fix}`, target.apiKey), code);
+  return new ProbeError(redactTarget(`probe of ${target.baseUrl}: ${what}. ${fix}`, target), code);
 }
 
 /** `GET /v1/models`, choose the model (configured one, else the first id). Throws setup errors. */

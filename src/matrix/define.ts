@@ -8,6 +8,8 @@
  */
 import { afterAll, describe, inject, test } from 'vitest';
 import { resolveSuite } from '../config/resolve.js';
+import { debugErrors } from '../config/env.js';
+import { asUserError } from '../errors.js';
 import type { SuiteInput } from '../config/schema.js';
 import { openRun, describeRun } from './open.js';
 import { gateTimeoutMs, planMatrix } from './plan.js';
@@ -28,6 +30,15 @@ export interface DefineOptions {
 }
 
 export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineOptions = {}): Promise<void> {
+  try {
+    await define(input, options);
+  } catch (error) {
+    // a setup mistake or an unusable server: one clean line (LLM_BENCH_DEBUG=1 keeps the trace)
+    throw asUserError(error, debugErrors(process.env));
+  }
+}
+
+async function define(input: SuiteInput, options: DefineOptions): Promise<void> {
   const cfg = resolveSuite(input);
   if (options.rows) {
     checkRowGroup(options.rows);

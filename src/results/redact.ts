@@ -29,6 +29,8 @@ const ASSIGNMENT = new RegExp(String.raw`(^|[\s=])([A-Za-z_][\w.-]*)=(${VALUE})`
 // "api_key": "value" (JSON launch args)
 const JSON_PAIR = /("([\w.-]+)"\s*:\s*)("(?:[^"\\]|\\.)*")/g;
 const URL_CREDENTIALS = /(\/\/)[^\s/@:]+:[^\s/@]+@/g;
+/** any user-info of a URL (with or without a password), up to the @ before the host */
+const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 const BEARER = /(\bBearer\s+)[^\s"']+/gi;
 
 /** Replace every secret value in `text` with `<redacted>`; everything else is left as it was. */
@@ -43,6 +45,11 @@ export function redactSecrets(text: string): string {
     .replace(JSON_PAIR, (all, head: string, name: string) => (isSecretName(name) ? `${head}"${REDACTED}"` : all))
     .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
     .replace(BEARER, `$1${REDACTED}`);
+}
+
+/** `scheme://user:password@host` → `scheme://<redacted>@host`, and `scheme://user@host` → `scheme://<redacted>@host`. */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(URL_USERINFO, `$1${REDACTED}@`);
 }
 
 /** Replace each known secret value (e.g. the API key) wherever it appears in a text. */

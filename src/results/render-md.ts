@@ -91,13 +91,13 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     out.push(`The server was the embedded simulated server${profile}; these figures are not from real hardware.`, '');
   }
   out.push(...progressLines(result, planned, plannedPrefill));
-  out.push(`## ${info.title}`, '', summaryLine(info), '');
+  out.push(`## ${escapeText(info.title)}`, '', escapeText(summaryLine(info)), '');
 
   out.push('### Hardware', '', ...bullets(hardwareItems(info)), '');
   out.push('### Engine', '', ...bullets(engineItems(info)), '');
   out.push('### Run', '', ...bullets(runItems(result)), '');
   if (info.launchCommand) {
-    out.push('### Launch command', '', '```sh', redactSecrets(info.launchCommand), '```', '');
+    out.push('### Launch command', '', ...codeBlock(redactSecrets(info.launchCommand), 'sh'), '');
   }
 
   if (prefillContexts.length > 0) {
@@ -166,7 +166,7 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   }
   const regressions = [...result.prefill, ...result.cells].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) {
-    const from = info.baselinePath ? ` (${escapeInline(info.baselinePath)})` : '';
+    const from = info.baselinePath ? ` (${escapeText(info.baselinePath)})` : '';
     out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');
   }
   return out.join('\n');
@@ -262,7 +262,7 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
 }
 
 function bullets(items: Array<[string, string | undefined]>): string[] {
-  return items.filter((i): i is [string, string] => isText(i[1])).map(([k, v]) => `- **${k}**: ${escapeInline(v)}`);
+  return items.filter((i): i is [string, string] => isText(i[1])).map(([k, v]) => `- **${k}**: ${escapeText(v)}`);
 }
 
 /** Status text of a cell: every non-valid status, the main one first, errors with their count. */
@@ -391,7 +391,7 @@ export function errorNotes(cells: readonly CellResult[]): string[] {
     const codes = Object.entries(e.byCode)
       .map(([code, n]) => `${formatCount(n)} ${code}`)
       .join(', ');
-    const first = e.firstMessage ? `; first: ${escapeInline(e.firstMessage.length > 300 ? `${e.firstMessage.slice(0, 300)}…` : e.firstMessage)}` : '';
+    const first = e.firstMessage ? `; first: ${escapeText(e.firstMessage.length > 300 ? `${e.firstMessage.slice(0, 300)}…` : e.firstMessage)}` : '';
     return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
   };
   return ['Failed requests, by cause:', '', ...failing.map(line), ''];
@@ -405,7 +405,7 @@ export function connectionNotes(cells: readonly CellResult[]): string[] {
     const list = resent.map((c) => `${cellKey(c.context, c.concurrency)}: ${formatCount(c.evidence.connectionRetries!.count)}`).join(', ');
     const why = resent.find((c) => c.evidence.connectionRetries?.firstReason)?.evidence.connectionRetries?.firstReason;
     out.push(
-      `Resent (${list}): requests whose send on a reused keep-alive connection failed before any answer, because the server had closed it${why ? ` (${why})` : ''}; each was sent once more on a fresh connection. They are not failures, and their TTFT starts at the resend.`,
+      `Resent (${list}): requests whose send on a reused keep-alive connection failed before any answer, because the server had closed it${why ? ` (${escapeText(why)})` : ''}; each was sent once more on a fresh connection. They are not failures, and their TTFT starts at the resend.`,
       '',
     );
   }
@@ -430,14 +430,41 @@ export function markdownRow(cells: readonly string[]): string {
   return `| ${cells.map(escapeCell).join(' | ')} |`;
 }
 
-/** A table cell's text: `|` escaped, line breaks as spaces. */
+/** A table cell's (or our own list item's) text: `|` escaped, line breaks as spaces. Text from outside goes through escapeText first. */
 export function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 
-/** Text on one line (line breaks become spaces), for headings and list items. */
-export function escapeInline(text: string): string {
-  return text.replace(/\r?\n/g, ' ');
+/**
+ * Text that came from outside (a server's model id, version, error text, a file path) for a
+ * Markdown heading, list item or table cell: on one line, with HTML (`<`, `>`, `&`) and the
+ * characters that format Markdown (`\ * _ ` [ ] | ~ #`) escaped, so it shows as written and can
+ * neither format nor inject anything where the page is rendered (GitHub pages, PR comments, job
+ * summaries). Line breaks of any kind become spaces.
+ */
+export function escapeText(text: string): string {
+  return text
+    .replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ')
+    .replace(/[\\`*_[\]|~#]/g, (c) => `\\${c}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** An inline code span for text from outside (a path): on one line, fenced by more backticks than it holds. */
+export function codeSpan(text: string): string {
+  const flat = text.replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+/** A fenced code block whose fence is longer than any backtick run in `text`, so the text cannot close it. */
+export function codeBlock(text: string, lang = ''): string[] {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [`${fence}${lang}`, text, fence];
 }
 
 function sortedUnique(xs: readonly number[]): number[] {

@@ -4,14 +4,14 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from './collect.js';
-import { decodeGrid, escapeInline as escape } from './render-md.js';
+import { codeSpan, decodeGrid, escapeCell, escapeText } from './render-md.js';
 import type { SpeedMatrixResult } from './types.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
   const { info } = result;
   const planned = plannedCellKeys(info);
 
-  const out: string[] = [`## Speed matrix: ${escape(info.title)}`, ''];
+  const out: string[] = [`## Speed matrix: ${escapeText(info.title)}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
   out.push(`${result.cells.length} of ${Math.max(planned.length, result.cells.length)} cells · ${info.run.windowS} s windows${repeat}`, '');
   out.push(...decodeGrid(result), '');
@@ -20,10 +20,10 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {
-    out.push(`### Regressions against the baseline \`${escape(info.baselinePath)}\``, '');
-    out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escape(f)}`) : ['None: every compared figure is within its tolerance.']), '');
+    out.push(`### Regressions against the baseline ${codeSpan(info.baselinePath)}`, '');
+    out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escapeCell(f)}`) : ['None: every compared figure is within its tolerance.']), '');
   }
-  if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escape(f)}`), '');
+  if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escapeCell(f)}`), '');
   return out.join('\n');
 }
 

@@ -12,7 +12,7 @@
  * Output order is fixed (cells by context then concurrency, figures in schema order) so a diff shows
  * exactly what moved.
  */
-import { mkdirSync } from 'node:fs';
+import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, parseContext } from '../results/labels.js';
@@ -140,6 +140,6 @@ export function formatThresholds(file: ThresholdsFile): string {
 
 /** Write a threshold file atomically, creating its folder. */
 export function writeThresholds(path: string, file: ThresholdsFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensureDir(dirname(path));
   writeFileAtomic(path, formatThresholds(file));
 }

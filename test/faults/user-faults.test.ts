@@ -1,0 +1,97 @@
+/**
+ * Faults as a user meets them (issue 14): `npx vitest bench --run` against the embedded simulator
+ * (tiny profile, a small matrix), with what goes wrong in a user's hands, and the outcome checked
+ * as the user sees it: the exit code, the one line that says what happened, the page. Every run has
+ * a time limit and must end by itself well within it.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+
+export interface BenchRun {
+  code: number | null;
+  out: string;
+  seconds: number;
+  timedOut: boolean;
+}
+
+/** `npx vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */
+export function runBench(env: Record<string, string>, limitS = 90): BenchRun {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
+  const started = Date.now();
+  const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
+    cwd: root,
+    env: { ...clean, NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: limitS * 1000,
+    killSignal: 'SIGKILL',
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}`, seconds: (Date.now() - started) / 1000, timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };
+}
+
+/** a small matrix on the tiny simulator */
+export const TINY: Record<string, string> = {
+  LLM_BENCH_SIM_PROFILE: 'tiny',
+  LLM_BENCH_CONTEXTS: '0',
+  LLM_BENCH_CONCURRENCY: '2',
+  LLM_BENCH_PREFILL: 'none',
+  LLM_BENCH_DURATION_S: '1',
+  LLM_BENCH_MAX_TOKENS: '32',
+};
+
+/** the error line and what follows it: no code frame (`❯ file:line`) and no stack (`at …`) */
+function expectOneCleanLine(out: string, error: RegExp): void {
+  const lines = out.split('\n');
+  const at = lines.findIndex((l) => error.test(l));
+  expect(at, out).toBeGreaterThanOrEqual(0);
+  const after = lines.slice(at + 1, at + 6).join('\n');
+  expect(after).not.toMatch(/❯ \S+:\d+|^\s+at \S/m);
+}
+
+describe('the results folder', () => {
+  for (const dir of ['/proc/forbidden', '/sys/forbidden']) {
+    test(`LLM_BENCH_OUT=${dir}: a ConfigError naming LLM_BENCH_OUT before anything is measured, not a hang or a lost run`, { timeout: 120_000 }, () => {
+      const r = runBench({ ...TINY, LLM_BENCH_OUT: dir }, 60);
+      expect(r.timedOut, r.out).toBe(false);
+      expect(r.code).not.toBe(0);
+      expectOneCleanLine(r.out, /ConfigError: results cannot be written to .*forbidden.*set LLM_BENCH_OUT to a folder you can write/);
+      // nothing was measured: no cell started
+      expect(r.out).not.toMatch(/window open|\[speed-matrix\] 0\/2/);
+      // the check itself is quick (Vitest's own start-up is most of the run)
+      expect(r.seconds).toBeLessThan(30);
+    });
+  }
+});
+
+describe('expected errors', () => {
+  test('a bad variable: one clean line; LLM_BENCH_DEBUG=1 keeps the stack', { timeout: 120_000 }, () => {
+    const bad = runBench({ ...TINY, LLM_BENCH_CONCURRENCY: 'two', LLM_BENCH_OUT: mkdtempSync(join(tmpdir(), 'lsm-f-')) }, 60);
+    expect(bad.code).not.toBe(0);
+    expectOneCleanLine(bad.out, /ConfigError: LLM_BENCH_CONCURRENCY/);
+    const debug = runBench({ ...TINY, LLM_BENCH_CONCURRENCY: 'two', LLM_BENCH_DEBUG: '1', LLM_BENCH_OUT: mkdtempSync(join(tmpdir(), 'lsm-f-')) }, 60);
+    expect(debug.code).not.toBe(0);
+    expect(debug.out).toMatch(/ConfigError: LLM_BENCH_CONCURRENCY[^\n]*\n[\s\S]*(❯ \S+:\d+|at \S+)/);
+  });
+
+  test('a password in LLM_BENCH_URL never reaches the console or the files', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
+    const r = runBench({ ...TINY, LLM_BENCH_URL: 'http://user:sk-secret-123@127.0.0.1:1', LLM_BENCH_OUT: out }, 60);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/ProbeError: probe of http:\/\/<redacted>@127\.0\.0\.1:1/);
+    expect(r.out).not.toContain('sk-secret-123');
+    expectOneCleanLine(r.out, /ProbeError/);
+    let files = '';
+    for (const f of ['speed-matrix.json', 'speed-matrix.md']) {
+      try {
+        files += readFileSync(join(out, f), 'utf8');
+      } catch {
+        // not written: nothing to leak
+      }
+    }
+    expect(files).not.toContain('sk-secret-123');
+  });
+});
