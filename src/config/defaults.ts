@@ -8,8 +8,18 @@ export const DEFAULTS = {
   endpoint: 'chat' as const,
   /** no response headers within this ⇒ request failed (headers-timeout) */
   headersTimeoutMs: 120_000,
-  /** no bytes for this long once streaming ⇒ request failed (stall) */
+  /**
+   * no body bytes for this long ⇒ the transport gives up on the request (stall). Long, because a
+   * server that sends its headers before the first token sends nothing while it prefills
+   */
   stallTimeoutMs: 60_000,
+  /** inside a window, a request silent after its first token for max(this, stallLimitTbtMultiple × median TBT), at most the window, stalled */
+  stallLimitMinMs: 5_000,
+  stallLimitTbtMultiple: 50,
+  /** the warm-up request stalled when silent this long after its first token (LLM_BENCH_STALL_S overrides) */
+  warmupStallMs: 10_000,
+  /** setup calls (probe, tokenize) keep trying a server that does not answer this long: a restart fits */
+  unreachableRetryMs: 30_000,
   /** drain barrier: wait at most this for the server to go idle before a cell */
   drainTimeoutMs: 120_000,
   /** readiness gate: base timeout, plus gatePerContextTokenMs × context × concurrency */

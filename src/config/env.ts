@@ -26,6 +26,12 @@ export interface EnvOverrides {
   baseline?: string;
   /** LLM_BENCH_SIM_OVERRIDES: simulator profile parameters (JSON object) */
   simOverrides?: Record<string, unknown>;
+  /** LLM_BENCH_ALLOW_ERRORS=1: cells with failed requests pass */
+  allowErrors?: boolean;
+  /** LLM_BENCH_STALL_S: a request silent this long after its first token has stalled */
+  stallS?: number;
+  /** LLM_BENCH_RETRY_S: how long setup calls wait for a server that does not answer */
+  retryS?: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -134,6 +140,21 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (repeat !== undefined) out.repeat = repeat;
   const baseline = nonEmpty(env, 'LLM_BENCH_BASELINE');
   if (baseline !== undefined) out.baseline = baseline;
+  const allowErrors = nonEmpty(env, 'LLM_BENCH_ALLOW_ERRORS');
+  if (allowErrors !== undefined) {
+    if (!/^(0|1|true|false|yes|no)$/i.test(allowErrors)) {
+      throw new ConfigError(`LLM_BENCH_ALLOW_ERRORS: "${allowErrors}" must be 1 or 0; e.g. LLM_BENCH_ALLOW_ERRORS=1 lets cells with failed requests pass`);
+    }
+    out.allowErrors = /^(1|true|yes)$/i.test(allowErrors);
+  }
+  const stallS = positiveNumber(env, 'LLM_BENCH_STALL_S', '10', false);
+  if (stallS !== undefined) out.stallS = stallS;
+  const retryRaw = nonEmpty(env, 'LLM_BENCH_RETRY_S');
+  if (retryRaw !== undefined) {
+    const r = Number(retryRaw);
+    if (!Number.isFinite(r) || r < 0) throw new ConfigError(`LLM_BENCH_RETRY_S: "${retryRaw}" must be a number of seconds ≥ 0; e.g. LLM_BENCH_RETRY_S=30 (0: no retry)`);
+    out.retryS = r;
+  }
   const simOverrides = nonEmpty(env, 'LLM_BENCH_SIM_OVERRIDES');
   if (simOverrides !== undefined) {
     let parsed: unknown;

@@ -36,13 +36,26 @@ export interface ResolvedSuite {
     revision?: string;
   };
   matrix: ResolvedMatrix;
-  timeouts: { headersMs: number; stallMs: number; drainMs: number; gateMs: number; gatePerContextTokenMs: number; gateSettleMs: number };
+  timeouts: {
+    headersMs: number;
+    stallMs: number;
+    drainMs: number;
+    gateMs: number;
+    gatePerContextTokenMs: number;
+    gateSettleMs: number;
+    /** how long setup calls (probe, tokenize) wait for a server that does not answer (LLM_BENCH_RETRY_S) */
+    unreachableRetryMs: number;
+  };
+  /** LLM_BENCH_STALL_S in ms: the stall limit of every cell and of the warm-up (else derived per cell) */
+  stallLimitMs?: number;
   metricsIntervalMs: number;
   thresholdsPath: string;
   outDir: string;
   headroom: number;
   clientLimitedLoopDelayMs: number;
   allowClientLimited: boolean;
+  /** cells with failed requests pass (suite allowErrors, LLM_BENCH_ALLOW_ERRORS=1) */
+  allowErrors: boolean;
   promptMode: 'shared' | 'distinct';
   /** times each cell is measured (LLM_BENCH_REPEAT); its figures are the medians; default 1 */
   repeat: number;
@@ -147,13 +160,16 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
       gateMs: t.gateMs ?? DEFAULTS.gateTimeoutMs,
       gatePerContextTokenMs: DEFAULTS.gatePerContextTokenMs,
       gateSettleMs: t.gateSettleMs ?? DEFAULTS.gateSettleMs,
+      unreachableRetryMs: o.retryS !== undefined ? o.retryS * 1000 : DEFAULTS.unreachableRetryMs,
     },
+    ...(o.stallS !== undefined ? { stallLimitMs: o.stallS * 1000 } : {}),
     metricsIntervalMs: DEFAULTS.metricsIntervalMs,
     thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
     outDir: o.outDir ?? DEFAULTS.outDir,
     headroom: o.headroom ?? DEFAULTS.headroom,
     clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
     allowClientLimited: suite.allowClientLimited,
+    allowErrors: o.allowErrors ?? suite.allowErrors,
     promptMode: suite.promptMode,
     repeat: o.repeat ?? 1,
     ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),

@@ -82,6 +82,11 @@ export const SuiteSchema = z.strictObject({
   clientLimitedLoopDelayMs: z.number().positive().optional(),
   /** allow Client-limited cells to pass their threshold check */
   allowClientLimited: z.boolean().default(false),
+  /**
+   * let cells with failed requests pass (also LLM_BENCH_ALLOW_ERRORS=1); by default a cell with a
+   * failed request fails unless its threshold budget sets max.failedRequests
+   */
+  allowErrors: z.boolean().default(false),
   /** one shared context per cell (prefix-cache friendly, the reference method) or one per stream */
   promptMode: z.enum(['shared', 'distinct']).default('shared'),
 });

@@ -5,6 +5,7 @@
  * in a thrown message.
  */
 import { monoMs } from '../clock.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { SpeedMatrixError } from '../errors.js';
 import { redactUrlCredentials, redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
@@ -172,6 +173,34 @@ export async function timedGet(target: HttpTarget, path: string): Promise<{ resu
   const startMs = monoMs();
   const result = await tryCall(target, 'GET', path);
   return { result, atMs: (startMs + monoMs()) / 2 };
+}
+
+/** The server could not be reached (connect refused, reset): worth trying again while it restarts. */
+export function isUnreachable(error: unknown): boolean {
+  return (error instanceof HttpCallError && error.code === 'transport') || (error instanceof SpeedMatrixError && error.code === 'unreachable');
+}
+
+/**
+ * Run `call` until it does not fail as unreachable, waiting 250 ms doubling to 4 s between tries,
+ * for at most `budgetMs` in all (default DEFAULTS.unreachableRetryMs); then its last error is thrown. Any other error is thrown at once.
+ * `onRetry` hears about each wait (a progress line).
+ */
+export async function retryWhileUnreachable<T>(
+  call: () => Promise<T>,
+  options: { budgetMs?: number; onRetry?: (error: unknown, waitMs: number) => void; signal?: AbortSignal } = {},
+): Promise<T> {
+  const deadline = monoMs() + (options.budgetMs ?? DEFAULTS.unreachableRetryMs);
+  for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+    try {
+      return await call();
+    } catch (error) {
+      const left = deadline - monoMs();
+      if (!isUnreachable(error) || left <= 0 || options.signal?.aborted) throw error;
+      const ms = Math.min(wait, left);
+      options.onRetry?.(error, ms);
+      await new Promise((r) => setTimeout(r, ms));
+    }
+  }
 }
 
 /** True for a 2xx status. */

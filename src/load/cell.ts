@@ -9,6 +9,8 @@ import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample, ServerRequestTimings } from '../engines/types.js';
 import { createWorkerDispatchers } from '../client/pool.js';
+import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
+import { redactUrlCredentials } from '../results/redact.js';
 import { startLoopMonitor } from '../metrics/loop-monitor.js';
 import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
@@ -49,6 +51,14 @@ export interface CellRun {
   connections: { opened: number; requests: number; serverClosesAfterResponse: boolean };
 }
 
+/** the origin for a message, without user-info */
+function displayOrigin(origin: string): string {
+  return redactUrlCredentials(origin);
+}
+
+/** The readiness gate stops waiting when every worker's last this many requests failed. */
+export const FAILING_WORKER_REQUESTS = 3;
+
 /** Backoff after a failed request, so a server answering 500 at once is not hammered. */
 function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
@@ -65,7 +75,20 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
 
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
-  await pool.preconnect({ headers });
+  // a server that is down as the cell starts (a restart) is waited for; one that stays down means the
+  // cell cannot start (an unreachable HttpCallError, which the cell test stores as Not run)
+  try {
+    await retryWhileUnreachable(
+      async () => {
+        const report = await pool.preconnect({ headers });
+        if (report.opened === 0) throw new HttpCallError(`no connection to ${displayOrigin(origin)} could be opened (${report.firstError ?? 'no answer'})`, 'transport');
+      },
+      { budgetMs: session.timeouts.unreachableRetryMs, signal: opts.signal, onRetry: (_e, ms) => say(`the server is not answering; trying again in ${(ms / 1000).toFixed(1)} s`) },
+    );
+  } catch (error) {
+    await pool.destroyAll();
+    throw error;
+  }
   const serverTimings = new Map<string, ServerRequestTimings>();
   const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) =>
     sendRequest(session, {
@@ -105,6 +128,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     /** ids of the worker requests in flight; cellAbort aborts them all */
     const inFlight = new Set<string>();
     const gotToken = new Array<boolean>(C).fill(false);
+    /** failed requests in a row per worker (a token resets it) */
+    const failingInARow = new Array<number>(C).fill(0);
     let stopping = false;
     let requestCounter = 0;
 
@@ -124,9 +149,11 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
         // that answers at once cannot turn a worker into a hot loop
         if (t.end?.kind === 'error' || t.chunkMs.length === 0) {
           failures++;
+          failingInARow[w] = failures;
           if (!stopping) await sleep(backoffMs(failures), cellAbort.signal);
         } else {
           failures = 0;
+          failingInARow[w] = 0;
         }
       }
     };
@@ -154,6 +181,11 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
         lastGateScrape = now;
         const s = await scrapeMetrics(session);
         queueSettled = s?.waiting === undefined || s.waiting <= queueAllowed;
+      }
+      // every worker failing again and again: nothing will get ready, measure the failures now
+      if (failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {
+        say(`every worker's last ${FAILING_WORKER_REQUESTS} requests failed: opening the window now`);
+        break;
       }
       const ready = gotToken.every(Boolean) && queueSettled;
       if (ready) {

@@ -16,7 +16,8 @@ export interface LoadSession {
   model: string;
   endpoint: EndpointKind;
   maxOutputTokens: number;
-  timeouts: { headersMs: number; stallMs: number };
+  /** request timeouts, and how long setup calls wait for a server that does not answer */
+  timeouts: { headersMs: number; stallMs: number; unreachableRetryMs: number };
   /** unique per run: request ids and cold-prefill prefixes derive from it */
   runId: string;
   /** what the run has learned about the server's connections (closes after each response?) */

@@ -4,7 +4,8 @@
  */
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
-import { computeCellFigures } from '../metrics/figures.js';
+import { isUnreachable } from '../engines/http.js';
+import { cellFailures, computeCellFigures } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
 import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
 import { cellStatuses } from '../metrics/status.js';
@@ -37,28 +38,57 @@ export function createCellRunner(run: RunContext) {
       return;
     }
 
-    const prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
-    const prompts = run.prompts.forCell(prompt, cell.concurrency);
     const say = (m: string) => progress(`${cell.key}: ${m}`);
+    /** the cell cannot start (its prompt cannot be sized: the server is gone): stored with why, then failed */
+    const notRun = (error: unknown): never => {
+      const reason = (error as Error)?.message ?? String(error);
+      const result: CellResult = {
+        context: cell.context,
+        contextLabel: cell.contextLabel,
+        concurrency: cell.concurrency,
+        status: 'not-run',
+        statuses: ['not-run'],
+        evidence: {},
+        notRunReason: reason,
+        finishedAt: new Date().toISOString(),
+      };
+      tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
+      throw new Error(`${cell.key} could not start: ${reason}`);
+    };
+    let prompt: Awaited<ReturnType<typeof run.prompts.rowPrompt>>;
+    try {
+      prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
+    } catch (error) {
+      if (tc.signal.aborted) throw error;
+      return notRun(error);
+    }
+    const prompts = run.prompts.forCell(prompt, cell.concurrency);
     // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
     // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
     const repeats: Array<{ raw: Awaited<ReturnType<typeof runCell>>; figures: ReturnType<typeof computeCellFigures>; verdict: ReturnType<typeof cellStatuses> }> = [];
     const crossChecks: ServerCrossCheck[] = [];
     for (let r = 0; r < cfg.repeat; r++) {
       if (cfg.repeat > 1) say(`repeat ${r + 1} of ${cfg.repeat}`);
-      const raw = await runCell(opened.session, {
-        context: cell.context,
-        concurrency: cell.concurrency,
-        promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
-        scoutPrompts: prompts.scoutPrompts(),
-        windowMs: cfg.matrix.windowS * 1000,
-        gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
-        gateSettleMs: cfg.timeouts.gateSettleMs,
-        drainTimeoutMs: cfg.timeouts.drainMs,
-        metricsIntervalMs: cfg.metricsIntervalMs,
-        signal: tc.signal,
-        onPhase: say,
-      });
+      let raw: Awaited<ReturnType<typeof runCell>>;
+      try {
+        raw = await runCell(opened.session, {
+          context: cell.context,
+          concurrency: cell.concurrency,
+          promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
+          scoutPrompts: prompts.scoutPrompts(),
+          windowMs: cfg.matrix.windowS * 1000,
+          gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
+          gateSettleMs: cfg.timeouts.gateSettleMs,
+          drainTimeoutMs: cfg.timeouts.drainMs,
+          metricsIntervalMs: cfg.metricsIntervalMs,
+          signal: tc.signal,
+          onPhase: say,
+        });
+      } catch (error) {
+        // the server stayed unreachable through the retry budget: the cell could not start
+        if (!tc.signal.aborted && r === 0 && isUnreachable(error)) return notRun(error);
+        throw error;
+      }
 
       const figures = computeCellFigures({
         timelines: raw.timelines,
@@ -67,11 +97,13 @@ export function createCellRunner(run: RunContext) {
         metricsSamples: raw.samples,
         // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
         ttftFrom: 'sent-headers',
+        stallLimit: cfg.stallLimitMs ?? 'cell',
       });
       const verdict = cellStatuses({
         concurrency: cell.concurrency,
         figures,
         timelines: raw.timelines,
+        failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
         samples: raw.samples,
         gateTimedOut: raw.gate.timedOut,
         gateWaitedMs: raw.gate.waitedMs,
@@ -126,6 +158,16 @@ export function createCellRunner(run: RunContext) {
       const ev = result.evidence.clientLimited;
       failures.push(
         `${cell.key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms), so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
+      );
+    }
+    // failed requests fail the cell unless the budget sets max.failedRequests (evaluateCell checks
+    // it) or the run allows them (allowErrors, LLM_BENCH_ALLOW_ERRORS=1)
+    if (figures.failedRequests > 0 && !cfg.allowErrors && budget?.max?.failedRequests === undefined) {
+      const e = result.evidence.errors;
+      const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
+      failures.push(
+        `${cell.key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
+          `${e?.firstMessage ? `; first: ${e.firstMessage}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
       );
     }
     if (figures.outputTokens === 0 && result.status !== 'client-limited') {

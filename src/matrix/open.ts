@@ -8,10 +8,14 @@ import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../config/errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
+import { retryWhileUnreachable } from '../engines/http.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import type { LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
 import { runSingleRequest, WARMUP_CLOSE_WATCH_MS } from '../load/prefill.js';
+import type { RequestTimeline } from '../client/types.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { progress } from './progress.js';
 import type { HardwareInfo, RunInfo } from '../results/types.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
@@ -31,6 +35,11 @@ export interface OpenedRun {
   /** this machine's hardware, detected only when the server runs on it (not for the simulator) */
   hardware?: DetectedHardware;
   close(): Promise<void>;
+}
+
+/** A progress line while setup waits for a server that does not answer (a restart). */
+function unreachableProgress(error: unknown, waitMs: number): void {
+  progress(`the server is not answering (${(error as Error).message}); trying again in ${(waitMs / 1000).toFixed(1)} s`);
 }
 
 /** Target URL as shown on the page: credentials and query removed. */
@@ -90,7 +99,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       adapter = getAdapter(cfg.target.engine);
       detection = `engine set in config: ${cfg.target.engine}`;
     } else {
-      const found = await detectEngine(target);
+      const found = await retryWhileUnreachable(() => detectEngine(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
       adapter = getAdapter(found.kind);
       detection = found.evidence;
       detectionNote = found.note;
@@ -98,7 +107,10 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     }
     // the server's machine is this one: read its GPUs, CPU, RAM and OS (never for the simulator)
     const hardware = !sim && isLocalTarget(baseUrl) ? await detectLocalHardware() : undefined;
-    const probed = await adapter.probe(target, cfg.target.model);
+    const probed = await retryWhileUnreachable(() => adapter.probe(target, cfg.target.model), {
+      budgetMs: cfg.timeouts.unreachableRetryMs,
+      onRetry: unreachableProgress,
+    });
     const facts: ServerFacts = {
       ...probed,
       ...(cfg.target.kvCapacityTokens ? { kvCapacityTokens: { value: cfg.target.kvCapacityTokens, source: 'config (kvCapacityTokens)' } } : {}),
@@ -113,21 +125,28 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       model: facts.model.value,
       endpoint: cfg.target.endpoint,
       maxOutputTokens: cfg.matrix.maxOutputTokens,
-      timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs },
+      timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs, unreachableRetryMs: cfg.timeouts.unreachableRetryMs },
       runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
       connections: new ConnectionPolicy(),
     };
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
     // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
     // It also shows whether the server closes connections after a streamed response (llama.cpp does).
-    let warm = await runSingleRequest(session, `${session.runId}-warmup`, 'Say hello.', 8, undefined, WARMUP_CLOSE_WATCH_MS);
-    for (let attempt = 1; attempt < WARMUP_ATTEMPTS && warm.end?.kind === 'error'; attempt++) {
-      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt}`, 'Say hello.', 8, undefined, WARMUP_CLOSE_WATCH_MS);
+    // A stream that stops after its first token fails as a stall within warmupStallMs, not 60 s.
+    const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
+    let warm: RequestTimeline | undefined;
+    for (let attempt = 1; attempt <= WARMUP_ATTEMPTS; attempt++) {
+      progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${displayUrl(baseUrl)}`);
+      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt > 1 ? attempt - 1 : ''}`, 'Say hello.', 8, warmOptions);
+      if (warm.end?.kind !== 'error') break;
+      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${warm.end.message})${attempt < WARMUP_ATTEMPTS ? '; trying again' : ''}`);
     }
-    if (warm.end?.kind === 'error') {
-      throw new ConfigError(
-        `the warm-up request to ${displayUrl(baseUrl)} failed (${warm.end.code}: ${warm.end.message}); check the URL, model and API key`,
-      );
+    if (warm?.end?.kind === 'error') {
+      const advice =
+        warm.end.code === 'stall'
+          ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)'
+          : 'check the URL, model and API key';
+      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${warm.end.code}: ${warm.end.message}); ${advice}`);
     }
     return {
       session,

@@ -8,6 +8,7 @@ import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts 
 import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../config/errors.js';
+import { progress } from './progress.js';
 
 const RUN_PREFIX_WORD = 'Run';
 const CALIBRATION_PREFIX_WORD = 'Cal';
@@ -38,6 +39,8 @@ export class RunPrompts {
         }
         return t.promptTokens;
       },
+      retryMs: session.timeouts.unreachableRetryMs,
+      onRetry: (error, waitMs) => progress(`the server did not answer a tokenize call (${(error as Error).message}); trying again in ${(waitMs / 1000).toFixed(1)} s`),
     });
   }
 

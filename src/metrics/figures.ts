@@ -7,6 +7,7 @@
  */
 import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { distribution, mean, median } from './stats.js';
 import type { CellFigures } from './types.js';
 
@@ -25,6 +26,11 @@ export interface CellFiguresInput {
    * (request headers written to the socket, falling back to send time when not recorded)
    */
   ttftFrom?: 'send' | 'sent-headers';
+  /**
+   * stall detection: a fixed limit in ms (LLM_BENCH_STALL_S), or 'cell' for stallLimitMs's rule on
+   * this cell's median time between tokens; absent = no stall detection (errors only)
+   */
+  stallLimit?: number | 'cell';
 }
 
 /**
@@ -180,20 +186,78 @@ export interface ErrorSummary {
   firstMessage?: string;
 }
 
-export function errorSummary(timelines: readonly RequestTimeline[], windowEndMs: number): ErrorSummary {
+/**
+ * The stall limit of a cell: a request silent this long after its first token, inside the window,
+ * has stalled. `configuredMs` (LLM_BENCH_STALL_S) when given; else max(5 s, 50 × the cell's median
+ * time between tokens), at most the window (so a silence through a whole short window still counts).
+ */
+export function stallLimitMs(medianTbtMs: number | undefined, windowMs: number, configuredMs?: number): number {
+  if (configuredMs !== undefined) return configuredMs;
+  const fromTbt = medianTbtMs !== undefined ? DEFAULTS.stallLimitTbtMultiple * medianTbtMs : 0;
+  return Math.min(windowMs, Math.max(DEFAULTS.stallLimitMinMs, fromTbt));
+}
+
+/**
+ * A request's longest silence inside the window after its first token: the gaps between its
+ * token chunks, and from its last chunk to its end (or the window's end), each clipped to the window.
+ * Silence before the first token is waiting (queue, prefill), not a stall. Undefined without a first
+ * token by the window's end.
+ */
+export function longestSilenceMs(t: RequestTimeline, windowStartMs: number, windowEndMs: number): number | undefined {
+  const first = t.firstTokenMs;
+  if (first === undefined || first > windowEndMs) return undefined;
+  const clipped = (a: number, b: number): number => Math.max(0, Math.min(b, windowEndMs) - Math.max(a, windowStartMs));
+  let longest = 0;
+  let last = first;
+  for (const at of t.chunkMs) {
+    if (at <= last) continue;
+    longest = Math.max(longest, clipped(last, at));
+    last = at;
+  }
+  const end = t.end?.atMs ?? windowEndMs;
+  return Math.max(longest, clipped(last, end));
+}
+
+/**
+ * The cell's failed requests (METHOD.md "Failed requests"): requests that ended in an error up to
+ * the window's end, and requests that stalled (longestSilenceMs ≥ stallLimit) without ending in
+ * one, counted under code `stall` with a message saying how long. One summary, used for the figure
+ * and for the Errors evidence alike.
+ */
+export function cellFailures(
+  timelines: readonly RequestTimeline[],
+  windowStartMs: number,
+  windowEndMs: number,
+  stallLimit?: number,
+): ErrorSummary {
   const summary: ErrorSummary = { count: 0, byCode: {} };
   let firstAt = Infinity;
+  const add = (code: string, atMs: number, message: string): void => {
+    summary.count++;
+    summary.byCode[code] = (summary.byCode[code] ?? 0) + 1;
+    if (atMs < firstAt) {
+      firstAt = atMs;
+      summary.firstMessage = message;
+    }
+  };
   for (const t of timelines) {
     const e = t.end;
-    if (e?.kind !== 'error' || e.atMs > windowEndMs) continue;
-    summary.count++;
-    summary.byCode[e.code] = (summary.byCode[e.code] ?? 0) + 1;
-    if (e.atMs < firstAt) {
-      firstAt = e.atMs;
-      summary.firstMessage = e.message;
+    if (e?.kind === 'error' && e.atMs <= windowEndMs) {
+      add(e.code, e.atMs, e.message);
+      continue;
+    }
+    if (stallLimit === undefined) continue;
+    const silence = longestSilenceMs(t, windowStartMs, windowEndMs);
+    if (silence !== undefined && silence >= stallLimit) {
+      add('stall', t.firstTokenMs ?? windowStartMs, `stalled: no token for ${(silence / 1000).toFixed(1)} s after the first, inside the window (stall limit ${(stallLimit / 1000).toFixed(1)} s)`);
     }
   }
   return summary;
+}
+
+/** Requests that ended in an error up to `windowEndMs` (no stall detection): cellFailures without a limit. */
+export function errorSummary(timelines: readonly RequestTimeline[], windowEndMs: number): ErrorSummary {
+  return cellFailures(timelines, -Infinity, windowEndMs);
 }
 
 /** Requests resent once on a fresh connection after a stale reused one (client/stream.ts), with the first reason. */
@@ -264,12 +328,15 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     averageActiveRequestsSource: server !== undefined ? 'server' : 'client',
     activeRequestsDisagree: server !== undefined && activeRequestsDisagree(server, client),
     completedRequests,
-    failedRequests: errorSummary(timelines, we).count,
+    failedRequests: 0,
     startedRequests: timelines.length,
   };
   const perRequest = median(perRequestTps);
   if (perRequest !== undefined) figures.perRequestTokensPerSecond = perRequest;
   const tbt = distribution(tbtValues);
+  const limit = input.stallLimit === 'cell' ? stallLimitMs(tbt?.median, we - ws) : input.stallLimit;
+  figures.failedRequests = cellFailures(timelines, ws, we, limit).count;
+  if (limit !== undefined) figures.stallLimitMs = limit;
   if (tbt !== undefined) figures.timeBetweenTokensMs = tbt;
   const ttft = distribution(ttftValues);
   if (ttft !== undefined) figures.ttftMs = ttft;

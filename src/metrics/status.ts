@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs } from './figures.js';
+import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary } from './figures.js';
 import { mean } from './stats.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 
@@ -30,6 +30,11 @@ export interface CellStatusInput {
   >;
   /** the cell's worker requests: the errors evidence (count by code, first message) comes from them */
   timelines?: readonly RequestTimeline[];
+  /**
+   * the cell's failures as its figure counted them (cellFailures: window and stalls); without it
+   * the evidence is built from the timelines' error ends
+   */
+  failures?: ErrorSummary;
   /** the window's server samples; when given, requests-queued is judged from them, else from figures */
   samples?: readonly MetricsSample[];
   /** the readiness gate timed out, after waiting this long */
@@ -83,7 +88,7 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   }
   if (figures.failedRequests > 0) {
     statuses.push('errors');
-    const summary = input.timelines ? errorSummary(input.timelines, Infinity) : undefined;
+    const summary = input.failures ?? (input.timelines ? errorSummary(input.timelines, Infinity) : undefined);
     evidence.errors = { count: figures.failedRequests, byCode: summary ? summary.byCode : {} };
     if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
   }

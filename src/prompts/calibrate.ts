@@ -16,6 +16,7 @@
  * `tail` are samples of the per-stream lead and per-request tail (see cell.ts), so the real prompts
  * land on N too. Results are cached per (target, prefix, lead, tail, seed).
  */
+import { retryWhileUnreachable } from '../engines/http.js';
 import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
 import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor } from './synth.js';
 
@@ -80,6 +81,10 @@ export interface AdapterCalibratorOptions {
   endpoint: EndpointKind;
   measurePromptTokens?: (text: string) => Promise<number>;
   maxMeasurements?: number;
+  /** how long a tokenize call waits for a server that does not answer; default DEFAULTS.unreachableRetryMs (LLM_BENCH_RETRY_S) */
+  retryMs?: number;
+  /** a tokenize call found the server unreachable and waits `waitMs` before trying again */
+  onRetry?: (error: unknown, waitMs: number) => void;
 }
 
 interface Point {
@@ -111,7 +116,9 @@ export class PromptCalibrator {
     const opts: CalibratorOptions = {};
     if (adapter.countTokens && facts.tokenizePath) {
       const count = adapter.countTokens.bind(adapter);
-      opts.countTokens = (text) => count(target, facts, text, endpoint);
+      // a server that restarts between cells is waited for (retryMs), not given up on
+      opts.countTokens = (text) =>
+        retryWhileUnreachable(() => count(target, facts, text, endpoint), { ...(o.retryMs !== undefined ? { budgetMs: o.retryMs } : {}), ...(o.onRetry ? { onRetry: o.onRetry } : {}) });
     }
     if (o.measurePromptTokens) opts.measurePromptTokens = o.measurePromptTokens;
     if (o.maxMeasurements !== undefined) opts.maxMeasurements = o.maxMeasurements;

@@ -69,6 +69,17 @@ export function collectResult(
     partial: options.partial,
   };
   if (options.endedAt !== undefined) result.endedAt = options.endedAt;
+  // a finished run says why planned cells are not on the page
+  if (!options.partial) {
+    const notRun = result.cells.filter((c) => c.status === 'not-run').map((c) => ({ key: cellKey(c.context, c.concurrency), reason: c.notRunReason ?? 'could not start' }));
+    const have = new Set(result.cells.map((c) => cellKey(c.context, c.concurrency)));
+    const haveRows = new Set(result.prefill.map((p) => p.contextLabel));
+    const missing = [
+      ...[...plannedPrefill].filter((k) => !haveRows.has(k)).map((k) => `prefill ${k}`),
+      ...[...plannedCells].filter((k) => !have.has(k)).sort(compareCellKeys),
+    ];
+    if (notRun.length > 0 || missing.length > 0) result.incomplete = { notRun, missing };
+  }
   return result;
 }
 

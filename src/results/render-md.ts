@@ -32,6 +32,7 @@ export const STATUS_LABELS: Record<CellStatus, string> = {
   'warmup-timed-out': 'Warm-up timed out',
   errors: 'Errors',
   'client-limited': 'Client-limited',
+  'not-run': 'Not run',
 };
 
 /** Legend sentences, in the order they are listed. */
@@ -41,6 +42,7 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['warmup-timed-out', 'the server did not become idle before the cell, or not every request was streaming before the window, within the timeout; measured anyway.'],
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
   ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
+  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];
 
 export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
@@ -266,7 +268,8 @@ function bullets(items: Array<[string, string | undefined]>): string[] {
 }
 
 /** Status text of a cell: every non-valid status, the main one first, errors with their count. */
-export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures'>): string {
+export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
+  if (cell.status === 'not-run') return cell.notRunReason ? `${STATUS_LABELS['not-run']}: ${escapeText(cell.notRunReason)}` : STATUS_LABELS['not-run'];
   const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].filter((s) => s !== 'valid');
   if (all.length === 0) return STATUS_LABELS.valid;
   return all
@@ -438,14 +441,16 @@ export function escapeCell(text: string): string {
 /**
  * Text that came from outside (a server's model id, version, error text, a file path) for a
  * Markdown heading, list item or table cell: on one line, with HTML (`<`, `>`, `&`) and the
- * characters that format Markdown (`\ * _ ` [ ] | ~ #`) escaped, so it shows as written and can
+ * characters that format Markdown (`\ * ` [ ] | ~`, and `_` at a word's edge) escaped, so it shows as written and can
  * neither format nor inject anything where the page is rendered (GitHub pages, PR comments, job
  * summaries). Line breaks of any kind become spaces.
  */
 export function escapeText(text: string): string {
   return text
     .replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ')
-    .replace(/[\\`*_[\]|~#]/g, (c) => `\\${c}`)
+    .replace(/[\\`*[\]|~]/g, (c) => `\\${c}`)
+    // an underscore formats only at a word's edge (`_b_`); inside a word (`owned_by`) it is left as it is
+    .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;');

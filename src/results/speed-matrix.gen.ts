@@ -10,11 +10,19 @@
  */
 export type EngineKind = 'vllm' | 'sglang' | 'openai' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
 /**
+ * not-run: the cell could not start (notRunReason says why: the server was unreachable, its tokenizer failed)
+ *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "CellStatus".
  */
 export type CellStatus =
-  'valid' | 'over-capacity' | 'requests-queued' | 'warmup-timed-out' | 'errors' | 'client-limited';
+  | 'valid'
+  | 'over-capacity'
+  | 'requests-queued'
+  | 'warmup-timed-out'
+  | 'errors'
+  | 'client-limited'
+  | 'not-run';
 
 /**
  * One speed-matrix run: server facts, settings, prefill rows and sustained-decode cells (speed-matrix.json). Source of truth for src/results/speed-matrix.gen.ts; figures are defined in the README's method section.
@@ -41,6 +49,22 @@ export interface SpeedMatrixResult {
    * true while the run is still going (a partial page)
    */
   partial: boolean;
+  /**
+   * why a finished run's page lacks planned cells; absent when nothing is missing
+   */
+  incomplete?: {
+    /**
+     * planned cells that could not start, with why
+     */
+    notRun: {
+      key: string;
+      reason: string;
+    }[];
+    /**
+     * planned cells and prefill rows (prefill <label>) with no result: the run stopped or was filtered before them
+     */
+    missing: string[];
+  };
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -342,6 +366,10 @@ export interface CellResult {
   repeats?: CellRepeats;
   serverCrossCheck?: ServerCrossCheck;
   /**
+   * why a not-run cell could not start
+   */
+  notRunReason?: string;
+  /**
    * how the cell's load used connections
    */
   connections?: {
@@ -462,7 +490,14 @@ export interface CellFigures {
    */
   maxWaitingRequests?: number;
   completedRequests: number;
+  /**
+   * requests of the cell that failed up to the window's end, stalls included (see stallLimitMs)
+   */
   failedRequests: number;
+  /**
+   * a request silent this long after its first token, inside the window, stalled and counts as failed (code stall): LLM_BENCH_STALL_S, else min(window, max(5 s, 50 × median time between tokens))
+   */
+  stallLimitMs?: number;
   /**
    * requests started by the cell's workers (scout excluded)
    */

@@ -38,7 +38,7 @@ export function evaluateCell(
   const failures: string[] = [];
   if (!cell) failures.push(`${key} did not run, but the threshold file has a budget for it`);
   else {
-    const accepted = new Set([budget.status, ...(tolerances.acceptStatuses ?? [])]);
+    const accepted = new Set<string | undefined>([budget.status, ...(tolerances.acceptStatuses ?? [])]);
     if (budget.status !== undefined && !accepted.has(cell.status)) {
       failures.push(`${key} status ${cell.status}, expected ${budget.status}`);
     }

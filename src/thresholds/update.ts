@@ -58,7 +58,8 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   for (const key of cellKeys) {
     const old = existing?.cells[key];
     const cell = cellsByKey.get(key);
-    if (!cell) {
+    // a cell that did not run (or could not start) keeps the budget it had
+    if (!cell || cell.status === 'not-run') {
       if (old) cells[key] = orderBudget(CELL_FIGURES, old);
       continue;
     }

@@ -4,44 +4,11 @@
  * as the user sees it: the exit code, the one line that says what happened, the page. Every run has
  * a time limit and must end by itself well within it.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-
-const root = join(import.meta.dirname, '..', '..');
-
-export interface BenchRun {
-  code: number | null;
-  out: string;
-  seconds: number;
-  timedOut: boolean;
-}
-
-/** `npx vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */
-export function runBench(env: Record<string, string>, limitS = 90): BenchRun {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
-  const started = Date.now();
-  const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
-    cwd: root,
-    env: { ...clean, NO_COLOR: '1', ...env },
-    encoding: 'utf8',
-    timeout: limitS * 1000,
-    killSignal: 'SIGKILL',
-  });
-  return { code: r.status, out: `${r.stdout}\n${r.stderr}`, seconds: (Date.now() - started) / 1000, timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };
-}
-
-/** a small matrix on the tiny simulator */
-export const TINY: Record<string, string> = {
-  LLM_BENCH_SIM_PROFILE: 'tiny',
-  LLM_BENCH_CONTEXTS: '0',
-  LLM_BENCH_CONCURRENCY: '2',
-  LLM_BENCH_PREFILL: 'none',
-  LLM_BENCH_DURATION_S: '1',
-  LLM_BENCH_MAX_TOKENS: '32',
-};
+import { runBench, TINY } from './helpers.js';
 
 /** the error line and what follows it: no code frame (`❯ file:line`) and no stack (`at …`) */
 function expectOneCleanLine(out: string, error: RegExp): void {
@@ -79,7 +46,9 @@ describe('expected errors', () => {
 
   test('a password in LLM_BENCH_URL never reaches the console or the files', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
-    const r = runBench({ ...TINY, LLM_BENCH_URL: 'http://user:sk-secret-123@127.0.0.1:1', LLM_BENCH_OUT: out }, 60);
+    // LLM_BENCH_RETRY_S=1: it gives up on the unreachable server after a second, not 30
+    const r = runBench({ ...TINY, LLM_BENCH_URL: 'http://user:sk-secret-123@127.0.0.1:1', LLM_BENCH_OUT: out, LLM_BENCH_RETRY_S: '1' }, 60);
+    expect(r.out).toMatch(/the server is not answering \(.*\); trying again in/);
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/ProbeError: probe of http:\/\/<redacted>@127\.0\.0\.1:1/);
     expect(r.out).not.toContain('sk-secret-123');

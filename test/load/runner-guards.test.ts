@@ -22,7 +22,7 @@ function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | un
     model: 'm',
     endpoint: 'chat',
     maxOutputTokens: 16,
-    timeouts: { headersMs: 5000, stallMs: 5000 },
+    timeouts: { headersMs: 5000, stallMs: 5000, unreachableRetryMs: 0 },
     runId: 'guards',
     connections: new ConnectionPolicy(),
   };
@@ -52,16 +52,53 @@ describe('a server that answers 200 with no tokens at once', () => {
       promptFor: () => 'Hi',
       scoutPrompts: ['Hi'],
       windowMs: 1000,
-      gateTimeoutMs: 500,
+      gateTimeoutMs: 10_000,
       gateSettleMs: 0,
       drainTimeoutMs: 1000,
       metricsIntervalMs: 1000,
     });
-    expect(run.gate.timedOut).toBe(true); // no worker ever got a token
+    // no worker ever gets a token: once every worker's last 3 requests failed, the gate stops
+    // waiting and the window opens (it used to wait out its whole timeout)
+    expect(run.gate.timedOut).toBe(false);
+    expect(run.gate.waitedMs).toBeLessThan(3_000);
     // backoff 50, 100, 200, 400, 800, 1000 ms: at most ~8 requests per worker in 1.5 s
     expect(run.timelines.length).toBeLessThan(30);
     expect(run.timelines.length).toBeGreaterThanOrEqual(2);
     expect(posts).toBe(run.timelines.length + 1); // + the scout
+  });
+});
+
+describe('a server that answers 500 to every request', () => {
+  let server: Server;
+  let url = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.method === 'GET') return res.end('{"data":[{"id":"m"}]}');
+      req.resume();
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"boom"}}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  test('the gate stops waiting once every worker failed 3 in a row: the cell is measured at once, as failures', async () => {
+    const run = await runCell(session(url), {
+      context: 0,
+      concurrency: 3,
+      promptFor: () => 'Hi',
+      scoutPrompts: ['Hi'],
+      windowMs: 500,
+      gateTimeoutMs: 60_000,
+      gateSettleMs: 0,
+      drainTimeoutMs: 1000,
+      metricsIntervalMs: 1000,
+    });
+    expect(run.gate.timedOut).toBe(false);
+    expect(run.gate.waitedMs).toBeLessThan(5_000);
+    expect(run.timelines.length).toBeGreaterThanOrEqual(9);
+    expect(run.timelines.every((t) => t.end?.kind === 'error' && t.end.code === 'http-status' || t.end?.kind === 'aborted')).toBe(true);
   });
 });
 

@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/client/types.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 import {
+  cellFailures,
+  longestSilenceMs,
+  stallLimitMs,
   decodeCounterRunning,
   samplesLoad,
   activeRequestsDisagree,
@@ -272,5 +275,44 @@ describe('decodeCounterRunning and samplesLoad (llama.cpp decode counters)', () 
       runningSamples: 2,
     });
     expect(samplesLoad([])).toEqual({ runningSamples: 0 });
+  });
+});
+
+describe('stalls: longestSilenceMs, stallLimitMs, cellFailures', () => {
+  // window 1000–2000
+  const flowing = tl('flow', 0, [[500, 1], [1100, 1], [1300, 1], [1500, 1], [1700, 1], [1900, 1]], { end: { kind: 'aborted', atMs: 2000 } });
+  // tokens until 1200, then silent to the window's end
+  const stalled = tl('stall', 0, [[500, 1], [900, 1], [1200, 1]], { end: { kind: 'aborted', atMs: 2000 } });
+  // waiting in a queue: no first token at all (not a stall)
+  const queued = tl('queued', 800, [], { end: { kind: 'aborted', atMs: 2000 } });
+  // done at 1300 after a long gap before the window (the gap is clipped to the window)
+  const doneEarly = tl('done', 0, [[100, 1], [1300, 1]], { end: { kind: 'done', atMs: 1300 } });
+
+  test('longestSilenceMs: gaps after the first token, clipped to the window; none before the first token', () => {
+    expect(longestSilenceMs(flowing, 1000, 2000)).toBe(200);
+    expect(longestSilenceMs(stalled, 1000, 2000)).toBe(800);
+    expect(longestSilenceMs(queued, 1000, 2000)).toBeUndefined();
+    expect(longestSilenceMs(doneEarly, 1000, 2000)).toBe(300);
+  });
+  test('stallLimitMs: max(5 s, 50 × median TBT), at most the window; a configured limit wins', () => {
+    expect(stallLimitMs(20, 30_000)).toBe(5_000);
+    expect(stallLimitMs(200, 30_000)).toBe(10_000);
+    expect(stallLimitMs(200, 3_000)).toBe(3_000);
+    expect(stallLimitMs(undefined, 30_000)).toBe(5_000);
+    expect(stallLimitMs(20, 30_000, 1_234)).toBe(1_234);
+  });
+  test('cellFailures: a stall counts once, as code stall; errors after the window do not count', () => {
+    // streaming through the window, failing after it
+    const late = tl('late', 0, [[500, 1], [1100, 1], [1500, 1], [1900, 1]], { end: { kind: 'error', atMs: 2500, code: 'http-status', message: 'late' } });
+    const f = cellFailures([flowing, stalled, queued, doneEarly, late], 1000, 2000, 700);
+    expect(f.count).toBe(1);
+    expect(f.byCode).toEqual({ stall: 1 });
+    expect(f.firstMessage).toMatch(/^stalled: no token for 0\.8 s after the first, inside the window \(stall limit 0\.7 s\)$/);
+    // the failed-requests figure counts it too, with the limit it used
+    const fig = computeCellFigures({ timelines: [flowing, stalled, queued], windowStartMs: 1000, windowEndMs: 2000, metricsSamples: [], stallLimit: 700 });
+    expect(fig.failedRequests).toBe(1);
+    expect(fig.stallLimitMs).toBe(700);
+    // without stall detection it is not a failure
+    expect(computeCellFigures({ timelines: [flowing, stalled], windowStartMs: 1000, windowEndMs: 2000, metricsSamples: [] }).failedRequests).toBe(0);
   });
 });

@@ -48,7 +48,7 @@ describe('server-supplied text on the pages', () => {
     const served = md.split('\n').filter((l) => l.startsWith('- **Served model**'));
     expect(served).toHaveLength(1);
     expect(served[0]).toContain('\\*\\*b\\*\\*');
-    expect(md).toMatch(/^- \*\*Version\*\*: 0\.5 \\# x&lt;/m);
+    expect(md).toMatch(/^- \*\*Version\*\*: 0\.5 # x&lt;/m);
     expect(md).toMatch(/^- \*\*Simulator overrides\*\*: \{"note":"x&lt;/m);
     expect(md).toMatch(/^- 8K\/2: 2 failed \(2 http-status\); first: HTTP 500: x&lt;\/td&gt;/m);
     // the command's own ``` cannot close the block: the fence is longer
@@ -83,7 +83,9 @@ describe('escapers', () => {
   test('escapeText: one line, HTML and Markdown characters escaped', () => {
     expect(escapeText('a\r\nb\nc\u2028d')).toBe('a b c d');
     expect(escapeText('<a href="x">&</a>')).toBe('&lt;a href="x"&gt;&amp;&lt;/a&gt;');
-    expect(escapeText('*_`[]|~#\\')).toBe('\\*\\_\\`\\[\\]\\|\\~\\#\\\\');
+    expect(escapeText('*_`[]|~#\\')).toBe('\\*\\_\\`\\[\\]\\|\\~#\\\\');
+    // an underscore inside a word cannot format: left as it is; at a word's edge it is escaped
+    expect(escapeText('owned_by _b_ x_')).toBe('owned_by \\_b\\_ x\\_');
     expect(escapeText('plain text 1.5 (ok)')).toBe('plain text 1.5 (ok)');
   });
   test('codeSpan and codeBlock fence longer than any backtick run inside', () => {

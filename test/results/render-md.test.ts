@@ -207,8 +207,7 @@ describe('failure causes and connections under All measurements', () => {
 
   test('each Errors cell gets its failures by code and the first message', () => {
     expect(md).toContain('Failed requests, by cause:');
-    // the server's text is escaped (its underscores could format)
-    expect(md).toContain('- 8K/2: 3 failed (3 closed-before-response); first: the server closed the connection before answering: UND\\_ERR\\_SOCKET: other side closed');
+    expect(md).toContain('- 8K/2: 3 failed (3 closed-before-response); first: the server closed the connection before answering: UND_ERR_SOCKET: other side closed');
   });
   test('resent requests show beside the failed count and in a note; a server that closes after each stream is named', () => {
     const row = lines(md).find((l) => l.startsWith('| Sustained decode | 8K | 2 |'))!;

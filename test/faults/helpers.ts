@@ -1,0 +1,40 @@
+/** Running `npx vitest bench --run` as a user does, for the fault tests. */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+export interface BenchRun {
+  code: number | null;
+  out: string;
+  seconds: number;
+  timedOut: boolean;
+}
+
+/** the environment without Vitest's own variables and without any LLM_BENCH_* of the caller */
+export function cleanEnv(): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
+}
+
+/** `npx vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */
+export function runBench(env: Record<string, string>, limitS = 90): BenchRun {
+  const started = Date.now();
+  const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
+    cwd: root,
+    env: { ...cleanEnv(), NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: limitS * 1000,
+    killSignal: 'SIGKILL',
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}`, seconds: (Date.now() - started) / 1000, timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };
+}
+
+/** a small matrix on the tiny simulator */
+export const TINY: Record<string, string> = {
+  LLM_BENCH_SIM_PROFILE: 'tiny',
+  LLM_BENCH_CONTEXTS: '0',
+  LLM_BENCH_CONCURRENCY: '2',
+  LLM_BENCH_PREFILL: 'none',
+  LLM_BENCH_DURATION_S: '1',
+  LLM_BENCH_MAX_TOKENS: '32',
+};

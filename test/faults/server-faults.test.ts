@@ -1,0 +1,214 @@
+/**
+ * Servers that misbehave, as a user meets them (issue 14): streams that stall, requests that fail,
+ * a warm-up that stalls, a server that restarts between cells and one that is gone for good. Each
+ * runs `npx vitest bench --run` and checks the outcome the user sees. Every run has a time limit.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { SpeedMatrixResult } from '../../src/results/types.js';
+import { cleanEnv, root, runBench, TINY } from './helpers.js';
+
+function outDir(): string {
+  return mkdtempSync(join(tmpdir(), 'lsm-sf-'));
+}
+
+function result(dir: string): SpeedMatrixResult {
+  return JSON.parse(readFileSync(join(dir, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+}
+
+describe('streams that stall and requests that fail', () => {
+  test('a stream that stops after 10 tokens is a failed request (stall), the cell is Errors and fails', { timeout: 120_000 }, () => {
+    const out = outDir();
+    // the warm-up asks for 8 tokens, so only the cells' requests reach the stall at token 10
+    const r = runBench({ ...TINY, LLM_BENCH_OUT: out, LLM_BENCH_DURATION_S: '2', LLM_BENCH_SIM_OVERRIDES: '{"faults":{"stallRate":1,"stallMs":600000,"faultAfterTokens":10}}' }, 90);
+    expect(r.timedOut, r.out).toBe(false);
+    expect(r.code).toBe(1);
+    const cell = result(out).cells[0]!;
+    expect(cell.status).toBe('errors');
+    expect(cell.figures?.failedRequests).toBe(2);
+    expect(cell.evidence.errors?.byCode).toEqual({ stall: 2 });
+    // the window (2 s) caps the limit: a silence through all of it is a stall
+    expect(cell.figures?.stallLimitMs).toBeGreaterThan(1_950);
+    expect(cell.figures?.stallLimitMs).toBeLessThanOrEqual(2_050);
+    expect(r.out).toMatch(/0\/2 had 2 failed requests \(2 stall\); first: stalled: no token for 2\.0 s after the first/);
+    expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).not.toContain('**0.0** tok/s');
+  });
+
+  test('failed requests fail the cell by default; LLM_BENCH_ALLOW_ERRORS=1 lets it pass', { timeout: 180_000 }, () => {
+    // mid-stream errors after 9 tokens: the 8-token warm-up never meets one
+    const env = { ...TINY, LLM_BENCH_DURATION_S: '2', LLM_BENCH_SIM_OVERRIDES: '{"faults":{"errorRate":0.5,"faultAfterTokens":9}}' };
+    const failing = runBench({ ...env, LLM_BENCH_OUT: outDir() }, 90);
+    expect(failing.code, failing.out).toBe(1);
+    expect(failing.out).toMatch(/0\/2 had \d+ failed requests? \(\d+ error-event\); first: .*A cell with failed requests fails unless its threshold budget sets max\.failedRequests or LLM_BENCH_ALLOW_ERRORS=1/);
+    const allowed = runBench({ ...env, LLM_BENCH_OUT: outDir(), LLM_BENCH_ALLOW_ERRORS: '1' }, 90);
+    expect(allowed.code, allowed.out).toBe(0);
+    expect(allowed.out).toMatch(/0\/2 errors/);
+  });
+
+  test('a warm-up that stalls says so within LLM_BENCH_STALL_S per try, with a line per try', { timeout: 120_000 }, () => {
+    const r = runBench({ ...TINY, LLM_BENCH_OUT: outDir(), LLM_BENCH_STALL_S: '1', LLM_BENCH_SIM_OVERRIDES: '{"faults":{"stallRate":1,"stallMs":600000,"faultAfterTokens":2}}' }, 60);
+    expect(r.timedOut, r.out).toBe(false);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/warm-up request 1 of 3 to /);
+    expect(r.out).toMatch(/warm-up request 1 failed \(stall: no token for 1 s after the first: the server accepted the request, then stopped streaming\); trying again/);
+    expect(r.out).toMatch(/warm-up request 3 failed \(stall/);
+    expect(r.out).toMatch(/ConfigError: the warm-up request to .* failed \(stall: .*the server stalled mid-stream/);
+    expect(r.seconds).toBeLessThan(40);
+  });
+});
+
+/** a free loopback port (opened, then closed) */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+/** the simulator in a process of its own, as a real server is */
+async function startSimProcess(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', 'tiny', '--port', String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the sim did not start in 20 s')), 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return child;
+}
+
+/** the bench, without blocking this process (the proxy serves it meanwhile), killed after `limitS` */
+function benchAsync(env: Record<string, string>, limitS: number): Promise<{ code: number | null; out: string }> {
+  const child = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  const feed = (d: Buffer): void => {
+    out += d.toString();
+  };
+  child.stdout!.on('data', feed);
+  child.stderr!.on('data', feed);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), limitS * 1000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+/**
+ * A proxy in front of the simulator that goes away (connections reset, new ones refused) the moment
+ * the second cell starts sizing its prompt, the first POST /tokenize after the first cell's workers
+ * were seen, and comes back after `downMs` (never when undefined). The point is deterministic.
+ */
+async function flakyProxy(targetPort: number, downMs: number | undefined): Promise<{ port: number; wentDown: () => boolean; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let sawFirstCell = false;
+  let triggered = false;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => {});
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.pipe(client);
+    // every request on every connection is looked at: control calls share kept-alive connections
+    client.on('data', (d: Buffer) => {
+      const text = d.toString('latin1');
+      if (/x-request-id: \S+-c0x1-w/i.test(text)) sawFirstCell = true;
+      if (!triggered && sawFirstCell && /(^|\r\n)POST \/tokenize /.test(text)) {
+        triggered = true;
+        server.close();
+        for (const s of sockets) s.destroy();
+        if (downMs !== undefined) setTimeout(() => server.listen(port, '127.0.0.1'), downMs);
+        return;
+      }
+      upstream.write(d);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    wentDown: () => triggered,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => (server.listening ? server.close(() => r()) : r()));
+    },
+  };
+}
+
+describe('a server that goes away between cells', () => {
+  const env = (url: string, out: string, retryS: string) => ({
+    LLM_BENCH_URL: url,
+    LLM_BENCH_CONTEXTS: '0,1K',
+    LLM_BENCH_CONCURRENCY: '1',
+    LLM_BENCH_PREFILL: 'none',
+    LLM_BENCH_DURATION_S: '1',
+    LLM_BENCH_MAX_TOKENS: '32',
+    LLM_BENCH_RETRY_S: retryS,
+    LLM_BENCH_OUT: out,
+  });
+
+  test('down for 2 s as the second cell starts: the cell waits for it and runs', { timeout: 180_000 }, async () => {
+    const simPort = await freePort();
+    await startSimProcess(simPort);
+    const proxy = await flakyProxy(simPort, 2_000);
+    try {
+      const out = outDir();
+      const r = await benchAsync(env(`http://127.0.0.1:${proxy.port}`, out, '30'), 150);
+      expect(proxy.wentDown(), r.out).toBe(true);
+      expect(r.out).toMatch(/the server did not answer a tokenize call \(.*\); trying again in/);
+      expect(r.code, r.out).toBe(0);
+      const res = result(out);
+      expect(res.cells.map((c) => [c.contextLabel, c.status])).toEqual([
+        ['0', 'valid'],
+        ['1K', 'valid'],
+      ]);
+      expect(res.incomplete).toBeUndefined();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('gone for good: the next cell is stored as Not run with why, the JSON says the run is incomplete', { timeout: 180_000 }, async () => {
+    const simPort = await freePort();
+    await startSimProcess(simPort);
+    const proxy = await flakyProxy(simPort, undefined);
+    try {
+      const out = outDir();
+      const r = await benchAsync(env(`http://127.0.0.1:${proxy.port}`, out, '2'), 150);
+      expect(proxy.wentDown(), r.out).toBe(true);
+      expect(r.code, r.out).toBe(1);
+      const res = result(out);
+      const notRun = res.cells.find((c) => c.contextLabel === '1K')!;
+      expect(notRun.status).toBe('not-run');
+      expect(notRun.notRunReason).toMatch(/ECONNREFUSED|ECONNRESET|failed/);
+      expect(res.incomplete?.notRun.map((n) => n.key)).toEqual(['1K/1']);
+      const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
+      expect(md).toMatch(/\| 1K \| Not run: /);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
