@@ -64,3 +64,19 @@ describe('expected errors', () => {
     expect(files).not.toContain('sk-secret-123');
   });
 });
+
+describe('a served model id carrying Markdown and HTML', () => {
+  test('comes out escaped on the page and in the job summary', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
+    const summary = join(out, 'summary.md');
+    const evil = 'x</td><script>alert(1)</script>|**b**\n<img src=x onerror=alert(3)>';
+    const r = runBench({ ...TINY, LLM_BENCH_OUT: out, GITHUB_STEP_SUMMARY: summary, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ modelId: evil }) }, 90);
+    expect(r.code, r.out).toBe(0);
+    for (const file of [join(out, 'speed-matrix.md'), summary]) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, file).not.toMatch(/<script|<img|<\/td>/);
+      expect(text).toContain('x&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\|\\*\\*b\\*\\* &lt;img');
+      expect(text.split('\n').some((l) => l.startsWith('<img'))).toBe(false);
+    }
+  });
+});
