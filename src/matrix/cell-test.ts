@@ -30,8 +30,19 @@ export function createCellRunner(run: RunContext) {
         evidence: { capacity: cell.overCapacity },
         finishedAt: new Date().toISOString(),
       };
-      tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
       const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
+      // a budgeted cell that no longer fits (a smaller KV cache, a longer max output) is a
+      // regression, not a skip: its budget is checked like any other cell's
+      const budget = run.thresholds.cells[cell.key];
+      const overFailures = evaluateCell(cell.key, result, budget, run.thresholds.tolerances);
+      if (budget !== undefined && overFailures.length > 0) {
+        result.thresholdFailures = [
+          `${cell.key} is Over capacity: ${cell.concurrency} × (${cell.context} + ${cfg.matrix.maxOutputTokens}) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}, but its budget expects it to run`,
+          ...overFailures,
+        ];
+      }
+      tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
+      if (result.thresholdFailures && !run.updating) throw new Error(result.thresholdFailures.join('\n'));
       tc.skip(
         `Over capacity: ${cell.concurrency} × (${cell.context} + ${cfg.matrix.maxOutputTokens}) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
       );
@@ -153,7 +164,7 @@ export function createCellRunner(run: RunContext) {
 
     const failures: string[] = [];
     const budget = run.thresholds.cells[cell.key];
-    failures.push(...evaluateCell(cell.key, result, budget));
+    failures.push(...evaluateCell(cell.key, result, budget, run.thresholds.tolerances));
     if (result.status === 'client-limited' && !cfg.allowClientLimited) {
       const ev = result.evidence.clientLimited;
       failures.push(

@@ -55,7 +55,7 @@ export function createPrefillRunner(run: RunContext) {
       ...(count > 1 ? { repeats } : {}),
       finishedAt: new Date().toISOString(),
     };
-    const failures = evaluatePrefill(row.key, result, run.thresholds.prefill[row.key]);
+    const failures = evaluatePrefill(row.key, result, run.thresholds.prefill[row.key], run.thresholds.tolerances);
     result.thresholdFailures = failures;
     const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
     if (run.baseline) result.baselineFailures = regressions;

@@ -1,0 +1,56 @@
+/**
+ * Gates that gate (issue 15): a budgeted cell that turns Over capacity fails instead of being
+ * skipped, and the threshold file's `tolerances.slack` and `tolerances.acceptStatuses` act on a
+ * real run. Each case runs `npx vitest bench --run` on the tiny simulator, as a user does.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runBench, TINY } from '../faults/helpers.js';
+
+function withThresholds(file: object): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-gate-'));
+  const path = join(dir, 'thresholds.json');
+  writeFileSync(path, JSON.stringify(file));
+  return { dir, env: { LLM_BENCH_THRESHOLDS: path, LLM_BENCH_OUT: join(dir, 'reports') } };
+}
+
+describe('gates', () => {
+  test('a budgeted cell that no longer fits the KV cache fails, naming the capacity', { timeout: 120_000 }, () => {
+    // 2 × (1024 + 32) = 2,112 tokens > 2,000
+    const t = withThresholds({ cells: { '1K/2': { status: 'valid' } }, prefill: {} });
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_SIM_OVERRIDES: '{"kvCapacityTokens":2000}' });
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/1K\/2 is Over capacity: 2 × \(1024 \+ 32\) = 2,112 tokens > KV capacity 2,000, but its budget expects it to run/);
+    expect(r.out).toMatch(/1K\/2 status over-capacity, expected valid/);
+  });
+
+  test('an Over capacity cell without a budget is skipped as before', { timeout: 120_000 }, () => {
+    const t = withThresholds({ cells: {}, prefill: {} });
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_SIM_OVERRIDES: '{"kvCapacityTokens":2000}' });
+    expect(r.code, r.out).toBe(0);
+  });
+
+  test('tolerances.slack widens a budget at evaluation: 150 tok/s minimum with 50 % slack passes ~100 tok/s', { timeout: 180_000 }, () => {
+    const budget = { cells: { '0/1': { min: { totalTokensPerSecond: 150 } } }, prefill: {} };
+    const env = { ...TINY, LLM_BENCH_CONCURRENCY: '1' };
+    const strict = runBench({ ...env, ...withThresholds(budget).env });
+    expect(strict.code, strict.out).toBe(1);
+    expect(strict.out).toMatch(/0\/1 totalTokensPerSecond [\d.]+ < min 150\.0/);
+    const slack = runBench({ ...env, ...withThresholds({ ...budget, tolerances: { slack: 0.5 } }).env });
+    expect(slack.code, slack.out).toBe(0);
+  });
+
+  test('tolerances.acceptStatuses accepts a queued cell where the budget says valid', { timeout: 180_000 }, () => {
+    const budget = { cells: { '0/4': { status: 'valid' } }, prefill: {} };
+    // 4 requests on a server that runs 2 at a time
+    // (SGLang reports its running limit, so the readiness gate lets the 2 waiting requests be)
+    const env = { ...TINY, LLM_BENCH_CONCURRENCY: '4', LLM_BENCH_SIM_OVERRIDES: '{"maxRunningRequests":2,"personality":"sglang"}' };
+    const strict = runBench({ ...env, ...withThresholds(budget).env });
+    expect(strict.code, strict.out).toBe(1);
+    expect(strict.out).toMatch(/0\/4 status requests-queued, expected valid/);
+    const accepting = runBench({ ...env, ...withThresholds({ ...budget, tolerances: { acceptStatuses: ['requests-queued'] } }).env });
+    expect(accepting.code, accepting.out).toBe(0);
+  });
+});
