@@ -28,7 +28,6 @@ export function ollamaLoadedModel(json: unknown, model: string): Record<string, 
 
 export class OllamaAdapter extends OpenAIAdapter {
   override readonly kind: EngineKind = 'ollama';
-  readonly forcesLength = false;
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);

@@ -162,6 +162,16 @@ export class OpenAIAdapter implements EngineAdapter {
   readonly kind: EngineKind = 'openai';
   readonly endsWithDone = true;
 
+  /**
+   * Whether this adapter forces the output length: read from what it sends when asked to (an
+   * `ignore_eos` or `min_tokens` field), so the run never claims a forced length the request did
+   * not carry. The generic adapter, TGI and Ollama send neither.
+   */
+  get forcesLength(): boolean {
+    const body = this.buildStreamRequest({ model: 'm', endpoint: 'chat', prompt: '', maxTokens: 1, forceLength: true }).body;
+    return body.ignore_eos === true || typeof body.min_tokens === 'number';
+  }
+
   /** Extra request fields this engine accepts; the generic adapter adds none. */
   protected extraFields(spec: RequestSpec): Record<string, unknown> {
     void spec;

@@ -50,7 +50,6 @@ export function tgiInfoFacts(json: unknown): Partial<ServerFacts> {
 
 export class TgiAdapter extends OpenAIAdapter {
   override readonly kind: EngineKind = 'tgi';
-  readonly forcesLength = false;
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model);

@@ -4,6 +4,7 @@
  * Everything here happens once per run, before the first test.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../config/errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
@@ -21,7 +22,11 @@ import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardwar
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
 import type { MatrixPlan } from './plan.js';
 
-export const TOOL = { name: 'llm-speed-matrix', version: '0.1.0' } as const;
+/** The tool's name and version, read once from the package's own package.json (the one place they are written). */
+export const TOOL: { readonly name: string; readonly version: string } = (() => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+  return { name: pkg.name, version: pkg.version };
+})();
 
 const WARMUP_ATTEMPTS = 3;
 
@@ -35,6 +40,17 @@ export interface OpenedRun {
   /** this machine's hardware, detected only when the server runs on it (not for the simulator) */
   hardware?: DetectedHardware;
   close(): Promise<void>;
+}
+
+/**
+ * How the prefill rows relate to the decode rows: a prefill context that is also a decode row is that
+ * row's cache warm-up ("measured during decode warm-up"); one that is not (128K on the default page)
+ * is a separate cold request.
+ */
+export function prefillModeOf(prefill: readonly number[], contexts: readonly number[]): RunInfo['run']['prefillMode'] {
+  const warming = prefill.filter((c) => contexts.includes(c)).length;
+  if (warming === prefill.length) return 'measured-during-decode-warm-up';
+  return warming === 0 ? 'separate' : 'mixed';
 }
 
 /** A progress line while setup waits for a server that does not answer (a restart). */
@@ -203,7 +219,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       ...(cfg.target.revision ? { revision: cfg.target.revision } : {}),
       tool: { ...TOOL },
       decodeTest: 'fixed-duration',
-      prefillMode: 'measured-during-decode-warm-up',
+      prefillMode: prefillModeOf(cfg.matrix.prefill, cfg.matrix.contexts),
       windowS: cfg.matrix.windowS,
       maxOutputTokens: cfg.matrix.maxOutputTokens,
       endpoint: cfg.target.endpoint,

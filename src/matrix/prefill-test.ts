@@ -50,6 +50,7 @@ export function createPrefillRunner(run: RunContext) {
       context: row.context,
       contextLabel: row.key,
       status: failed ? 'errors' : 'valid',
+      warmsDecodeRow: run.cfg.matrix.contexts.includes(row.context),
       ...(figures ? { figures } : {}),
       ...(error !== undefined ? { error: count > 1 ? `${repeats.failed} of ${repeats.count} requests failed; first: ${error}` : error } : {}),
       ...(count > 1 ? { repeats } : {}),

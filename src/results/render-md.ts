@@ -249,7 +249,7 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Revision', run.revision],
     ['Benchmark tool', `${run.tool.name} v${run.tool.version.replace(/^v/, '')}`],
     ['Decode test', 'Fixed duration'],
-    ['Prefill mode', run.prefillMode === 'separate' ? 'Separate cold request per context' : 'Measured during decode warm-up'],
+    ['Prefill mode', prefillModeText(result)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
@@ -261,6 +261,18 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Started', result.info.startedAt],
     ['Ended', result.endedAt],
   ];
+}
+
+/** "Measured during decode warm-up", "Separate cold request per context", or which rows are which. */
+function prefillModeText(result: SpeedMatrixResult): string {
+  const mode = result.info.run.prefillMode;
+  if (mode === 'separate') return 'Separate cold request per context';
+  if (mode === 'measured-during-decode-warm-up') return 'Measured during decode warm-up';
+  const contexts = new Set(result.info.run.contexts);
+  const rows = sortedUnique(result.info.run.prefillContexts);
+  const warm = rows.filter((c) => contexts.has(c)).map(contextLabel);
+  const cold = rows.filter((c) => !contexts.has(c)).map(contextLabel);
+  return `Measured during decode warm-up (${warm.join(', ')}); separate cold request (${cold.join(', ')})`;
 }
 
 function bullets(items: Array<[string, string | undefined]>): string[] {

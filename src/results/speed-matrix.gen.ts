@@ -172,7 +172,10 @@ export interface RunSettings {
     version: string;
   };
   decodeTest: 'fixed-duration';
-  prefillMode: 'measured-during-decode-warm-up' | 'separate';
+  /**
+   * measured-during-decode-warm-up: every prefill context is also a decode row, whose cache its cold request warms; separate: none is; mixed: some are (each row says, warmsDecodeRow)
+   */
+  prefillMode: 'measured-during-decode-warm-up' | 'separate' | 'mixed';
   /**
    * window length per cell, seconds
    */
@@ -264,6 +267,10 @@ export interface PrefillRowResult {
    */
   contextLabel: string;
   status: 'valid' | 'errors' | 'over-capacity';
+  /**
+   * the context is also a decode row: this cold request warms that row's prompt cache
+   */
+  warmsDecodeRow?: boolean;
   figures?: PrefillFigures;
   error?: string;
   finishedAt: string;

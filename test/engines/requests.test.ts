@@ -58,3 +58,10 @@ describe('buildStreamRequest', () => {
     expect(() => getAdapter('nope' as never)).toThrow(/unknown; use one of vllm, sglang, openai, llamacpp, tgi, trtllm, ollama/);
   });
 });
+
+describe('forcesLength follows what the adapter sends', () => {
+  test('ignore_eos senders force the length; the generic adapter, TGI and Ollama do not', () => {
+    const forced = Object.fromEntries((['vllm', 'sglang', 'llamacpp', 'trtllm', 'tgi', 'ollama', 'openai'] as const).map((k) => [k, getAdapter(k).forcesLength]));
+    expect(forced).toEqual({ vllm: true, sglang: true, llamacpp: true, trtllm: true, tgi: false, ollama: false, openai: false });
+  });
+});

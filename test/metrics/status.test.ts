@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 import { cellStatuses, queuedRunningBound, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
@@ -183,5 +183,34 @@ describe('prefill of a reasoning model: the only token is swallowed by the reaso
     counter.add(decodeOpenAIChunk({ choices: [], usage: { prompt_tokens: 100, completion_tokens: 1 } }), 1400);
     t.end = { kind: 'done', atMs: 1401 };
     expect(prefillFigures(t)?.ttftMs).toBe(300);
+  });
+});
+
+describe('the Errors evidence agrees with the failed-requests figure', () => {
+  test('an error after the window is in neither; a stall is in both', async () => {
+    const { cellFailures, computeCellFigures } = await import('../../src/metrics/figures.js');
+    const t = (id: string, chunks: number[], end?: RequestTimeline['end']): RequestTimeline => ({
+      id,
+      sendMs: 0,
+      chunkMs: chunks,
+      chunkTokens: chunks.map(() => 1),
+      tokenSource: 'chunks',
+      reasoningTokens: 0,
+      ...(chunks.length > 0 ? { firstTokenMs: chunks[0]! } : {}),
+      ...(end ? { end } : {}),
+    });
+    const timelines = [
+      t('inside', [100, 1100], { kind: 'error', atMs: 1200, code: 'http-status', message: 'in' }),
+      t('after', [100, 1100, 1500, 1900], { kind: 'error', atMs: 2500, code: 'socket', message: 'after' }),
+      t('stalled', [100, 1050], { kind: 'aborted', atMs: 2000 }),
+    ];
+    const window = { windowStartMs: 1000, windowEndMs: 2000 };
+    const figures = computeCellFigures({ timelines, ...window, metricsSamples: [], stallLimit: 800 });
+    const failures = cellFailures(timelines, window.windowStartMs, window.windowEndMs, figures.stallLimitMs);
+    const verdict = cellStatuses(input({ figures: { ...figures }, timelines, failures }));
+    expect(figures.failedRequests).toBe(2);
+    expect(verdict.evidence.errors).toMatchObject({ count: 2, byCode: { 'http-status': 1, stall: 1 } });
+    const total = Object.values(verdict.evidence.errors!.byCode).reduce((a, b) => a + b, 0);
+    expect(total).toBe(verdict.evidence.errors!.count);
   });
 });

@@ -222,3 +222,25 @@ describe('failure causes and connections under All measurements', () => {
     expect(clean).not.toContain('Connections: the server closes');
   });
 });
+
+describe('prefill mode', () => {
+  test('mixed: which rows warm a decode row and which are separate cold requests', () => {
+    const r = sglangResult();
+    r.info.run.prefillMode = 'mixed';
+    expect(renderMarkdown(r)).toContain('- **Prefill mode**: Measured during decode warm-up (8K, 16K, 32K, 64K, 123K); separate cold request (128K)');
+  });
+  test('prefillModeOf: every, none or some of the prefill contexts are decode rows', async () => {
+    const { prefillModeOf } = await import('../../src/matrix/open.js');
+    expect(prefillModeOf([8192, 65536], [0, 8192, 65536])).toBe('measured-during-decode-warm-up');
+    expect(prefillModeOf([131072], [8192])).toBe('separate');
+    expect(prefillModeOf([8192, 131072], [8192])).toBe('mixed');
+    expect(prefillModeOf([], [8192])).toBe('measured-during-decode-warm-up');
+  });
+});
+
+test('the tool version on the page is package.json\'s', async () => {
+  const { TOOL } = await import('../../src/matrix/open.js');
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  expect(TOOL).toEqual({ name: pkg.name, version: pkg.version });
+});
