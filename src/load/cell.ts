@@ -180,7 +180,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       if (now - lastGateScrape >= 250) {
         lastGateScrape = now;
         const s = await scrapeMetrics(session);
-        queueSettled = s?.waiting === undefined || s.waiting <= queueAllowed;
+        // a failed scrape of a server that has metrics says nothing: not settled
+        queueSettled = s === undefined ? !session.hasMetrics : s.waiting === undefined || s.waiting <= queueAllowed;
       }
       // every worker failing again and again: nothing will get ready, measure the failures now
       if (failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {

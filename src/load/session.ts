@@ -22,6 +22,11 @@ export interface LoadSession {
   runId: string;
   /** what the run has learned about the server's connections (closes after each response?) */
   connections: ConnectionPolicy;
+  /**
+   * the server answered a metrics scrape when the run opened: from then on a failed scrape is a
+   * failed scrape (unknown), never "a server without metrics" (idle, queue empty)
+   */
+  hasMetrics: boolean;
 }
 
 /** Headers sent with every load request (the API key travels here only). */

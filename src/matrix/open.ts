@@ -11,7 +11,7 @@ import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js
 import { detectEngine, getAdapter } from '../engines/detect.js';
 import { retryWhileUnreachable } from '../engines/http.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
-import type { LoadSession } from '../load/session.js';
+import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
 import { runSingleRequest, WARMUP_CLOSE_WATCH_MS } from '../load/prefill.js';
 import type { RequestTimeline } from '../client/types.js';
@@ -144,7 +144,9 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs, unreachableRetryMs: cfg.timeouts.unreachableRetryMs },
       runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
       connections: new ConnectionPolicy(),
+      hasMetrics: false,
     };
+    session.hasMetrics = (await scrapeMetrics(session)) !== undefined;
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
     // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
     // It also shows whether the server closes connections after a streamed response (llama.cpp does).

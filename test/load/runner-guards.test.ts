@@ -12,7 +12,7 @@ import { ConnectionPolicy } from '../../src/client/connections.js';
 import { OpenAIAdapter } from '../../src/engines/openai.js';
 import type { MetricsSample } from '../../src/engines/types.js';
 
-function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>): LoadSession {
+function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>, hasMetrics = readMetrics !== undefined): LoadSession {
   const adapter = new OpenAIAdapter();
   if (readMetrics) Object.assign(adapter, { readMetrics });
   return {
@@ -25,6 +25,7 @@ function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | un
     timeouts: { headersMs: 5000, stallMs: 5000, unreachableRetryMs: 0 },
     runId: 'guards',
     connections: new ConnectionPolicy(),
+    hasMetrics,
   };
 }
 
@@ -118,8 +119,22 @@ describe('drain barrier', () => {
   });
 
   test('a server without metrics is taken as drained at once', async () => {
-    const out = await waitForIdle(session('http://127.0.0.1:9', async () => undefined), 5000);
+    const out = await waitForIdle(session('http://127.0.0.1:9', async () => undefined, false), 5000);
     expect(out).toMatchObject({ timedOut: false, checked: false });
+  });
+
+  test('a server with metrics whose first scrape fails is not idle: it waits for an idle sample', async () => {
+    const answers: (MetricsSample | undefined)[] = [undefined, undefined, { atMs: 0, running: 0, waiting: 0 }];
+    let calls = 0;
+    const out = await waitForIdle(session('http://127.0.0.1:9', async () => answers[Math.min(calls++, answers.length - 1)]), 5000);
+    expect(out).toMatchObject({ timedOut: false, checked: true, last: { running: 0, waiting: 0 } });
+    expect(calls).toBe(3);
+  });
+
+  test('a server with metrics whose scrapes all fail times the barrier out (the cell is marked)', async () => {
+    const out = await waitForIdle(session('http://127.0.0.1:9', async () => undefined, true), 300);
+    expect(out.timedOut).toBe(true);
+    expect(out.checked).toBe(false);
   });
 
   test('a server that stays busy times the barrier out', async () => {
@@ -158,5 +173,55 @@ describe('a server that echoes the API key in its error body', () => {
     } finally {
       await client.destroy();
     }
+  });
+});
+
+describe('readiness gate', () => {
+  let server: Server;
+  let url = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.method === 'GET') return res.end('{"data":[{"id":"m"}]}');
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let n = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer);
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x ' } }] })}\n\n`);
+        if (++n >= 200) {
+          clearInterval(timer);
+          res.end('data: [DONE]\n\n');
+        }
+      }, 10);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const cellOf = (hasMetrics: boolean) =>
+    runCell(session(url, async () => undefined, hasMetrics), {
+      context: 0,
+      concurrency: 2,
+      promptFor: () => 'Hi',
+      scoutPrompts: ['Hi'],
+      windowMs: 200,
+      gateTimeoutMs: 800,
+      gateSettleMs: 100,
+      drainTimeoutMs: 300,
+      metricsIntervalMs: 100,
+    });
+
+  test('failed scrapes of a server that has metrics are not an empty queue: the gate times out and marks the cell', async () => {
+    const run = await cellOf(true);
+    expect(run.gate.timedOut).toBe(true);
+    expect(run.drain.timedOut).toBe(true);
+  });
+
+  test('a server without metrics opens the gate once every worker streams', async () => {
+    const run = await cellOf(false);
+    expect(run.gate.timedOut).toBe(false);
+    expect(run.drain.timedOut).toBe(false);
   });
 });
