@@ -4,6 +4,7 @@
  */
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
+import { calibrationRecord } from '../prompts/calibrate.js';
 import { isUnreachable } from '../engines/http.js';
 import { cellFailures, computeCellFigures } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
@@ -155,6 +156,7 @@ export function createCellRunner(run: RunContext) {
       figures,
       ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
       ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+      calibration: calibrationRecord(prompt),
       ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
       // a repeat whose numbers disagree is the one kept; else the last
       ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),

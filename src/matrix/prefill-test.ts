@@ -10,6 +10,7 @@
 import type { TestContext } from 'vitest';
 import type { RequestTimeline } from '../client/types.js';
 import { runPrefillRequest } from '../load/prefill.js';
+import { calibrationRecord } from '../prompts/calibrate.js';
 import { prefillFigures } from '../metrics/status.js';
 import type { PrefillRowResult } from '../results/types.js';
 import { evaluatePrefill } from '../thresholds/evaluate.js';
@@ -31,9 +32,12 @@ export function createPrefillRunner(run: RunContext) {
     const count = run.cfg.repeat;
     const measured: PrefillAttempt[] = [];
     let error: string | undefined;
+    /** the row's own prompt (variant 1, the last one sent) */
+    let rowCalibration: ReturnType<typeof calibrationRecord> | undefined;
     // repeats with their own prompts first; the row prompt (variant 1) last
     for (let variant = count; variant >= 1; variant--) {
       const prompt = await run.prompts.rowPrompt(row.context, 1, variant);
+      if (variant === 1) rowCalibration = calibrationRecord(prompt);
       const which = count > 1 ? ` (${count - variant + 1} of ${count})` : '';
       progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
       const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
@@ -51,6 +55,7 @@ export function createPrefillRunner(run: RunContext) {
       contextLabel: row.key,
       status: failed ? 'errors' : 'valid',
       warmsDecodeRow: run.cfg.matrix.contexts.includes(row.context),
+      ...(rowCalibration ? { calibration: rowCalibration } : {}),
       ...(figures ? { figures } : {}),
       ...(error !== undefined ? { error: count > 1 ? `${repeats.failed} of ${repeats.count} requests failed; first: ${error}` : error } : {}),
       ...(count > 1 ? { repeats } : {}),

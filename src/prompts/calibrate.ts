@@ -33,6 +33,11 @@ export const MAX_EXACT_COUNTS = 80;
 
 export type CalibrationMode = 'exact' | 'estimated';
 
+/** What a result records of a calibration (PromptCalibration in the result schema). */
+export function calibrationRecord(p: CalibratedPrompt): { mode: CalibrationMode; targetTokens: number; toleranceTokens: number; withinTolerance: boolean } {
+  return { mode: p.mode, targetTokens: p.targetTokens, toleranceTokens: p.toleranceTokens, withinTolerance: p.withinTolerance };
+}
+
 /** max(64, 0.5 % of target) tokens. */
 export function toleranceTokens(targetTokens: number): number {
   return Math.max(TOLERANCE_MIN_TOKENS, Math.ceil(targetTokens * TOLERANCE_FRACTION));

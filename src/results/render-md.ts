@@ -250,6 +250,7 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Benchmark tool', `${run.tool.name} v${run.tool.version.replace(/^v/, '')}`],
     ['Decode test', 'Fixed duration'],
     ['Prefill mode', prefillModeText(result)],
+    ['Prompt sizes', calibrationText(result)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
@@ -261,6 +262,27 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Started', result.info.startedAt],
     ['Ended', result.endedAt],
   ];
+}
+
+/**
+ * How the prompts were sized, from the rows' calibration records: exact (tokenizer) or estimated
+ * (usage.prompt_tokens), and every context whose prompt missed its target's tolerance.
+ */
+function calibrationText(result: SpeedMatrixResult): string | undefined {
+  const byContext = new Map<number, { calibration: NonNullable<CellResult['calibration']>; promptTokens?: number }>();
+  for (const row of [...result.prefill, ...result.cells]) {
+    if (row.calibration && !byContext.has(row.context)) {
+      byContext.set(row.context, { calibration: row.calibration, ...('promptTokens' in row && row.promptTokens !== undefined ? { promptTokens: row.promptTokens } : {}) });
+    }
+  }
+  if (byContext.size === 0) return undefined;
+  const records = [...byContext.entries()].sort((a, b) => a[0] - b[0]);
+  const estimated = records.some(([, r]) => r.calibration.mode === 'estimated');
+  const how = estimated ? 'estimated from usage.prompt_tokens (the server has no tokenize endpoint)' : "exact, through the server's tokenizer";
+  const missed = records
+    .filter(([, r]) => !r.calibration.withinTolerance)
+    .map(([context, r]) => `${contextLabel(context)}${r.promptTokens !== undefined ? ` at ${formatCount(r.promptTokens)}` : ''} for ${formatCount(r.calibration.targetTokens)} ± ${formatCount(r.calibration.toleranceTokens)}`);
+  return missed.length > 0 ? `${how}; missed the target: ${missed.join(', ')}` : `${how}, within max(64, 0.5 %) of each target`;
 }
 
 /** "Measured during decode warm-up", "Separate cold request per context", or which rows are which. */

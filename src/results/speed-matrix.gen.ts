@@ -271,6 +271,7 @@ export interface PrefillRowResult {
    * the context is also a decode row: this cold request warms that row's prompt cache
    */
   warmsDecodeRow?: boolean;
+  calibration?: PromptCalibration;
   figures?: PrefillFigures;
   error?: string;
   finishedAt: string;
@@ -283,6 +284,30 @@ export interface PrefillRowResult {
    */
   baselineFailures?: string[];
   repeats?: PrefillRepeats;
+}
+/**
+ * how the row's prompt was sized (METHOD.md run sequence 2)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "PromptCalibration".
+ */
+export interface PromptCalibration {
+  /**
+   * exact: through the server's tokenizer; estimated: from usage.prompt_tokens of probe requests (no tokenizer)
+   */
+  mode: 'exact' | 'estimated';
+  /**
+   * the token count aimed at (the context, trimmed to fit the max model length)
+   */
+  targetTokens: number;
+  /**
+   * max(64, 0.5 % of the target)
+   */
+  toleranceTokens: number;
+  /**
+   * the server-counted prompt landed within the tolerance of the target
+   */
+  withinTolerance: boolean;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -361,6 +386,7 @@ export interface CellResult {
    * the cell's prompt as the server counted it
    */
   promptTokens?: number;
+  calibration?: PromptCalibration;
   finishedAt: string;
   /**
    * threshold verdicts, filled by the cell test

@@ -244,3 +244,15 @@ test('the tool version on the page is package.json\'s', async () => {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
   expect(TOOL).toEqual({ name: pkg.name, version: pkg.version });
 });
+
+describe('prompt sizes', () => {
+  test('exact within tolerance; a missed target is named with its count', () => {
+    const r = sglangResult();
+    for (const c of r.cells) c.calibration = { mode: 'exact', targetTokens: c.context, toleranceTokens: 64, withinTolerance: true };
+    expect(renderMarkdown(r)).toContain("- **Prompt sizes**: exact, through the server's tokenizer, within max(64, 0.5 %) of each target");
+    const miss = r.cells.find((c) => c.contextLabel === '8K')!;
+    miss.calibration = { mode: 'estimated', targetTokens: 8192, toleranceTokens: 64, withinTolerance: false };
+    miss.promptTokens = 8400;
+    expect(renderMarkdown(r)).toContain('- **Prompt sizes**: estimated from usage.prompt_tokens (the server has no tokenize endpoint); missed the target: 8K at 8,400 for 8,192 ± 64');
+  });
+});
