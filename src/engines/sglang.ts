@@ -21,7 +21,7 @@ import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type H
 import { CHAT_PATH, ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
 import { postForTokenCount, tokenizeCount, tokenizeError } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
 
 export const SGLANG_METRICS_PATH = '/metrics';
 export const SGLANG_TOKENIZE_PATH = '/v1/tokenize';
@@ -90,8 +90,24 @@ export function sglangServerInfoFacts(json: unknown, source: string): Partial<Se
   return out;
 }
 
+/** SGLang's abort by request id (`AbortReq {rid}`), sent for every request still running at a window's end */
+export const SGLANG_ABORT_PATH = '/abort_request';
+
 export class SglangAdapter extends ContinuousUsageAdapter {
   override readonly kind: EngineKind = 'sglang';
+
+  /** `rid`: SGLang's request id, the one /abort_request takes (its OpenAI protocol accepts it) */
+  protected override extraFields(spec: RequestSpec): Record<string, unknown> {
+    return { ...super.extraFields(spec), ...(spec.requestId !== undefined ? { rid: spec.requestId } : {}) };
+  }
+
+  /**
+   * Stop a request now rather than when SGLang next notices its closed connection: leftover load
+   * from one cell must not run into the next (the reference pages' tool does this since 0.4.33).
+   */
+  async abort(target: HttpTarget, requestId: string): Promise<void> {
+    await tryCall(target, 'POST', SGLANG_ABORT_PATH, { rid: requestId }, { timeoutMs: 2_000 });
+  }
   /** chat-template overhead per (baseUrl, model) */
   private readonly chatOverhead = new Map<string, Promise<number>>();
 

@@ -115,6 +115,8 @@ export interface RequestSpec {
   maxTokens: number;
   /** force the full length (ignore_eos) where the engine supports it */
   forceLength: boolean;
+  /** our request id (X-Request-Id); engines that take one in the body (SGLang `rid`) get it, so `abort` can name it */
+  requestId?: string;
 }
 
 export interface HttpTarget {

@@ -78,6 +78,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     prompt: o.prompt,
     maxTokens: o.maxTokens,
     forceLength: true,
+    requestId: o.id,
   });
   const { onChunk } = o;
   const timeline = streamRequest({

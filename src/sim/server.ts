@@ -168,13 +168,38 @@ export function createSimServer(profile: SimProfile): SimServer {
     record.promptTokens = promptTokens;
     truth.add(record);
     if (parsed.stream && surface.headersFirst) sink.writeHead();
-    res.on('close', () => {
+    const stop = (): void => {
       if (!sink.isEnded) {
         sink.end('aborted', monoMs());
         engine.abort(engineReq);
       }
+    };
+    // SGLang's /abort_request names a request by its rid (our X-Request-Id travels as both)
+    const rid = typeof body.rid === 'string' ? body.rid : id;
+    running.set(rid, { stop, res });
+    res.on('close', () => {
+      running.delete(rid);
+      stop();
     });
     loop.submit(engineReq);
+  }
+
+  /** requests in flight by id, for SGLang's /abort_request */
+  const running = new Map<string, { stop: () => void; res: ServerResponse }>();
+  /** rids /abort_request was asked for, oldest first (the last 1,000), for tests */
+  const abortedByRid: string[] = [];
+
+  /** SGLang POST /abort_request {rid}: stop the request now, as the engine does, and end its stream */
+  function abortByRid(rids: unknown): void {
+    for (const rid of Array.isArray(rids) ? rids : [rids]) {
+      if (typeof rid !== 'string') continue;
+      abortedByRid.push(rid);
+      if (abortedByRid.length > 1000) abortedByRid.shift();
+      const r = running.get(rid);
+      if (!r) continue;
+      r.stop();
+      if (!r.res.writableEnded) r.res.end();
+    }
   }
 
   function tokenizeBody(body: Record<string, unknown>): { ids: number[]; pieces: string[] } {
@@ -202,6 +227,7 @@ export function createSimServer(profile: SimProfile): SimServer {
       lastBatch: engine.lastBatch,
       lastStepMs: engine.lastStepMs,
       counters: engine.counters,
+      abortedByRid,
       truthRecords: truth.size,
       stepLatenessMs: { count: lat.length, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat[lat.length - 1] },
       eventLoopUtilization: elu.utilization,
@@ -270,6 +296,13 @@ export function createSimServer(profile: SimProfile): SimServer {
       const body = await readBody(req);
       if (!Array.isArray(body.tokens)) throw new RequestError(400, 'detokenize needs "tokens" (array of ids)', 'tokens');
       return sendJson(res, 200, { text: vocab.detokenize(body.tokens as number[]) });
+    }
+    if (sglang && method === 'POST' && path === '/abort_request') {
+      const body = await readBody(req);
+      abortByRid(body.rid);
+      res.writeHead(200);
+      res.end();
+      return;
     }
     if (sglang && method === 'GET' && (path === '/get_server_info' || path === '/server_info')) {
       return sendJson(res, 200, {
