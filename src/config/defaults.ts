@@ -31,6 +31,8 @@ export const DEFAULTS = {
   metricsIntervalMs: 1000,
   /** event-loop delay p99 above this inside the window marks the cell Client-limited */
   clientLimitedLoopDelayMs: 50,
+  /** the load generator's CPU above this many cores over the same span marks the cell Client-limited (METHOD.md) */
+  clientLimitedCpuCores: 0.9,
   /** threshold -u headroom */
   headroom: 0.1,
   outDir: 'reports',

@@ -12,6 +12,7 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../results/redact.js';
 import { startLoopMonitor } from '../metrics/loop-monitor.js';
+import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 
@@ -45,6 +46,8 @@ export interface CellRun {
   samples: MetricsSample[];
   /** event-loop delay of the load generator from the workers' start to the window's end */
   loopDelayMs?: { p50: number; p99: number; max: number };
+  /** the load generator's CPU over the same span, in cores (its thread's, where it can be read) */
+  clientCpu?: { cores: number; source: CpuSource };
   /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
   serverTimings?: Map<string, ServerRequestTimings>;
   /** how the cell's load used connections */
@@ -161,6 +164,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     say(`starting ${C} workers`);
     // the event-loop monitor covers the burst before the window too: TTFT samples come from it
     const monitor = startLoopMonitor();
+    const cpu = startCpuMeter();
     const workers = Array.from({ length: C }, (_, w) => worker(w));
 
     // Readiness gate: every worker has a token and the server queue is empty, held for the settle
@@ -224,6 +228,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     const windowCompleted = !cellAbort.signal.aborted;
     const windowEndMs = monoMs();
     const loopDelayMs = monitor.stop();
+    const clientCpu = cpu.stop();
 
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).
     stopping = true;
@@ -249,6 +254,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       windowEndMs,
       samples,
       loopDelayMs,
+      clientCpu,
       connections,
       ...(serverTimings.size > 0 ? { serverTimings } : {}),
     };

@@ -123,6 +123,7 @@ export function createCellRunner(run: RunContext) {
         drainWaitedMs: raw.drain.waitedMs,
         loopDelayMs: raw.loopDelayMs,
         loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
+        ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
       });
       repeats.push({ raw, figures, verdict });
       // the server's own counts and speeds beside the client's (flagged at > 10 % apart)
@@ -155,6 +156,7 @@ export function createCellRunner(run: RunContext) {
       evidence: verdict.evidence,
       figures,
       ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+      ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
       ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
       calibration: calibrationRecord(prompt),
       ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
@@ -170,7 +172,8 @@ export function createCellRunner(run: RunContext) {
     if (result.status === 'client-limited' && !cfg.allowClientLimited) {
       const ev = result.evidence.clientLimited;
       failures.push(
-        `${cell.key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms), so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
+        `${cell.key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)` +
+          `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
       );
     }
     // failed requests fail the cell unless the budget sets max.failedRequests (evaluateCell checks

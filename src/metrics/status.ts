@@ -5,6 +5,7 @@ import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
 import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary } from './figures.js';
 import { mean } from './stats.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 
 /** a cell is "requests queued" when mean running < this share of C */
@@ -16,7 +17,7 @@ export interface CellStatusEvidence {
   queued?: { maxWaiting?: number; meanRunning?: number; meanClientInFlight?: number; concurrency: number };
   warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
   errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
-  clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number };
+  clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number; cpuCores?: number; cpuBoundCores?: number };
   activeDisagreement?: { server: number; client: number };
   connectionRetries?: { count: number; firstReason?: string };
 }
@@ -47,6 +48,10 @@ export interface CellStatusInput {
   loopDelayMs?: { p99: number };
   /** the client is limited when the loop delay p99 exceeds this bound, in ms */
   loopDelayBoundMs: number;
+  /** the load generator's CPU over the same span, in cores, when measured */
+  clientCpuCores?: number;
+  /** …or when its CPU exceeds this many cores (default 0.9) */
+  cpuBoundCores?: number;
 }
 
 export interface CellStatusResult {
@@ -59,8 +64,8 @@ export interface CellStatusResult {
 
 /**
  * Which statuses apply to a measured cell. Rules:
- * - client-limited: loopDelayMs.p99 > loopDelayBoundMs (the figures may be wrong, so it comes
- *   first);
+ * - client-limited: loopDelayMs.p99 > loopDelayBoundMs, or the client's CPU > cpuBoundCores (0.9 of
+ *   a core) over the same span (the figures may be wrong, so it comes first);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
@@ -75,9 +80,14 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const { figures, concurrency } = input;
 
   const p99 = input.loopDelayMs?.p99;
-  if (p99 !== undefined && p99 > input.loopDelayBoundMs) {
+  const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
+  const cpu = input.clientCpuCores;
+  const loopOver = p99 !== undefined && p99 > input.loopDelayBoundMs;
+  const cpuOver = cpu !== undefined && cpu > cpuBound;
+  if (loopOver || cpuOver) {
     statuses.push('client-limited');
-    evidence.clientLimited = { eventLoopDelayP99Ms: p99, boundMs: input.loopDelayBoundMs };
+    evidence.clientLimited = { eventLoopDelayP99Ms: p99 ?? 0, boundMs: input.loopDelayBoundMs };
+    if (cpu !== undefined) Object.assign(evidence.clientLimited, { cpuCores: cpu, cpuBoundCores: cpuBound });
   }
   if (input.gateTimedOut === true || input.drainTimedOut === true) {
     statuses.push('warmup-timed-out');

@@ -375,6 +375,19 @@ export interface CellResult {
   evidence: CellEvidence;
   figures?: CellFigures;
   /**
+   * the load generator's CPU during the cell
+   */
+  clientCpu?: {
+    /**
+     * CPU time / wall time from the workers' start to the window's end
+     */
+    cores: number;
+    /**
+     * thread: the load generator's own thread (Linux); process: the whole process, an embedded simulator's thread included
+     */
+    source: 'thread' | 'process';
+  };
+  /**
    * event-loop delay of the load generator during the window
    */
   clientEventLoopDelayMs?: {
@@ -458,6 +471,14 @@ export interface CellEvidence {
   clientLimited?: {
     eventLoopDelayP99Ms: number;
     boundMs: number;
+    /**
+     * the load generator's CPU, cores, from the workers' start to the window's end
+     */
+    cpuCores?: number;
+    /**
+     * CPU above which the cell is Client-limited (0.9)
+     */
+    cpuBoundCores?: number;
   };
   activeDisagreement?: {
     server: number;
