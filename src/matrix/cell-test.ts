@@ -6,7 +6,7 @@ import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
 import { isUnreachable } from '../engines/http.js';
-import { cellFailures, computeCellFigures } from '../metrics/figures.js';
+import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
 import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
 import { cellStatuses } from '../metrics/status.js';
@@ -108,7 +108,7 @@ export function createCellRunner(run: RunContext) {
         windowEndMs: raw.windowEndMs,
         metricsSamples: raw.samples,
         // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
-        ttftFrom: 'sent-headers',
+        ttftFrom: MATRIX_TTFT_FROM,
         stallLimit: cfg.stallLimitMs ?? 'cell',
       });
       const verdict = cellStatuses({

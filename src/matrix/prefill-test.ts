@@ -12,6 +12,7 @@ import type { RequestTimeline } from '../client/types.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
 import { prefillFigures } from '../metrics/status.js';
+import { MATRIX_TTFT_FROM } from '../metrics/figures.js';
 import type { PrefillRowResult } from '../results/types.js';
 import { evaluatePrefill } from '../thresholds/evaluate.js';
 import type { PlannedPrefill } from './plan.js';
@@ -42,7 +43,7 @@ export function createPrefillRunner(run: RunContext) {
       progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
       const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
       // an aborted request may still have its figures (first token and usage came); it counts as failed
-      const figures = prefillFigures(t, 'sent-headers');
+      const figures = prefillFigures(t, MATRIX_TTFT_FROM);
       const ok = t.end?.kind === 'done' && figures !== undefined;
       if (!ok) error ??= failureText(t);
       measured.push({ ok, ...(figures ? { figures } : {}) });

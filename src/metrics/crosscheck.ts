@@ -19,7 +19,7 @@
 import type { RequestTimeline } from '../client/types.js';
 import type { HistogramSnapshot, MetricsSample, ServerRequestTimings } from '../engines/types.js';
 import type { CrossCheckItem, ServerCrossCheck } from '../results/speed-matrix.gen.js';
-import { tokensInWindow, ttftStartMs } from './figures.js';
+import { MATRIX_TTFT_FROM, tokensInWindow, ttftStartMs } from './figures.js';
 import { median } from './stats.js';
 import type { CellFigures } from './types.js';
 
@@ -125,7 +125,7 @@ export function crossCheckCell(input: CrossCheckInput): ServerCrossCheck | undef
     const m = delta ? histogramMedian(delta) : undefined;
     const clientTtfts = input.timelines
       .filter((t) => t.firstTokenMs !== undefined && t.firstTokenMs >= h0.atMs && t.firstTokenMs <= h1.atMs)
-      .map((t) => t.firstTokenMs! - ttftStartMs(t, 'sent-headers'));
+      .map((t) => t.firstTokenMs! - ttftStartMs(t, MATRIX_TTFT_FROM));
     const clientMedian = median(clientTtfts);
     if (m && m.count >= MIN_TTFT_SAMPLES && clientMedian !== undefined && clientTtfts.length >= MIN_TTFT_SAMPLES) {
       const lowMs = m.lowerS * 1000 * (1 - tol);

@@ -34,6 +34,13 @@ export interface CellFiguresInput {
 }
 
 /**
+ * Where the matrix starts TTFT: when the request's headers were written to the socket, so the
+ * load generator's own queueing is not the server's TTFT (README, method: TTFT). The accuracy
+ * tests check this same start against the simulator's ground truth.
+ */
+export const MATRIX_TTFT_FROM = 'sent-headers' as const;
+
+/**
  * Where a request's TTFT starts: when it was handed to undici ('send'), or when its headers were
  * written to the socket ('sent-headers', falling back to the send time where that was not recorded).
  */

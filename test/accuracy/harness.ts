@@ -13,7 +13,7 @@ import type { RequestTimeline } from '../../src/client/types.js';
 import { resolveSuite, type ResolvedSuite } from '../../src/config/resolve.js';
 import type { SuiteInput } from '../../src/config/schema.js';
 import { runCell, type CellRun } from '../../src/load/cell.js';
-import { computeCellFigures, requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/figures.js';
+import { computeCellFigures, MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/figures.js';
 import { median } from '../../src/metrics/stats.js';
 import { cellStatuses } from '../../src/metrics/status.js';
 import type { CellFigures } from '../../src/metrics/types.js';
@@ -168,6 +168,8 @@ export async function runAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: Acc
     windowStartMs: raw.windowStartMs,
     windowEndMs: raw.windowEndMs,
     metricsSamples: raw.samples,
+    // as the product does (src/matrix/cell-test.ts): the clock starts when the headers are written
+    ttftFrom: MATRIX_TTFT_FROM,
   });
   return { raw, figures, truth, startedMs, cellTag };
 }
@@ -200,7 +202,7 @@ export interface TruthComparison {
  * Rebuilds the cell's TTFT, time between tokens, per-request tok/s and total tok/s from the
  * truth, over the same requests and the same window as the client's figures:
  * - TTFT: same requests as computeCellFigures (first token at or before the window's end), truth
- *   TTFT = sim first-token write time − client send time;
+ *   TTFT = sim first-token write time − the product's TTFT start (the headers written to the socket);
  * - TBT: requestTimeBetweenTokensMs over the sim's write times inside [windowStart, windowEnd];
  * - total: tokens the sim wrote inside the window, over the same window length.
  */
@@ -223,7 +225,8 @@ export function compareWithTruth(cell: AccuracyCell): TruthComparison {
     matched++;
     const tt = truthAsTimeline(rec, t.sendMs);
     if (t.firstTokenMs !== undefined && t.firstTokenMs <= we && tt.firstTokenMs !== undefined) {
-      trueTtft.push(tt.firstTokenMs - t.sendMs);
+      // the same start as the product's figure: when the request's headers were written
+      trueTtft.push(tt.firstTokenMs - ttftStartMs(t, MATRIX_TTFT_FROM));
       lag.push(t.firstTokenMs - tt.firstTokenMs);
     }
     const tbt = requestTimeBetweenTokensMs(tt, ws, we);
