@@ -186,10 +186,15 @@ export default class SpeedMatrixReporter implements Reporter {
     try {
       let existing: ThresholdsFile | undefined;
       if (existsSync(path)) existing = parseThresholds(readFileSync(path, 'utf8'), path);
-      const file = updateThresholds(result, existing, readEnvOverrides(process.env).headroom);
+      const env = readEnvOverrides(process.env);
+      const { file, moves, kept } = updateThresholds(result, existing, {
+        ...(env.headroom !== undefined ? { headroom: env.headroom } : {}),
+        ...(env.updateAll ? { force: true } : {}),
+      });
       writeThresholds(path, file);
       this.log(
-        `${PREFIX} updated ${path}: ${Object.keys(file.cells).length} cells, ${Object.keys(file.prefill).length} prefill rows`,
+        `${PREFIX} updated ${path}: ${moves.length} budget${moves.length === 1 ? '' : 's'} moved, ${kept} kept (met, within noise)` +
+          `${env.updateAll ? ' (LLM_BENCH_UPDATE=all)' : ''}${moves.length > 0 ? `:\n${moves.map((m) => `  ${m}`).join('\n')}` : ''}`,
       );
     } catch (error) {
       this.fail(`-u: ${path} left unchanged: ${(error as Error).message}`);

@@ -136,7 +136,7 @@ export function compareFigure(input: FigureInput): FigureDelta {
 }
 
 /** relative half-range of a figure over a cell's or prefill row's repeats; 0 when measured once */
-function spreadOf(measured: CellResult | PrefillRowResult | undefined, figure: string): number {
+export function spreadOf(measured: CellResult | PrefillRowResult | undefined, figure: string): number {
   const spread: Partial<Record<string, FigureSpread>> | undefined = measured?.repeats?.spread;
   return spread?.[figure]?.relativeHalfRange ?? 0;
 }

@@ -32,6 +32,8 @@ export interface EnvOverrides {
   stallS?: number;
   /** LLM_BENCH_RETRY_S: how long setup calls wait for a server that does not answer */
   retryS?: number;
+  /** LLM_BENCH_UPDATE=all: `-u` rewrites every managed budget, moved or not */
+  updateAll?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -149,6 +151,13 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const stallS = positiveNumber(env, 'LLM_BENCH_STALL_S', '10', false);
   if (stallS !== undefined) out.stallS = stallS;
+  const update = nonEmpty(env, 'LLM_BENCH_UPDATE');
+  if (update !== undefined) {
+    if (update !== 'all' && update !== 'moved') {
+      throw new ConfigError(`LLM_BENCH_UPDATE: "${update}" must be all or moved; e.g. LLM_BENCH_UPDATE=all makes -u rewrite every budget`);
+    }
+    out.updateAll = update === 'all';
+  }
   const retryRaw = nonEmpty(env, 'LLM_BENCH_RETRY_S');
   if (retryRaw !== undefined) {
     const r = Number(retryRaw);

@@ -1,11 +1,21 @@
 /**
  * `-u`: rewrite a threshold file from a run's result, like snapshot updates.
  *
- * Managed entries (rewritten from the measurement, removed when the figure was not measured):
+ * Managed entries (from the measurement; removed when the figure was not measured):
  *   cells:   status, min.totalTokensPerSecond, min.perRequestTokensPerSecond, max.ttftMs, max.timeBetweenTokensMs
  *   prefill: status, min.promptTokensPerSecond, max.ttftMs
- * min = measured × (1 − headroom) rounded DOWN to 3 significant digits; max = measured × (1 + headroom)
- * rounded UP, so a budget is never tighter than the headroom says.
+ * A new budget is min = measured × (1 − headroom) rounded DOWN to 3 significant digits, or max =
+ * measured × (1 + headroom) rounded UP, so it is never tighter than the headroom says; and at least
+ * the figure's absolute noise floor away from the measurement (TTFT: 5 ms, or one decode step when
+ * longer; a prefill row's prompt tok/s: the rate 5 ms of TTFT jitter costs), so timer jitter and step
+ * phase cannot breach a fresh budget.
+ *
+ * Like a careful snapshot update, an existing budget is kept when the measurement still meets it and
+ * the budget the measurement would give lies within the noise band of the one written: the figure's
+ * regression tolerance (relative, with its absolute floor; tolerances.regression overrides) plus the
+ * spread of its repeats. Only breached budgets and budgets that clearly moved are rewritten, so two
+ * `-u` runs on an unchanged server leave the file as it was and a reviewer reads only real moves.
+ * `force` (LLM_BENCH_UPDATE=all) rewrites every managed budget.
  * Everything else the user wrote is kept: other figures' budgets, target, headroom, tolerances.
  * Entries for cells/rows the run planned but did not run (a filtered or interrupted run) are kept
  * unchanged; entries outside the current matrix are dropped (as obsolete snapshots are).
@@ -18,7 +28,9 @@ import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, parseContext } from '../results/labels.js';
 import type { SpeedMatrixResult } from '../results/types.js';
 import { writeFileAtomic } from '../results/write.js';
-import { cellFigureValue, prefillFigureValue } from './evaluate.js';
+import { cellFigureValue, formatValue, prefillFigureValue } from './evaluate.js';
+import { spreadOf } from '../compare/compare.js';
+import { resolveTolerances, type FigureTolerance } from '../compare/tolerances.js';
 import {
   CELL_FIGURES,
   DEFAULT_HEADROOM,
@@ -33,6 +45,29 @@ export const THRESHOLDS_SCHEMA_REF = '../src/thresholds/thresholds.schema.json';
 const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;
 const MANAGED_CELL_MAX = ['ttftMs', 'timeBetweenTokensMs'] as const;
 
+/**
+ * The noise band of a cell's TTFT: its tolerance, with an absolute floor of at least one decode step
+ * (the cell's median time between tokens). Where a request lands in the server's step loop is a
+ * matter of phase: in a closed loop of equal-length requests the phase is set once per cell, so two
+ * runs of an unchanged server differ by up to a step (seen on the tiny simulator: 12 and 19 ms at a
+ * 10 ms step).
+ */
+function ttftTolerance(own: FigureTolerance, stepMs: number | undefined): FigureTolerance {
+  return stepMs !== undefined && stepMs > own.absolute ? { relative: own.relative, absolute: stepMs } : own;
+}
+
+/**
+ * The noise band of a prefill row's prompt tok/s (= prompt tokens / TTFT): its own relative
+ * tolerance, with the absolute floor it inherits from TTFT's (a few ms of timer jitter on a 20 ms
+ * TTFT is 25 % of the rate; on an 800 ms one, under 1 %).
+ */
+function promptRateTolerance(figures: { promptTokens: number; ttftMs: number } | undefined, own: FigureTolerance, ttftFloorMs: number): FigureTolerance {
+  if (!figures || !(figures.ttftMs > 0)) return own;
+  // the rate lost to a TTFT longer by the floor
+  const jitter = figures.promptTokens * (1 / (figures.ttftMs / 1000) - 1 / ((figures.ttftMs + ttftFloorMs) / 1000));
+  return { relative: own.relative, absolute: Math.max(own.absolute, jitter) };
+}
+
 /** 3 significant digits, rounded in the safe direction. */
 export function roundBudget(x: number, direction: 'down' | 'up'): number {
   if (x === 0 || !Number.isFinite(x)) return x;
@@ -42,16 +77,61 @@ export function roundBudget(x: number, direction: 'down' | 'up'): number {
   return Number((rounded * step).toPrecision(3));
 }
 
+export interface UpdateOptions {
+  /** LLM_BENCH_HEADROOM: wins over the file's headroom */
+  headroom?: number;
+  /** LLM_BENCH_UPDATE=all: rewrite every managed budget, moved or not */
+  force?: boolean;
+}
+
+/** A threshold file rewritten from a run, and what moved (one line each, for the log). */
+export interface ThresholdsUpdate {
+  file: ThresholdsFile;
+  moves: string[];
+  /** managed budgets that were kept as written */
+  kept: number;
+}
+
 /**
- * `headroomOverride` (LLM_BENCH_HEADROOM) wins over the file's `headroom`, which wins over the
+ * `options.headroom` (LLM_BENCH_HEADROOM) wins over the file's `headroom`, which wins over the
  * default; the file's own `headroom` entry is kept as the user wrote it.
  */
-export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, headroomOverride?: number): ThresholdsFile {
-  const headroom = headroomOverride ?? existing?.headroom ?? DEFAULT_HEADROOM;
+export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
+  const headroom = options.headroom ?? existing?.headroom ?? DEFAULT_HEADROOM;
+  const tolerances = resolveTolerances(existing?.tolerances?.regression);
   const cellsByKey = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
   const rowsByKey = new Map(result.prefill.map((r) => [r.contextLabel, r]));
-  const lower = (x: number) => roundBudget(x * (1 - headroom), 'down');
-  const upper = (x: number) => roundBudget(x * (1 + headroom), 'up');
+  const moves: string[] = [];
+  let kept = 0;
+  /** the budget of one figure: the one written when it still holds and has not moved beyond noise */
+  const budget = (
+    label: string,
+    side: 'min' | 'max',
+    old: number | undefined,
+    measured: number | undefined,
+    tolerance: FigureTolerance,
+    spread: number,
+  ): number | undefined => {
+    if (measured === undefined) return undefined;
+    // the headroom, and at least the figure's absolute noise floor (5 ms of TTFT jitter), so a fresh
+    // budget is not breached by timer jitter on a millisecond latency
+    const fresh =
+      side === 'min'
+        ? roundBudget(Math.min(measured * (1 - headroom), measured - tolerance.absolute), 'down')
+        : roundBudget(Math.max(measured * (1 + headroom), measured + tolerance.absolute), 'up');
+    if (old === undefined || options.force) {
+      if (old !== fresh) moves.push(`${label} ${old === undefined ? 'new' : formatValue(old)} → ${formatValue(fresh)}${old === undefined ? '' : ' (all rewritten)'}`);
+      return fresh;
+    }
+    const holds = side === 'min' ? measured >= old : measured <= old;
+    const noise = Math.max((tolerance.relative + spread) * old, tolerance.absolute);
+    if (holds && Math.abs(fresh - old) <= noise) {
+      kept++;
+      return old;
+    }
+    moves.push(`${label} ${formatValue(old)} → ${formatValue(fresh)} (${holds ? 'moved beyond noise' : `breached: measured ${formatValue(measured)}`})`);
+    return fresh;
+  };
 
   const cellKeys = [...new Set([...plannedCellKeys(result.info), ...cellsByKey.keys()])].sort(compareCellKeys);
   const cells: Record<string, CellBudget> = {};
@@ -66,13 +146,13 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     const min: Record<string, number | undefined> = { ...old?.min };
     const max: Record<string, number | undefined> = { ...old?.max };
     for (const name of MANAGED_CELL_MIN) {
-      const v = cellFigureValue(cell, name);
-      min[name] = v === undefined ? undefined : lower(v);
+      min[name] = budget(`${key} min.${name}`, 'min', old?.min?.[name], cellFigureValue(cell, name), tolerances.cells[name], spreadOf(cell, name));
     }
     for (const name of MANAGED_CELL_MAX) {
-      const v = cellFigureValue(cell, name);
-      max[name] = v === undefined ? undefined : upper(v);
+      const tolerance = name === 'ttftMs' ? ttftTolerance(tolerances.cells.ttftMs, cell.figures?.timeBetweenTokensMs?.median) : tolerances.cells[name];
+      max[name] = budget(`${key} max.${name}`, 'max', old?.max?.[name], cellFigureValue(cell, name), tolerance, spreadOf(cell, name));
     }
+    if (old?.status !== undefined && old.status !== cell.status) moves.push(`${key} status ${old.status} → ${cell.status}`);
     cells[key] = orderBudget(CELL_FIGURES, { status: cell.status, min, max });
   }
 
@@ -87,12 +167,22 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
       if (old) prefill[key] = orderBudget(PREFILL_FIGURES, old);
       continue;
     }
-    const tps = prefillFigureValue(row, 'promptTokensPerSecond');
-    const ttft = prefillFigureValue(row, 'ttftMs');
+    const label = `prefill ${key}`;
+    if (old?.status !== undefined && old.status !== row.status) moves.push(`${label} status ${old.status} → ${row.status}`);
     prefill[key] = orderBudget(PREFILL_FIGURES, {
       status: row.status,
-      min: { ...old?.min, promptTokensPerSecond: tps === undefined ? undefined : lower(tps) },
-      max: { ...old?.max, ttftMs: ttft === undefined ? undefined : upper(ttft) },
+      min: {
+        ...old?.min,
+        promptTokensPerSecond: budget(
+          `${label} min.promptTokensPerSecond`,
+          'min',
+          old?.min?.promptTokensPerSecond,
+          prefillFigureValue(row, 'promptTokensPerSecond'),
+          promptRateTolerance(row.figures, tolerances.prefill.promptTokensPerSecond, tolerances.prefill.ttftMs.absolute),
+          spreadOf(row, 'promptTokensPerSecond'),
+        ),
+      },
+      max: { ...old?.max, ttftMs: budget(`${label} max.ttftMs`, 'max', old?.max?.ttftMs, prefillFigureValue(row, 'ttftMs'), tolerances.prefill.ttftMs, spreadOf(row, 'ttftMs')) },
     });
   }
 
@@ -102,7 +192,7 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
   file.cells = cells;
   file.prefill = prefill;
-  return file;
+  return { file, moves, kept };
 }
 
 function ordered<T extends string>(names: readonly T[], values: Partial<Record<string, number | undefined>> | undefined) {

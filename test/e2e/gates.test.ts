@@ -54,3 +54,24 @@ describe('gates', () => {
     expect(accepting.code, accepting.out).toBe(0);
   });
 });
+
+describe('-u without churn', () => {
+  test('two -u runs on an unchanged simulator leave the threshold file byte-identical', { timeout: 240_000 }, async () => {
+    const { readFileSync } = await import('node:fs');
+    const { spawnSync } = await import('node:child_process');
+    const { cleanEnv, root } = await import('../faults/helpers.js');
+    const t = withThresholds({ cells: {}, prefill: {} });
+    const path = t.env.LLM_BENCH_THRESHOLDS!;
+    // short requests in a 2 s window: each cell's TTFT is a median over tens of requests, not two
+    const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: '1K', LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '16', ...t.env };
+    const update = () => spawnSync('npx', ['vitest', 'bench', '--run', '-u'], { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 100_000 });
+    const first = update();
+    expect(first.status, first.stdout + first.stderr).toBe(0);
+    const written = readFileSync(path, 'utf8');
+    expect(Object.keys(JSON.parse(written).cells)).toHaveLength(4);
+    const second = update();
+    expect(second.status, second.stdout + second.stderr).toBe(0);
+    expect(second.stdout + second.stderr).toMatch(/updated .*thresholds\.json: 0 budgets moved, \d+ kept/);
+    expect(readFileSync(path, 'utf8')).toBe(written);
+  });
+});

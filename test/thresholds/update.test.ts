@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { collectResult } from '../../src/results/collect.js';
 import { evaluateCell, evaluatePrefill } from '../../src/thresholds/evaluate.js';
 import { loadThresholds, parseThresholds } from '../../src/thresholds/load.js';
@@ -21,7 +21,7 @@ test('roundBudget keeps 3 significant digits in the safe direction', () => {
 });
 
 test('budgets from measurements with 10% headroom, stable order, 2-space JSON with newline', () => {
-  const file = updateThresholds(sglangResult());
+  const { file } = updateThresholds(sglangResult());
   const text = formatThresholds(file);
   expect(text.endsWith('}\n')).toBe(true);
   expect(Object.keys(file.cells).slice(0, 3)).toEqual(['8K/1', '8K/2', '8K/4']);
@@ -42,7 +42,7 @@ test('budgets from measurements with 10% headroom, stable order, 2-space JSON wi
 test('round trip: written file parses against the matrix and the same run passes it', () => {
   const result = sglangResult();
   const path = join(dir, 'sub', 'sglang.json');
-  writeThresholds(path, updateThresholds(result));
+  writeThresholds(path, updateThresholds(result).file);
   const cellKeys = result.cells.map((c) => `${c.contextLabel}/${c.concurrency}`);
   const prefillKeys = result.prefill.map((r) => r.contextLabel);
   const loaded = loadThresholds(path, { cellKeys, prefillKeys });
@@ -52,7 +52,7 @@ test('round trip: written file parses against the matrix and the same run passes
   }
   for (const row of result.prefill) expect(evaluatePrefill(row.contextLabel, row, loaded.prefill[row.contextLabel])).toEqual([]);
   // updating again from the same result is a no-op (stable output)
-  expect(formatThresholds(updateThresholds(result, loaded))).toBe(readFileSync(path, 'utf8'));
+  expect(formatThresholds(updateThresholds(result, loaded).file)).toBe(readFileSync(path, 'utf8'));
 });
 
 test('-u keeps user entries it does not manage, drops cells outside the matrix, keeps unrun planned cells', () => {
@@ -74,7 +74,7 @@ test('-u keeps user entries it does not manage, drops cells outside the matrix, 
     [{ kind: 'run', info: sglangInfo() }, { kind: 'cell', cell: sglangCells().find((c) => c.contextLabel === '8K' && c.concurrency === 16)! }],
     { partial: false },
   )!;
-  const file = updateThresholds(result, existing);
+  const { file } = updateThresholds(result, existing);
   expect(file).toMatchObject({ target: 'h200', headroom: 0.2, tolerances: { slack: 0.05 } });
   expect(Object.keys(file.cells)).toEqual(['8K/2', '8K/16']);
   expect(file.cells['8K/2']).toEqual({ min: { totalTokensPerSecond: 1 } });
@@ -86,4 +86,42 @@ test('-u keeps user entries it does not manage, drops cells outside the matrix, 
   expect(JSON.stringify(file.cells['8K/16'])).toBe(
     '{"status":"valid","min":{"totalTokensPerSecond":685,"perRequestTokensPerSecond":42.9,"completedRequests":0},"max":{"ttftMs":507,"timeBetweenTokensMs":22.4,"failedRequests":0}}',
   );
+});
+
+describe('-u keeps what still holds and has not moved beyond noise', () => {
+  const first = updateThresholds(sglangResult()).file;
+  const scaled = (tps: number, ttft: number) => {
+    const r = sglangResult();
+    for (const c of r.cells) {
+      if (!c.figures) continue;
+      c.figures.totalTokensPerSecond *= tps;
+      if (c.figures.perRequestTokensPerSecond !== undefined) c.figures.perRequestTokensPerSecond *= tps;
+      if (c.figures.ttftMs) c.figures.ttftMs = { ...c.figures.ttftMs, median: c.figures.ttftMs.median * ttft };
+    }
+    return r;
+  };
+
+  test('a rerun within noise (tok/s −2 %, TTFT +3 %) leaves the file byte-identical', () => {
+    const again = updateThresholds(scaled(0.98, 1.03), first);
+    expect(formatThresholds(again.file)).toBe(formatThresholds(first));
+    expect(again.moves).toEqual([]);
+    expect(again.kept).toBeGreaterThan(100);
+  });
+
+  test('a breached budget is rewritten and says so', () => {
+    const slower = updateThresholds(scaled(0.8, 1), first);
+    expect(slower.moves).toContainEqual(expect.stringMatching(/^8K\/16 min\.totalTokensPerSecond 771\.0 → 617\.0 \(breached: measured 685\.\d\)$/));
+    expect(slower.file.cells['8K/16']!.min!.totalTokensPerSecond).toBe(617);
+  });
+
+  test('a budget left far behind by a faster server is tightened ("moved beyond noise")', () => {
+    const faster = updateThresholds(scaled(1.3, 1), first);
+    expect(faster.moves).toContainEqual(expect.stringMatching(/^8K\/16 min\.totalTokensPerSecond 771\.0 → 1000\.0 \(moved beyond noise\)$/));
+  });
+
+  test('force (LLM_BENCH_UPDATE=all) rewrites every managed budget', () => {
+    const forced = updateThresholds(scaled(0.98, 1.03), first, { force: true });
+    expect(forced.kept).toBe(0);
+    expect(forced.file.cells['8K/16']!.min!.totalTokensPerSecond).toBe(756);
+  });
 });
