@@ -30,6 +30,8 @@ export interface SimFaultRates {
   headersDelayMs: number;
   /** the token index at which mid-stream faults strike */
   faultAfterTokens: number;
+  /** the first this many completion requests the server receives draw no fault (a server that fails under load, not at start) */
+  faultFreeRequests: number;
 }
 
 export interface SimProfileParams {
@@ -115,6 +117,7 @@ export const NO_FAULTS: SimFaultRates = {
   headersDelayRate: 0,
   headersDelayMs: 500,
   faultAfterTokens: 5,
+  faultFreeRequests: 0,
 };
 
 const COMMON = {

@@ -124,7 +124,12 @@ export function createSimServer(profile: SimProfile): SimServer {
     const faultHeader = req.headers['x-sim-fault'];
     let faults: FaultPlan;
     try {
-      faults = typeof faultHeader === 'string' ? parseFaultHeader(faultHeader) : drawFaults(profile.faults, rng);
+      faults =
+        typeof faultHeader === 'string'
+          ? parseFaultHeader(faultHeader)
+          : seq <= profile.faults.faultFreeRequests
+            ? {}
+            : drawFaults(profile.faults, rng);
     } catch (e) {
       throw new RequestError(400, (e as Error).message, 'X-Sim-Fault');
     }

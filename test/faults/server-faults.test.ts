@@ -115,12 +115,23 @@ function benchAsync(env: Record<string, string>, limitS: number): Promise<{ code
 
 /**
  * A proxy in front of the simulator that goes away (connections reset, new ones refused) the moment
- * the second cell starts sizing its prompt, the first POST /tokenize after the first cell's workers
- * were seen, and comes back after `downMs` (never when undefined). The point is deterministic.
+ * `trigger` sees a request (by default: the second cell starts sizing its prompt, the first POST
+ * /tokenize after the first cell's workers were seen), and comes back after `downMs` (never when
+ * undefined). The moment is deterministic.
  */
-async function flakyProxy(targetPort: number, downMs: number | undefined): Promise<{ port: number; wentDown: () => boolean; close: () => Promise<void> }> {
+/** the default trigger: the first POST /tokenize after the first cell's workers were seen */
+const SECOND_CELL_STARTS = (text: string, state: { sawFirstCell: boolean }): boolean => {
+  if (/x-request-id: \S+-c0x1-w/i.test(text)) state.sawFirstCell = true;
+  return state.sawFirstCell && /(^|\r\n)POST \/tokenize /.test(text);
+};
+
+async function flakyProxy(
+  targetPort: number,
+  downMs: number | undefined,
+  trigger: (text: string, state: { sawFirstCell: boolean }) => boolean = SECOND_CELL_STARTS,
+): Promise<{ port: number; wentDown: () => boolean; close: () => Promise<void> }> {
   const sockets = new Set<net.Socket>();
-  let sawFirstCell = false;
+  const state = { sawFirstCell: false };
   let triggered = false;
   const server = net.createServer((client) => {
     sockets.add(client);
@@ -135,8 +146,7 @@ async function flakyProxy(targetPort: number, downMs: number | undefined): Promi
     // every request on every connection is looked at: control calls share kept-alive connections
     client.on('data', (d: Buffer) => {
       const text = d.toString('latin1');
-      if (/x-request-id: \S+-c0x1-w/i.test(text)) sawFirstCell = true;
-      if (!triggered && sawFirstCell && /(^|\r\n)POST \/tokenize /.test(text)) {
+      if (!triggered && trigger(text, state)) {
         triggered = true;
         server.close();
         for (const s of sockets) s.destroy();
@@ -207,6 +217,27 @@ describe('a server that goes away between cells', () => {
       expect(res.incomplete?.notRun.map((n) => n.key)).toEqual(['1K/1']);
       const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
       expect(md).toMatch(/\| 1K \| Not run: /);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('killed mid-cell and back 1.5 s later: that cell shows the failures, the next one runs, nothing is lost', { timeout: 180_000 }, async () => {
+    const simPort = await freePort();
+    await startSimProcess(simPort);
+    // the first cell's third request: its window is under way
+    const proxy = await flakyProxy(simPort, 1_500, (text) => /x-request-id: \S+-c0x1-w0-r2\b/i.test(text));
+    try {
+      const out = outDir();
+      const r = await benchAsync({ ...env(`http://127.0.0.1:${proxy.port}`, out, '30'), LLM_BENCH_DURATION_S: '3' }, 150);
+      expect(proxy.wentDown(), r.out).toBe(true);
+      expect(r.code, r.out).toBe(1);
+      const res = result(out);
+      expect(res.cells.map((c) => c.contextLabel)).toEqual(['0', '1K']);
+      const hit = res.cells[0]!;
+      expect(hit.statuses).toContain('errors');
+      expect(Object.keys(hit.evidence.errors!.byCode).every((code) => ['socket', 'connect', 'closed-before-response', 'no-done'].includes(code))).toBe(true);
+      expect(res.cells[1]!.status).toBe('valid');
     } finally {
       await proxy.close();
     }

@@ -1,0 +1,122 @@
+/**
+ * The fault matrix end to end (issue 15): a small matrix (0 and 1K × 2 requests) against the
+ * simulator for each server fault, as a user runs it. Each asserts the cells' status, the failure
+ * code, the exit code, and that every finished cell is in the JSON. The first completion request
+ * (the warm-up) never draws a fault (faultFreeRequests), as a server that fails under load.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { SpeedMatrixResult } from '../../src/results/types.js';
+import { runBench, TINY } from './helpers.js';
+
+const ENV = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '24' };
+
+interface Case {
+  name: string;
+  faults: Record<string, number>;
+  /** failure codes the Errors cells may show (every code seen must be one of these) */
+  codes: string[];
+}
+
+const CASES: Case[] = [
+  { name: 'HTTP 500 mid-cell', faults: { http500Rate: 0.4 }, codes: ['http-status'] },
+  { name: 'HTTP 429 mid-cell', faults: { http429Rate: 0.4 }, codes: ['http-status'] },
+  { name: 'HTTP 503 mid-cell', faults: { http503Rate: 0.4 }, codes: ['http-status'] },
+  { name: 'EOF without [DONE]', faults: { closeRate: 0.4, faultAfterTokens: 9 }, codes: ['no-done'] },
+  { name: 'a malformed chunk', faults: { malformedRate: 0.4, faultAfterTokens: 9 }, codes: ['protocol'] },
+];
+
+describe('server faults in a matrix', () => {
+  for (const c of CASES) {
+    test(`${c.name}: Errors cells with code ${c.codes.join('/')}, exit 1, no finished cell lost`, { timeout: 120_000 }, () => {
+      const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
+      const r = runBench({ ...ENV, LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, ...c.faults } }) }, 90);
+      expect(r.timedOut, r.out).toBe(false);
+      expect(r.code, r.out).toBe(1);
+      const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+      expect(result.partial).toBe(false);
+      expect(result.cells.map((x) => `${x.contextLabel}/${x.concurrency}`)).toEqual(['0/2', '1K/2']);
+      for (const cell of result.cells) {
+        expect(cell.statuses, JSON.stringify(cell.evidence)).toContain('errors');
+        expect(cell.figures?.failedRequests).toBeGreaterThan(0);
+        for (const code of Object.keys(cell.evidence.errors!.byCode)) expect(c.codes).toContain(code);
+        // the figures of the requests that streamed are still there
+        expect(cell.figures?.outputTokens).toBeGreaterThan(0);
+      }
+      expect(r.out).toMatch(/had \d+ failed requests? \(/);
+    });
+  }
+
+  test('a 10 MB chunk: read and counted, the run goes on', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
+    const r = runBench({ ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, hugeChunkRate: 0.3, hugeChunkBytes: 10_000_000, faultAfterTokens: 9 } }) }, 90);
+    expect(r.code, r.out).toBe(0);
+    const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    expect(result.cells[0]!.status).toBe('valid');
+  });
+});
+
+describe('signals', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    test(`${signal} mid-run: ends at once, keeps the finished cells, marks the page partial`, { timeout: 120_000 }, async () => {
+      const { spawn } = await import('node:child_process');
+      const { cleanEnv, root } = await import('./helpers.js');
+      const out = mkdtempSync(join(tmpdir(), 'lsm-sig-'));
+      const child = spawn('npx', ['vitest', 'bench', '--run'], {
+        cwd: root,
+        env: { ...cleanEnv(), NO_COLOR: '1', ...ENV, LLM_BENCH_CONTEXTS: '0,1K,4K', LLM_BENCH_OUT: out },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let log = '';
+      let sentAt = 0;
+      const onData = (d: Buffer): void => {
+        log += d.toString();
+        // the second cell's window is open: one cell is finished
+        if (!sentAt && /1K\/2: window open/.test(log)) {
+          sentAt = Date.now();
+          process.kill(-child.pid!, signal);
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      const code = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 90_000);
+        child.on('close', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+      expect(sentAt, log).toBeGreaterThan(0);
+      expect(Date.now() - sentAt).toBeLessThan(10_000);
+      expect(code).not.toBe(0);
+      const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+      expect(result.partial).toBe(true);
+      expect(result.cells.map((x) => `${x.contextLabel}/${x.concurrency}`)).toContain('0/2');
+      expect(result.cells.map((x) => `${x.contextLabel}/${x.concurrency}`)).not.toContain('4K/2');
+    });
+  }
+});
+
+describe('bad files', () => {
+  test('a threshold file that is not JSON: one line naming the file and the fix, nothing measured', { timeout: 120_000 }, async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-bf-'));
+    const path = join(dir, 'thresholds.json');
+    writeFileSync(path, '{ cells: ');
+    const r = runBench({ ...ENV, LLM_BENCH_THRESHOLDS: path, LLM_BENCH_OUT: join(dir, 'reports') }, 60);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/ThresholdsError: .*thresholds\.json: not valid JSON .*fix the syntax or delete the file and run with -u/);
+    expect(r.out).not.toMatch(/window open/);
+  });
+
+  test('a baseline file that does not exist: one line naming LLM_BENCH_BASELINE', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-bf-'));
+    const r = runBench({ ...ENV, LLM_BENCH_BASELINE: join(dir, 'nope.json'), LLM_BENCH_OUT: join(dir, 'reports') }, 60);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/nope\.json/);
+    expect(r.out).not.toMatch(/window open/);
+  });
+});
