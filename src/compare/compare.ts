@@ -227,14 +227,19 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
 }
 
 /** What makes two runs measure different things. `scope: 'cell'` checks only what changes a cell's own measurement. */
-export function matrixDifferences(base: RunInfo, next: RunInfo, scope: 'matrix' | 'cell' = 'matrix'): string[] {
+export function matrixDifferences(
+  base: RunInfo,
+  next: RunInfo,
+  scope: 'matrix' | 'cell' = 'matrix',
+  names: readonly [string, string] = ['baseline', 'new'],
+): string[] {
   const a = base.run;
   const b = next.run;
   const list = (xs: readonly number[]) => (xs.length === 0 ? 'none' : [...xs].sort((x, y) => x - y).map(contextLabel).join(', '));
   const nums = (xs: readonly number[]) => [...xs].sort((x, y) => x - y).join(', ');
   const out: string[] = [];
   const check = (name: string, x: string, y: string) => {
-    if (x !== y) out.push(`${name}: baseline ${x}, new ${y}`);
+    if (x !== y) out.push(`${name}: ${names[0]} ${x}, ${names[1]} ${y}`);
   };
   if (scope === 'matrix') {
     check('contexts', list(a.contexts), list(b.contexts));

@@ -34,6 +34,8 @@ export interface EnvOverrides {
   retryS?: number;
   /** LLM_BENCH_UPDATE=all: `-u` rewrites every managed budget, moved or not */
   updateAll?: boolean;
+  /** LLM_BENCH_RESUME: a partial speed-matrix.json to continue */
+  resume?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -151,6 +153,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const stallS = positiveNumber(env, 'LLM_BENCH_STALL_S', '10', false);
   if (stallS !== undefined) out.stallS = stallS;
+  const resume = nonEmpty(env, 'LLM_BENCH_RESUME');
+  if (resume !== undefined) out.resume = resume;
   const update = nonEmpty(env, 'LLM_BENCH_UPDATE');
   if (update !== undefined) {
     if (update !== 'all' && update !== 'moved') {

@@ -61,6 +61,8 @@ export interface ResolvedSuite {
   repeat: number;
   /** result file every cell is compared with (LLM_BENCH_BASELINE) */
   baselinePath?: string;
+  /** partial result to continue (LLM_BENCH_RESUME): its finished cells are kept, the rest measured */
+  resumePath?: string;
   /** simulator profile fields overridden (LLM_BENCH_SIM_OVERRIDES), checked when the simulator starts */
   simOverrides?: Record<string, unknown>;
 }
@@ -173,6 +175,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     promptMode: suite.promptMode,
     repeat: o.repeat ?? 1,
     ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),
+    ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
   };
 }

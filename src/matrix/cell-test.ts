@@ -166,37 +166,45 @@ export function createCellRunner(run: RunContext) {
       finishedAt: new Date().toISOString(),
     };
 
-    const failures: string[] = [];
-    const budget = run.thresholds.cells[cell.key];
-    failures.push(...evaluateCell(cell.key, result, budget, run.thresholds.tolerances));
-    if (result.status === 'client-limited' && !cfg.allowClientLimited) {
-      const ev = result.evidence.clientLimited;
-      failures.push(
-        `${cell.key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)` +
-          `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
-      );
-    }
-    // failed requests fail the cell unless the budget sets max.failedRequests (evaluateCell checks
-    // it) or the run allows them (allowErrors, LLM_BENCH_ALLOW_ERRORS=1)
-    if (figures.failedRequests > 0 && !cfg.allowErrors && budget?.max?.failedRequests === undefined) {
-      const e = result.evidence.errors;
-      const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
-      failures.push(
-        `${cell.key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
-          `${e?.firstMessage ? `; first: ${e.firstMessage}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
-      );
-    }
-    if (figures.outputTokens === 0 && result.status !== 'client-limited') {
-      failures.push(`${cell.key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
-    }
-    result.thresholdFailures = failures;
-    // LLM_BENCH_BASELINE: the same cell of the baseline run, within the regression tolerances
-    const regressions = run.baseline ? baselineCellFailures(run.baseline, result) : [];
-    if (run.baseline) result.baselineFailures = regressions;
-    tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
-    const all = [...failures, ...regressions];
-    if (all.length > 0 && !run.updating) {
-      throw new Error(all.join('\n'));
-    }
+    finishCell(run, cell.key, result, tc);
   };
+}
+
+/**
+ * A cell's verdicts, stored on the result and enforced: its threshold budget, the Client-limited
+ * rule, failed requests (they fail unless the budget sets max.failedRequests or the run allows them),
+ * no output tokens, and the baseline. Then the result goes to the reporter (task meta) and a failing
+ * cell throws, except under `-u`. Used for measured cells and for cells taken from a resumed run.
+ */
+export function finishCell(run: RunContext, key: string, result: CellResult, tc: TestContext): void {
+  const { cfg, info } = run;
+  const failures: string[] = [];
+  const budget = run.thresholds.cells[key];
+  failures.push(...evaluateCell(key, result, budget, run.thresholds.tolerances));
+  const figures = result.figures;
+  if (result.status === 'client-limited' && !cfg.allowClientLimited) {
+    const ev = result.evidence.clientLimited;
+    failures.push(
+      `${key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)` +
+        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
+    );
+  }
+  if (figures && figures.failedRequests > 0 && !cfg.allowErrors && budget?.max?.failedRequests === undefined) {
+    const e = result.evidence.errors;
+    const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
+    failures.push(
+      `${key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
+        `${e?.firstMessage ? `; first: ${e.firstMessage}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
+    );
+  }
+  if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {
+    failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
+  }
+  result.thresholdFailures = failures;
+  // LLM_BENCH_BASELINE: the same cell of the baseline run, within the regression tolerances
+  const regressions = run.baseline ? baselineCellFailures(run.baseline, result) : [];
+  if (run.baseline) result.baselineFailures = regressions;
+  tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
+  const all = [...failures, ...regressions];
+  if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
 }

@@ -14,8 +14,9 @@ import type { SuiteInput } from '../config/schema.js';
 import { openRun, describeRun } from './open.js';
 import { gateTimeoutMs, planMatrix } from './plan.js';
 import { RunPrompts } from './prompts.js';
-import { createCellRunner } from './cell-test.js';
-import { createPrefillRunner } from './prefill-test.js';
+import { createCellRunner, finishCell } from './cell-test.js';
+import { loadResume } from './resume.js';
+import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
@@ -59,6 +60,9 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   });
   // the run info names the whole matrix, so merged shards plan (and draw) every cell
   const info = describeRun(cfg, opened, fullPlan);
+  // LLM_BENCH_RESUME: a partial run of this same matrix; its finished cells and rows are kept
+  const resume = cfg.resumePath ? loadResume(cfg.resumePath, info) : undefined;
+  if (resume) info.resumedFrom = { path: cfg.resumePath!, startedAt: resume.previous.info.startedAt };
   const plan = options.rows ? selectRowGroup(fullPlan, options.rows) : fullPlan;
   const updating = inject('speedMatrixUpdate') ?? false;
   const thresholds = loadThresholds(cfg.thresholdsPath, {
@@ -79,11 +83,22 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
 
   describe(`speed matrix ${cfg.name}`, () => {
     for (const row of plan.prefill) {
+      const kept = resume?.prefill.get(row.key);
+      if (kept) {
+        test(`prefill ${row.key}`, (tc) => finishPrefill(ctx, row.key, { ...kept, resumed: true }, tc));
+        continue;
+      }
       // each repeat is one request, plus calibrating its own prompt (through real requests when the server has no tokenizer)
       const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + 60_000) * cfg.repeat;
       test(`prefill ${row.key}`, { timeout: prefillTimeout }, (tc) => runPrefill(row, tc));
     }
     for (const cell of plan.cells) {
+      // an Over capacity cell is planned afresh (it costs nothing and the capacity may have changed)
+      const kept = cell.overCapacity ? undefined : resume?.cells.get(cell.key);
+      if (kept) {
+        test(`decode ${cell.key}`, (tc) => finishCell(ctx, cell.key, { ...kept, resumed: true }, tc));
+        continue;
+      }
       const timeout =
         cfg.timeouts.drainMs +
         gateTimeoutMs(cfg.timeouts, cell) +

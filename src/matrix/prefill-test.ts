@@ -62,13 +62,22 @@ export function createPrefillRunner(run: RunContext) {
       ...(count > 1 ? { repeats } : {}),
       finishedAt: new Date().toISOString(),
     };
-    const failures = evaluatePrefill(row.key, result, run.thresholds.prefill[row.key], run.thresholds.tolerances);
-    result.thresholdFailures = failures;
-    const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
-    if (run.baseline) result.baselineFailures = regressions;
-    tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
-    if (failed) throw new Error(`prefill ${row.key} failed: ${result.error}`);
-    const all = [...failures, ...regressions];
-    if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
+    finishPrefill(run, row.key, result, tc);
   };
+}
+
+/**
+ * A prefill row's verdicts, stored and enforced: a failed request fails the row; then its threshold
+ * budget and the baseline. The result goes to the reporter (task meta). Used for measured rows and
+ * for rows taken from a resumed run.
+ */
+export function finishPrefill(run: RunContext, key: string, result: PrefillRowResult, tc: TestContext): void {
+  const failures = evaluatePrefill(key, result, run.thresholds.prefill[key], run.thresholds.tolerances);
+  result.thresholdFailures = failures;
+  const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
+  if (run.baseline) result.baselineFailures = regressions;
+  tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
+  if (result.status === 'errors') throw new Error(`prefill ${key} failed: ${result.error ?? 'see the page'}`);
+  const all = [...failures, ...regressions];
+  if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
 }

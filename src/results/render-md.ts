@@ -259,6 +259,12 @@ function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]
     ['Target', result.info.targetUrl],
     ['Simulator overrides', result.info.simOverrides ? JSON.stringify(result.info.simOverrides) : undefined],
     ['Baseline', result.info.baselinePath],
+    [
+      'Resumed from',
+      result.info.resumedFrom
+        ? `${result.info.resumedFrom.path} (started ${result.info.resumedFrom.startedAt}): ${[...result.cells, ...result.prefill].filter((x) => x.resumed).length} cells and rows kept, the rest measured in this run`
+        : undefined,
+    ],
     ['Started', result.info.startedAt],
     ['Ended', result.endedAt],
   ];

@@ -113,6 +113,19 @@ export interface RunInfo {
    */
   baselinePath?: string;
   /**
+   * this run continued a partial run: its finished cells and rows were kept (resumed: true), the rest measured
+   */
+  resumedFrom?: {
+    /**
+     * the partial result this run continued (LLM_BENCH_RESUME)
+     */
+    path: string;
+    /**
+     * when that run started
+     */
+    startedAt: string;
+  };
+  /**
    * simulator profile parameters overridden for this run (LLM_BENCH_SIM_OVERRIDES)
    */
   simOverrides?: {
@@ -271,6 +284,10 @@ export interface PrefillRowResult {
    * the context is also a decode row: this cold request warms that row's prompt cache
    */
   warmsDecodeRow?: boolean;
+  /**
+   * taken from the partial run LLM_BENCH_RESUME named, not measured again
+   */
+  resumed?: boolean;
   calibration?: PromptCalibration;
   figures?: PrefillFigures;
   error?: string;
@@ -415,6 +432,10 @@ export interface CellResult {
    * why a not-run cell could not start
    */
   notRunReason?: string;
+  /**
+   * taken from the partial run LLM_BENCH_RESUME named, not measured again
+   */
+  resumed?: boolean;
   /**
    * how the cell's load used connections
    */

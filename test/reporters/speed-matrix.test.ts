@@ -94,7 +94,9 @@ describe('reporter on a real Vitest run', () => {
     expect(file.cells['8K/8']).toEqual({ status: 'over-capacity' });
     expect(file.cells['8K/2'].min.totalTokensPerSecond).toBe(102); // 114.2 × 0.9, rounded down
     expect(file.prefill['8K'].max.ttftMs).toBe(869);
-    expect(lines.some((l) => l.includes(`updated ${thresholds}: 4 cells, 1 prefill rows`))).toBe(true);
+    // a new file: every budget is new, each listed
+    expect(lines.some((l) => l.startsWith(`[speed-matrix] updated ${thresholds}: `) && /\d+ budgets moved, 0 kept/.test(l))).toBe(true);
+    expect(lines.some((l) => l.includes('  8K/2 min.totalTokensPerSecond new → 102.0'))).toBe(true);
   });
 
   test('without -u nothing is written to the threshold file', async () => {

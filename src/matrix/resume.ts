@@ -1,0 +1,56 @@
+/**
+ * LLM_BENCH_RESUME=reports/speed-matrix.json: continue a partial run. Its finished cells and prefill
+ * rows are kept as they were (resumed: true) and only the rest are measured, so an eight-hour matrix
+ * killed at hour six loses one cell, not six hours. It refuses, naming each difference, when the
+ * partial run measured something else: another target or model, another matrix, window, max output,
+ * endpoint or repeat count.
+ */
+import { ConfigError } from '../config/errors.js';
+import { matrixDifferences } from '../compare/compare.js';
+import { loadResultFile } from '../compare/load.js';
+import { cellKey } from '../results/labels.js';
+import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+
+export const RESUME_VARIABLE = 'LLM_BENCH_RESUME';
+
+export interface Resume {
+  path: string;
+  previous: SpeedMatrixResult;
+  /** finished cells by key ("8K/16"): every cell but a not-run one */
+  cells: Map<string, CellResult>;
+  /** finished prefill rows by context label */
+  prefill: Map<string, PrefillRowResult>;
+}
+
+/** What differs between the partial run and this one, each as "name: the partial run x, this run y". */
+export function resumeDifferences(previous: RunInfo, next: RunInfo): string[] {
+  const out = matrixDifferences(previous, next, 'matrix', ['the partial run', 'this run']);
+  const check = (name: string, x: string | undefined, y: string | undefined) => {
+    if (x !== y) out.push(`${name}: the partial run ${x ?? 'none'}, this run ${y ?? 'none'}`);
+  };
+  // the embedded simulator listens on a new port every run: its profile and overrides name it
+  if (previous.simulated && next.simulated) {
+    check('simulator profile', previous.simProfile, next.simProfile);
+    check('simulator overrides', JSON.stringify(previous.simOverrides ?? {}), JSON.stringify(next.simOverrides ?? {}));
+  } else check('target', previous.targetUrl, next.targetUrl);
+  check('served model', previous.run.servedModel, next.run.servedModel);
+  check('engine', previous.engine.engine, next.engine.engine);
+  check('repeats', String(previous.run.repeat ?? 1), String(next.run.repeat ?? 1));
+  check('simulated', String(previous.simulated), String(next.simulated));
+  return out;
+}
+
+/** Read and check the partial run against this one (`info`); errors name LLM_BENCH_RESUME, the file and the fix. */
+export function loadResume(path: string, info: RunInfo): Resume {
+  const previous = loadResultFile(path, RESUME_VARIABLE);
+  const differences = resumeDifferences(previous.info, info);
+  if (differences.length > 0) {
+    throw new ConfigError(
+      `${RESUME_VARIABLE}: ${path} measured something else, so this run cannot continue it:\n  ${differences.join('\n  ')}\n` +
+        `Run with its settings, or drop ${RESUME_VARIABLE} to start afresh`,
+    );
+  }
+  const cells = new Map(previous.cells.filter((c) => c.status !== 'not-run').map((c) => [cellKey(c.context, c.concurrency), c]));
+  const prefill = new Map(previous.prefill.map((p) => [p.contextLabel, p]));
+  return { path, previous, cells, prefill };
+}
