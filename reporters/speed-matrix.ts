@@ -19,6 +19,7 @@ import { debugErrors, readEnvOverrides } from '../src/config/env.js';
 import { asUserError } from '../src/errors.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/results/step-summary.js';
+import { finishedCells } from '../src/results/render-md.js';
 import { writeFileAtomic } from '../src/results/write.js';
 import { compareResults } from '../src/compare/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
@@ -109,7 +110,7 @@ export default class SpeedMatrixReporter implements Reporter {
     this.live.push(meta);
     const result = collectResult(this.live, { partial: true });
     if (meta.kind === 'cell') {
-      this.log(cellLine(meta.cell, result?.cells.length ?? 0, result ? plannedCellKeys(result.info).length : undefined));
+      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
     }

@@ -81,7 +81,8 @@ export function redactTarget(text: string, target: HttpTarget): string {
   } catch {
     password = undefined;
   }
-  return redactValues(redactUrlCredentials(text), [target.apiKey, password]);
+  // the password first: a raw "@" in it would end the user-info pattern early
+  return redactUrlCredentials(redactValues(text, [target.apiKey, password]));
 }
 
 function joinUrl(baseUrl: string, path: string): string {
@@ -198,9 +199,23 @@ export async function retryWhileUnreachable<T>(
       if (!isUnreachable(error) || left <= 0 || options.signal?.aborted) throw error;
       const ms = Math.min(wait, left);
       options.onRetry?.(error, ms);
-      await new Promise((r) => setTimeout(r, ms));
+      await sleepUnlessAborted(ms, options.signal);
+      if (options.signal?.aborted) throw error;
     }
   }
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** True for a 2xx status. */

@@ -15,7 +15,8 @@
  * same text. That assumes the template adds a fixed number of tokens around the message, which
  * holds for ordinary templates (BPE merges across the template boundary can move it by a token).
  *
- * No `abort`: `POST /abort_request {rid}` needs SGLang's own request id, which we do not set.
+ * Abort: requests carry our request id as SGLang's `rid`, so `POST /abort_request {rid}` stops the
+ * ones still running at a window's end.
  */
 import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type HttpResult } from './http.js';
 import { CHAT_PATH, ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';

@@ -59,8 +59,12 @@ function displayOrigin(origin: string): string {
   return redactUrlCredentials(origin);
 }
 
-/** The readiness gate stops waiting when every worker's last this many requests failed. */
-export const FAILING_WORKER_REQUESTS = 3;
+/**
+ * The readiness gate stops waiting when every worker's last this many requests failed (with the
+ * backoff, about 1.5 s): a server that fails everything is measured at once, while one that refuses
+ * a start-up burst a few times and then streams is waited for as usual.
+ */
+export const FAILING_WORKER_REQUESTS = 5;
 
 /** Backoff after a failed request, so a server answering 500 at once is not hammered. */
 function backoffMs(consecutiveFailures: number): number {
@@ -144,6 +148,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
         inFlight.add(id);
         const t = await send(id, opts.promptFor(w, requestCounter++), session.maxOutputTokens, w, cellAbort.signal, () => {
           gotToken[w] = true;
+          // a worker that streams again is not failing, though its request has not ended yet
+          failingInARow[w] = 0;
         });
         inFlight.delete(id);
         timelines.push(t);

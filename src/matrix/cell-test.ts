@@ -5,6 +5,7 @@
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
+import { escapeText } from '../results/render-md.js';
 import { isUnreachable } from '../engines/http.js';
 import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
@@ -194,7 +195,8 @@ export function finishCell(run: RunContext, key: string, result: CellResult, tc:
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
     failures.push(
       `${key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
-        `${e?.firstMessage ? `; first: ${e.firstMessage}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
+        // the server's text is escaped here: failure lines reach the page and the job summary
+        `${e?.firstMessage ? `; first: ${escapeText(e.firstMessage)}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
     );
   }
   if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {
@@ -203,7 +205,9 @@ export function finishCell(run: RunContext, key: string, result: CellResult, tc:
   result.thresholdFailures = failures;
   // LLM_BENCH_BASELINE: the same cell of the baseline run, within the regression tolerances
   const regressions = run.baseline ? baselineCellFailures(run.baseline, result) : [];
+  // a kept (resumed) result may carry another run's baseline verdicts
   if (run.baseline) result.baselineFailures = regressions;
+  else delete result.baselineFailures;
   tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
   const all = [...failures, ...regressions];
   if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));

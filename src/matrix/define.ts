@@ -81,29 +81,35 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
 
+  /** a resumed run's kept cell (Over capacity ones are planned afresh: the capacity may have changed) */
+  const keptCell = (cell: (typeof plan.cells)[number]) => (cell.overCapacity ? undefined : resume?.cells.get(cell.key));
+
   describe(`speed matrix ${cfg.name}`, () => {
+    // LLM_BENCH_RESUME: the kept results go first, so the page holds all of them before anything is
+    // measured (the results file is often the very file being resumed)
     for (const row of plan.prefill) {
       const kept = resume?.prefill.get(row.key);
-      if (kept) {
-        test(`prefill ${row.key}`, (tc) => finishPrefill(ctx, row.key, { ...kept, resumed: true }, tc));
-        continue;
-      }
+      if (kept) test(`prefill ${row.key}`, (tc) => finishPrefill(ctx, row.key, { ...kept, resumed: true }, tc));
+    }
+    for (const cell of plan.cells) {
+      const kept = keptCell(cell);
+      if (kept) test(`decode ${cell.key}`, (tc) => finishCell(ctx, cell.key, { ...kept, resumed: true }, tc));
+    }
+    for (const row of plan.prefill) {
+      if (resume?.prefill.has(row.key)) continue;
       // each repeat is one request, plus calibrating its own prompt (through real requests when the server has no tokenizer)
-      const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + 60_000) * cfg.repeat;
+      const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + cfg.timeouts.unreachableRetryMs + 60_000) * cfg.repeat;
       test(`prefill ${row.key}`, { timeout: prefillTimeout }, (tc) => runPrefill(row, tc));
     }
     for (const cell of plan.cells) {
-      // an Over capacity cell is planned afresh (it costs nothing and the capacity may have changed)
-      const kept = cell.overCapacity ? undefined : resume?.cells.get(cell.key);
-      if (kept) {
-        test(`decode ${cell.key}`, (tc) => finishCell(ctx, cell.key, { ...kept, resumed: true }, tc));
-        continue;
-      }
+      if (keptCell(cell)) continue;
       const timeout =
         cfg.timeouts.drainMs +
         gateTimeoutMs(cfg.timeouts, cell) +
         cfg.matrix.windowS * 1000 +
         cfg.timeouts.headersMs +
+        // a server that restarts as the cell starts is waited for (tokenize calls, first connections)
+        2 * cfg.timeouts.unreachableRetryMs +
         60_000;
       // each repeat is a whole cell run
       const repeatTimeout = timeout * cfg.repeat;

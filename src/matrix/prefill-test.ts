@@ -76,6 +76,7 @@ export function finishPrefill(run: RunContext, key: string, result: PrefillRowRe
   result.thresholdFailures = failures;
   const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
   if (run.baseline) result.baselineFailures = regressions;
+  else delete result.baselineFailures;
   tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
   if (result.status === 'errors') throw new Error(`prefill ${key} failed: ${result.error ?? 'see the page'}`);
   const all = [...failures, ...regressions];

@@ -8,9 +8,17 @@ import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts 
 import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../config/errors.js';
+import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { progress } from './progress.js';
 
 const RUN_PREFIX_WORD = 'Run';
+
+/** request failures that mean the server is not there (for now): a restart */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['connect', 'closed-before-response', 'socket']);
+
+function onUnreachable(error: unknown, waitMs: number): void {
+  progress(`the server did not answer a tokenize call (${(error as Error).message}); trying again in ${(waitMs / 1000).toFixed(1)} s`);
+}
 const CALIBRATION_PREFIX_WORD = 'Cal';
 
 export class RunPrompts {
@@ -29,19 +37,26 @@ export class RunPrompts {
       // fallback when the server has no tokenize endpoint: the server's own usage.prompt_tokens.
       // The measured text's first word differs from the real prompt's ("Cal" for "Run", same
       // length), so no prefix of the real prompt is cached and the prefill row stays cold.
-      measurePromptTokens: async (text) => {
-        const t = await runSingleRequest(session, `${session.runId}-calib${this.measured++}`, calibrationTwin(text, session.runId), 1);
-        if (t.promptTokens === undefined) {
-          throw new ConfigError(
-            `the server reported no usage.prompt_tokens and has no tokenize endpoint, so prompts cannot be sized; ` +
-              `check that it streams usage (stream_options.include_usage)`,
-          );
-        }
-        return t.promptTokens;
-      },
+      measurePromptTokens: (text) =>
+        // a server that restarts is waited for here too, as the tokenize calls are
+        retryWhileUnreachable(() => this.measure(text), { budgetMs: session.timeouts.unreachableRetryMs, onRetry: onUnreachable }),
       retryMs: session.timeouts.unreachableRetryMs,
-      onRetry: (error, waitMs) => progress(`the server did not answer a tokenize call (${(error as Error).message}); trying again in ${(waitMs / 1000).toFixed(1)} s`),
+      onRetry: onUnreachable,
     });
+  }
+
+  /** usage.prompt_tokens of one max_tokens = 1 request of `text`'s calibration twin */
+  private async measure(text: string): Promise<number> {
+    const session = this.session;
+    const t = await runSingleRequest(session, `${session.runId}-calib${this.measured++}`, calibrationTwin(text, session.runId), 1);
+    if (t.end?.kind === 'error' && UNREACHABLE_CODES.has(t.end.code)) throw new HttpCallError(`calibration request failed: ${t.end.message}`, 'transport');
+    if (t.promptTokens === undefined) {
+      throw new ConfigError(
+        `the server reported no usage.prompt_tokens and has no tokenize endpoint, so prompts cannot be sized; ` +
+          `check that it streams usage (stream_options.include_usage)`,
+      );
+    }
+    return t.promptTokens;
   }
 
   /**

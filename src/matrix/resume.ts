@@ -16,9 +16,9 @@ export const RESUME_VARIABLE = 'LLM_BENCH_RESUME';
 export interface Resume {
   path: string;
   previous: SpeedMatrixResult;
-  /** finished cells by key ("8K/16"): every cell but a not-run one */
+  /** measured cells by key ("8K/16"): every cell but a not-run or over-capacity one */
   cells: Map<string, CellResult>;
-  /** finished prefill rows by context label */
+  /** measured prefill rows by context label (a failed one is measured again) */
   prefill: Map<string, PrefillRowResult>;
 }
 
@@ -50,7 +50,11 @@ export function loadResume(path: string, info: RunInfo): Resume {
         `Run with its settings, or drop ${RESUME_VARIABLE} to start afresh`,
     );
   }
-  const cells = new Map(previous.cells.filter((c) => c.status !== 'not-run').map((c) => [cellKey(c.context, c.concurrency), c]));
-  const prefill = new Map(previous.prefill.map((p) => [p.contextLabel, p]));
+  // a cell that did not start, or did not fit then (the capacity may have changed), is planned afresh
+  const cells = new Map(
+    previous.cells.filter((c) => c.status !== 'not-run' && c.status !== 'over-capacity').map((c) => [cellKey(c.context, c.concurrency), c]),
+  );
+  // a prefill row whose request failed is measured again
+  const prefill = new Map(previous.prefill.filter((p) => p.status === 'valid').map((p) => [p.contextLabel, p]));
   return { path, previous, cells, prefill };
 }

@@ -174,16 +174,23 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   return out.join('\n');
 }
 
+/** cells that finished: measured or Over capacity, not Not run */
+export function finishedCells(result: Pick<SpeedMatrixResult, 'cells'>): number {
+  return result.cells.filter((c) => c.status !== 'not-run').length;
+}
+
 function progressLines(result: SpeedMatrixResult, planned: string[], plannedPrefill: string[]): string[] {
-  const doneCells = result.cells.length;
-  const total = Math.max(planned.length, doneCells);
+  const doneCells = finishedCells(result);
+  const total = Math.max(planned.length, result.cells.length);
   const prefillPart =
     plannedPrefill.length > 0 ? `, ${result.prefill.length} of ${Math.max(plannedPrefill.length, result.prefill.length)} prefill rows` : '';
   if (result.partial) {
     return [`**Partial: ${doneCells} of ${total} cells finished${prefillPart}** — written after the last finished cell: the run is still going, or it was stopped (Ctrl-C, a crash) before the rest.`, ''];
   }
   if (doneCells < total) {
-    return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}** — the others were not run.`, ''];
+    const notRun = result.cells.length - doneCells;
+    const why = notRun > 0 ? ` — ${notRun} could not start (Not run, with the reason), the others were not run` : ' — the others were not run';
+    return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}**${why}.`, ''];
   }
   return [];
 }

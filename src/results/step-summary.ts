@@ -4,7 +4,7 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from './collect.js';
-import { codeSpan, decodeGrid, escapeCell, escapeText } from './render-md.js';
+import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells } from './render-md.js';
 import type { SpeedMatrixResult } from './types.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
@@ -13,7 +13,7 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
 
   const out: string[] = [`## Speed matrix: ${escapeText(info.title)}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
-  out.push(`${result.cells.length} of ${Math.max(planned.length, result.cells.length)} cells · ${info.run.windowS} s windows${repeat}`, '');
+  out.push(`${finishedCells(result)} of ${Math.max(planned.length, result.cells.length)} cells · ${info.run.windowS} s windows${repeat}`, '');
   out.push(...decodeGrid(result), '');
 
   const rows = [...result.prefill, ...result.cells];

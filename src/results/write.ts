@@ -42,8 +42,13 @@ export function ensureDir(dir: string): void {
   const parent = dirname(absolute);
   if (parent === absolute) throw new Error(`cannot create ${absolute}`);
   ensureDir(parent);
-  // the parent exists now; a second ENOENT (a pseudo-filesystem such as /proc) is final
-  mkdirSync(absolute);
+  // the parent exists now; a second ENOENT (a pseudo-filesystem such as /proc) is final, and a
+  // folder made meanwhile by another process (a shard) is fine
+  try {
+    mkdirSync(absolute);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(absolute).isDirectory()) throw error;
+  }
 }
 
 /**

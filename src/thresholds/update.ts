@@ -10,8 +10,9 @@
  * longer; a prefill row's prompt tok/s: the rate 5 ms of TTFT jitter costs), so timer jitter and step
  * phase cannot breach a fresh budget.
  *
- * Like a careful snapshot update, an existing budget is kept when the measurement still meets it and
- * the budget the measurement would give lies within the noise band of the one written: the figure's
+ * Like a careful snapshot update, an existing budget is kept when the measurement still meets it with
+ * half the headroom to spare and the budget the measurement would give lies within the noise band of
+ * the one written: the figure's
  * regression tolerance (relative, with its absolute floor; tolerances.regression overrides) plus the
  * spread of its repeats. Only breached budgets and budgets that clearly moved are rewritten, so two
  * `-u` runs on an unchanged server leave the file as it was and a reviewer reads only real moves.
@@ -123,13 +124,17 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
       if (old !== fresh) moves.push(`${label} ${old === undefined ? 'new' : formatValue(old)} → ${formatValue(fresh)}${old === undefined ? '' : ' (all rewritten)'}`);
       return fresh;
     }
-    const holds = side === 'min' ? measured >= old : measured <= old;
+    // it holds with room to spare: the measurement sits at least half the headroom inside it, so a
+    // kept budget never leaves the next run at the edge of noise
+    const holds = side === 'min' ? measured * (1 - headroom / 2) >= old : measured * (1 + headroom / 2) <= old;
     const noise = Math.max((tolerance.relative + spread) * old, tolerance.absolute);
     if (holds && Math.abs(fresh - old) <= noise) {
       kept++;
       return old;
     }
-    moves.push(`${label} ${formatValue(old)} → ${formatValue(fresh)} (${holds ? 'moved beyond noise' : `breached: measured ${formatValue(measured)}`})`);
+    const met = side === 'min' ? measured >= old : measured <= old;
+    const why = !met ? `breached: measured ${formatValue(measured)}` : !holds ? `too close: measured ${formatValue(measured)}` : 'moved beyond noise';
+    moves.push(`${label} ${formatValue(old)} → ${formatValue(fresh)} (${why})`);
     return fresh;
   };
 

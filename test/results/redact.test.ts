@@ -52,3 +52,9 @@ describe('URL user-info', () => {
     );
   });
 });
+
+test('redactTarget: a raw "@" in the password leaves none of it', async () => {
+  const { redactTarget } = await import('../../src/engines/http.js');
+  const target = { baseUrl: 'http://u:p%40ss-99@127.0.0.1:1' };
+  expect(redactTarget('GET http://u:p@ss-99@127.0.0.1:1/v1/models failed', target)).toBe('GET http://<redacted>@127.0.0.1:1/v1/models failed');
+});

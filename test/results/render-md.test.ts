@@ -256,3 +256,13 @@ describe('prompt sizes', () => {
     expect(renderMarkdown(r)).toContain('- **Prompt sizes**: estimated from usage.prompt_tokens (the server has no tokenize endpoint); missed the target: 8K at 8,400 for 8,192 ± 64');
   });
 });
+
+test('a Not run cell is not counted as finished: the page says the run is incomplete and why', () => {
+  const r = sglangResult();
+  r.cells = r.cells.map((c) =>
+    c.contextLabel === '8K' && c.concurrency === 2 ? { ...c, status: 'not-run' as const, statuses: ['not-run' as const], figures: undefined, notRunReason: 'connect ECONNREFUSED' } : c,
+  );
+  const md = renderMarkdown(r);
+  expect(md).toMatch(/\*\*Incomplete: 39 of 40 cells finished, 6 of 6 prefill rows\*\* — 1 could not start \(Not run, with the reason\)/);
+  expect(md).toContain('| Not run: connect ECONNREFUSED |');
+});

@@ -125,3 +125,13 @@ describe('-u keeps what still holds and has not moved beyond noise', () => {
     expect(forced.file.cells['8K/16']!.min!.totalTokensPerSecond).toBe(756);
   });
 });
+
+test('-u rewrites a budget the measurement only just meets (less than half the headroom to spare)', () => {
+  const first = updateThresholds(sglangResult()).file;
+  const r = sglangResult();
+  const cell = r.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
+  // 8K/16 min.totalTokensPerSecond is 771 (857.3 × 0.9): 780 still meets it, with 1 % to spare
+  cell.figures!.totalTokensPerSecond = 780;
+  const again = updateThresholds(r, first);
+  expect(again.moves).toContainEqual('8K/16 min.totalTokensPerSecond 771.0 → 702.0 (too close: measured 780.0)');
+});
