@@ -1,18 +1,17 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { JUnitReporter } from 'vitest/node';
-import SpeedMatrixReporter from './reporters/speed-matrix.js';
+import { ensureBuilt } from './scripts/build.mjs';
 
-/**
- * LLM_BENCH_JUNIT=reports/junit.xml adds Vitest's JUnit reporter (one <testcase> per cell and prefill
- * row; a failed cell's <failure> carries its failure lines) without replacing the speed-matrix
- * reporter, in `vitest bench` too (where reporters do not load by name).
- */
-const junitPath = process.env.LLM_BENCH_JUNIT?.trim();
-const reporters = () => [
-  'default' as const,
-  new SpeedMatrixReporter(),
-  ...(junitPath ? [new JUnitReporter({ outputFile: junitPath, suiteName: 'speed-matrix' })] : []),
-];
+// This repository uses its own package as users do: the entry point llm-speed-matrix/vitest,
+// resolved through package.json `exports` to the build, not src/ paths. The build (dist/) is
+// brought up to date with the sources first, so every `npx vitest …` here runs the current code;
+// hence the import after it, resolved from this folder (Vite runs this file from node_modules/).
+ensureBuilt();
+const entry = createRequire(new URL('./package.json', import.meta.url)).resolve('llm-speed-matrix/vitest');
+const { speedMatrixBenchmarkReporters, speedMatrixProjects, speedMatrixReporters } = (await import(
+  pathToFileURL(entry).href
+)) as typeof import('llm-speed-matrix/vitest');
 
 /** The project's own tests that measure time or run whole matrices (project `timing`). */
 const timingTests = [
@@ -24,28 +23,12 @@ const timingTests = [
   'test/**/*.e2e.test.ts',
 ];
 
-/** Matrix suites: collected by both `vitest bench` and `vitest run --project matrix`. */
-const matrixFiles = ['bench/**/*.bench.ts'];
-/** Row-group files that split the matrix for `vitest run --project matrix-sharded --shard=i/n` (not part of `vitest bench`). */
-const shardFiles = ['bench/shards/*.bench.ts'];
-
-/** What both matrix projects share: plain test() cells, one at a time, long timeouts, the -u flag. */
-const matrixProject = {
-  // plain test() cells under `vitest bench` (see src/matrix/runner.ts)
-  runner: './src/matrix/runner.ts',
-  // cells must never overlap
-  fileParallelism: false,
-  // a cell's own timeout is set per test from its window; this is the ceiling for hooks
-  testTimeout: 600_000,
-  hookTimeout: 600_000,
-  globalSetup: ['./src/matrix/global-setup.ts'],
-};
-
 export default defineConfig({
   test: {
-    reporters: reporters(),
-    // `vitest bench` reads its reporters from here; instances work in both lists
-    benchmark: { reporters: reporters() },
+    // Vitest's default reporter, the speed-matrix reporter (page, JSON, -u), and with
+    // LLM_BENCH_JUNIT=PATH the JUnit reporter; `vitest bench` reads test.benchmark.reporters
+    reporters: speedMatrixReporters(),
+    benchmark: { reporters: speedMatrixBenchmarkReporters() },
     projects: [
       {
         test: {
@@ -84,31 +67,8 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      {
-        test: {
-          name: 'matrix',
-          include: matrixFiles,
-          exclude: [...configDefaults.exclude, ...shardFiles],
-          benchmark: { include: matrixFiles, exclude: [...configDefaults.exclude, ...shardFiles] },
-          // plain test() cells under `vitest bench` (see src/matrix/runner.ts)
-          runner: './src/matrix/runner.ts',
-          // cells must never overlap
-          fileParallelism: false,
-          // a cell's own timeout is set per test from its window; this is the ceiling for hooks
-          testTimeout: 600_000,
-          hookTimeout: 600_000,
-          globalSetup: ['./src/matrix/global-setup.ts'],
-        },
-      },
-      {
-        test: {
-          name: 'matrix-sharded',
-          include: shardFiles,
-          // sharded runs use `vitest run` (the blob reporter loads by name only there)
-          benchmark: { include: [] },
-          ...matrixProject,
-        },
-      },
+      // `matrix` (bench/**/*.bench.ts under `vitest bench`) and `matrix-sharded` (bench/shards/)
+      ...speedMatrixProjects(),
     ],
   },
 });

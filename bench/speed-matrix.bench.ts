@@ -5,7 +5,7 @@
  * With no LLM_BENCH_URL it runs against the embedded simulated server. Every LLM_BENCH_* variable
  * overrides the suite.
  */
-import { defineSpeedMatrix } from '../src/index.js';
+import { defineSpeedMatrix } from 'llm-speed-matrix';
 import { suite } from './suite.js';
 
 await defineSpeedMatrix(suite);

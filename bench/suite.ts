@@ -5,7 +5,7 @@
  * LLM_BENCH_SIM_PROFILE says otherwise). Point it at your server with LLM_BENCH_URL, or write the
  * target here. Every LLM_BENCH_* variable overrides this file.
  */
-import type { SuiteInput } from '../src/index.js';
+import type { SuiteInput } from 'llm-speed-matrix';
 
 export const suite: SuiteInput = {
   // name: 'my-vllm',                       // threshold file thresholds/<name>.json

@@ -6,7 +6,7 @@
  * threshold budgets. Tests run one at a time (a file's tests are sequential; the matrix project
  * has no file parallelism).
  */
-import { afterAll, describe, inject, test } from 'vitest';
+import { importVitest } from '../meta/peer.js';
 import { resolveSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
 import { asUserError } from '../errors.js';
@@ -40,6 +40,7 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
 }
 
 async function define(input: SuiteInput, options: DefineOptions): Promise<void> {
+  const { afterAll, describe, inject, test } = await importVitest();
   const cfg = resolveSuite(input);
   if (options.rows) {
     checkRowGroup(options.rows);

@@ -4,7 +4,7 @@
  * Everything here happens once per run, before the first test.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { packageInfo } from '../meta/package.js';
 import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../config/errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
@@ -23,10 +23,7 @@ import { launchCommandFrom, redactFacts } from '../meta/launch.js';
 import type { MatrixPlan } from './plan.js';
 
 /** The tool's name and version, read once from the package's own package.json (the one place they are written). */
-export const TOOL: { readonly name: string; readonly version: string } = (() => {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
-  return { name: pkg.name, version: pkg.version };
-})();
+export const TOOL: { readonly name: string; readonly version: string } = packageInfo();
 
 const WARMUP_ATTEMPTS = 3;
 

@@ -1,6 +1,13 @@
-// Bootstrap of the sim's worker thread: registers tsx so the TypeScript entry loads the same
-// way under vitest, tsx and plain node (with tsx installed), then runs it.
-import { register } from 'tsx/esm/api';
+// Bootstrap of the sim's worker thread. In the built package (dist/) it runs the compiled entry;
+// in this repository's sources it registers tsx (a dev dependency) so the TypeScript entry loads
+// the same way under vitest, tsx and plain node.
+import { existsSync } from 'node:fs';
 
-register();
-await import('./worker-main.ts');
+const compiled = new URL('./worker-main.js', import.meta.url);
+if (existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./worker-main.ts');
+}

@@ -24,7 +24,9 @@
  * exactly what moved.
  */
 import { ensureDir } from '../results/write.js';
-import { dirname } from 'node:path';
+import { dirname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, parseContext } from '../results/labels.js';
 import type { SpeedMatrixResult } from '../results/types.js';
@@ -41,7 +43,17 @@ import {
   type ThresholdsFile,
 } from './schema.js';
 
-export const THRESHOLDS_SCHEMA_REF = '../src/thresholds/thresholds.schema.json';
+/**
+ * The `$schema` of a new threshold file (editors complete and check budgets with it): the schema
+ * that ships beside this module, relative to the file's folder, so a user's
+ * thresholds/my-vllm.json points into node_modules/llm-speed-matrix/dist/.
+ */
+export function thresholdsSchemaRef(thresholdsPath: string): string {
+  // dist/schemas/ in the built package (the exported copy); beside this module in the sources
+  const exported = fileURLToPath(new URL('../../schemas/thresholds.schema.json', import.meta.url));
+  const schema = existsSync(exported) ? exported : fileURLToPath(new URL('./thresholds.schema.json', import.meta.url));
+  return relative(dirname(resolve(thresholdsPath)), schema).split(sep).join('/');
+}
 
 const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;
 const MANAGED_CELL_MAX = ['ttftMs', 'timeBetweenTokensMs'] as const;
@@ -191,7 +203,8 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     });
   }
 
-  const file: ThresholdsFile = { $schema: existing?.$schema ?? THRESHOLDS_SCHEMA_REF, cells: {}, prefill: {} };
+  // a new file's $schema is set where it is written (it is relative to the file's folder)
+  const file: ThresholdsFile = { ...(existing?.$schema !== undefined ? { $schema: existing.$schema } : {}), cells: {}, prefill: {} };
   if (existing?.target !== undefined) file.target = existing.target;
   if (existing?.headroom !== undefined) file.headroom = existing.headroom;
   if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
@@ -237,5 +250,5 @@ export function formatThresholds(file: ThresholdsFile): string {
 /** Write a threshold file atomically, creating its folder. */
 export function writeThresholds(path: string, file: ThresholdsFile): void {
   ensureDir(dirname(path));
-  writeFileAtomic(path, formatThresholds(file));
+  writeFileAtomic(path, formatThresholds(file.$schema === undefined ? { $schema: thresholdsSchemaRef(path), ...file } : file));
 }

@@ -1,0 +1,140 @@
+/**
+ * `llm-speed-matrix/vitest`: the speed matrix in a user's own Vitest config, in one line.
+ *
+ *   import { defineConfig } from 'vitest/config';
+ *   import { withSpeedMatrix } from 'llm-speed-matrix/vitest';
+ *   export default defineConfig(withSpeedMatrix({ ...what you already have }));
+ *
+ * It adds two projects (`matrix`: the bench files, one cell at a time, under `vitest bench`;
+ * `matrix-sharded`: row-group files for `vitest run --shard`), each with the plain test runner
+ * the cells need, the global setup that passes `-u` on, and long timeouts; and the speed-matrix
+ * reporter (results page, JSON, threshold updates) next to the reporters already configured, in
+ * `test.reporters` and `test.benchmark.reporters` (Vitest reads the latter under `vitest bench`).
+ * Your own tests stay a project of their own that extends the root config, with the matrix files
+ * left out of it. For finer control, `speedMatrixProjects()` and `speedMatrixReporters()` give the
+ * parts.
+ */
+import { fileURLToPath } from 'node:url';
+import type { TestProjectInlineConfiguration, ViteUserConfig } from 'vitest/config';
+import { JUnitReporter, type Reporter } from 'vitest/node';
+import SpeedMatrixReporter, { type SpeedMatrixReporterOptions } from '../reporters/speed-matrix.js';
+
+/** The matrix suites users run with `vitest bench` (one file per target). */
+export const DEFAULT_MATRIX_FILES = ['bench/**/*.bench.ts'];
+/** Row-group files that split the matrix over CI machines (`vitest run --project matrix-sharded --shard=i/n`). */
+export const DEFAULT_SHARD_FILES = ['bench/shards/*.bench.ts'];
+/** The ceiling for hooks; each cell sets its own timeout from its window. */
+const MATRIX_TIMEOUT_MS = 600_000;
+/** Vitest's own default excludes (node_modules, dist, …), kept when ours are added */
+const VITEST_EXCLUDES = ['**/node_modules/**', '**/.git/**'];
+
+export interface SpeedMatrixVitestOptions {
+  /** bench files of the matrix; default bench/**\/*.bench.ts */
+  include?: string[];
+  /** row-group files for sharded runs; default bench/shards/*.bench.ts */
+  shards?: string[];
+  /** options of the speed-matrix reporter (results folder, threshold file, log) */
+  reporter?: SpeedMatrixReporterOptions;
+}
+
+/** This package's own module, as a path Vitest can load (the runner, the global setup). */
+function own(path: string): string {
+  return fileURLToPath(new URL(path, import.meta.url));
+}
+
+/**
+ * The `matrix` and `matrix-sharded` projects: plain test() cells under `vitest bench` (the plain
+ * TestRunner), never two files at once (measurements must not overlap), long timeouts, and the
+ * global setup that tells the cells whether the run updates threshold files (`-u`).
+ */
+export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): TestProjectInlineConfiguration[] {
+  const include = options.include ?? DEFAULT_MATRIX_FILES;
+  const shards = options.shards ?? DEFAULT_SHARD_FILES;
+  const shared = {
+    runner: own('./matrix/runner.js'),
+    fileParallelism: false,
+    testTimeout: MATRIX_TIMEOUT_MS,
+    hookTimeout: MATRIX_TIMEOUT_MS,
+    globalSetup: [own('./matrix/global-setup.js')],
+  };
+  return [
+    {
+      test: {
+        name: 'matrix',
+        include,
+        exclude: [...VITEST_EXCLUDES, ...shards],
+        benchmark: { include, exclude: [...VITEST_EXCLUDES, ...shards] },
+        ...shared,
+      },
+    },
+    {
+      test: {
+        name: 'matrix-sharded',
+        include: shards,
+        // sharded runs use `vitest run` (the blob reporter loads by name only there)
+        benchmark: { include: [] },
+        ...shared,
+      },
+    },
+  ];
+}
+
+type TestOptions = NonNullable<ViteUserConfig['test']>;
+/** `test.reporters`: names, [name, options] pairs or instances */
+export type Reporters = NonNullable<TestOptions['reporters']>;
+/** `test.benchmark.reporters` (what `vitest bench` reads): names or instances */
+export type BenchmarkReporters = NonNullable<NonNullable<TestOptions['benchmark']>['reporters']>;
+
+/**
+ * What is added to the configured reporters: the speed-matrix reporter, and with LLM_BENCH_JUNIT=PATH
+ * Vitest's JUnit reporter (one <testcase> per cell and prefill row), as an instance because
+ * `vitest bench` does not load reporters by name.
+ */
+function addedReporters(options: SpeedMatrixVitestOptions): Reporter[] {
+  const junitPath = process.env.LLM_BENCH_JUNIT?.trim();
+  return [
+    new SpeedMatrixReporter(options.reporter),
+    ...(junitPath ? [new JUnitReporter({ outputFile: junitPath, suiteName: 'speed-matrix' })] : []),
+  ];
+}
+
+/** The reporters: those given (else Vitest's `default`), and the speed-matrix reporter. */
+export function speedMatrixReporters(existing?: Reporters, options: SpeedMatrixVitestOptions = {}): Reporters {
+  const list: Reporters = existing === undefined ? ['default'] : Array.isArray(existing) ? [...existing] : [existing];
+  return [...list, ...addedReporters(options)];
+}
+
+/** The same for `test.benchmark.reporters`, read by `vitest bench`. */
+export function speedMatrixBenchmarkReporters(existing?: BenchmarkReporters, options: SpeedMatrixVitestOptions = {}): BenchmarkReporters {
+  const list: BenchmarkReporters = existing === undefined ? ['default'] : Array.isArray(existing) ? [...existing] : [existing];
+  return [...list, ...addedReporters(options)];
+}
+
+/**
+ * A user's Vitest config with the speed matrix added: the matrix projects, and the speed-matrix
+ * reporter beside the configured ones (both for `vitest run` and `vitest bench`). A config without
+ * `test.projects` keeps its own tests as a project extending the root config, minus the matrix
+ * files; a config with projects gets the matrix projects appended.
+ */
+export function withSpeedMatrix(config: ViteUserConfig = {}, options: SpeedMatrixVitestOptions = {}): ViteUserConfig {
+  const test = config.test ?? {};
+  const matrixFiles = [...(options.include ?? DEFAULT_MATRIX_FILES), ...(options.shards ?? DEFAULT_SHARD_FILES)];
+  const own: TestProjectInlineConfiguration = {
+    extends: true,
+    test: {
+      exclude: [...(test.exclude ?? VITEST_EXCLUDES), ...matrixFiles],
+      benchmark: { exclude: [...(test.benchmark?.exclude ?? VITEST_EXCLUDES), ...matrixFiles] },
+    },
+  };
+  const projects = test.projects ?? [own];
+  const reporters = speedMatrixReporters(test.reporters, options);
+  return {
+    ...config,
+    test: {
+      ...test,
+      reporters,
+      benchmark: { ...test.benchmark, reporters: speedMatrixBenchmarkReporters(test.benchmark?.reporters, options) },
+      projects: [...projects, ...speedMatrixProjects(options)],
+    },
+  };
+}
