@@ -1,5 +1,5 @@
 /**
- * The `llm-speed-matrix` command: `sim` serves the embedded simulator; `compare` diffs two result
+ * The `llm-speed-matrix` command: `init` sets a project up; `sim` serves the embedded simulator; `compare` diffs two result
  * files. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
 import { ConfigError } from './config/errors.js';
@@ -7,6 +7,9 @@ import { ConfigError } from './config/errors.js';
 const USAGE = `usage: llm-speed-matrix <command> [options]
 
 commands:
+  init [--force] [--shards N] [--dir PATH]
+        set up the speed matrix in this project: bench files, vitest.config.ts, thresholds/,
+        a GitHub Actions workflow (never overwrites without --force)
   sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]
         serve the embedded simulated inference server (default profile tiny, port 8000)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
@@ -23,6 +26,10 @@ export async function main(argv: string[]): Promise<number> {
         const { runSimCli } = await import('./sim/cli.js');
         await runSimCli(rest);
         return 0;
+      }
+      case 'init': {
+        const { runInitCli } = await import('./init/init.js');
+        return runInitCli(rest);
       }
       case 'compare': {
         const { runCompareCli } = await import('./compare/cli.js');

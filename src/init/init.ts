@@ -1,0 +1,148 @@
+/**
+ * `llm-speed-matrix init [--force] [--shards N] [--dir PATH]`: sets up the speed matrix in a
+ * user's repository. It writes the bench files, a Vitest config (or prints the one line to add to
+ * the existing one), thresholds/, and a GitHub Actions workflow; it never overwrites a file
+ * without --force, and it says what it did with each.
+ */
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../config/errors.js';
+import { MISSING_VITEST } from '../meta/peer.js';
+import { ensureDir } from '../results/write.js';
+import { BENCH, configInstructions, SHARD, SUITE, THRESHOLDS_README, VITEST_CONFIG, VITEST_CONFIG_NAMES, WORKFLOW } from './templates.js';
+
+export const INIT_USAGE =
+  'usage: llm-speed-matrix init [--force] [--shards N] [--dir PATH]\n' +
+  '  --force     overwrite files that exist (an existing Vitest config is kept as <name>.bak)\n' +
+  '  --shards N  row-group files and CI machines for the sharded matrix (default 4, 1–32)\n' +
+  '  --dir PATH  the project folder (default: the current folder)';
+
+export interface InitOptions {
+  dir: string;
+  force: boolean;
+  shards: number;
+}
+
+export type InitAction = 'wrote' | 'overwrote' | 'kept' | 'unchanged';
+
+export interface InitReport {
+  /** what happened to each file, by path relative to the project */
+  files: { path: string; action: InitAction }[];
+  /** set when an existing Vitest config must be edited by hand */
+  configToEdit?: string;
+  lines: string[];
+}
+
+export function parseInitArgs(argv: readonly string[]): InitOptions {
+  const out: InitOptions = { dir: process.cwd(), force: false, shards: 4 };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (v === undefined || v === '') throw new ConfigError(`init ${flag} needs a value\n${INIT_USAGE}`);
+      return v;
+    };
+    switch (flag) {
+      case '--force':
+        out.force = true;
+        break;
+      case '--shards': {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 32) throw new ConfigError(`init --shards ${v} is invalid: use an integer 1–32 (the number of CI machines)`);
+        out.shards = n;
+        break;
+      }
+      case '--dir':
+        out.dir = resolve(value());
+        break;
+      default:
+        throw new ConfigError(`init: unknown option "${arg}"\n${INIT_USAGE}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The Vitest version the project's files will import, or a ConfigError naming the fix: the first
+ * node_modules/vitest from the project folder up, as Node's ESM resolution finds it (which, unlike
+ * require, ignores NODE_PATH and global folders).
+ */
+export function installedVitest(dir: string): string {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const manifest = join(at, 'node_modules', 'vitest', 'package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    if (dirname(at) === at) throw new ConfigError(MISSING_VITEST);
+  }
+}
+
+export function runInit(options: InitOptions): InitReport {
+  const { dir, force, shards } = options;
+  if (!existsSync(join(dir, 'package.json'))) {
+    throw new ConfigError(`no package.json in ${dir}. Fix: run init in your project's root folder (or --dir PATH), or create one with \`npm init -y\``);
+  }
+  const vitestVersion = installedVitest(dir);
+  const major = Number(vitestVersion.split('.')[0]);
+  const minor = Number(vitestVersion.split('.')[1]);
+  if (major !== 4 || minor < 1) throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later 4.x. Fix: npm i -D vitest@^4.1.0`);
+
+  const report: InitReport = { files: [], lines: [] };
+  const put = (path: string, text: string): void => {
+    const full = join(dir, path);
+    let action: InitAction;
+    if (!existsSync(full)) action = 'wrote';
+    else if (readFileSync(full, 'utf8') === text) action = 'unchanged';
+    else action = force ? 'overwrote' : 'kept';
+    if (action === 'wrote' || action === 'overwrote') {
+      ensureDir(dirname(full));
+      writeFileSync(full, text);
+    }
+    report.files.push({ path, action });
+  };
+
+  put('bench/suite.ts', SUITE(shards));
+  put('bench/speed-matrix.bench.ts', BENCH);
+  for (let g = 1; g <= shards; g++) put(`bench/shards/row-group-${g}.bench.ts`, SHARD(g));
+  put('thresholds/README.md', THRESHOLDS_README);
+  put('.github/workflows/speed-matrix.yml', WORKFLOW(shards));
+
+  const existing = VITEST_CONFIG_NAMES.find((name) => existsSync(join(dir, name)));
+  // an .mts config in a CommonJS package, so Vite loads its import syntax without a warning
+  const esm = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type === 'module';
+  if (existing === undefined) put(esm ? 'vitest.config.ts' : 'vitest.config.mts', VITEST_CONFIG);
+  else if (readFileSync(join(dir, existing), 'utf8').includes('llm-speed-matrix/vitest')) report.files.push({ path: existing, action: 'unchanged' });
+  else if (force) {
+    copyFileSync(join(dir, existing), join(dir, `${existing}.bak`));
+    writeFileSync(join(dir, existing), VITEST_CONFIG);
+    report.files.push({ path: existing, action: 'overwrote' });
+    report.lines.push(`${existing}: replaced (--force); your previous config is in ${existing}.bak`);
+  } else {
+    report.files.push({ path: existing, action: 'kept' });
+    report.configToEdit = existing;
+  }
+
+  for (const { path, action } of report.files) {
+    if (path === report.configToEdit) continue;
+    const note = action === 'kept' ? ' (it exists and differs; --force overwrites it)' : '';
+    report.lines.push(`${action.padEnd(9)} ${path}${note}`);
+  }
+  if (report.configToEdit) report.lines.push('', configInstructions(report.configToEdit));
+  report.lines.push(
+    '',
+    'next:',
+    '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run    the matrix against the embedded simulator (about a minute)',
+    '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run    against your server (or set target in bench/suite.ts)',
+    '  npx vitest bench --run -u    write thresholds/<name>.json from the measured results, then commit it',
+    '  the page: reports/speed-matrix.md and reports/speed-matrix.json',
+  );
+  return report;
+}
+
+/** The command: prints the report; exit 1 when the Vitest config still needs the line added. */
+export function runInitCli(argv: readonly string[]): number {
+  const report = runInit(parseInitArgs(argv));
+  console.log(report.lines.join('\n'));
+  return report.configToEdit ? 1 : 0;
+}

@@ -1,0 +1,129 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import { parseInitArgs, runInit } from '../../src/init/init.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { thresholdsSchemaRef } from '../../src/thresholds/update.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** a project folder with a package.json and, unless told otherwise, vitest "installed" */
+function project(vitestVersion: string | null = '4.1.12'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-init-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-infra', private: true }));
+  if (vitestVersion) {
+    mkdirSync(join(dir, 'node_modules', 'vitest'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules', 'vitest', 'package.json'), JSON.stringify({ name: 'vitest', version: vitestVersion, main: 'index.js' }));
+  }
+  return dir;
+}
+
+const actions = (r: ReturnType<typeof runInit>) => Object.fromEntries(r.files.map((f) => [f.path, f.action]));
+
+test('init writes the bench files, shards, thresholds/, the workflow and a vitest config, and says so', () => {
+  const dir = project();
+  const r = runInit({ dir, force: false, shards: 2 });
+  expect(actions(r)).toEqual({
+    'bench/suite.ts': 'wrote',
+    'bench/speed-matrix.bench.ts': 'wrote',
+    'bench/shards/row-group-1.bench.ts': 'wrote',
+    'bench/shards/row-group-2.bench.ts': 'wrote',
+    'thresholds/README.md': 'wrote',
+    '.github/workflows/speed-matrix.yml': 'wrote',
+    // a CommonJS package (no "type": "module") gets an .mts config, which Vite loads as ESM
+    'vitest.config.mts': 'wrote',
+  });
+  expect(r.configToEdit).toBeUndefined();
+  expect(r.lines.join('\n')).toContain('wrote     bench/speed-matrix.bench.ts');
+  // the files import the package's entry points only
+  expect(readFileSync(join(dir, 'bench/speed-matrix.bench.ts'), 'utf8')).toContain("from 'llm-speed-matrix'");
+  expect(readFileSync(join(dir, 'vitest.config.mts'), 'utf8')).toContain("from 'llm-speed-matrix/vitest'");
+  expect(readFileSync(join(dir, 'bench/suite.ts'), 'utf8')).toContain('export const ROW_GROUPS = 2;');
+  const workflow = readFileSync(join(dir, '.github/workflows/speed-matrix.yml'), 'utf8');
+  expect(workflow).toContain('shard: [1, 2]');
+  expect(workflow).toContain('--shard=${{ matrix.shard }}/2');
+  expect(workflow).toContain('--merge-reports=.vitest-reports');
+  expect(workflow).toContain('LLM_BENCH_BASELINE=baseline/speed-matrix.json');
+});
+
+test('an ESM package gets vitest.config.ts', () => {
+  const dir = project();
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-infra', type: 'module' }));
+  expect(actions(runInit({ dir, force: false, shards: 4 }))['vitest.config.ts']).toBe('wrote');
+});
+
+test('a second init changes nothing; an edited file is kept unless --force', () => {
+  const dir = project();
+  runInit({ dir, force: false, shards: 4 });
+  expect(new Set(Object.values(actions(runInit({ dir, force: false, shards: 4 }))))).toEqual(new Set(['unchanged']));
+
+  writeFileSync(join(dir, 'bench/suite.ts'), "export const suite = { name: 'mine' };\nexport const ROW_GROUPS = 4;\n");
+  const kept = runInit({ dir, force: false, shards: 4 });
+  expect(actions(kept)['bench/suite.ts']).toBe('kept');
+  expect(kept.lines.join('\n')).toContain('kept      bench/suite.ts (it exists and differs; --force overwrites it)');
+  expect(readFileSync(join(dir, 'bench/suite.ts'), 'utf8')).toContain("name: 'mine'");
+
+  const forced = runInit({ dir, force: true, shards: 4 });
+  expect(actions(forced)['bench/suite.ts']).toBe('overwrote');
+  expect(readFileSync(join(dir, 'bench/suite.ts'), 'utf8')).not.toContain("name: 'mine'");
+});
+
+test('an existing vitest config is not clobbered: init prints the line to add and exits non-zero', () => {
+  const dir = project();
+  const mine = "import { defineConfig } from 'vitest/config';\nexport default defineConfig({ test: { include: ['unit/**/*.test.ts'] } });\n";
+  writeFileSync(join(dir, 'vitest.config.mts'), mine);
+  const r = runInit({ dir, force: false, shards: 4 });
+  expect(r.configToEdit).toBe('vitest.config.mts');
+  expect(readFileSync(join(dir, 'vitest.config.mts'), 'utf8')).toBe(mine);
+  expect(existsSync(join(dir, 'vitest.config.ts'))).toBe(false);
+  const text = r.lines.join('\n');
+  expect(text).toContain('vitest.config.mts exists, so init left it as it is');
+  expect(text).toContain("import { withSpeedMatrix } from 'llm-speed-matrix/vitest';");
+  expect(text).toContain('defineConfig(withSpeedMatrix(');
+
+  // once the line is in, init leaves it alone and is satisfied
+  writeFileSync(join(dir, 'vitest.config.mts'), "import { withSpeedMatrix } from 'llm-speed-matrix/vitest';\n" + mine);
+  expect(runInit({ dir, force: false, shards: 4 }).configToEdit).toBeUndefined();
+});
+
+test('--force replaces a foreign vitest config and keeps the old one as .bak', () => {
+  const dir = project();
+  writeFileSync(join(dir, 'vite.config.js'), 'export default {};\n');
+  const r = runInit({ dir, force: true, shards: 4 });
+  expect(actions(r)['vite.config.js']).toBe('overwrote');
+  expect(readFileSync(join(dir, 'vite.config.js.bak'), 'utf8')).toBe('export default {};\n');
+  expect(readFileSync(join(dir, 'vite.config.js'), 'utf8')).toContain('withSpeedMatrix');
+});
+
+test('without vitest, without package.json, or with an old vitest: one line naming the fix, nothing written', () => {
+  const noVitest = project(null);
+  expect(() => runInit({ dir: noVitest, force: false, shards: 4 })).toThrow(/vitest is not installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+  expect(existsSync(join(noVitest, 'bench'))).toBe(false);
+
+  const old = project('3.2.4');
+  expect(() => runInit({ dir: old, force: false, shards: 4 })).toThrow(/vitest 3\.2\.4 is installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+
+  const bare = mkdtempSync(join(tmpdir(), 'lsm-init-'));
+  dirs.push(bare);
+  expect(() => runInit({ dir: bare, force: false, shards: 4 })).toThrow(/no package\.json in .*Fix: .*npm init -y/);
+});
+
+test('init arguments are checked', () => {
+  expect(parseInitArgs(['--force', '--shards', '3', '--dir=/tmp/x'])).toEqual({ force: true, shards: 3, dir: '/tmp/x' });
+  expect(() => parseInitArgs(['--shards', '0'])).toThrow(ConfigError);
+  expect(() => parseInitArgs(['--shards', '0'])).toThrow(/--shards 0 is invalid: use an integer 1–32/);
+  expect(() => parseInitArgs(['--forse'])).toThrow(/unknown option "--forse"/);
+  expect(() => parseInitArgs(['--dir'])).toThrow(/--dir needs a value/);
+});
+
+test("a new threshold file's $schema points at the schema shipped with the package, relative to the file", () => {
+  const ref = thresholdsSchemaRef('/proj/thresholds/my.json');
+  expect(ref.endsWith('/thresholds/thresholds.schema.json')).toBe(true);
+  expect(ref.startsWith('../')).toBe(true);
+  expect(ref).not.toContain('\\');
+});
