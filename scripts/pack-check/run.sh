@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The package as a user meets it: pack the tarball, install it into a fresh project that has only
+# vitest, run `init`, run the matrix on the embedded simulator (Node 20 = this node, then Node 22
+# and 24 from npm's `node` package), check the page and the JSON, check that a threshold breach
+# exits 1, that the types resolve under moduleResolution node16 and bundler, and that a missing
+# peer or a wrong import path gives one line naming the fix. Run by .ci/run; by hand:
+#   bash scripts/pack-check/run.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$root/scripts/pack-check"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+vitest_version="$(node -p "require('$root/package.json').devDependencies.vitest")"
+step() { echo "-- $*"; }
+fail() { echo "pack-check FAILED: $*" >&2; exit 1; }
+
+step "build and pack"
+(cd "$root" && node scripts/build.mjs >/dev/null)
+(cd "$root" && npm pack --ignore-scripts --json --pack-destination "$work" 2>/dev/null) > "$work/pack.json"
+tarball="$work/$(node -p "require('$work/pack.json')[0].filename")"
+node "$here/check-tarball.mjs" "$work/pack.json"
+
+step "a fresh project with the tarball but without vitest (a missing peer)"
+proj="$work/my-infra"
+mkdir "$proj" && cd "$proj"
+npm init -y >/dev/null
+npm i --no-audit --no-fund --legacy-peer-deps "$tarball" >/dev/null
+set +e
+out="$(npx --no-install llm-speed-matrix init 2>&1)"; code=$?
+set -e
+echo "$out"
+[ "$code" -eq 2 ] || fail "init without vitest exited $code, expected 2"
+[[ "$out" == *"vitest is not installed"*"Fix: npm i -D vitest"* ]] || fail "init without vitest did not name the fix"
+[ ! -e bench ] || fail "init without vitest wrote files"
+set +e
+out="$(node --input-type=module -e "const m = await import('llm-speed-matrix'); await m.defineSpeedMatrix()" 2>&1)"; code=$?
+set -e
+[ "$code" -ne 0 ] && [[ "$out" == *"vitest is not installed"*"Fix: npm i -D vitest"* ]] || fail "defineSpeedMatrix without vitest: $out"
+echo "defineSpeedMatrix without vitest: $(echo "$out" | grep -m1 'vitest is not installed')"
+
+step "npm i vitest; init"
+npm i --no-audit --no-fund -D "vitest@$vitest_version" >/dev/null
+npx --no-install llm-speed-matrix init
+for f in bench/speed-matrix.bench.ts bench/suite.ts bench/shards/row-group-1.bench.ts vitest.config.mts thresholds/README.md .github/workflows/speed-matrix.yml; do
+  [ -s "$f" ] || fail "init did not write $f"
+done
+! grep -rn "llm-speed-matrix/src\|\.\./src/" bench vitest.config.mts || fail "init's files import package internals"
+
+step "init again: keeps everything; a foreign vitest config is not clobbered"
+npx --no-install llm-speed-matrix init | grep -q "unchanged" || fail "second init did not report unchanged files"
+other="$work/other" && mkdir "$other" && cp package.json "$other/" && ln -s "$proj/node_modules" "$other/node_modules"
+printf "import { defineConfig } from 'vitest/config';\nexport default defineConfig({});\n" > "$other/vitest.config.ts"
+before="$(cat "$other/vitest.config.ts")"
+set +e
+out="$(cd "$other" && npx --no-install llm-speed-matrix init 2>&1)"; code=$?
+set -e
+[ "$code" -eq 1 ] || fail "init with a foreign vitest.config.ts exited $code, expected 1"
+[[ "$out" == *"withSpeedMatrix"* ]] || fail "init did not print the line to add"
+[ "$before" == "$(cat "$other/vitest.config.ts")" ] || fail "init changed the user's vitest.config.ts"
+echo "foreign config: kept, exit 1, line printed"
+
+step "the README's first run: LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run (Node $(node -v))"
+LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny npx --no-install vitest bench --run 2>&1 | tee "$work/first.log"
+node "$here/check-result.mjs" reports 12
+! grep -q "loaded as CommonJS" "$work/first.log" || fail "Vite warns about the config init wrote"
+
+small=(env LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_CONTEXTS=0,1K LLM_BENCH_CONCURRENCY=1,2 LLM_BENCH_PREFILL=1K LLM_BENCH_DURATION_S=2 LLM_BENCH_MAX_TOKENS=64)
+for v in 22 24; do
+  step "the same project, unchanged, on Node $v"
+  rm -rf reports
+  "${small[@]}" npx -y -p "node@$v" -- node node_modules/vitest/vitest.mjs bench --run
+  node "$here/check-result.mjs" reports 4 "v$v."
+done
+
+step "a threshold breach exits 1 (and still writes the page)"
+rm -rf reports
+cat > thresholds/sim-tiny.json <<'JSON'
+{ "cells": { "0/1": { "min": { "perRequestTokensPerSecond": 1000000 } } } }
+JSON
+set +e
+"${small[@]}" npx --no-install vitest bench --run > "$work/breach.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 1 ] || { tail -30 "$work/breach.log"; fail "a threshold breach exited $code, expected 1"; }
+grep -q "perRequestTokensPerSecond" "$work/breach.log" || fail "the breach is not named in the output"
+node "$here/check-result.mjs" reports 4
+echo "breach: exit 1, $(grep -m1 -o '0/1 perRequestTokensPerSecond[^)]*' "$work/breach.log" || true)"
+rm thresholds/sim-tiny.json
+
+step "-u writes the threshold file, pointing at the shipped schema"
+"${small[@]}" npx --no-install vitest bench --run -u >/dev/null 2>&1
+node -e "
+const fs = require('fs'), path = require('path');
+const t = JSON.parse(fs.readFileSync('thresholds/sim-tiny.json', 'utf8'));
+const schema = path.resolve('thresholds', t.\$schema);
+if (!fs.existsSync(schema)) { console.error('\$schema does not resolve:', t.\$schema); process.exit(1); }
+console.log('thresholds/sim-tiny.json:', Object.keys(t.cells).length, 'cells; \$schema', t.\$schema);"
+
+step "types resolve under moduleResolution node16 and bundler; a wrong path names the entry points"
+npm i --no-audit --no-fund -D "typescript@$(node -p "require('$root/package.json').devDependencies.typescript")" "@types/node@$(node -p "require('$root/package.json').devDependencies['@types/node']")" >/dev/null
+cp "$here/types-check.mts" .
+for mode in "node16 node16" "esnext bundler"; do
+  set -- $mode
+  npx --no-install tsc --noEmit --strict --skipLibCheck false --types node --module "$1" --moduleResolution "$2" --target es2022 types-check.mts \
+    || fail "types do not resolve under moduleResolution $2"
+  echo "types: moduleResolution $2 ok"
+done
+set +e
+out="$(node --input-type=module -e "await import('llm-speed-matrix/reporters/speed-matrix.js')" 2>&1)"; code=$?
+set -e
+[ "$code" -ne 0 ] && [[ "$out" == *"not an entry point of llm-speed-matrix. Fix: import one of"* ]] || fail "a wrong path: $out"
+echo "wrong path: $(echo "$out" | grep -m1 -o 'ConfigError: .\{0,90\}')…"
+
+echo "pack-check OK"
