@@ -35,7 +35,7 @@ export interface CellFiguresInput {
 
 /**
  * Where the matrix starts TTFT: when the request's headers were written to the socket, so the
- * load generator's own queueing is not the server's TTFT (README, method: TTFT). The accuracy
+ * load generator's own queueing is not the server's TTFT (docs/method.md: TTFT). The accuracy
  * tests check this same start against the simulator's ground truth.
  */
 export const MATRIX_TTFT_FROM = 'sent-headers' as const;
