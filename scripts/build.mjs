@@ -10,50 +10,76 @@
 // This repository's vitest.config.ts builds with --if-stale semantics before it imports the
 // package, so `npx vitest …` here always runs the current sources through the built entry points.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const stamp = join(dist, '.built');
+// the last build's start time and sources (outside dist/, which is packed as it is)
+const stamp = join(root, '.dist-built.json');
 const SOURCES = ['src', 'reporters', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 
-/** The newest modification time among the files the build reads. */
-function newestSource(path = root, names = SOURCES) {
+/** Every file the build reads, and the newest modification time among them. */
+function sources() {
+  const files = [];
   let newest = 0;
-  for (const name of names) {
-    const full = join(path, name);
-    const st = statSync(full, { throwIfNoEntry: false });
-    if (!st) continue;
-    newest = Math.max(newest, st.isDirectory() ? newestSource(full, readdirSync(full)) : st.mtimeMs);
-  }
-  return newest;
+  const walk = (path) => {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isDirectory()) for (const name of readdirSync(path).sort()) walk(join(path, name));
+    else {
+      files.push(relative(root, path));
+      newest = Math.max(newest, st.mtimeMs);
+    }
+  };
+  for (const name of SOURCES) walk(join(root, name));
+  return { files, newest };
 }
 
+/** Stale: no build yet, a source changed since the last build started, or a source was added or removed. */
 export function isStale() {
-  return !existsSync(stamp) || statSync(stamp).mtimeMs < newestSource();
+  if (!existsSync(stamp) || !existsSync(join(dist, 'src', 'index.js'))) return true;
+  let built;
+  try {
+    built = JSON.parse(readFileSync(stamp, 'utf8'));
+  } catch {
+    return true;
+  }
+  const now = sources();
+  return now.newest > built.startedMs || now.files.join('\n') !== (built.files ?? []).join('\n');
 }
 
+/**
+ * Build into a fresh folder and move it into place at the end, so a process reading dist/
+ * meanwhile never sees it half written; the stamp holds the start time and the sources read.
+ */
 export function build({ quiet = false } = {}) {
-  rmSync(dist, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  const startedMs = Date.now();
+  const { files } = sources();
+  const next = join(root, `.dist-${process.pid}`);
+  rmSync(next, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', next], {
+    stdio: 'inherit',
+  });
   const schemas = [
     ['src/results/speed-matrix.schema.json', 'speed-matrix.schema.json'],
     ['src/thresholds/thresholds.schema.json', 'thresholds.schema.json'],
   ];
-  mkdirSync(join(dist, 'schemas'), { recursive: true });
+  mkdirSync(join(next, 'schemas'), { recursive: true });
   for (const [source, name] of schemas) {
-    copyFileSync(join(root, source), join(dist, source));
-    copyFileSync(join(root, source), join(dist, 'schemas', name));
+    copyFileSync(join(root, source), join(next, source));
+    copyFileSync(join(root, source), join(next, 'schemas', name));
   }
   // the sim's worker-thread bootstrap is plain JavaScript (it runs the compiled worker-main.js here)
-  copyFileSync(join(root, 'src/sim/worker.mjs'), join(dist, 'src/sim/worker.mjs'));
-  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  copyFileSync(join(root, 'src/sim/worker.mjs'), join(next, 'src/sim/worker.mjs'));
+  rmSync(dist, { recursive: true, force: true });
+  renameSync(next, dist);
+  writeFileSync(stamp, `${JSON.stringify({ startedMs, files })}\n`);
   if (!quiet) console.log('built dist/');
 }
 
-/** Build when dist/ is missing or older than a source; true when it built. */
+/** Build when dist/ is missing or stale; true when it built. */
 export function ensureBuilt() {
   if (!isStale()) return false;
   console.error('[llm-speed-matrix] building dist/ from the sources (npm run build) …');

@@ -19,22 +19,27 @@ import type { TestProjectInlineConfiguration, ViteUserConfig } from 'vitest/conf
 import { JUnitReporter, type Reporter } from 'vitest/node';
 import SpeedMatrixReporter, { type SpeedMatrixReporterOptions } from '../reporters/speed-matrix.js';
 
-/** The matrix suites users run with `vitest bench` (one file per target). */
-export const DEFAULT_MATRIX_FILES = ['bench/**/*.bench.ts'];
+/**
+ * The matrix suites users run with `vitest bench` (one file per target: bench/speed-matrix.bench.ts,
+ * bench/speed-matrix-h200.bench.ts, …); narrow, so a project's own Vitest bench() files stay its own.
+ */
+export const DEFAULT_MATRIX_FILES = ['bench/speed-matrix*.bench.ts'];
 /** Row-group files that split the matrix over CI machines (`vitest run --project matrix-sharded --shard=i/n`). */
 export const DEFAULT_SHARD_FILES = ['bench/shards/*.bench.ts'];
 /** The ceiling for hooks; each cell sets its own timeout from its window. */
 const MATRIX_TIMEOUT_MS = 600_000;
-/** Vitest's own default excludes (node_modules, dist, …), kept when ours are added */
+/** Vitest's own default excludes (node_modules and .git), kept when ours are added */
 const VITEST_EXCLUDES = ['**/node_modules/**', '**/.git/**'];
 
 export interface SpeedMatrixVitestOptions {
-  /** bench files of the matrix; default bench/**\/*.bench.ts */
+  /** bench files of the matrix; default bench/speed-matrix*.bench.ts */
   include?: string[];
   /** row-group files for sharded runs; default bench/shards/*.bench.ts */
   shards?: string[];
   /** options of the speed-matrix reporter (results folder, threshold file, log) */
   reporter?: SpeedMatrixReporterOptions;
+  /** the command line Vitest was started with (default process.argv), to see which projects it selects */
+  argv?: readonly string[];
 }
 
 /** This package's own module, as a path Vitest can load (the runner, the global setup). */
@@ -43,13 +48,33 @@ function own(path: string): string {
 }
 
 /**
+ * Whether the command line selects the project by name (`--project NAME`, `--project=NAME`,
+ * wildcards as Vitest allows them). Without a selection it is false: the matrix runs under
+ * `vitest bench`, or when asked for by name, never as a side effect of a plain `vitest run`.
+ */
+export function selectsProject(name: string, argv: readonly string[] = process.argv): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    let value: string | undefined;
+    if (arg === '--project') value = argv[i + 1];
+    else if (arg.startsWith('--project=')) value = arg.slice('--project='.length);
+    if (value === undefined || value.startsWith('!')) continue;
+    const pattern = new RegExp(`^${value.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    if (pattern.test(name)) return true;
+  }
+  return false;
+}
+
+/**
  * The `matrix` and `matrix-sharded` projects: plain test() cells under `vitest bench` (the plain
  * TestRunner), never two files at once (measurements must not overlap), long timeouts, and the
- * global setup that tells the cells whether the run updates threshold files (`-u`).
+ * global setup that tells the cells whether the run updates threshold files (`-u`). Under
+ * `vitest run` (a project's `npm test`) they collect nothing unless selected with --project.
  */
 export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): TestProjectInlineConfiguration[] {
   const include = options.include ?? DEFAULT_MATRIX_FILES;
   const shards = options.shards ?? DEFAULT_SHARD_FILES;
+  const argv = options.argv ?? process.argv;
   const shared = {
     runner: own('./matrix/runner.js'),
     fileParallelism: false,
@@ -61,7 +86,8 @@ export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): Tes
     {
       test: {
         name: 'matrix',
-        include,
+        // `vitest run --project matrix` runs the same cells in test mode
+        include: selectsProject('matrix', argv) ? include : [],
         exclude: [...VITEST_EXCLUDES, ...shards],
         benchmark: { include, exclude: [...VITEST_EXCLUDES, ...shards] },
         ...shared,
@@ -70,8 +96,8 @@ export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): Tes
     {
       test: {
         name: 'matrix-sharded',
-        include: shards,
         // sharded runs use `vitest run` (the blob reporter loads by name only there)
+        include: selectsProject('matrix-sharded', argv) ? shards : [],
         benchmark: { include: [] },
         ...shared,
       },
@@ -98,9 +124,13 @@ function addedReporters(options: SpeedMatrixVitestOptions): Reporter[] {
   ];
 }
 
-/** The reporters: those given (else Vitest's `default`), and the speed-matrix reporter. */
+/**
+ * The reporters: those given, else Vitest's own defaults (`default`, and `github-actions` in
+ * GitHub Actions, whose annotations a user would otherwise lose), and the speed-matrix reporter.
+ */
 export function speedMatrixReporters(existing?: Reporters, options: SpeedMatrixVitestOptions = {}): Reporters {
-  const list: Reporters = existing === undefined ? ['default'] : Array.isArray(existing) ? [...existing] : [existing];
+  const defaults: Reporters = ['default', ...(process.env.GITHUB_ACTIONS === 'true' ? (['github-actions'] as const) : [])];
+  const list: Reporters = existing === undefined ? defaults : Array.isArray(existing) ? [...existing] : [existing];
   return [...list, ...addedReporters(options)];
 }
 
@@ -114,7 +144,9 @@ export function speedMatrixBenchmarkReporters(existing?: BenchmarkReporters, opt
  * A user's Vitest config with the speed matrix added: the matrix projects, and the speed-matrix
  * reporter beside the configured ones (both for `vitest run` and `vitest bench`). A config without
  * `test.projects` keeps its own tests as a project extending the root config, minus the matrix
- * files; a config with projects gets the matrix projects appended.
+ * files; a config with projects gets the matrix projects appended, and each inline project
+ * (an object) leaves the matrix files out, so `vitest bench` never collects a matrix file twice.
+ * A project given as a path to its own config file is not changed: exclude the matrix files there.
  */
 export function withSpeedMatrix(config: ViteUserConfig = {}, options: SpeedMatrixVitestOptions = {}): ViteUserConfig {
   const test = config.test ?? {};
@@ -126,7 +158,20 @@ export function withSpeedMatrix(config: ViteUserConfig = {}, options: SpeedMatri
       benchmark: { exclude: [...(test.benchmark?.exclude ?? VITEST_EXCLUDES), ...matrixFiles] },
     },
   };
-  const projects = test.projects ?? [own];
+  const withoutMatrix = (project: NonNullable<TestOptions['projects']>[number]) => {
+    // a path (string), a function or a promise of a config is left as it is
+    if (typeof project !== 'object' || project === null || 'then' in project) return project;
+    const t = project.test ?? {};
+    return {
+      ...project,
+      test: {
+        ...t,
+        exclude: [...(t.exclude ?? VITEST_EXCLUDES), ...matrixFiles],
+        benchmark: { ...t.benchmark, exclude: [...(t.benchmark?.exclude ?? VITEST_EXCLUDES), ...matrixFiles] },
+      },
+    };
+  };
+  const projects = test.projects ? test.projects.map(withoutMatrix) : [own];
   const reporters = speedMatrixReporters(test.reporters, options);
   return {
     ...config,

@@ -59,6 +59,13 @@ set -e
 [ "$before" == "$(cat "$other/vitest.config.ts")" ] || fail "init changed the user's vitest.config.ts"
 echo "foreign config: kept, exit 1, line printed"
 
+step "the project's own tests: a plain \`vitest run\` runs them, and no matrix cell"
+mkdir -p test && printf "import { expect, test } from 'vitest';\ntest('own test', () => expect(1 + 1).toBe(2));\n" > test/own.test.ts
+npx --no-install vitest run > "$work/own.log" 2>&1 || { cat "$work/own.log"; fail "the project's own vitest run failed"; }
+grep -q "1 passed" "$work/own.log" || fail "the project's own test did not run"
+! grep -q "decode\|speed-matrix\]" "$work/own.log" || fail "a plain vitest run ran matrix cells"
+echo "own tests: 1 passed, no matrix cell"
+
 step "the README's first run: LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run (Node $(node -v))"
 LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny npx --no-install vitest bench --run 2>&1 | tee "$work/first.log"
 node "$here/check-result.mjs" reports 12
@@ -71,6 +78,16 @@ for v in 22 24; do
   "${small[@]}" npx -y -p "node@$v" -- node node_modules/vitest/vitest.mjs bench --run
   node "$here/check-result.mjs" reports 4 "v$v."
 done
+
+step "the workflow's sharded commands: two shards (blob reports), then one merged page"
+rm -rf reports .vitest-reports
+for i in 1 2; do
+  "${small[@]}" npx --no-install vitest run --project matrix-sharded --shard="$i/2" --reporter=blob --outputFile=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
+    || fail "shard $i/2 failed"
+done
+LLM_BENCH_OUT=reports npx --no-install vitest --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the merge failed"
+node "$here/check-result.mjs" reports 4
+rm -rf .vitest-reports
 
 step "a threshold breach exits 1 (and still writes the page)"
 rm -rf reports
@@ -98,6 +115,10 @@ console.log('thresholds/sim-tiny.json:', Object.keys(t.cells).length, 'cells; \$
 step "types resolve under moduleResolution node16 and bundler; a wrong path names the entry points"
 npm i --no-audit --no-fund -D "typescript@$(node -p "require('$root/package.json').devDependencies.typescript")" "@types/node@$(node -p "require('$root/package.json').devDependencies['@types/node']")" >/dev/null
 cp "$here/types-check.mts" .
+# the files init wrote type-check against the package's types too
+npx --no-install tsc --noEmit --strict --skipLibCheck --types node --module esnext --moduleResolution bundler --target es2022 \
+  bench/suite.ts bench/speed-matrix.bench.ts bench/shards/*.bench.ts vitest.config.mts || fail "the files init wrote do not type-check"
+echo "types: init's files ok"
 for mode in "node16 node16" "esnext bundler"; do
   set -- $mode
   npx --no-install tsc --noEmit --strict --skipLibCheck false --types node --module "$1" --moduleResolution "$2" --target es2022 types-check.mts \

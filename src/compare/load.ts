@@ -53,7 +53,7 @@ export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrix
     const more = outcome.errors.length > shown.length ? `\n  … ${outcome.errors.length - shown.length} more` : '';
     throw new ConfigError(
       `${what}: ${file.path} is not a valid speed-matrix result:\n  ${shown.join('\n  ')}${more}\n` +
-        'Give a speed-matrix.json written by llm-speed-matrix (src/results/speed-matrix.schema.json).',
+        'Give a speed-matrix.json written by llm-speed-matrix (schema: llm-speed-matrix/schemas/speed-matrix.schema.json).',
     );
   }
   return outcome.value;

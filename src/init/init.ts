@@ -20,8 +20,11 @@ export const INIT_USAGE =
 export interface InitOptions {
   dir: string;
   force: boolean;
-  shards: number;
+  /** row groups (CI machines); default: an existing bench/suite.ts's ROW_GROUPS, else 4 */
+  shards?: number;
 }
+
+const DEFAULT_SHARDS = 4;
 
 export type InitAction = 'wrote' | 'overwrote' | 'kept' | 'unchanged';
 
@@ -34,7 +37,7 @@ export interface InitReport {
 }
 
 export function parseInitArgs(argv: readonly string[]): InitOptions {
-  const out: InitOptions = { dir: process.cwd(), force: false, shards: 4 };
+  const out: InitOptions = { dir: process.cwd(), force: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const eq = arg.indexOf('=');
@@ -78,8 +81,16 @@ export function installedVitest(dir: string): string {
   }
 }
 
+/** ROW_GROUPS of an existing bench/suite.ts, when it has one. */
+function existingRowGroups(dir: string): number | undefined {
+  const suite = join(dir, 'bench', 'suite.ts');
+  if (!existsSync(suite)) return undefined;
+  const m = /ROW_GROUPS\s*=\s*(\d+)/.exec(readFileSync(suite, 'utf8'));
+  return m ? Number(m[1]) : undefined;
+}
+
 export function runInit(options: InitOptions): InitReport {
-  const { dir, force, shards } = options;
+  const { dir, force } = options;
   if (!existsSync(join(dir, 'package.json'))) {
     throw new ConfigError(`no package.json in ${dir}. Fix: run init in your project's root folder (or --dir PATH), or create one with \`npm init -y\``);
   }
@@ -87,6 +98,16 @@ export function runInit(options: InitOptions): InitReport {
   const major = Number(vitestVersion.split('.')[0]);
   const minor = Number(vitestVersion.split('.')[1]);
   if (major !== 4 || minor < 1) throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later 4.x. Fix: npm i -D vitest@^4.1.0`);
+
+  // the row-group files, ROW_GROUPS and the workflow's shard list must agree: a kept suite decides
+  const kept = force ? undefined : existingRowGroups(dir);
+  if (kept !== undefined && options.shards !== undefined && options.shards !== kept) {
+    throw new ConfigError(
+      `init --shards ${options.shards}: bench/suite.ts says ROW_GROUPS = ${kept}, and init does not overwrite it. ` +
+        `Fix: set ROW_GROUPS = ${options.shards} there and add the row-group files, or run init --shards ${options.shards} --force`,
+    );
+  }
+  const shards = kept ?? options.shards ?? DEFAULT_SHARDS;
 
   const report: InitReport = { files: [], lines: [] };
   const put = (path: string, text: string): void => {

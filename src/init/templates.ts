@@ -95,11 +95,18 @@ fails the run and CI.
  */
 export const WORKFLOW = (shards: number): string => {
   const list = Array.from({ length: shards }, (_, i) => i + 1).join(', ');
-  return `name: speed-matrix
+  return `# The speed matrix in CI, written by \`npx llm-speed-matrix init\`: shards run the row groups of
+# bench/suite.ts on ${shards} machines, the merge job writes one page and fails on any failed cell
+# (threshold breach, or a regression against the baseline: the last run on main). It installs with
+# \`npm ci\` (a package-lock.json is needed; adapt the install steps for pnpm or yarn).
+name: speed-matrix
 on:
   pull_request:
   push:
     branches: [main]
+permissions:
+  contents: read
+  actions: read        # to download main's last result (the baseline)
 jobs:
   matrix:
     # one machine per shard; each must reach its own identical server (LLM_BENCH_URL), or drop

@@ -38,7 +38,7 @@ export function assertValidResult(json: unknown, what = 'speed-matrix result'): 
   const outcome = validateResult(json);
   if (!outcome.ok) {
     throw new Error(
-      `${what} does not match src/results/speed-matrix.schema.json:\n  ${outcome.errors.join('\n  ')}\n` +
+      `${what} does not match the result schema (llm-speed-matrix/schemas/speed-matrix.schema.json):\n  ${outcome.errors.join('\n  ')}\n` +
         'This is a bug in the code that built the result (or the schema needs the new field).',
     );
   }

@@ -24,7 +24,8 @@
  * exactly what moved.
  */
 import { ensureDir } from '../results/write.js';
-import { dirname, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { PACKAGE_NAME } from '../meta/package.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
@@ -44,15 +45,24 @@ import {
 } from './schema.js';
 
 /**
- * The `$schema` of a new threshold file (editors complete and check budgets with it): the schema
- * that ships beside this module, relative to the file's folder, so a user's
- * thresholds/my-vllm.json points into node_modules/llm-speed-matrix/dist/.
+ * The `$schema` of a new threshold file (editors complete and check budgets with it), relative to
+ * the file's folder: the schema exported by the installed package as the project sees it
+ * (node_modules/llm-speed-matrix/dist/schemas/, found from the file's folder up, so the path stays
+ * valid across upgrades and package managers that keep packages elsewhere, as pnpm does); else the
+ * schema beside this module (this repository's own sources).
  */
 export function thresholdsSchemaRef(thresholdsPath: string): string {
-  // dist/schemas/ in the built package (the exported copy); beside this module in the sources
-  const exported = fileURLToPath(new URL('../../schemas/thresholds.schema.json', import.meta.url));
-  const schema = existsSync(exported) ? exported : fileURLToPath(new URL('./thresholds.schema.json', import.meta.url));
-  return relative(dirname(resolve(thresholdsPath)), schema).split(sep).join('/');
+  const folder = dirname(resolve(thresholdsPath));
+  let schema = fileURLToPath(new URL('./thresholds.schema.json', import.meta.url));
+  for (let at = folder; ; at = dirname(at)) {
+    const installed = join(at, 'node_modules', PACKAGE_NAME, 'dist', 'schemas', 'thresholds.schema.json');
+    if (existsSync(installed)) {
+      schema = installed;
+      break;
+    }
+    if (dirname(at) === at) break;
+  }
+  return relative(folder, schema).split(sep).join('/');
 }
 
 const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;

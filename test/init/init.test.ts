@@ -127,3 +127,30 @@ test("a new threshold file's $schema points at the schema shipped with the packa
   expect(ref.startsWith('../')).toBe(true);
   expect(ref).not.toContain('\\');
 });
+
+test('a kept bench/suite.ts decides the row groups; a different --shards without --force is refused', () => {
+  const dir = project();
+  runInit({ dir, force: false, shards: 2 });
+  // a later init without --shards follows the suite's ROW_GROUPS (workflow and files agree)
+  const again = runInit({ dir, force: false });
+  expect(again.files.filter((f) => f.path.startsWith('bench/shards/')).map((f) => f.path)).toEqual([
+    'bench/shards/row-group-1.bench.ts',
+    'bench/shards/row-group-2.bench.ts',
+  ]);
+  expect(new Set(again.files.map((f) => f.action))).toEqual(new Set(['unchanged']));
+  expect(() => runInit({ dir, force: false, shards: 6 })).toThrow(/init --shards 6: bench\/suite\.ts says ROW_GROUPS = 2.*Fix: .*--force/);
+  expect(existsSync(join(dir, 'bench/shards/row-group-3.bench.ts'))).toBe(false);
+  // --force rewrites the suite, the files and the workflow together
+  runInit({ dir, force: true, shards: 3 });
+  expect(readFileSync(join(dir, 'bench/suite.ts'), 'utf8')).toContain('ROW_GROUPS = 3;');
+  expect(readFileSync(join(dir, '.github/workflows/speed-matrix.yml'), 'utf8')).toContain('shard: [1, 2, 3]');
+});
+
+test('in a project with the package installed, $schema points into node_modules/llm-speed-matrix (not a store path)', () => {
+  const dir = project();
+  const schemas = join(dir, 'node_modules', 'llm-speed-matrix', 'dist', 'schemas');
+  mkdirSync(schemas, { recursive: true });
+  writeFileSync(join(schemas, 'thresholds.schema.json'), '{}');
+  expect(thresholdsSchemaRef(join(dir, 'thresholds', 'my-vllm.json'))).toBe('../node_modules/llm-speed-matrix/dist/schemas/thresholds.schema.json');
+  expect(thresholdsSchemaRef(join(dir, 'ci', 'thresholds', 'my-vllm.json'))).toBe('../../node_modules/llm-speed-matrix/dist/schemas/thresholds.schema.json');
+});
