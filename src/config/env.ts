@@ -4,6 +4,8 @@
  */
 import { parseContext } from '../results/labels.js';
 import { ConfigError } from './errors.js';
+import { parseSloText } from '../slo/slo.js';
+import type { Slo } from '../results/types.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -36,6 +38,8 @@ export interface EnvOverrides {
   updateAll?: boolean;
   /** LLM_BENCH_RESUME: a partial speed-matrix.json to continue */
   resume?: string;
+  /** LLM_BENCH_SLO: the service-level objective, e.g. perRequest>=20,ttftP90<=2000 */
+  slo?: Slo;
 }
 
 type Env = Record<string, string | undefined>;
@@ -183,5 +187,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     }
     out.simOverrides = parsed as Record<string, unknown>;
   }
+  const slo = nonEmpty(env, 'LLM_BENCH_SLO');
+  if (slo !== undefined) out.slo = parseSloText(slo);
   return out;
 }

@@ -4,6 +4,8 @@
  * profile's reference matrix.
  */
 import { DEFAULTS } from './defaults.js';
+import { sloFromInput } from '../slo/slo.js';
+import type { Slo } from '../results/types.js';
 import { ConfigError } from './errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
@@ -65,6 +67,8 @@ export interface ResolvedSuite {
   resumePath?: string;
   /** simulator profile fields overridden (LLM_BENCH_SIM_OVERRIDES), checked when the simulator starts */
   simOverrides?: Record<string, unknown>;
+  /** the service-level objective (LLM_BENCH_SLO wins over the suite's slo): each context's capacity is searched against it */
+  slo?: Slo;
 }
 
 const K = 1024;
@@ -134,6 +138,9 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     engine = o.engine as EngineKind;
   }
 
+  // the suite's slo is normalized (and its mistakes reported) even where LLM_BENCH_SLO replaces it
+  const suiteSlo = suite.slo ? sloFromInput(suite.slo) : undefined;
+  const slo = o.slo ?? suiteSlo;
   const name = env.LLM_BENCH_NAME?.trim() || suite.name || (simulated ? `sim-${simProfile}` : 'target');
   const t = suite.timeouts;
   return {
@@ -177,5 +184,6 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),
     ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
+    ...(slo !== undefined ? { slo } : {}),
   };
 }

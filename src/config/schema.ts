@@ -6,6 +6,7 @@
 import { z } from 'zod';
 
 import { ENGINE_KINDS } from '../engines/types.js';
+import { SloSchema } from '../slo/slo.js';
 
 const positiveInt = z.int().positive();
 const tokens = z.int().nonnegative();
@@ -87,6 +88,11 @@ export const SuiteSchema = z.strictObject({
    * failed request fails unless its threshold budget sets max.failedRequests
    */
   allowErrors: z.boolean().default(false),
+  /**
+   * the service-level objective capacity is measured against (also LLM_BENCH_SLO): per context, the
+   * most simultaneous requests whose cell meets it, e.g. { perRequestTokensPerSecond: { min: 20 }, ttftMs: { p90: { max: 2000 } } }
+   */
+  slo: SloSchema.optional(),
   /** one shared context per cell (prefix-cache friendly, the reference method) or one per stream */
   promptMode: z.enum(['shared', 'distinct']).default('shared'),
 });

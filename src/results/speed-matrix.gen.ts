@@ -50,6 +50,12 @@ export interface SpeedMatrixResult {
    */
   partial: boolean;
   /**
+   * capacity at the SLO per context (runs with an SLO)
+   */
+  capacity?: {
+    rows: CapacityRow[];
+  };
+  /**
    * why a finished run's page lacks planned cells; absent when nothing is missing
    */
   incomplete?: {
@@ -178,6 +184,7 @@ export interface EngineInfo {
  * via the `definition` "RunSettings".
  */
 export interface RunSettings {
+  slo?: Slo;
   servedModel: string;
   revision?: string;
   tool: {
@@ -213,6 +220,42 @@ export interface RunSettings {
    * false when the engine cannot force the output length (no ignore_eos: TGI, Ollama): requests may stop early and the figures count what was produced; absent = forced
    */
   outputLengthForced?: boolean;
+}
+/**
+ * the run's service-level objective (LLM_BENCH_SLO or the suite's slo): what a cell must meet to count toward capacity, and what each request is judged on for goodput
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "Slo".
+ */
+export interface Slo {
+  /**
+   * canonical form, e.g. perRequest>=20,ttftP90<=2000,tbtP99<=100,errors<=0
+   */
+  text: string;
+  perRequestTokensPerSecond?: {
+    /**
+     * median, or a low quantile of the requests' tok/s (p10: 90 % of requests at least this fast)
+     */
+    stat: 'median' | 'p10' | 'p1';
+    min: number;
+  };
+  ttftMs?: {
+    stat: 'median' | 'p90' | 'p99';
+    max: number;
+  };
+  timeBetweenTokensMs?: {
+    stat: 'median' | 'p90' | 'p99';
+    max: number;
+  };
+  failedRequests?: {
+    max: number;
+  };
+  goodput?: {
+    /**
+     * share of the cell's requests
+     */
+    min: number;
+  };
 }
 /**
  * what the probe found, each value with where it came from
@@ -381,6 +424,12 @@ export interface FigureSpread {
  * via the `definition` "CellResult".
  */
 export interface CellResult {
+  goodput?: Goodput;
+  slo?: SloVerdict;
+  /**
+   * measured by the capacity search between two matrix columns (not a planned cell of the matrix)
+   */
+  adaptive?: boolean;
   context: number;
   contextLabel: string;
   concurrency: number;
@@ -453,6 +502,73 @@ export interface CellResult {
      */
     serverClosesAfterResponse: boolean;
   };
+}
+/**
+ * the share of a cell's requests, and of its output tokens in the window, that met the SLO's per-request constraints (each request judged on its own tok/s, TTFT and TBT p99; a failed request never meets)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "Goodput".
+ */
+export interface Goodput {
+  requests: {
+    met: number;
+    /**
+     * requests with a first token by the window's end (and two token chunks in it when a speed constraint is set), plus failed ones
+     */
+    judged: number;
+    share: number;
+  };
+  tokens: {
+    met: number;
+    /**
+     * output tokens in the window
+     */
+    total: number;
+    share: number;
+  };
+}
+/**
+ * the cell against the run's SLO; binding: the miss furthest past its bound (relative), absent when the cell meets it
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "SloVerdict".
+ */
+export interface SloVerdict {
+  meets: boolean;
+  misses: SloMiss[];
+  binding?: SloMiss;
+}
+/**
+ * one SLO constraint a cell did not meet
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "SloMiss".
+ */
+export interface SloMiss {
+  /**
+   * kvCapacity: the cell is Over capacity; unmeasured: the cell has no figures to judge (not run, Client-limited)
+   */
+  constraint:
+    | 'perRequestTokensPerSecond'
+    | 'ttftMs'
+    | 'timeBetweenTokensMs'
+    | 'failedRequests'
+    | 'goodput'
+    | 'kvCapacity'
+    | 'unmeasured';
+  /**
+   * e.g. TTFT p90
+   */
+  label: string;
+  /**
+   * the cell's value; absent when it has none
+   */
+  value?: number;
+  bound?: number;
+  /**
+   * e.g. TTFT p90 2,340 ms > 2,000 ms
+   */
+  detail: string;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -657,4 +773,54 @@ export interface CrossCheckItem {
    * observations behind the server value (requests, histogram counts)
    */
   samples?: number;
+}
+/**
+ * how many simultaneous requests one context row holds at the SLO; binding: the constraint the first failing cell (bindingConcurrency) missed by most; goodput: at the capacity (its cell)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "CapacityRow".
+ */
+export interface CapacityRow {
+  context: number;
+  contextLabel: string;
+  /**
+   * the largest concurrency whose cell met the SLO, below the first that did not (0: not even 1)
+   */
+  capacity: number;
+  /**
+   * true when every column measured met the SLO: capacity is at least this (the largest column), not a measured limit
+   */
+  atLeast: boolean;
+  binding?: SloMiss;
+  /**
+   * the concurrency of that first failing cell
+   */
+  bindingConcurrency?: number;
+  goodput?: Goodput;
+  /**
+   * every concurrency judged for this row, in ascending order: the matrix columns and the adaptive cells
+   */
+  searched: {
+    concurrency: number;
+    meets: boolean;
+    adaptive: boolean;
+  }[];
+  /**
+   * cells measured by the search (bisection and confirmation)
+   */
+  adaptiveCells: number;
+  /**
+   * the search stops when the gap between passing and failing is at most this: max(1, 5 % of the passing concurrency)
+   */
+  resolution: number;
+  /**
+   * the final measured cell at the capacity; a capacity whose confirmation failed is shown as unconfirmed
+   */
+  confirmation?: {
+    concurrency: number;
+    meets: boolean;
+    binding?: SloMiss;
+  };
+  thresholdFailures?: string[];
+  baselineFailures?: string[];
 }

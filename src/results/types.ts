@@ -24,6 +24,11 @@ export type {
   CellRepeats,
   PrefillRepeats,
   FigureSpread,
+  Slo,
+  Goodput,
+  SloMiss,
+  SloVerdict,
+  CapacityRow,
 } from './speed-matrix.gen.js';
 
 /**
@@ -34,7 +39,9 @@ export type {
 export type SpeedMatrixMeta =
   | { kind: 'run'; info: Gen.RunInfo }
   | { kind: 'prefill'; row: Gen.PrefillRowResult; info?: Gen.RunInfo }
-  | { kind: 'cell'; cell: Gen.CellResult; info?: Gen.RunInfo };
+  | { kind: 'cell'; cell: Gen.CellResult; info?: Gen.RunInfo }
+  /** a context row's capacity at the SLO, with the adaptive cells its search measured */
+  | { kind: 'capacity'; row: Gen.CapacityRow; cells: Gen.CellResult[]; info?: Gen.RunInfo };
 
 declare module 'vitest' {
   interface TaskMeta {

@@ -1,0 +1,110 @@
+/**
+ * Capacity at the SLO for one context row (pure): the largest concurrency whose cell meets the
+ * SLO, below the first that does not. The matrix columns give a first bracket; the search then
+ * bisects between the last passing and the first failing concurrency with adaptive cells until
+ * the gap is at most the resolution (one request, or 5 % of the passing concurrency, whichever is
+ * larger), and confirms the answer with one final measured cell. That is at most
+ * ⌈log2(gap)⌉ + 1 cells per row.
+ *
+ * Rows whose every column meets the SLO report "at least the largest column": the tool does not
+ * measure beyond the matrix the user asked for.
+ */
+import type { CapacityRow, CellResult, Goodput, SloMiss, SloVerdict } from '../results/types.js';
+
+/** One concurrency judged against the SLO. */
+export interface Judged {
+  concurrency: number;
+  verdict: SloVerdict;
+  adaptive: boolean;
+  goodput?: Goodput;
+}
+
+/** The search stops when hi − lo is at most this: max(1, ⌈5 % of lo⌉). */
+export function resolutionAt(lo: number): number {
+  return Math.max(1, Math.ceil(0.05 * lo));
+}
+
+/**
+ * The bracket of judged concurrencies: `lo` the largest one meeting the SLO below the first that
+ * does not (0 when even the smallest fails), `hi` that first failing one (undefined when all meet).
+ * A column above the first failure that meets again does not raise the capacity: a load the server
+ * cannot hold at hi is not held at a higher one (it would be noise, or a different regime).
+ */
+export function bracket(judged: readonly Judged[]): { lo: number; hi?: number; loJudged?: Judged; hiJudged?: Judged } {
+  const sorted = [...judged].sort((a, b) => a.concurrency - b.concurrency);
+  let lo = 0;
+  let loJudged: Judged | undefined;
+  for (const j of sorted) {
+    if (!j.verdict.meets) return { lo, hi: j.concurrency, ...(loJudged ? { loJudged } : {}), hiJudged: j };
+    lo = j.concurrency;
+    loJudged = j;
+  }
+  return { lo, ...(loJudged ? { loJudged } : {}) };
+}
+
+/** The next concurrency the search measures, or undefined when the bracket is within the resolution (or open). */
+export function nextProbe(judged: readonly Judged[]): number | undefined {
+  const { lo, hi } = bracket(judged);
+  if (hi === undefined || hi - lo <= resolutionAt(lo)) return undefined;
+  return Math.floor((lo + hi) / 2);
+}
+
+/** The most cells the search may add for a bracket: ⌈log2(hi − lo)⌉ bisection steps + 1 confirmation. */
+export function maxSearchCells(lo: number, hi: number): number {
+  return Math.ceil(Math.log2(Math.max(1, hi - lo))) + 1;
+}
+
+export interface CapacityInput {
+  context: number;
+  contextLabel: string;
+  judged: readonly Judged[];
+  /** the final measured cell at the capacity */
+  confirmation?: { concurrency: number; verdict: SloVerdict; goodput?: Goodput };
+}
+
+/** The row's capacity record from everything judged (columns, adaptive cells) and the confirmation. */
+export function capacityRow(input: CapacityInput): CapacityRow {
+  const { lo, hi, loJudged, hiJudged } = bracket(input.judged);
+  const sorted = [...input.judged].sort((a, b) => a.concurrency - b.concurrency);
+  const row: CapacityRow = {
+    context: input.context,
+    contextLabel: input.contextLabel,
+    capacity: lo,
+    atLeast: hi === undefined && sorted.length > 0,
+    searched: sorted.map((j) => ({ concurrency: j.concurrency, meets: j.verdict.meets, adaptive: j.adaptive })),
+    adaptiveCells: sorted.filter((j) => j.adaptive).length + (input.confirmation ? 1 : 0),
+    resolution: resolutionAt(lo),
+  };
+  if (hiJudged?.verdict.binding) {
+    row.binding = hiJudged.verdict.binding;
+    row.bindingConcurrency = hiJudged.concurrency;
+  }
+  const goodput = input.confirmation?.goodput ?? loJudged?.goodput;
+  if (lo > 0 && goodput) row.goodput = goodput;
+  if (input.confirmation) {
+    const c = input.confirmation;
+    row.confirmation = { concurrency: c.concurrency, meets: c.verdict.meets, ...(c.verdict.binding ? { binding: c.verdict.binding } : {}) };
+  }
+  return row;
+}
+
+/** A judged entry from a cell result and its verdict. */
+export function judgedOf(cell: CellResult, adaptive: boolean): Judged | undefined {
+  if (!cell.slo) return undefined;
+  return { concurrency: cell.concurrency, verdict: cell.slo, adaptive, ...(cell.goodput ? { goodput: cell.goodput } : {}) };
+}
+
+/** One line: "8K: 47 users (binds: TTFT p90 2,340 ms > 2,000 ms at 48)". */
+export function describeCapacity(row: CapacityRow): string {
+  const users = (n: number) => `${n} user${n === 1 ? '' : 's'}`;
+  if (row.atLeast) return `${row.contextLabel}: ≥ ${users(row.capacity)} (every column met the SLO; the largest is ${row.capacity})`;
+  const binds = row.binding ? ` (binds: ${bindingText(row.binding, row.bindingConcurrency)})` : '';
+  const unconfirmed = row.confirmation && !row.confirmation.meets ? `; unconfirmed: the final cell at ${row.confirmation.concurrency} missed ${row.confirmation.binding?.detail ?? 'the SLO'}` : '';
+  return `${row.contextLabel}: ${users(row.capacity)}${binds}${unconfirmed}`;
+}
+
+/** "TTFT p90 2,340 ms > 2,000 ms at 48", or "KV capacity: 10 would not fit …". */
+export function bindingText(miss: SloMiss, at?: number): string {
+  if (miss.constraint === 'kvCapacity') return `KV capacity: ${miss.detail}`;
+  return `${miss.detail}${at !== undefined ? ` at ${at}` : ''}`;
+}

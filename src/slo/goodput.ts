@@ -1,0 +1,96 @@
+/**
+ * Goodput of a cell: the share of its requests, and of its output tokens in the window, that met
+ * the SLO's per-request constraints. Each request is judged on its own figures, computed as the
+ * cell's are (src/metrics/figures.ts): its tok/s (1000 / its mean time between tokens in the
+ * window), its TTFT (from the same start as the cell's), and the p99 of its own gaps between
+ * tokens in the window. A failed request (an error by the window's end, or a stall) never meets.
+ * Pure: no I/O, no clock.
+ */
+import type { RequestTimeline } from '../client/types.js';
+import { longestSilenceMs, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../metrics/figures.js';
+import { quantile } from '../metrics/stats.js';
+import type { Goodput, Slo } from '../results/types.js';
+
+export interface GoodputInput {
+  timelines: readonly RequestTimeline[];
+  windowStartMs: number;
+  windowEndMs: number;
+  ttftFrom: 'send' | 'sent-headers';
+  /** the cell's stall limit (figures.stallLimitMs); a request silent this long has failed */
+  stallLimitMs?: number;
+  slo: Slo;
+}
+
+/** p99 of a request's gaps between tokens inside the window, per token (a k-token chunk's gap counts k times, each gap / k). */
+export function requestTbtP99Ms(t: RequestTimeline, windowStartMs: number, windowEndMs: number): number | undefined {
+  const gaps: number[] = [];
+  let prev: number | undefined;
+  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+  for (let i = 0; i < n; i++) {
+    const at = t.chunkMs[i]!;
+    const k = t.chunkTokens[i]!;
+    if (k <= 0 || at < windowStartMs || at > windowEndMs) continue;
+    if (prev !== undefined) for (let j = 0; j < k; j++) gaps.push((at - prev) / k);
+    prev = at;
+  }
+  return quantile(gaps.sort((a, b) => a - b), 0.99);
+}
+
+/** Whether a request failed by the window's end: an error, or a silence of the stall limit after its first token. */
+function failed(t: RequestTimeline, ws: number, we: number, stallLimitMs: number | undefined): boolean {
+  if (t.end?.kind === 'error' && t.end.atMs <= we) return true;
+  if (stallLimitMs === undefined) return false;
+  const silence = longestSilenceMs(t, ws, we);
+  return silence !== undefined && silence >= stallLimitMs;
+}
+
+export function computeGoodput(input: GoodputInput): Goodput {
+  const { timelines, windowStartMs: ws, windowEndMs: we, slo } = input;
+  const speed = slo.perRequestTokensPerSecond !== undefined || slo.timeBetweenTokensMs !== undefined;
+  let met = 0;
+  let judged = 0;
+  let metTokens = 0;
+  let totalTokens = 0;
+  for (const t of timelines) {
+    const tokens = tokensInWindow(t, ws, we);
+    totalTokens += tokens;
+    if (failed(t, ws, we, input.stallLimitMs)) {
+      judged++;
+      continue;
+    }
+    // judged: a first token by the window's end and something of it inside the window
+    if (t.firstTokenMs === undefined || t.firstTokenMs > we) continue;
+    const ended = t.end !== undefined && t.end.atMs >= ws && t.end.atMs <= we;
+    if (tokens === 0 && !ended) continue;
+    const tbt = requestTimeBetweenTokensMs(t, ws, we);
+    if (speed && tbt === undefined) continue;
+    judged++;
+    let ok = true;
+    if (slo.perRequestTokensPerSecond && !(1000 / tbt! >= slo.perRequestTokensPerSecond.min)) ok = false;
+    if (slo.ttftMs && !(t.firstTokenMs - ttftStartMs(t, input.ttftFrom) <= slo.ttftMs.max)) ok = false;
+    if (slo.timeBetweenTokensMs) {
+      const p99 = requestTbtP99Ms(t, ws, we);
+      if (!(p99 !== undefined && p99 <= slo.timeBetweenTokensMs.max)) ok = false;
+    }
+    if (ok) {
+      met++;
+      metTokens += tokens;
+    }
+  }
+  return {
+    requests: { met, judged, share: judged > 0 ? met / judged : 0 },
+    tokens: { met: metTokens, total: totalTokens, share: totalTokens > 0 ? metTokens / totalTokens : 0 },
+  };
+}
+
+/** Goodput over repeats of a cell: the counts summed, the shares recomputed. */
+export function sumGoodput(parts: readonly Goodput[]): Goodput {
+  const met = parts.reduce((a, g) => a + g.requests.met, 0);
+  const judged = parts.reduce((a, g) => a + g.requests.judged, 0);
+  const metTokens = parts.reduce((a, g) => a + g.tokens.met, 0);
+  const total = parts.reduce((a, g) => a + g.tokens.total, 0);
+  return {
+    requests: { met, judged, share: judged > 0 ? met / judged : 0 },
+    tokens: { met: metTokens, total, share: total > 0 ? metTokens / total : 0 },
+  };
+}

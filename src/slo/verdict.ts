@@ -1,0 +1,73 @@
+/**
+ * A cell against the SLO: which constraints its figures meet, which they miss and by how much, and
+ * the one that binds (the miss furthest past its bound, relative to it). Over capacity binds as
+ * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. Pure.
+ */
+import { formatCount, formatMs, formatNumber, formatRate } from '../results/format.js';
+import type { CellResult, Slo, SloMiss, SloVerdict } from '../results/types.js';
+
+const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p99: ' p99' };
+
+/**
+ * How far past its bound a miss is, as a ratio that treats minimums and maximums alike: a maximum
+ * missed by value / bound − 1 (TTFT 4,000 ms against 2,000 → 1), a minimum by bound / value − 1
+ * (2 tok/s against 20 → 9), failed requests by the count over the bound per allowed one (at least
+ * one). Infinity for misses without a value.
+ */
+function excess(m: SloMiss): number {
+  if (m.value === undefined || m.bound === undefined) return Infinity;
+  if (m.constraint === 'failedRequests') return (m.value - m.bound) / Math.max(m.bound, 1);
+  const minimum = m.constraint === 'perRequestTokensPerSecond' || m.constraint === 'goodput';
+  if (minimum) return m.value > 0 ? m.bound / m.value - 1 : Infinity;
+  return m.bound > 0 ? m.value / m.bound - 1 : Infinity;
+}
+
+export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
+  const misses: SloMiss[] = [];
+  if (cell.status === 'over-capacity') {
+    const cap = cell.evidence.capacity;
+    const detail = cap
+      ? `${cell.concurrency} would not fit: ${cell.concurrency} × (${formatCount(cell.context)} + max output) = ${formatCount(cap.requiredTokens)} tokens > KV capacity ${formatCount(cap.kvCapacityTokens)}`
+      : `${cell.concurrency} would not fit in the KV cache`;
+    misses.push({ constraint: 'kvCapacity', label: 'KV capacity', detail });
+  } else if (!cell.figures || cell.status === 'not-run') {
+    misses.push({ constraint: 'unmeasured', label: 'not measured', detail: `${cell.contextLabel}/${cell.concurrency} has no figures (${cell.status})` });
+  } else if (cell.status === 'client-limited') {
+    misses.push({ constraint: 'unmeasured', label: 'Client-limited', detail: `${cell.contextLabel}/${cell.concurrency} is Client-limited: its figures may be wrong` });
+  } else {
+    const f = cell.figures;
+    const tbt = f.timeBetweenTokensMs;
+    if (slo.perRequestTokensPerSecond) {
+      const { stat, min } = slo.perRequestTokensPerSecond;
+      // a low quantile of 1000 / TBT is 1000 / the matching high quantile of TBT
+      const value = stat === 'median' ? f.perRequestTokensPerSecond : stat === 'p10' ? (tbt ? 1000 / tbt.p90 : undefined) : tbt ? 1000 / tbt.p99 : undefined;
+      const label = `per-request tok/s${STAT_LABEL[stat]}`;
+      if (!(value !== undefined && value >= min)) {
+        misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${formatRate(value)} < ${formatNumber(min, 1)}` });
+      }
+    }
+    for (const [key, name] of [['ttftMs', 'TTFT'], ['timeBetweenTokensMs', 'TBT']] as const) {
+      const c = slo[key];
+      if (!c) continue;
+      const d = key === 'ttftMs' ? f.ttftMs : tbt;
+      const value = d ? d[c.stat] : undefined;
+      const label = `${name}${STAT_LABEL[c.stat]}`;
+      const show = key === 'ttftMs' ? formatMs : (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
+      if (!(value !== undefined && value <= c.max)) {
+        misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${show(value)} > ${show(c.max)}` });
+      }
+    }
+    if (slo.failedRequests && f.failedRequests > slo.failedRequests.max) {
+      misses.push({ constraint: 'failedRequests', label: 'failed requests', value: f.failedRequests, bound: slo.failedRequests.max, detail: `failed requests ${f.failedRequests} > ${slo.failedRequests.max}` });
+    }
+    if (slo.goodput) {
+      const value = cell.goodput?.requests.share;
+      if (!(value !== undefined && value >= slo.goodput.min)) {
+        const pct = (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x * 100, 1)} %`);
+        misses.push({ constraint: 'goodput', label: 'goodput', ...(value !== undefined ? { value } : {}), bound: slo.goodput.min, detail: `goodput ${pct(value)} < ${pct(slo.goodput.min)}` });
+      }
+    }
+  }
+  const binding = misses.reduce<SloMiss | undefined>((worst, m) => (worst === undefined || excess(m) > excess(worst) ? m : worst), undefined);
+  return { meets: misses.length === 0, misses, ...(binding ? { binding } : {}) };
+}
