@@ -10,7 +10,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
-import { cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
 import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
 import { parseThresholds } from '../src/thresholds/load.js';
@@ -113,6 +113,8 @@ export default class SpeedMatrixReporter implements Reporter {
       this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
+    } else if (meta.kind === 'capacity') {
+      this.log(capacityLine(meta.row));
     }
     if (result) this.write(result);
   }

@@ -8,9 +8,10 @@
  */
 import { ConfigError } from '../config/errors.js';
 import { cellKey } from '../results/labels.js';
-import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
 import { compareCell, comparePrefill, matrixDifferences } from './compare.js';
+import { compareCapacityRow } from './capacity.js';
 import { loadResultFile } from './load.js';
 import { resolveTolerances, type ResolvedTolerances } from './tolerances.js';
 
@@ -29,7 +30,7 @@ export function asBaseline(path: string, result: SpeedMatrixResult, overrides?: 
   return {
     path,
     result,
-    cells: new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c])),
+    cells: new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c])),
     prefill: new Map(result.prefill.map((p) => [p.context, p])),
     tolerances: resolveTolerances(overrides),
   };
@@ -72,4 +73,16 @@ export function baselinePrefillFailures(baseline: LoadedBaseline, row: PrefillRo
   const base = baseline.prefill.get(row.context);
   if (!base) return [];
   return comparePrefill(base, row, baseline.tolerances).figures.flatMap((f) => (f.fails && f.message ? [f.message] : []));
+}
+
+/**
+ * Regression line of one row's capacity at the SLO against the baseline's (empty: pass, not in
+ * the baseline, or measured at another SLO: `sloText` is this run's).
+ */
+export function baselineCapacityFailures(baseline: LoadedBaseline, row: CapacityRow, sloText: string | undefined): string[] {
+  if (baseline.result.info.run.slo?.text !== sloText) return [];
+  const base = baseline.result.capacity?.rows.find((r) => r.context === row.context);
+  if (!base) return [];
+  const delta = compareCapacityRow(base, row, baseline.tolerances.capacity);
+  return delta.fails && delta.message ? [delta.message] : [];
 }

@@ -26,6 +26,7 @@ import {
   type FigureTolerance,
   type ResolvedTolerances,
 } from './tolerances.js';
+import { compareCapacity, type CapacityDelta } from './capacity.js';
 
 export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
 
@@ -60,7 +61,11 @@ export interface RowComparison {
 export interface Comparison {
   cells: RowComparison[];
   prefill: RowComparison[];
-  /** every failing figure's message, prefill rows first */
+  /** capacity at the SLO per context (runs with an SLO; src/compare/capacity.ts) */
+  capacity: CapacityDelta[];
+  /** why capacity was not compared (the two runs' SLOs differ) */
+  capacityNote?: string;
+  /** every failing figure's message, prefill rows first, capacity last */
   failures: string[];
   counts: Record<Verdict, number>;
 }
@@ -205,8 +210,10 @@ export function comparePrefill(
 
 /** Compare every cell and prefill row of two results (the union of both). */
 export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerances: ResolvedTolerances): Comparison {
-  const baseCells = new Map(base.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
-  const nextCells = new Map(next.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  // the matrix's own cells; the capacity search's adaptive ones are compared through capacity
+  const matrixCells = (r: SpeedMatrixResult) => r.cells.filter((c) => !c.adaptive);
+  const baseCells = new Map(matrixCells(base).map((c) => [cellKey(c.context, c.concurrency), c]));
+  const nextCells = new Map(matrixCells(next).map((c) => [cellKey(c.context, c.concurrency), c]));
   const cellKeys = [...new Set([...baseCells.keys(), ...nextCells.keys()])].sort(compareCellKeys);
   const cells = cellKeys.map((k) => compareCell(baseCells.get(k), nextCells.get(k), tolerances));
 
@@ -223,7 +230,9 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
       if (f.fails && f.message) failures.push(f.message);
     }
   }
-  return { cells, prefill, failures, counts };
+  const capacity = compareCapacity(base, next, tolerances.capacity);
+  for (const row of capacity.rows) if (row.fails && row.message) failures.push(row.message);
+  return { cells, prefill, capacity: capacity.rows, ...(capacity.note ? { capacityNote: capacity.note } : {}), failures, counts };
 }
 
 /** What makes two runs measure different things. `scope: 'cell'` checks only what changes a cell's own measurement. */

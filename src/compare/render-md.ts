@@ -7,6 +7,8 @@ import { cellKey, contextLabel } from '../results/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../results/render-md.js';
 import type { RunInfo } from '../results/types.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
+import type { CapacityDelta } from './capacity.js';
+import { bindingText } from '../slo/capacity.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -45,6 +47,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
     out.push('');
   }
 
+  out.push(...capacityLines(c, input.next));
   out.push(...gridLines(c.cells));
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));
@@ -117,4 +120,27 @@ function status(s: string | undefined): string {
 
 function value(x: number | undefined): string {
   return x === undefined ? '—' : formatValue(x);
+}
+
+const CAPACITY_VERDICTS: Record<CapacityDelta['verdict'], string> = {
+  improved: 'Improved',
+  regressed: '**Regressed**',
+  'within-noise': 'Within noise',
+  'not-comparable': 'Not compared',
+};
+
+/** Capacity at the SLO per context, baseline → new (runs with an SLO). */
+function capacityLines(c: Comparison, next: RunInfo): string[] {
+  if (c.capacityNote) return ['## Capacity at the SLO', '', escapeText(c.capacityNote), ''];
+  if (c.capacity.length === 0) return [];
+  const users = (r: CapacityDelta['base']) => (r ? `${r.atLeast ? '≥ ' : ''}${r.capacity}` : '—');
+  const out = ['## Capacity at the SLO', '', `Users at once per context at ${codeSpan(next.run.slo?.text ?? '')}, baseline → new.`, ''];
+  out.push(row(['Context', 'Baseline', 'New', 'Allowed drop', 'Binds (new)', 'Verdict']), row(Array<string>(6).fill('---')));
+  for (const d of c.capacity) {
+    const binds = d.next?.binding && !d.next.atLeast ? bindingText(d.next.binding, d.next.bindingConcurrency) : '—';
+    const verdict = CAPACITY_VERDICTS[d.verdict] + (d.verdict === 'not-comparable' && d.message ? `: ${d.message}` : '');
+    out.push(row([d.contextLabel, users(d.base), users(d.next), d.allowed === undefined ? '—' : String(Number(d.allowed.toFixed(1))), escapeCell(binds), escapeCell(verdict)]));
+  }
+  out.push('');
+  return out;
 }

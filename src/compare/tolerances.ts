@@ -6,6 +6,7 @@
  *   cells:   totalTokensPerSecond 5 %, perRequestTokensPerSecond 5 %,
  *            timeBetweenTokensMs 5 % (and more than 0.5 ms), ttftMs 10 % (and more than 5 ms)
  *   prefill: promptTokensPerSecond 10 %, ttftMs 10 % (and more than 5 ms)
+ *   capacity at the SLO: 5 % (and more than 1 user; never less than the baseline search's resolution)
  * Throughput and time between tokens are averages over a whole window, so they are steady; TTFT
  * and prefill come from few requests (prefill from one), so they get more room. The absolute
  * floors keep timer and scheduling jitter on millisecond latencies from reading as a regression.
@@ -29,6 +30,8 @@ export interface FigureTolerance {
 export interface ResolvedTolerances {
   cells: Record<CellCompareFigure, FigureTolerance>;
   prefill: Record<PrefillCompareFigure, FigureTolerance>;
+  /** capacity at the SLO, in users */
+  capacity: FigureTolerance;
 }
 
 export const DEFAULT_TOLERANCES: ResolvedTolerances = {
@@ -42,6 +45,7 @@ export const DEFAULT_TOLERANCES: ResolvedTolerances = {
     promptTokensPerSecond: { relative: 0.1, absolute: 0 },
     ttftMs: { relative: 0.1, absolute: 5 },
   },
+  capacity: { relative: 0.05, absolute: 1 },
 };
 
 /** Figures where a higher value is better; every other compared figure is a latency (lower is better). */
@@ -66,7 +70,8 @@ export function resolveTolerances(overrides?: RegressionTolerances): ResolvedTol
   for (const name of REGRESSION_CELL_FIGURES) cells[name] = resolveOne(overrides?.cells?.[name], cells[name]);
   const prefill = { ...DEFAULT_TOLERANCES.prefill };
   for (const name of REGRESSION_PREFILL_FIGURES) prefill[name] = resolveOne(overrides?.prefill?.[name], prefill[name]);
-  return { cells, prefill };
+  const capacity = resolveOne(overrides?.capacity, DEFAULT_TOLERANCES.capacity);
+  return { cells, prefill, capacity };
 }
 
 export { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES };

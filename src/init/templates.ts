@@ -86,6 +86,8 @@ fails the run and CI.
 - \`npx vitest bench --run -u\` writes the file from measured results, with headroom (as snapshot
   updates do); review the change in the pull request.
 - A budget you write by hand is kept by \`-u\` as long as the run still meets it.
+- With an SLO (\`LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000"\`), \`"capacity": { "32K": { "min": 20 } }\`
+  gates how many users each context row holds at it.
 - Editors check the file against the \`$schema\` it names (shipped with llm-speed-matrix).
 `;
 

@@ -18,20 +18,161 @@ import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { combineStatuses, medianFigures, repeatsOf } from './repeat.js';
 import { baselineCellFailures } from '../compare/baseline.js';
+import { computeGoodput, sumGoodput } from '../slo/goodput.js';
+import { judgeCell } from '../slo/verdict.js';
+import type { Goodput } from '../results/types.js';
+
+/** The Over capacity result of a planned cell (not run): the numbers that decide it. */
+export function overCapacityResult(cell: PlannedCell): CellResult {
+  return {
+    context: cell.context,
+    contextLabel: cell.contextLabel,
+    concurrency: cell.concurrency,
+    status: 'over-capacity',
+    statuses: ['over-capacity'],
+    evidence: { capacity: cell.overCapacity! },
+    finishedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * Measure one cell that fits (every repeat) into its result: figures, statuses and evidence, the
+ * server's cross-check, goodput against the run's SLO. A cell that cannot start (the server stayed
+ * unreachable, or its prompt cannot be sized) comes back as status not-run with the reason; an
+ * aborted run throws. Shared by the matrix's cells and the capacity search's adaptive ones.
+ */
+export async function measureCell(run: RunContext, cell: PlannedCell, signal: AbortSignal): Promise<CellResult> {
+  const { cfg, opened } = run;
+  const say = (m: string) => progress(`${cell.key}: ${m}`);
+  const notRun = (error: unknown): CellResult => ({
+    context: cell.context,
+    contextLabel: cell.contextLabel,
+    concurrency: cell.concurrency,
+    status: 'not-run',
+    statuses: ['not-run'],
+    evidence: {},
+    notRunReason: (error as Error)?.message ?? String(error),
+    finishedAt: new Date().toISOString(),
+  });
+  let prompt: Awaited<ReturnType<typeof run.prompts.rowPrompt>>;
+  try {
+    prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return notRun(error);
+  }
+  const prompts = run.prompts.forCell(prompt, cell.concurrency);
+  // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
+  // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
+  const repeats: Array<{ raw: Awaited<ReturnType<typeof runCell>>; figures: ReturnType<typeof computeCellFigures>; verdict: ReturnType<typeof cellStatuses> }> = [];
+  const crossChecks: ServerCrossCheck[] = [];
+  const goodputs: Goodput[] = [];
+  for (let r = 0; r < cfg.repeat; r++) {
+    if (cfg.repeat > 1) say(`repeat ${r + 1} of ${cfg.repeat}`);
+    let raw: Awaited<ReturnType<typeof runCell>>;
+    try {
+      raw = await runCell(opened.session, {
+        context: cell.context,
+        concurrency: cell.concurrency,
+        promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
+        scoutPrompts: prompts.scoutPrompts(),
+        windowMs: cfg.matrix.windowS * 1000,
+        gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
+        gateSettleMs: cfg.timeouts.gateSettleMs,
+        drainTimeoutMs: cfg.timeouts.drainMs,
+        metricsIntervalMs: cfg.metricsIntervalMs,
+        signal,
+        onPhase: say,
+      });
+    } catch (error) {
+      // the server stayed unreachable through the retry budget: the cell could not start
+      if (!signal.aborted && r === 0 && isUnreachable(error)) return notRun(error);
+      throw error;
+    }
+
+    const figures = computeCellFigures({
+      timelines: raw.timelines,
+      windowStartMs: raw.windowStartMs,
+      windowEndMs: raw.windowEndMs,
+      metricsSamples: raw.samples,
+      // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
+      ttftFrom: MATRIX_TTFT_FROM,
+      stallLimit: cfg.stallLimitMs ?? 'cell',
+    });
+    const verdict = cellStatuses({
+      concurrency: cell.concurrency,
+      figures,
+      timelines: raw.timelines,
+      failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
+      samples: raw.samples,
+      gateTimedOut: raw.gate.timedOut,
+      gateWaitedMs: raw.gate.waitedMs,
+      drainTimedOut: raw.drain.timedOut,
+      drainWaitedMs: raw.drain.waitedMs,
+      loopDelayMs: raw.loopDelayMs,
+      loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
+      ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
+    });
+    repeats.push({ raw, figures, verdict });
+    if (cfg.slo) {
+      goodputs.push(
+        computeGoodput({
+          timelines: raw.timelines,
+          windowStartMs: raw.windowStartMs,
+          windowEndMs: raw.windowEndMs,
+          ttftFrom: MATRIX_TTFT_FROM,
+          ...(figures.stallLimitMs !== undefined ? { stallLimitMs: figures.stallLimitMs } : {}),
+          slo: cfg.slo,
+        }),
+      );
+    }
+    // the server's own counts and speeds beside the client's (flagged at > 10 % apart)
+    const check = crossCheckCell({
+      timelines: raw.timelines,
+      windowStartMs: raw.windowStartMs,
+      windowEndMs: raw.windowEndMs,
+      samples: raw.samples,
+      figures,
+      serverTimings: raw.serverTimings,
+      engine: opened.session.adapter.kind,
+    });
+    if (check) {
+      crossChecks.push(check);
+      for (const i of check.items.filter((x) => x.disagree)) {
+        say(`⚠ server and client disagree on ${i.figure}: server ${i.server.toFixed(1)}, client ${i.client.toFixed(1)} (${i.source})`);
+      }
+    }
+  }
+  const figures = medianFigures(repeats.map((x) => x.figures));
+  const verdict = combineStatuses(repeats.map((x) => x.verdict));
+  // the client's worst event-loop delay over the repeats
+  const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
+  return {
+    context: cell.context,
+    contextLabel: cell.contextLabel,
+    concurrency: cell.concurrency,
+    status: verdict.status,
+    statuses: verdict.statuses,
+    evidence: verdict.evidence,
+    figures,
+    ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
+    ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
+    ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+    calibration: calibrationRecord(prompt),
+    ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
+    // a repeat whose numbers disagree is the one kept; else the last
+    ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),
+    connections: repeats[repeats.length - 1]!.raw.connections,
+    finishedAt: new Date().toISOString(),
+  };
+}
 
 export function createCellRunner(run: RunContext) {
-  const { cfg, opened, info } = run;
+  const { cfg, info } = run;
   return async function runCellTest(cell: PlannedCell, tc: TestContext): Promise<void> {
     if (cell.overCapacity) {
-      const result: CellResult = {
-        context: cell.context,
-        contextLabel: cell.contextLabel,
-        concurrency: cell.concurrency,
-        status: 'over-capacity',
-        statuses: ['over-capacity'],
-        evidence: { capacity: cell.overCapacity },
-        finishedAt: new Date().toISOString(),
-      };
+      const result = overCapacityResult(cell);
       const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
       // a budgeted cell that no longer fits (a smaller KV cache, a longer max output) is a
       // regression, not a skip: its budget is checked like any other cell's
@@ -43,6 +184,8 @@ export function createCellRunner(run: RunContext) {
           ...overFailures,
         ];
       }
+      if (cfg.slo) result.slo = judgeCell(result, cfg.slo);
+      run.results.set(cell.key, result);
       tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
       if (result.thresholdFailures && !run.updating) throw new Error(result.thresholdFailures.join('\n'));
       tc.skip(
@@ -50,123 +193,13 @@ export function createCellRunner(run: RunContext) {
       );
       return;
     }
-
-    const say = (m: string) => progress(`${cell.key}: ${m}`);
-    /** the cell cannot start (its prompt cannot be sized: the server is gone): stored with why, then failed */
-    const notRun = (error: unknown): never => {
-      const reason = (error as Error)?.message ?? String(error);
-      const result: CellResult = {
-        context: cell.context,
-        contextLabel: cell.contextLabel,
-        concurrency: cell.concurrency,
-        status: 'not-run',
-        statuses: ['not-run'],
-        evidence: {},
-        notRunReason: reason,
-        finishedAt: new Date().toISOString(),
-      };
+    const result = await measureCell(run, cell, tc.signal);
+    if (result.status === 'not-run') {
+      // stored with why, then failed
+      run.results.set(cell.key, result);
       tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info };
-      throw new Error(`${cell.key} could not start: ${reason}`);
-    };
-    let prompt: Awaited<ReturnType<typeof run.prompts.rowPrompt>>;
-    try {
-      prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
-    } catch (error) {
-      if (tc.signal.aborted) throw error;
-      return notRun(error);
+      throw new Error(`${cell.key} could not start: ${result.notRunReason}`);
     }
-    const prompts = run.prompts.forCell(prompt, cell.concurrency);
-    // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
-    // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
-    const repeats: Array<{ raw: Awaited<ReturnType<typeof runCell>>; figures: ReturnType<typeof computeCellFigures>; verdict: ReturnType<typeof cellStatuses> }> = [];
-    const crossChecks: ServerCrossCheck[] = [];
-    for (let r = 0; r < cfg.repeat; r++) {
-      if (cfg.repeat > 1) say(`repeat ${r + 1} of ${cfg.repeat}`);
-      let raw: Awaited<ReturnType<typeof runCell>>;
-      try {
-        raw = await runCell(opened.session, {
-          context: cell.context,
-          concurrency: cell.concurrency,
-          promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
-          scoutPrompts: prompts.scoutPrompts(),
-          windowMs: cfg.matrix.windowS * 1000,
-          gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
-          gateSettleMs: cfg.timeouts.gateSettleMs,
-          drainTimeoutMs: cfg.timeouts.drainMs,
-          metricsIntervalMs: cfg.metricsIntervalMs,
-          signal: tc.signal,
-          onPhase: say,
-        });
-      } catch (error) {
-        // the server stayed unreachable through the retry budget: the cell could not start
-        if (!tc.signal.aborted && r === 0 && isUnreachable(error)) return notRun(error);
-        throw error;
-      }
-
-      const figures = computeCellFigures({
-        timelines: raw.timelines,
-        windowStartMs: raw.windowStartMs,
-        windowEndMs: raw.windowEndMs,
-        metricsSamples: raw.samples,
-        // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
-        ttftFrom: MATRIX_TTFT_FROM,
-        stallLimit: cfg.stallLimitMs ?? 'cell',
-      });
-      const verdict = cellStatuses({
-        concurrency: cell.concurrency,
-        figures,
-        timelines: raw.timelines,
-        failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
-        samples: raw.samples,
-        gateTimedOut: raw.gate.timedOut,
-        gateWaitedMs: raw.gate.waitedMs,
-        drainTimedOut: raw.drain.timedOut,
-        drainWaitedMs: raw.drain.waitedMs,
-        loopDelayMs: raw.loopDelayMs,
-        loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
-        ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
-      });
-      repeats.push({ raw, figures, verdict });
-      // the server's own counts and speeds beside the client's (flagged at > 10 % apart)
-      const check = crossCheckCell({
-        timelines: raw.timelines,
-        windowStartMs: raw.windowStartMs,
-        windowEndMs: raw.windowEndMs,
-        samples: raw.samples,
-        figures,
-        serverTimings: raw.serverTimings,
-        engine: opened.session.adapter.kind,
-      });
-      if (check) {
-        crossChecks.push(check);
-        for (const i of check.items.filter((x) => x.disagree)) {
-          say(`⚠ server and client disagree on ${i.figure}: server ${i.server.toFixed(1)}, client ${i.client.toFixed(1)} (${i.source})`);
-        }
-      }
-    }
-    const figures = medianFigures(repeats.map((x) => x.figures));
-    const verdict = combineStatuses(repeats.map((x) => x.verdict));
-    // the client's worst event-loop delay over the repeats
-    const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
-    const result: CellResult = {
-      context: cell.context,
-      contextLabel: cell.contextLabel,
-      concurrency: cell.concurrency,
-      status: verdict.status,
-      statuses: verdict.statuses,
-      evidence: verdict.evidence,
-      figures,
-      ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
-      ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
-      ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
-      calibration: calibrationRecord(prompt),
-      ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
-      // a repeat whose numbers disagree is the one kept; else the last
-      ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),
-      connections: repeats[repeats.length - 1]!.raw.connections,
-      finishedAt: new Date().toISOString(),
-    };
-
     finishCell(run, cell.key, result, tc);
   };
 }
@@ -203,6 +236,10 @@ export function finishCell(run: RunContext, key: string, result: CellResult, tc:
     failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
   }
   result.thresholdFailures = failures;
+  // the cell against the run's SLO (a kept cell is judged again: the SLO may have changed)
+  if (cfg.slo) result.slo = judgeCell(result, cfg.slo);
+  else delete result.slo;
+  run.results.set(key, result);
   // LLM_BENCH_BASELINE: the same cell of the baseline run, within the regression tolerances
   const regressions = run.baseline ? baselineCellFailures(run.baseline, result) : [];
   // a kept (resumed) result may carry another run's baseline verdicts

@@ -1,5 +1,5 @@
 import type { ResolvedSuite } from '../config/resolve.js';
-import type { RunInfo } from '../results/types.js';
+import type { CellResult, RunInfo } from '../results/types.js';
 import type { LoadedThresholds } from '../thresholds/load.js';
 import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';
@@ -16,4 +16,6 @@ export interface RunContext {
   prompts: RunPrompts;
   /** LLM_BENCH_BASELINE: the run every cell is compared with */
   baseline?: LoadedBaseline;
+  /** this file's finished cells by key, for the capacity search that follows them */
+  results: Map<string, CellResult>;
 }

@@ -17,7 +17,10 @@ import { RunPrompts } from './prompts.js';
 import { createCellRunner, finishCell } from './cell-test.js';
 import { loadResume } from './resume.js';
 import { createPrefillRunner, finishPrefill } from './prefill-test.js';
-import { loadThresholds } from '../thresholds/load.js';
+import { createCapacityRunner } from './capacity-test.js';
+import { contextLabel } from '../results/labels.js';
+import { maxSearchCells } from '../slo/capacity.js';
+import { loadThresholds, ThresholdsError } from '../thresholds/load.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
@@ -69,18 +72,38 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   const thresholds = loadThresholds(cfg.thresholdsPath, {
     cellKeys: fullPlan.cells.map((c) => c.key),
     prefillKeys: fullPlan.prefill.map((p) => p.key),
+    contextKeys: [...new Set(fullPlan.cells.map((c) => c.context))].map(contextLabel),
     // -u may run against a changed matrix: the reporter rewrites the file at the end
     allowUnknown: updating,
   });
+  // a capacity budget without an SLO would never be checked: a gate that does not gate
+  const capacityBudgets = Object.keys(thresholds.capacity ?? {});
+  if (capacityBudgets.length > 0 && !cfg.slo && !updating) {
+    throw new ThresholdsError(
+      `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000") or the suite's slo, or remove the capacity entries`,
+    );
+  }
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
   // …and checked against this run's settings before any cell runs
   const baseline =
     cfg.baselinePath && baselineResult
       ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
       : undefined;
-  const ctx = { cfg, opened, info, thresholds, updating, prompts, ...(baseline ? { baseline } : {}) };
+  const ctx = { cfg, opened, info, thresholds, updating, prompts, results: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
+  const runCapacityTest = createCapacityRunner(ctx);
+
+  /** a cell test's time limit: every phase's own limit, for each repeat (each is a whole cell run) */
+  const cellTimeout = (cell: (typeof plan.cells)[number]): number =>
+    cfg.repeat *
+    (cfg.timeouts.drainMs +
+      gateTimeoutMs(cfg.timeouts, cell) +
+      cfg.matrix.windowS * 1000 +
+      cfg.timeouts.headersMs +
+      // a server that restarts as the cell starts is waited for (tokenize calls, first connections)
+      2 * cfg.timeouts.unreachableRetryMs +
+      60_000);
 
   /** a resumed run's kept cell (Over capacity ones are planned afresh: the capacity may have changed) */
   const keptCell = (cell: (typeof plan.cells)[number]) => (cell.overCapacity ? undefined : resume?.cells.get(cell.key));
@@ -104,17 +127,18 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     }
     for (const cell of plan.cells) {
       if (keptCell(cell)) continue;
-      const timeout =
-        cfg.timeouts.drainMs +
-        gateTimeoutMs(cfg.timeouts, cell) +
-        cfg.matrix.windowS * 1000 +
-        cfg.timeouts.headersMs +
-        // a server that restarts as the cell starts is waited for (tokenize calls, first connections)
-        2 * cfg.timeouts.unreachableRetryMs +
-        60_000;
-      // each repeat is a whole cell run
-      const repeatTimeout = timeout * cfg.repeat;
+      const repeatTimeout = cellTimeout(cell);
       test(`decode ${cell.key}`, { timeout: repeatTimeout }, (tc) => runCellTest(cell, tc));
+    }
+    // With an SLO: per context, after its cells, "capacity <context>" searches between the columns
+    // with adaptive cells (at most ⌈log2(gap)⌉ + 1 of them; the widest gap is bounded by the largest column)
+    if (cfg.slo) {
+      const columns = [...cfg.matrix.concurrency].sort((a, b) => a - b);
+      const searchCells = maxSearchCells(0, columns[columns.length - 1]!);
+      for (const context of [...new Set(plan.cells.map((c) => c.context))]) {
+        const widest = plan.cells.filter((c) => c.context === context).reduce((m, c) => Math.max(m, cellTimeout(c)), 0);
+        test(`capacity ${contextLabel(context)}`, { timeout: widest * (searchCells + 1) }, (tc) => runCapacityTest(context, tc));
+      }
     }
   });
 }

@@ -227,6 +227,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       concurrency: cfg.matrix.concurrency,
       prefillContexts: cfg.matrix.prefill,
       ...(cfg.repeat > 1 ? { repeat: cfg.repeat } : {}),
+      ...(cfg.slo ? { slo: cfg.slo } : {}),
       // TGI, Ollama: no ignore_eos, so requests may stop early; the page says what was counted
       ...(opened.session.adapter.forcesLength === false ? { outputLengthForced: false } : {}),
     },

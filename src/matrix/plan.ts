@@ -32,18 +32,26 @@ export function planMatrix(
   const prefill = matrix.prefill.map((context) => ({ key: contextLabel(context), context }));
   const cells: PlannedCell[] = [];
   for (const context of matrix.contexts) {
-    for (const concurrency of matrix.concurrency) {
-      const over = overCapacity(context, concurrency, matrix.maxOutputTokens, capacity.kvCapacityTokens, capacity.maxRunningRequests);
-      cells.push({
-        key: cellKey(context, concurrency),
-        context,
-        contextLabel: contextLabel(context),
-        concurrency,
-        ...(over ? { overCapacity: over } : {}),
-      });
-    }
+    for (const concurrency of matrix.concurrency) cells.push(planCell(context, concurrency, matrix.maxOutputTokens, capacity));
   }
   return { prefill, cells };
+}
+
+/** One cell: its key, and whether it is Over capacity (with the numbers that decide it). */
+export function planCell(
+  context: number,
+  concurrency: number,
+  maxOutputTokens: number,
+  capacity: { kvCapacityTokens?: number; maxRunningRequests?: number },
+): PlannedCell {
+  const over = overCapacity(context, concurrency, maxOutputTokens, capacity.kvCapacityTokens, capacity.maxRunningRequests);
+  return {
+    key: cellKey(context, concurrency),
+    context,
+    contextLabel: contextLabel(context),
+    concurrency,
+    ...(over ? { overCapacity: over } : {}),
+  };
 }
 
 /** Readiness-gate timeout of a cell: a base plus a share that grows with context × concurrency. */

@@ -1,10 +1,12 @@
 /**
  * Pure: task metas (in any order, with duplicates from reruns) → one SpeedMatrixResult.
- * Last one wins per cell key, per prefill context and for the run info. Planned cell and prefill
+ * Last one wins per cell key, per prefill context, per capacity row and for the run info. A capacity
+ * row's adaptive cells (the search's own, marked `adaptive`) join the cells; they are never planned
+ * cells, so they do not count toward a run's completeness. Planned cell and prefill
  * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
  */
 import { cellKey, contextLabel, compareCellKeys, parseContext } from './labels.js';
-import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from './types.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from './types.js';
 
 export interface CollectOptions {
   /** true while the run is still going */
@@ -24,6 +26,8 @@ export function collectResult(
   const plannedPrefill = new Set<string>();
   const cells = new Map<string, CellResult>();
   const prefill = new Map<number, PrefillRowResult>();
+  const capacity = new Map<number, CapacityRow>();
+  const adaptive = new Map<string, CellResult>();
   const plan = (i: RunInfo) => {
     for (const key of i.plannedCells ?? []) plannedCells.add(key);
     for (const key of i.plannedPrefill ?? []) plannedPrefill.add(key);
@@ -40,6 +44,12 @@ export function collectResult(
         break;
       case 'prefill':
         prefill.set(meta.row.context, meta.row);
+        break;
+      case 'capacity':
+        capacity.set(meta.row.context, meta.row);
+        // a rerun's search replaces the row's earlier adaptive cells
+        for (const [key, c] of adaptive) if (c.context === meta.row.context) adaptive.delete(key);
+        for (const c of meta.cells) adaptive.set(cellKey(c.context, c.concurrency), c);
         break;
     }
     // a cell or prefill meta may carry the run info too (a shard or merge without the run meta)
@@ -65,14 +75,18 @@ export function collectResult(
     schemaVersion: 1,
     info: resultInfo,
     prefill: [...prefill.values()].sort((a, b) => a.context - b.context),
-    cells: [...cells.values()].sort((a, b) => a.context - b.context || a.concurrency - b.concurrency),
+    // a matrix cell wins over an adaptive one of the same key (the search never measures a column)
+    cells: [...cells.values(), ...[...adaptive].filter(([key]) => !cells.has(key)).map(([, c]) => c)].sort(
+      (a, b) => a.context - b.context || a.concurrency - b.concurrency,
+    ),
     partial: options.partial,
   };
+  if (capacity.size > 0) result.capacity = { rows: [...capacity.values()].sort((a, b) => a.context - b.context) };
   if (options.endedAt !== undefined) result.endedAt = options.endedAt;
   // a finished run says why planned cells are not on the page
   if (!options.partial) {
-    const notRun = result.cells.filter((c) => c.status === 'not-run').map((c) => ({ key: cellKey(c.context, c.concurrency), reason: c.notRunReason ?? 'could not start' }));
-    const have = new Set(result.cells.map((c) => cellKey(c.context, c.concurrency)));
+    const notRun = result.cells.filter((c) => c.status === 'not-run' && !c.adaptive).map((c) => ({ key: cellKey(c.context, c.concurrency), reason: c.notRunReason ?? 'could not start' }));
+    const have = new Set(result.cells.filter((c) => !c.adaptive).map((c) => cellKey(c.context, c.concurrency)));
     const haveRows = new Set(result.prefill.map((p) => p.contextLabel));
     const missing = [
       ...[...plannedPrefill].filter((k) => !haveRows.has(k)).map((k) => `prefill ${k}`),

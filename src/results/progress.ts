@@ -4,7 +4,8 @@
  */
 import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from './format.js';
 import { cellKey } from './labels.js';
-import type { CellResult, PrefillRowResult } from './types.js';
+import type { CapacityRow, CellResult, PrefillRowResult } from './types.js';
+import { describeCapacity } from '../slo/capacity.js';
 
 export const PREFIX = '[speed-matrix]';
 
@@ -25,6 +26,8 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
     const code = Object.keys(cell.evidence.errors?.byCode ?? {})[0];
     parts.push(`${formatCount(f.failedRequests)} failed${code ? ` (${code})` : ''}`);
   }
+  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${Math.round(cell.goodput.requests.share * 100)} %`);
+  if (cell.slo) parts.push(cell.slo.meets ? 'meets the SLO' : `misses the SLO (${cell.slo.binding?.detail ?? '?'})`);
   const resent = cell.evidence.connectionRetries?.count;
   if (resent) parts.push(`${formatCount(resent)} resent on a fresh connection`);
   parts.push(progress);
@@ -39,4 +42,9 @@ export function prefillLine(row: PrefillRowResult): string {
 
 export function runningLine(label: string): string {
   return `${PREFIX} running ${label} …`;
+}
+
+/** `[speed-matrix] capacity 8K: 47 users (binds: TTFT p90 at 48: …) · 4 cells searched` */
+export function capacityLine(row: CapacityRow): string {
+  return `${PREFIX} capacity ${describeCapacity(row)} · ${row.adaptiveCells} cell${row.adaptiveCells === 1 ? '' : 's'} searched`;
 }

@@ -1,8 +1,8 @@
 /**
  * Pure: SpeedMatrixResult → the Markdown page (speed-matrix.md). Sections in the order of the
  * reference pages (shared/reference): title and summary, Hardware, Engine, Run, Launch command,
- * Prefill, Sustained decode (+ legend, TTFT note), All measurements; then, only when present,
- * threshold failures.
+ * Prefill, Sustained decode (+ legend, TTFT note), with an SLO Capacity at your SLO, All
+ * measurements; then, only when present, threshold failures and regressions.
  */
 import { plannedCellKeys, plannedPrefillKeys } from './collect.js';
 import {
@@ -19,6 +19,7 @@ import { cellKey, contextLabel, parseCellKey, parseContext } from './labels.js';
 import { redactSecrets } from './redact.js';
 import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
 import type { CellStatus } from '../metrics/types.js';
+import { bindingText } from '../slo/capacity.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -57,14 +58,14 @@ export const ALL_MEASUREMENTS_COLUMNS = [
 export function gridAxes(result: SpeedMatrixResult): { contexts: number[]; levels: number[] } {
   const planned = plannedCellKeys(result.info);
   return {
-    contexts: sortedUnique([...result.info.run.contexts, ...result.cells.map((c) => c.context), ...planned.map((k) => parseCellKey(k).context)]),
-    levels: sortedUnique([...result.info.run.concurrency, ...result.cells.map((c) => c.concurrency), ...planned.map((k) => parseCellKey(k).concurrency)]),
+    contexts: sortedUnique([...result.info.run.contexts, ...matrixCells(result).map((c) => c.context), ...planned.map((k) => parseCellKey(k).context)]),
+    levels: sortedUnique([...result.info.run.concurrency, ...matrixCells(result).map((c) => c.concurrency), ...planned.map((k) => parseCellKey(k).concurrency)]),
   };
 }
 
 /** The sustained-decode grid: its caption, a blank line, then the table (Total tok/s · TTFT per cell). */
 export function decodeGrid(result: SpeedMatrixResult, axes: { contexts: number[]; levels: number[] } = gridAxes(result)): string[] {
-  const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const cells = new Map(matrixCells(result).map((c) => [cellKey(c.context, c.concurrency), c]));
   const missing = result.partial ? NOT_YET : NOT_RUN;
   const { contexts, levels } = axes;
   return [
@@ -76,7 +77,9 @@ export function decodeGrid(result: SpeedMatrixResult, axes: { contexts: number[]
   ];
 }
 
-export function renderMarkdown(result: SpeedMatrixResult): string {
+export function renderMarkdown(full: SpeedMatrixResult): string {
+  // the matrix's own cells; the capacity search's adaptive cells are shown in its own section
+  const result: SpeedMatrixResult = { ...full, cells: matrixCells(full) };
   const { info } = result;
   const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
   const prefill = new Map(result.prefill.map((p) => [p.context, p]));
@@ -120,21 +123,25 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   if (legend) out.push(legend, '');
   out.push(TTFT_NOTE, '');
 
+  if (info.run.slo) out.push(...capacitySection(full), '');
+
   out.push('### All measurements', '', 'Latencies are medians. Total tok/s is output across all simultaneous requests.', '');
   // repeated cells (LLM_BENCH_REPEAT > 1): one more column with the spread of the repeats
   const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1) || result.prefill.some((p) => (p.repeats?.count ?? 1) > 1);
-  const columns: string[] = showSpread ? [...ALL_MEASUREMENTS_COLUMNS, SPREAD_COLUMN] : [...ALL_MEASUREMENTS_COLUMNS];
+  // with an SLO: the share of each cell's requests that met it
+  const showGoodput = info.run.slo !== undefined;
+  const columns: string[] = [...ALL_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : []), ...(showSpread ? [SPREAD_COLUMN] : [])];
   out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of prefillContexts) {
     const r = prefill.get(context);
-    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...(showSpread ? [prefillSpreadText(r)] : [])]));
+    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...(showGoodput ? [ABSENT] : []), ...(showSpread ? [prefillSpreadText(r)] : [])]));
   }
   for (const context of contexts) {
     for (const c of levels) {
       const key = cellKey(context, c);
       const cell = cells.get(key);
       if (cell || planned.includes(key)) {
-        out.push(markdownRow([...cellMeasurementRow(context, c, cell, missing), ...(showSpread ? [spreadText(cell)] : [])]));
+        out.push(markdownRow([...cellMeasurementRow(context, c, cell, missing), ...(showGoodput ? [goodputText(cell)] : []), ...(showSpread ? [spreadText(cell)] : [])]));
       }
     }
   }
@@ -162,11 +169,16 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
     );
   }
 
-  const failures = [...result.prefill, ...result.cells].flatMap((x) => x.thresholdFailures ?? []);
+  if (showGoodput) {
+    out.push(`${GOODPUT_COLUMN}: the share of the cell's requests that met the SLO's per-request constraints (${codeSpan(info.run.slo!.text)}), each judged on its own tok/s, TTFT and time between tokens p99; a failed request never meets. The share of output tokens follows in brackets.`, '');
+  }
+
+  const capacityRows = full.capacity?.rows ?? [];
+  const failures = [...result.prefill, ...result.cells, ...capacityRows].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
     out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');
   }
-  const regressions = [...result.prefill, ...result.cells].flatMap((x) => x.baselineFailures ?? []);
+  const regressions = [...result.prefill, ...result.cells, ...capacityRows].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) {
     const from = info.baselinePath ? ` (${escapeText(info.baselinePath)})` : '';
     out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');
@@ -174,21 +186,102 @@ export function renderMarkdown(result: SpeedMatrixResult): string {
   return out.join('\n');
 }
 
-/** cells that finished: measured or Over capacity, not Not run */
+/** the matrix's planned cells, without the capacity search's adaptive ones */
+export function matrixCells(result: Pick<SpeedMatrixResult, 'cells'>): CellResult[] {
+  return result.cells.filter((c) => !c.adaptive);
+}
+
+/** matrix cells that finished: measured or Over capacity, not Not run */
 export function finishedCells(result: Pick<SpeedMatrixResult, 'cells'>): number {
-  return result.cells.filter((c) => c.status !== 'not-run').length;
+  return matrixCells(result).filter((c) => c.status !== 'not-run').length;
+}
+
+export const GOODPUT_COLUMN = 'Goodput';
+
+/** "92 % (95 % of tokens)", or — without goodput */
+export function goodputText(cell: Pick<CellResult, 'goodput'> | undefined): string {
+  const g = cell?.goodput;
+  if (!g || g.requests.judged === 0) return ABSENT;
+  return `${percent(g.requests.share)} (${percent(g.tokens.share)} of tokens)`;
+}
+
+function percent(share: number): string {
+  const p = share * 100;
+  return `${formatNumber(p, p > 0 && p < 10 ? 1 : 0)} %`;
+}
+
+/**
+ * "Capacity at your SLO": per context the users it holds, the constraint that binds, the goodput
+ * at that point, and the concurrencies searched; then the search's own (adaptive) cells.
+ */
+export function capacitySection(result: SpeedMatrixResult): string[] {
+  const slo = result.info.run.slo!;
+  const rows = result.capacity?.rows ?? [];
+  const out: string[] = ['### Capacity at your SLO', ''];
+  out.push(`SLO: ${codeSpan(slo.text)} (${escapeText(sloMeaning(slo))}). Capacity is the most simultaneous requests whose cell met it, below the first that did not; between the matrix's columns it is found by measuring extra cells (resolution: 1 request or 5 %, whichever is larger), and the answer is measured once more to confirm it.`, '');
+  if (rows.length === 0) {
+    out.push(result.partial ? `${NOT_YET} (searched after each context's cells)` : 'No context was searched (no row of the matrix ran in full).', '');
+    return out;
+  }
+  out.push(markdownRow(['Context', 'Users at once', 'Binds', 'Goodput at capacity', 'Searched']), markdownRow(['---', '---', '---', '---', '---']));
+  for (const row of rows) {
+    const users = row.atLeast ? `≥ ${row.capacity} (every column met it)` : `${row.capacity}${row.confirmation && !row.confirmation.meets ? ' (unconfirmed)' : ''}`;
+    const binds = row.atLeast ? ABSENT : row.binding ? bindingText(row.binding, row.bindingConcurrency) : ABSENT;
+    const searched = row.searched.map((x) => `${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`).join(' ');
+    out.push(markdownRow([row.contextLabel, users, escapeCell(binds), row.goodput ? goodputText(row) : ABSENT, searched]));
+  }
+  out.push('');
+  out.push("Searched: each concurrency judged, ✓ met the SLO, ✗ did not; * marks the search's own cells (listed below).");
+  const unconfirmed = rows.filter((r) => r.confirmation && !r.confirmation.meets);
+  for (const r of unconfirmed) {
+    out.push('', `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} missed the SLO (${escapeText(r.confirmation!.binding?.detail ?? 'see the cell')}); the capacity sits at the edge of the SLO, so treat it as an upper bound.`);
+  }
+  const adaptive = result.cells.filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.concurrency - b.concurrency);
+  if (adaptive.length > 0) {
+    const cols = ['Context', 'Requests at once', 'Status', 'Meets SLO', 'Per request tok/s', 'TTFT', 'Time between tokens', GOODPUT_COLUMN];
+    out.push('', "The search's own cells, measured like the matrix's:", '', markdownRow(cols), markdownRow(cols.map(() => '---')));
+    for (const c of adaptive) {
+      const f = c.figures;
+      const meets = c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : ABSENT;
+      out.push(
+        markdownRow([
+          c.contextLabel,
+          String(c.concurrency),
+          statusText(c),
+          escapeCell(meets),
+          formatRate(f?.perRequestTokensPerSecond),
+          formatMs(f?.ttftMs?.median),
+          formatMsPrecise(f?.timeBetweenTokensMs?.median),
+          goodputText(c),
+        ]),
+      );
+    }
+  }
+  return out;
+}
+
+/** "per-request tok/s ≥ 20; TTFT p90 ≤ 2,000 ms" */
+function sloMeaning(slo: NonNullable<RunInfo['run']['slo']>): string {
+  const stat = (s: string) => (s === 'median' ? 'median' : s);
+  const parts: string[] = [];
+  if (slo.perRequestTokensPerSecond) parts.push(`per-request tok/s ${stat(slo.perRequestTokensPerSecond.stat)} ≥ ${formatNumber(slo.perRequestTokensPerSecond.min, 1)}`);
+  if (slo.ttftMs) parts.push(`TTFT ${stat(slo.ttftMs.stat)} ≤ ${formatMs(slo.ttftMs.max)}`);
+  if (slo.timeBetweenTokensMs) parts.push(`time between tokens ${stat(slo.timeBetweenTokensMs.stat)} ≤ ${formatNumber(slo.timeBetweenTokensMs.max, 1)} ms`);
+  if (slo.failedRequests) parts.push(`at most ${slo.failedRequests.max} failed requests`);
+  if (slo.goodput) parts.push(`goodput ≥ ${percent(slo.goodput.min)} of requests`);
+  return parts.join('; ');
 }
 
 function progressLines(result: SpeedMatrixResult, planned: string[], plannedPrefill: string[]): string[] {
   const doneCells = finishedCells(result);
-  const total = Math.max(planned.length, result.cells.length);
+  const total = Math.max(planned.length, matrixCells(result).length);
   const prefillPart =
     plannedPrefill.length > 0 ? `, ${result.prefill.length} of ${Math.max(plannedPrefill.length, result.prefill.length)} prefill rows` : '';
   if (result.partial) {
     return [`**Partial: ${doneCells} of ${total} cells finished${prefillPart}** — written after the last finished cell: the run is still going, or it was stopped (Ctrl-C, a crash) before the rest.`, ''];
   }
   if (doneCells < total) {
-    const notRun = result.cells.length - doneCells;
+    const notRun = matrixCells(result).length - doneCells;
     const why = notRun > 0 ? ` — ${notRun} could not start (Not run, with the reason), the others were not run` : ' — the others were not run';
     return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}**${why}.`, ''];
   }

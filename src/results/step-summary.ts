@@ -1,10 +1,11 @@
 /**
  * Pure: a result → the Markdown appended to GitHub Actions' job summary ($GITHUB_STEP_SUMMARY):
- * the title, the sustained-decode grid, and the failures — regressions against the baseline
+ * the title, the sustained-decode grid, capacity at the SLO (when searched), and the failures — regressions against the baseline
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from './collect.js';
-import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells } from './render-md.js';
+import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells, matrixCells } from './render-md.js';
+import { describeCapacity } from '../slo/capacity.js';
 import type { SpeedMatrixResult } from './types.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
@@ -13,10 +14,14 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
 
   const out: string[] = [`## Speed matrix: ${escapeText(info.title)}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
-  out.push(`${finishedCells(result)} of ${Math.max(planned.length, result.cells.length)} cells · ${info.run.windowS} s windows${repeat}`, '');
+  out.push(`${finishedCells(result)} of ${Math.max(planned.length, matrixCells(result).length)} cells · ${info.run.windowS} s windows${repeat}`, '');
   out.push(...decodeGrid(result), '');
+  const capacity = result.capacity?.rows ?? [];
+  if (info.run.slo && capacity.length > 0) {
+    out.push(`### Capacity at ${codeSpan(info.run.slo.text)}`, '', ...capacity.map((r) => `- ${escapeCell(describeCapacity(r))}`), '');
+  }
 
-  const rows = [...result.prefill, ...result.cells];
+  const rows = [...result.prefill, ...result.cells, ...capacity];
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {

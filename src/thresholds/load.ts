@@ -25,6 +25,8 @@ export class ThresholdsError extends SpeedMatrixError<'thresholds'> {
 export interface MatrixKeys {
   cellKeys: readonly string[];
   prefillKeys: readonly string[];
+  /** context labels of the matrix's decode rows (capacity budgets); unchecked when absent */
+  contextKeys?: readonly string[];
   /** ignore (do not reject) entries outside the matrix — for -u, which drops them when it rewrites the file */
   allowUnknown?: boolean;
 }
@@ -32,7 +34,7 @@ export interface MatrixKeys {
 /** A parsed threshold file (cells and prefill always present). */
 export type LoadedThresholds = ThresholdsFile;
 
-const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill'];
+const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill', 'capacity'];
 
 /**
  * Read and check a threshold file against the current matrix. A file that does not exist means
@@ -91,6 +93,7 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 0) return TOP_LEVEL_KEYS;
   if (isFigurePath(path)) return path[0] === 'prefill' ? PREFILL_FIGURES : CELL_FIGURES;
   if (path.length === 2 && (path[0] === 'cells' || path[0] === 'prefill')) return ['status', 'min', 'max'];
+  if (path.length === 2 && path[0] === 'capacity') return ['min'];
   if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack', 'regression'];
   if (path.length === 2 && path[0] === 'tolerances' && path[1] === 'regression') return ['cells', 'prefill'];
   if (path.length === 3 && path[0] === 'tolerances' && path[1] === 'regression') {
@@ -102,7 +105,7 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
 function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(top level)';
   return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 1 && (path[0] === 'cells' || path[0] === 'prefill') ? `["${String(p)}"]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 1 && (path[0] === 'cells' || path[0] === 'prefill' || path[0] === 'capacity') ? `["${String(p)}"]` : `${i === 0 ? '' : '.'}${String(p)}`))
     .join('');
 }
 
@@ -127,6 +130,18 @@ function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void
         ? `prefill["${key}"]: write this row as "${canonical}" (K = 1024)`
         : `prefill["${key}"]: not a prefill row of the current matrix (${list(keys.prefillKeys)}); remove the entry or run with -u to rewrite the file`,
     );
+  }
+  if (keys.contextKeys) {
+    const rows = new Set(keys.contextKeys);
+    for (const key of Object.keys(file.capacity ?? {})) {
+      if (rows.has(key)) continue;
+      const canonical = canonicalContext(key);
+      problems.push(
+        canonical && rows.has(canonical)
+          ? `capacity["${key}"]: write this row as "${canonical}" (K = 1024)`
+          : `capacity["${key}"]: not a context row of the current matrix (${list(keys.contextKeys)}); remove the entry or run with -u to rewrite the file`,
+      );
+    }
   }
   if (problems.length > 0) throw new ThresholdsError(`${source}: ${problems.join('\n  ')}`);
 }

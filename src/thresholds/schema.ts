@@ -84,6 +84,9 @@ function regressionBlock<const T extends readonly string[]>(names: T, descriptio
 export const RegressionTolerancesSchema = z.strictObject({
   cells: regressionBlock(REGRESSION_CELL_FIGURES, 'per sustained-decode figure').optional(),
   prefill: regressionBlock(REGRESSION_PREFILL_FIGURES, 'per prefill figure').optional(),
+  capacity: RegressionToleranceSchema.optional().describe(
+    'capacity at the SLO per context row (users): relative, with an absolute floor in users; default 5 % and at least 1 user or the search\'s resolution',
+  ),
 });
 
 export const TolerancesSchema = z
@@ -103,6 +106,12 @@ export const TolerancesSchema = z
     ),
   })
   .describe('how strictly budgets are applied');
+
+export const CapacityBudgetSchema = z
+  .strictObject({
+    min: z.int().nonnegative().describe('fewest simultaneous requests the row must hold at the run\'s SLO'),
+  })
+  .describe('budget of one context row\'s capacity at the SLO (runs with LLM_BENCH_SLO or the suite\'s slo)');
 
 export const ThresholdsFileSchema = z
   .strictObject({
@@ -129,11 +138,19 @@ export const ThresholdsFileSchema = z
       )
       .default({})
       .describe('budgets per prefill row, keyed by context label'),
+    capacity: z
+      .record(
+        z.string().regex(PREFILL_KEY_PATTERN, { error: 'capacity keys are context labels with K = 1024, e.g. "32K" or "0"' }),
+        CapacityBudgetSchema,
+      )
+      .optional()
+      .describe('capacity at the SLO per context row, keyed by context label, e.g. { "32K": { "min": 20 } }'),
   })
   .describe('performance budgets of one speed-matrix target');
 
 export type CellBudget = z.output<typeof CellBudgetSchema>;
 export type PrefillBudget = z.output<typeof PrefillBudgetSchema>;
+export type CapacityBudget = z.output<typeof CapacityBudgetSchema>;
 export type Tolerances = z.output<typeof TolerancesSchema>;
 export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
 export type RegressionTolerance = z.output<typeof RegressionToleranceSchema>;

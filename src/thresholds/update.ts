@@ -29,7 +29,7 @@ import { PACKAGE_NAME } from '../meta/package.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
-import { cellKey, compareCellKeys, parseContext } from '../results/labels.js';
+import { cellKey, compareCellKeys, contextLabel, parseContext } from '../results/labels.js';
 import type { SpeedMatrixResult } from '../results/types.js';
 import { writeFileAtomic } from '../results/write.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from './evaluate.js';
@@ -39,6 +39,7 @@ import {
   CELL_FIGURES,
   DEFAULT_HEADROOM,
   PREFILL_FIGURES,
+  type CapacityBudget,
   type CellBudget,
   type PrefillBudget,
   type ThresholdsFile,
@@ -122,7 +123,8 @@ export interface ThresholdsUpdate {
 export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
   const headroom = options.headroom ?? existing?.headroom ?? DEFAULT_HEADROOM;
   const tolerances = resolveTolerances(existing?.tolerances?.regression);
-  const cellsByKey = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  // the matrix's own cells (the capacity search's adaptive cells have no budgets: capacity has)
+  const cellsByKey = new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c]));
   const rowsByKey = new Map(result.prefill.map((r) => [r.contextLabel, r]));
   const moves: string[] = [];
   let kept = 0;
@@ -134,14 +136,17 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     measured: number | undefined,
     tolerance: FigureTolerance,
     spread: number,
+    /** a count (users): whole numbers, rounded the safe way, never below 0 */
+    whole = false,
   ): number | undefined => {
     if (measured === undefined) return undefined;
     // the headroom, and at least the figure's absolute noise floor (5 ms of TTFT jitter), so a fresh
     // budget is not breached by timer jitter on a millisecond latency
-    const fresh =
+    const rounded =
       side === 'min'
         ? roundBudget(Math.min(measured * (1 - headroom), measured - tolerance.absolute), 'down')
         : roundBudget(Math.max(measured * (1 + headroom), measured + tolerance.absolute), 'up');
+    const fresh = whole ? Math.max(0, side === 'min' ? Math.floor(rounded) : Math.ceil(rounded)) : rounded;
     if (old === undefined || options.force) {
       if (old !== fresh) moves.push(`${label} ${old === undefined ? 'new' : formatValue(old)} → ${formatValue(fresh)}${old === undefined ? '' : ' (all rewritten)'}`);
       return fresh;
@@ -213,6 +218,24 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     });
   }
 
+  // capacity at the SLO: min = capacity × (1 − headroom), and at least the capacity tolerance's
+  // floor below it (1 user), in whole users; rows not searched in this run keep their budget; rows
+  // outside the matrix are dropped
+  const rows = new Map((result.capacity?.rows ?? []).map((r) => [r.contextLabel, r]));
+  const contexts = new Set(result.info.run.contexts.map((c) => contextLabel(c)));
+  let capacity: Record<string, CapacityBudget> | undefined;
+  for (const key of [...new Set([...Object.keys(existing?.capacity ?? {}), ...rows.keys()])].sort((a, b) => parseContext(a) - parseContext(b))) {
+    const old = existing?.capacity?.[key];
+    const row = rows.get(key);
+    let entry: CapacityBudget | undefined;
+    if (!row) {
+      if (old && contexts.has(key)) entry = old;
+    } else {
+      entry = { min: budget(`capacity ${key} min`, 'min', old?.min, row.capacity, tolerances.capacity, 0, true)! };
+    }
+    if (entry) (capacity ??= {})[key] = entry;
+  }
+
   // a new file's $schema is set where it is written (it is relative to the file's folder)
   const file: ThresholdsFile = { ...(existing?.$schema !== undefined ? { $schema: existing.$schema } : {}), cells: {}, prefill: {} };
   if (existing?.target !== undefined) file.target = existing.target;
@@ -220,6 +243,7 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
   file.cells = cells;
   file.prefill = prefill;
+  if (capacity) file.capacity = capacity;
   return { file, moves, kept };
 }
 
@@ -254,6 +278,7 @@ export function formatThresholds(file: ThresholdsFile): string {
   }
   top.cells = file.cells;
   top.prefill = file.prefill;
+  if (file.capacity !== undefined) top.capacity = file.capacity;
   return `${JSON.stringify(top, null, 2)}\n`;
 }
 

@@ -117,7 +117,7 @@ describe('a wrong client count does not pass silently', () => {
       };
       const plan = planMatrix(cfg.matrix, { kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value });
       const info = describeRun(cfg, opened, plan);
-      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode) });
+      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), results: new Map() });
       const meta: { speedMatrix?: { cell: CellResult } } = {};
       await run(plan.cells[0]!, { task: { meta }, skip: () => undefined, signal: new AbortController().signal } as unknown as TestContext);
       const cell = meta.speedMatrix!.cell;

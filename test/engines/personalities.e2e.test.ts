@@ -50,7 +50,7 @@ describe.each(Object.keys(expected) as (keyof typeof expected)[])('%s personalit
       const forced = personality !== 'tgi' && personality !== 'ollama';
       expect(info.run.outputLengthForced).toBe(forced ? undefined : false);
 
-      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode) });
+      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), results: new Map() });
       for (const cell of plan.cells.filter((c) => c.key === '0/1' || c.key === '1K/4')) {
         const meta: { speedMatrix?: { cell: CellResult } } = {};
         const tc = { task: { meta }, skip: () => undefined, signal: new AbortController().signal } as unknown as TestContext;

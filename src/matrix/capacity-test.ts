@@ -1,0 +1,97 @@
+/**
+ * Body of a row's "capacity <context>" test (runs with an SLO, after the row's cells): judge the
+ * row's columns against the SLO, bisect between the last passing and the first failing
+ * concurrency with adaptive cells, confirm the answer with one final cell, then store the row's
+ * capacity (and the adaptive cells) for the reporter and check its budget and baseline.
+ */
+import type { TestContext } from 'vitest';
+import { cellKey, contextLabel } from '../results/labels.js';
+import type { CapacityRow, CellResult } from '../results/types.js';
+import { bracket, capacityRow, describeCapacity, judgedOf, nextProbe, type Judged } from '../slo/capacity.js';
+import { judgeCell } from '../slo/verdict.js';
+import { measureCell, overCapacityResult } from './cell-test.js';
+import type { RunContext } from './context.js';
+import { planCell } from './plan.js';
+import { progress } from './progress.js';
+import { baselineCapacityFailures } from '../compare/baseline.js';
+import { bindingText } from '../slo/capacity.js';
+
+/** a search never measures more than this many cells per row (its bisection needs ⌈log2(gap)⌉ + 1) */
+const MAX_SEARCH_CELLS = 40;
+
+export function createCapacityRunner(run: RunContext) {
+  const { cfg, opened, info } = run;
+  const facts = {
+    kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value,
+    maxRunningRequests: opened.session.facts.maxRunningRequests?.value,
+  };
+  /** One adaptive cell at this concurrency: planned like a column (Over capacity when it would not fit), measured, judged. */
+  async function adaptive(context: number, concurrency: number, signal: AbortSignal): Promise<CellResult> {
+    const planned = planCell(context, concurrency, cfg.matrix.maxOutputTokens, facts);
+    progress(`${planned.key}: capacity search cell`);
+    const result = planned.overCapacity ? overCapacityResult(planned) : await measureCell(run, planned, signal);
+    result.adaptive = true;
+    result.slo = judgeCell(result, cfg.slo!);
+    return result;
+  }
+
+  return async function runCapacityTest(context: number, tc: TestContext): Promise<void> {
+    const slo = cfg.slo!;
+    const label = contextLabel(context);
+    const judged: Judged[] = [];
+    for (const c of cfg.matrix.concurrency) {
+      const cell = run.results.get(cellKey(context, c));
+      const j = cell ? judgedOf(cell, false) : undefined;
+      if (j) judged.push(j);
+    }
+    if (judged.length === 0) {
+      tc.skip(`capacity ${label}: none of this row's cells ran in this run (filtered with -t?), so there is nothing to search from`);
+      return;
+    }
+    const cells: CellResult[] = [];
+    for (let probe = nextProbe(judged); probe !== undefined && cells.length < MAX_SEARCH_CELLS; probe = nextProbe(judged)) {
+      const cell = await adaptive(context, probe, tc.signal);
+      cells.push(cell);
+      judged.push(judgedOf(cell, true)!);
+    }
+    // the answer, measured once more (a boundary cell can pass by luck)
+    const { lo, hi } = bracket(judged);
+    let confirmation: Parameters<typeof capacityRow>[0]['confirmation'];
+    if (hi !== undefined && lo >= 1) {
+      const cell = await adaptive(context, lo, tc.signal);
+      confirmation = { concurrency: lo, verdict: cell.slo!, ...(cell.goodput ? { goodput: cell.goodput } : {}) };
+    }
+    const row: CapacityRow = capacityRow({ context, contextLabel: label, judged, ...(confirmation ? { confirmation } : {}) });
+    const budgetFailures = capacityBudgetFailures(row, run.thresholds.capacity?.[label]?.min, run.thresholds.tolerances?.slack ?? 0);
+    if (budgetFailures.length > 0) row.thresholdFailures = budgetFailures;
+    if (run.baseline) {
+      const baseSlo = run.baseline.result.info.run.slo?.text;
+      if (baseSlo !== slo.text && run.baseline.result.capacity) {
+        progress(`capacity ${label}: not compared with the baseline, which was judged at another SLO (${baseSlo ?? 'none'})`);
+      }
+      const regressions = baselineCapacityFailures(run.baseline, row, slo.text);
+      if (regressions.length > 0) row.baselineFailures = regressions;
+    }
+    tc.task.meta.speedMatrix = { kind: 'capacity', row, cells, info };
+    progress(`capacity at ${slo.text}: ${describeCapacity(row)}`);
+    const failures = [...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
+    if (failures.length > 0) throw new Error(failures.join('\n'));
+  };
+}
+
+/**
+ * The row's capacity against its threshold (`capacity: { "32K": { "min": 20 } }`), with the
+ * file's slack: min × (1 − slack). A row whose every column met the SLO only shows a lower bound:
+ * below the budget it fails too, naming the column to add.
+ */
+export function capacityBudgetFailures(row: CapacityRow, min: number | undefined, slack: number): string[] {
+  if (min === undefined) return [];
+  const bound = min * (1 - slack);
+  if (row.capacity >= bound) return [];
+  const shown = slack > 0 ? `${min} (slack ${Math.round(slack * 100)} %: ${Number(bound.toFixed(1))})` : String(min);
+  if (row.atLeast) {
+    return [`capacity ${row.contextLabel}: every column met the SLO, but the largest is ${row.capacity} < budget ${shown}; add a column of at least ${min} to measure it`];
+  }
+  const binds = row.binding ? `; binds: ${bindingText(row.binding, row.bindingConcurrency)}` : '';
+  return [`capacity ${row.contextLabel}: ${row.capacity} users < budget ${shown}${binds}`];
+}
