@@ -1,14 +1,14 @@
 /**
- * Fits check: runs the sim's engine model (src/sim/engine.ts) in virtual time through the same
- * sequence as the reference pages (METHOD.md): cold prefill rows, then per cell a scout request,
- * C closed-loop workers, a readiness gate, a 30 s window. Prints sim vs page for every figure.
+ * Fits check: runs the sim's engine model (src/sim/engine.ts) in virtual time (src/sim/virtual-cell.ts)
+ * through the same sequence as the reference pages (METHOD.md): cold prefill rows, then per cell a
+ * scout request, C closed-loop workers, a readiness gate, a 30 s window. Prints sim vs page for
+ * every figure.
  *
  *   npx tsx perf/sim-fit.ts [sglang-h200|vllm-arc-b65x4|all]
  */
 
-import { EngineRequest, SimEngine, type FinishReason, type SimSink } from '../src/sim/engine.js';
-import { hashPromptBlocks } from '../src/sim/kv-cache.js';
 import { getSimProfile, type SimProfile } from '../src/sim/profiles.js';
+import { runVirtualCell, textTokens, VirtualEngine } from '../src/sim/virtual-cell.js';
 
 interface PageCell {
   ctxK: number;
@@ -57,48 +57,6 @@ const VLLM: Page = {
   ].map(([k, c, t, f, s]) => ({ ctxK: k!, c: c!, tbtMs: t, ttftMs: f, totalTokS: s })),
 };
 
-/** Virtual-time harness around one SimEngine. */
-class Harness {
-  now = 0;
-  readonly engine: SimEngine;
-  private seq = 0;
-  constructor(readonly profile: SimProfile) {
-    this.engine = new SimEngine(profile);
-  }
-
-  /** Submits a request; `onToken(t, n)` per emission, `onEnd` when finished. */
-  submit(prompt: string, maxTokens: number, onToken: (t: number, n: number) => void, onEnd: () => void): void {
-    const h = this;
-    const sink: SimSink = {
-      onAdmit() {},
-      onTokens(n: number, finish: FinishReason | undefined) {
-        onToken(h.now, n);
-        if (finish) onEnd();
-      },
-    };
-    const blocks = hashPromptBlocks(prompt, this.profile.blockSize, this.profile.prefixCaching);
-    this.seq++;
-    this.engine.submit(new EngineRequest(blocks, maxTokens, Infinity, sink), this.now);
-  }
-
-  /** Advances virtual time until `until` or idle. */
-  runUntil(until: number, stop?: () => boolean): void {
-    while (this.now < until && !stop?.()) {
-      const plan = this.engine.runStep(this.now);
-      if (plan.kind === 'step') this.now += plan.durationMs;
-      else if (plan.kind === 'wait') this.now = Math.max(this.now + 0.001, plan.untilMs);
-      else return;
-    }
-  }
-}
-
-/** n tokens of text made of 1-token words ("w0ab "), unique per `salt`. */
-function textTokens(n: number, salt: string): string {
-  const parts: string[] = new Array(n);
-  for (let i = 0; i < n; i++) parts[i] = `${salt}${(i % 1296).toString(36)} `.slice(-5);
-  return parts.join('');
-}
-
 function median(xs: number[]): number | undefined {
   if (xs.length === 0) return undefined;
   const s = [...xs].sort((a, b) => a - b);
@@ -107,7 +65,7 @@ function median(xs: number[]): number | undefined {
 }
 
 function prefillRow(profile: SimProfile, ctxK: number): { tokS: number; ttftMs: number } {
-  const h = new Harness(profile);
+  const h = new VirtualEngine(profile);
   const tokens = ctxK * 1024;
   let first: number | undefined;
   h.submit(textTokens(tokens, 'p'), 1, (t) => (first ??= t), () => {});
@@ -115,65 +73,30 @@ function prefillRow(profile: SimProfile, ctxK: number): { tokS: number; ttftMs: 
   return { tokS: tokens / (first! / 1000), ttftMs: first! };
 }
 
-const TAIL = 32;
 const WINDOW_MS = 30_000;
 const SETTLE_MS = 1000;
 
+/**
+ * One cell in virtual time (src/sim/virtual-cell.ts), read as the reference pages read it: TBT the
+ * median over requests of (last − first token time) / (tokens − 1) inside the window, TTFT the
+ * median over every request with a first token, total tok/s the tokens inside the window.
+ */
 function decodeCell(profile: SimProfile, ctxK: number, c: number, maxOut: number): { tbtMs?: number; ttftMs?: number; totalTokS: number; running: number } {
-  const h = new Harness(profile);
-  const ctx = ctxK * 1024;
-  const shared = ctx > TAIL ? textTokens(ctx - TAIL, 's') : '';
-  const tailTokens = ctx > TAIL ? TAIL : Math.max(1, ctx);
-  // scout: caches the shared prefix
-  let scoutDone = false;
-  h.submit(shared + textTokens(tailTokens, 'z'), 1, () => {}, () => (scoutDone = true));
-  h.runUntil(1e9, () => scoutDone);
-  let reqNo = 0;
-  const started: { sendMs: number; firstMs?: number; times: number[] }[] = [];
-  const windowOpen = { start: Infinity };
-  const startOne = (): void => {
-    const rec: { sendMs: number; firstMs?: number; times: number[] } = { sendMs: h.now, times: [] };
-    started.push(rec);
-    const salt = (reqNo++).toString(36).padStart(3, '0').slice(-3);
-    h.submit(shared + textTokens(tailTokens, salt.slice(0, 1)).replace(/^/, '') + '', maxOut, (t, n) => {
-      rec.firstMs ??= t;
-      for (let i = 0; i < n; i++) rec.times.push(t);
-    }, () => startOne());
-    void salt;
-  };
-  // unique tails: vary the tail text per request
-  const submitUnique = (): void => {
-    const rec: { sendMs: number; firstMs?: number; times: number[] } = { sendMs: h.now, times: [] };
-    started.push(rec);
-    const salt = `u${(reqNo++ % 1296).toString(36)}`.slice(0, 3);
-    h.submit(shared + textTokens(tailTokens, `${salt}`), maxOut, (t, n) => {
-      rec.firstMs ??= t;
-      for (let i = 0; i < n; i++) rec.times.push(t);
-    }, () => submitUnique());
-  };
-  void startOne;
-  for (let i = 0; i < c; i++) submitUnique();
-  // readiness gate: every worker has a token
-  h.runUntil(h.now + 600_000, () => started.slice(0, c).every((r) => r.firstMs !== undefined));
-  h.runUntil(h.now + SETTLE_MS);
-  windowOpen.start = h.now;
-  const end = h.now + WINDOW_MS;
-  let runningSum = 0;
-  let samples = 0;
-  while (h.now < end) {
-    h.runUntil(Math.min(end, h.now + 1000));
-    runningSum += h.engine.running.length;
-    samples++;
-  }
+  const cell = runVirtualCell(profile, { context: ctxK * 1024, concurrency: c, maxOutputTokens: maxOut, windowMs: WINDOW_MS, settleMs: SETTLE_MS });
+  const { windowStartMs: start, windowEndMs: end } = cell;
   const gaps: number[] = [];
   let tokens = 0;
-  for (const r of started) {
-    const inWin = r.times.filter((t) => t >= windowOpen.start && t <= end);
+  for (const r of cell.requests) {
+    const inWin: number[] = [];
+    r.chunkMs.forEach((t, i) => {
+      if (t >= start && t <= end) for (let k = 0; k < r.chunkTokens[i]!; k++) inWin.push(t);
+    });
     tokens += inWin.length;
     if (inWin.length >= 2) gaps.push((inWin[inWin.length - 1]! - inWin[0]!) / (inWin.length - 1));
   }
-  const ttfts = started.filter((r) => r.firstMs !== undefined).map((r) => r.firstMs! - r.sendMs);
-  return { tbtMs: median(gaps), ttftMs: median(ttfts), totalTokS: tokens / (WINDOW_MS / 1000), running: runningSum / samples };
+  const ttfts = cell.requests.filter((r) => r.firstMs !== undefined).map((r) => r.firstMs! - r.sendMs);
+  const running = cell.samples.reduce((a, s) => a + s.running!, 0) / cell.samples.length;
+  return { tbtMs: median(gaps), ttftMs: median(ttfts), totalTokS: tokens / (WINDOW_MS / 1000), running };
 }
 
 function pct(sim: number | undefined, page: number | undefined): string {

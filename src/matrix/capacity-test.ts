@@ -1,23 +1,19 @@
 /**
  * Body of a row's "capacity <context>" test (runs with an SLO, after the row's cells): judge the
- * row's columns against the SLO, bisect between the last passing and the first failing
- * concurrency with adaptive cells, confirm the answer with one final cell, then store the row's
+ * row's columns against the SLO, search between the last passing and the first failing
+ * concurrency with adaptive cells (src/slo/capacity.ts searchCapacity), then store the row's
  * capacity (and the adaptive cells) for the reporter and check its budget and baseline.
  */
 import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../results/labels.js';
 import type { CapacityRow, CellResult } from '../results/types.js';
-import { bracket, capacityRow, describeCapacity, judgedOf, nextProbe, type Judged } from '../slo/capacity.js';
+import { bindingText, capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
 import { judgeCell } from '../slo/verdict.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
 import { progress } from './progress.js';
 import { baselineCapacityFailures } from '../compare/baseline.js';
-import { bindingText } from '../slo/capacity.js';
-
-/** a search never measures more than this many cells per row (its bisection needs ⌈log2(gap)⌉ + 1) */
-const MAX_SEARCH_CELLS = 40;
 
 export function createCapacityRunner(run: RunContext) {
   const { cfg, opened, info } = run;
@@ -49,19 +45,20 @@ export function createCapacityRunner(run: RunContext) {
       return;
     }
     const cells: CellResult[] = [];
-    for (let probe = nextProbe(judged); probe !== undefined && cells.length < MAX_SEARCH_CELLS; probe = nextProbe(judged)) {
-      const cell = await adaptive(context, probe, tc.signal);
-      cells.push(cell);
-      judged.push(judgedOf(cell, true)!);
-    }
-    // the answer, measured once more (a boundary cell can pass by luck)
-    const { lo, hi } = bracket(judged);
-    let confirmation: Parameters<typeof capacityRow>[0]['confirmation'];
-    if (hi !== undefined && lo >= 1) {
-      const cell = await adaptive(context, lo, tc.signal);
-      confirmation = { concurrency: lo, verdict: cell.slo!, ...(cell.goodput ? { goodput: cell.goodput } : {}) };
-    }
-    const row: CapacityRow = capacityRow({ context, contextLabel: label, judged, ...(confirmation ? { confirmation } : {}) });
+    const search = await searchCapacity({
+      columns: judged,
+      overCapacity: (c) => planCell(context, c, cfg.matrix.maxOutputTokens, facts).overCapacity !== undefined,
+      probe: async (c, why) => {
+        const cell = await adaptive(context, c, tc.signal);
+        // the confirmation repeats a concurrency already judged: its verdict is kept on the row
+        if (why !== 'confirmation') cells.push(cell);
+        return judgedOf(cell, true)!;
+      },
+    });
+    const confirmation = search.confirmation
+      ? { concurrency: search.confirmation.concurrency, verdict: search.confirmation.verdict, ...(search.confirmation.goodput ? { goodput: search.confirmation.goodput } : {}) }
+      : undefined;
+    const row: CapacityRow = capacityRow({ context, contextLabel: label, judged: search.judged, ...(confirmation ? { confirmation } : {}) });
     const budgetFailures = capacityBudgetFailures(row, run.thresholds.capacity?.[label]?.min, run.thresholds.tolerances?.slack ?? 0);
     if (budgetFailures.length > 0) row.thresholdFailures = budgetFailures;
     if (run.baseline) {

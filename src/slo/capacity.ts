@@ -16,6 +16,8 @@ export interface Judged {
   concurrency: number;
   verdict: SloVerdict;
   adaptive: boolean;
+  /** false for a cell that was not run (Over capacity: decided by the plan, at no cost) */
+  measured?: boolean;
   goodput?: Goodput;
 }
 
@@ -54,6 +56,53 @@ export function maxSearchCells(lo: number, hi: number): number {
   return Math.ceil(Math.log2(Math.max(1, hi - lo))) + 1;
 }
 
+/** a search never adds more than this many cells per row (its bisection needs ⌈log2(gap)⌉ + 1) */
+export const MAX_SEARCH_CELLS = 40;
+
+export interface SearchInput {
+  /** the row's columns, judged */
+  columns: readonly Judged[];
+  /** one cell at this concurrency, judged: measured, or Over capacity from the plan (not run) */
+  probe(concurrency: number, why: 'kv-bound' | 'bisection' | 'confirmation'): Promise<Judged>;
+  /** true when this many requests at once would not fit the KV cache (the plan's rule; nothing run) */
+  overCapacity?(concurrency: number): boolean;
+}
+
+export interface SearchOutcome {
+  /** the columns and every cell the search added, in the order judged */
+  judged: Judged[];
+  /** the final cell at the capacity (absent when nothing was bracketed, or the capacity is 0) */
+  confirmation?: Judged;
+}
+
+/**
+ * The search: where the KV cache ends inside the columns' bracket, the first concurrency that would
+ * not fit (found by halving over the plan, nothing measured) bounds it from above; then bisection
+ * while the gap is over the resolution; then the answer measured once more.
+ */
+export async function searchCapacity(input: SearchInput): Promise<SearchOutcome> {
+  const judged: Judged[] = [...input.columns];
+  const { lo, hi } = bracket(judged);
+  if (input.overCapacity && hi !== undefined && hi - lo >= 2 && input.overCapacity(hi - 1)) {
+    let a = lo + 1;
+    let b = hi - 1;
+    while (a < b) {
+      const mid = Math.floor((a + b) / 2);
+      if (input.overCapacity(mid)) b = mid;
+      else a = mid + 1;
+    }
+    judged.push(await input.probe(a, 'kv-bound'));
+  }
+  let added = 0;
+  for (let probe = nextProbe(judged); probe !== undefined && added < MAX_SEARCH_CELLS; probe = nextProbe(judged)) {
+    judged.push(await input.probe(probe, 'bisection'));
+    added++;
+  }
+  const end = bracket(judged);
+  if (end.hi === undefined || end.lo < 1) return { judged };
+  return { judged, confirmation: await input.probe(end.lo, 'confirmation') };
+}
+
 export interface CapacityInput {
   context: number;
   contextLabel: string;
@@ -72,7 +121,7 @@ export function capacityRow(input: CapacityInput): CapacityRow {
     capacity: lo,
     atLeast: hi === undefined && sorted.length > 0,
     searched: sorted.map((j) => ({ concurrency: j.concurrency, meets: j.verdict.meets, adaptive: j.adaptive })),
-    adaptiveCells: sorted.filter((j) => j.adaptive).length + (input.confirmation ? 1 : 0),
+    adaptiveCells: sorted.filter((j) => j.adaptive && j.measured !== false).length + (input.confirmation ? 1 : 0),
     resolution: resolutionAt(lo),
   };
   if (hiJudged?.verdict.binding) {
@@ -91,7 +140,13 @@ export function capacityRow(input: CapacityInput): CapacityRow {
 /** A judged entry from a cell result and its verdict. */
 export function judgedOf(cell: CellResult, adaptive: boolean): Judged | undefined {
   if (!cell.slo) return undefined;
-  return { concurrency: cell.concurrency, verdict: cell.slo, adaptive, ...(cell.goodput ? { goodput: cell.goodput } : {}) };
+  return {
+    concurrency: cell.concurrency,
+    verdict: cell.slo,
+    adaptive,
+    ...(cell.status === 'over-capacity' ? { measured: false } : {}),
+    ...(cell.goodput ? { goodput: cell.goodput } : {}),
+  };
 }
 
 /** One line: "8K: 47 users (binds: TTFT p90 2,340 ms > 2,000 ms at 48)". */

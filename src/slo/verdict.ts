@@ -22,6 +22,18 @@ function excess(m: SloMiss): number {
   return m.bound > 0 ? m.value / m.bound - 1 : Infinity;
 }
 
+/**
+ * `x` as `format` shows it, unless that reads the same as `other` (44.2 < 44.2): then with the
+ * digits that tell them apart.
+ */
+function apart(x: number | undefined, other: number | undefined, format: (v: number | undefined) => string): string {
+  if (x === undefined || other === undefined || format(x) !== format(other)) return format(x);
+  for (let digits = 2; digits <= 6; digits++) {
+    if (x.toFixed(digits) !== other.toFixed(digits)) return x.toFixed(digits);
+  }
+  return String(x);
+}
+
 export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
   const misses: SloMiss[] = [];
   if (cell.status === 'over-capacity') {
@@ -43,7 +55,7 @@ export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
       const value = stat === 'median' ? f.perRequestTokensPerSecond : stat === 'p10' ? (tbt ? 1000 / tbt.p90 : undefined) : tbt ? 1000 / tbt.p99 : undefined;
       const label = `per-request tok/s${STAT_LABEL[stat]}`;
       if (!(value !== undefined && value >= min)) {
-        misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${formatRate(value)} < ${formatNumber(min, 1)}` });
+        misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${apart(value, min, (x) => formatNumber(x, 1))} < ${apart(min, value, (x) => formatNumber(x, 1))}` });
       }
     }
     for (const [key, name] of [['ttftMs', 'TTFT'], ['timeBetweenTokensMs', 'TBT']] as const) {
@@ -54,7 +66,7 @@ export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
       const label = `${name}${STAT_LABEL[c.stat]}`;
       const show = key === 'ttftMs' ? formatMs : (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
       if (!(value !== undefined && value <= c.max)) {
-        misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${show(value)} > ${show(c.max)}` });
+        misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${apart(value, c.max, show)} > ${apart(c.max, value, show)}` });
       }
     }
     if (slo.failedRequests && f.failedRequests > slo.failedRequests.max) {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { CellResult, Goodput, SloMiss, SloVerdict } from '../../src/results/types.js';
 import {
+  searchCapacity,
   bindingText,
   bracket,
   capacityRow,
@@ -382,5 +383,56 @@ describe('bindingText and judgedOf', () => {
     expect(judgedOf(base, false)).toBeUndefined();
     expect(judgedOf({ ...base, slo: MEETS }, true)).toEqual({ concurrency: 16, verdict: MEETS, adaptive: true });
     expect(judgedOf({ ...base, slo: MEETS, goodput: gp(1, 2) }, false)).toEqual({ concurrency: 16, verdict: MEETS, adaptive: false, goodput: gp(1, 2) });
+  });
+});
+
+describe('searchCapacity (the product search, with a fake probe)', () => {
+  const kvMiss: SloMiss = { constraint: 'kvCapacity', label: 'KV capacity', detail: 'would not fit' };
+  /** a server that meets the SLO up to `truth` and cannot hold more than `fits` requests */
+  async function run(columns: number[], truth: number, fits: number) {
+    const probed: Array<[number, string]> = [];
+    const verdict = (c: number): Judged =>
+      c > fits
+        ? { concurrency: c, verdict: { meets: false, misses: [kvMiss], binding: kvMiss }, adaptive: true, measured: false }
+        : j(c, c <= truth, true);
+    const outcome = await searchCapacity({
+      columns: columns.map((c) => ({ ...verdict(c), adaptive: false })),
+      overCapacity: (c) => c > fits,
+      probe: async (c, why) => {
+        probed.push([c, why]);
+        return verdict(c);
+      },
+    });
+    return { outcome, probed, row: capacityRow({ context: 8192, contextLabel: '8K', judged: outcome.judged, ...(outcome.confirmation ? { confirmation: outcome.confirmation } : {}) }) };
+  }
+
+  test('where the KV cache ends inside the bracket, the plan bounds the search (not run)', async () => {
+    // meets up to 60 by speed, but only 50 fit: the columns say 16 ✓, 64 ✗ (Over capacity)
+    const { probed, row } = await run([1, 4, 16, 64], 60, 50);
+    expect(probed[0]).toEqual([51, 'kv-bound']);
+    // within the resolution below the 50 that fit (the gap to 51 closes at max(1, 5 %))
+    expect(row.capacity).toBeLessThanOrEqual(50);
+    expect(51 - row.capacity).toBeLessThanOrEqual(resolutionAt(row.capacity));
+    expect(row.binding?.constraint).toBe('kvCapacity');
+    expect(row.bindingConcurrency).toBe(51);
+    // the KV probe is free: cells added count measured ones only, within ⌈log2(gap)⌉ + 1 of 16–64
+    expect(row.adaptiveCells).toBe(probed.filter(([c, why]) => why !== 'kv-bound' && c <= 50).length);
+    expect(row.adaptiveCells).toBeLessThanOrEqual(maxSearchCells(16, 64));
+    expect(probed[probed.length - 1]).toEqual([row.capacity, 'confirmation']);
+  });
+
+  test('without a KV limit in the bracket it bisects and confirms, as nextProbe says', async () => {
+    const { probed, row } = await run([1, 4, 16, 64], 37, 1000);
+    expect(probed.some(([, why]) => why === 'kv-bound')).toBe(false);
+    expect(row.capacity).toBeGreaterThanOrEqual(37 - resolutionAt(37) + 1);
+    expect(row.capacity).toBeLessThanOrEqual(37);
+    expect(row.confirmation).toEqual({ concurrency: row.capacity, meets: true });
+  });
+
+  test('no confirmation when every column meets, or none does', async () => {
+    expect((await run([1, 4, 16], 100, 1000)).probed).toEqual([]);
+    const none = await run([1, 4, 16], 0, 1000);
+    expect(none.probed).toEqual([]);
+    expect(none.row.capacity).toBe(0);
   });
 });
