@@ -21,6 +21,8 @@ const timingTests = [
   'test/compare/seeded-regression.test.ts',
   'test/faults/**/*.test.ts',
   'test/**/*.e2e.test.ts',
+  // the HTML report in headless Chromium (test/report/browser.ts)
+  'test/report/**/*.browser.test.ts',
 ];
 
 export default defineConfig({

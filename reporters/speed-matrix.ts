@@ -10,6 +10,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
+import { renderCompareHtml } from '../src/report/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
 import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
@@ -28,6 +29,7 @@ import { resolveTolerances } from '../src/compare/tolerances.js';
 
 /** The diff page written next to the result when the run had a baseline. */
 export const DIFF_MD = 'speed-matrix-diff.md';
+export const DIFF_HTML = 'speed-matrix-diff.html';
 
 export interface SpeedMatrixReporterOptions {
   /** output folder; default $LLM_BENCH_OUT, else "reports" (relative to the Vitest root) */
@@ -129,7 +131,7 @@ export default class SpeedMatrixReporter implements Reporter {
       return;
     }
     const paths = this.write(result);
-    if (paths) this.log(`${PREFIX} wrote ${paths.mdPath} and ${paths.jsonPath}`);
+    if (paths) this.log(`${PREFIX} wrote ${paths.mdPath}, ${paths.htmlPath} and ${paths.jsonPath}`);
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
     this.appendStepSummary(result);
     if (this.updating) this.updateThresholdFile(result);
@@ -153,7 +155,10 @@ export default class SpeedMatrixReporter implements Reporter {
       const comparison = compareResults(base, result, resolveTolerances(thresholds?.tolerances?.regression));
       const diffPath = join(outDir, DIFF_MD);
       writeFileAtomic(diffPath, renderDiffMarkdown({ base: base.info, next: result.info, comparison, baseLabel: configured }));
-      this.log(`${PREFIX} wrote ${diffPath}: ${comparison.counts.regressed} regressed, ${comparison.counts.improved} improved`);
+      // the same two runs drawn: the baseline and this run overlaid, with each cell's ratios
+      const diffHtml = join(outDir, DIFF_HTML);
+      writeFileAtomic(diffHtml, renderCompareHtml([{ label: 'baseline', result: base }, { label: 'this run', result }]));
+      this.log(`${PREFIX} wrote ${diffPath} and ${diffHtml}: ${comparison.counts.regressed} regressed, ${comparison.counts.improved} improved`);
     } catch (error) {
       this.fail(`could not write the diff page against ${path}: ${(error as Error).message}`);
     }
@@ -170,7 +175,7 @@ export default class SpeedMatrixReporter implements Reporter {
     }
   }
 
-  private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string } | undefined {
+  private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } | undefined {
     try {
       return writeResults(this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env), result);
     } catch (error) {

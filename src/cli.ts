@@ -1,6 +1,6 @@
 /**
  * The `llm-speed-matrix` command: `init` sets a project up; `sim` serves the embedded simulator; `compare` diffs two result
- * files. The matrix itself runs under Vitest (`npx vitest bench --run`).
+ * files; `report` draws one or several as HTML. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
 import { ConfigError } from './config/errors.js';
 
@@ -14,6 +14,8 @@ commands:
         serve the embedded simulated inference server (default profile tiny, port 8000)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
         compare two speed-matrix.json files; exit 1 on a regression beyond tolerance
+  report <a.json> [b.json …] [--label NAME …] [--out FILE]
+        the HTML report of one result, or one page overlaying several (ratios to the first)
   help  this text
 
 Run the speed matrix itself with:  npx vitest bench --run   (see README.md)`;
@@ -30,6 +32,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'init': {
         const { runInitCli } = await import('./init/init.js');
         return runInitCli(rest);
+      }
+      case 'report': {
+        const { runReportCli } = await import('./report/cli.js');
+        return await runReportCli(rest);
       }
       case 'compare': {
         const { runCompareCli } = await import('./compare/cli.js');

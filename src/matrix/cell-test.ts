@@ -19,6 +19,7 @@ import { progress } from './progress.js';
 import { combineStatuses, medianFigures, repeatsOf } from './repeat.js';
 import { baselineCellFailures } from '../compare/baseline.js';
 import { computeGoodput, sumGoodput } from '../slo/goodput.js';
+import { cellSeries } from '../metrics/series.js';
 import { judgeCell } from '../slo/verdict.js';
 import type { Goodput } from '../results/types.js';
 
@@ -147,6 +148,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
   const verdict = combineStatuses(repeats.map((x) => x.verdict));
   // the client's worst event-loop delay over the repeats
   const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
+  const last = repeats[repeats.length - 1]!.raw;
   return {
     context: cell.context,
     contextLabel: cell.contextLabel,
@@ -157,6 +159,8 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
     figures,
     ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    // what the HTML report draws, from the last repeat
+    series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
     ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
     ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
     calibration: calibrationRecord(prompt),

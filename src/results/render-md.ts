@@ -119,6 +119,8 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   for (const p of result.prefill) seen.add(p.status);
 
   out.push('### Sustained decode', '', ...decodeGrid(result, { contexts, levels }), '');
+  const chart = mermaidChart(result, { contexts, levels });
+  if (chart.length > 0) out.push(...chart, '');
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
   out.push(TTFT_NOTE, '');
@@ -184,6 +186,39 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');
   }
   return out.join('\n');
+}
+
+/**
+ * A Mermaid `xychart-beta` of total tok/s against requests at once, one line per context (GitHub
+ * draws it in pages, PR comments and job summaries). Mermaid's lines have no names and need a value
+ * per column, so each context's line runs over its measured columns up to its first gap (Over
+ * capacity, not run), and the caption names the lines in order. Empty when nothing was measured.
+ */
+export function mermaidChart(result: SpeedMatrixResult, axes: { contexts: number[]; levels: number[] } = gridAxes(result)): string[] {
+  const cells = new Map(matrixCells(result).map((c) => [cellKey(c.context, c.concurrency), c]));
+  const lines: Array<{ label: string; values: number[] }> = [];
+  for (const context of axes.contexts) {
+    const values: number[] = [];
+    for (const c of axes.levels) {
+      const v = cells.get(cellKey(context, c))?.figures?.totalTokensPerSecond;
+      if (v === undefined || !Number.isFinite(v)) break;
+      values.push(Math.round(v * 10) / 10);
+    }
+    if (values.length > 0) lines.push({ label: contextLabel(context), values });
+  }
+  if (lines.length === 0) return [];
+  const top = Math.max(...lines.flatMap((l) => l.values));
+  return [
+    `Total tok/s by requests at once; one line per context, in order: ${lines.map((l) => l.label).join(', ')} (a line stops at its first cell without figures).`,
+    '',
+    '```mermaid',
+    'xychart-beta',
+    '    title "Total tok/s"',
+    `    x-axis "Requests at once" [${axes.levels.join(', ')}]`,
+    `    y-axis "Total tok/s" 0 --> ${Math.ceil(top * 1.1)}`,
+    ...lines.map((l) => `    line [${l.values.join(', ')}]`),
+    '```',
+  ];
 }
 
 /** the matrix's planned cells, without the capacity search's adaptive ones */
@@ -307,7 +342,7 @@ function countRange(n: number, one: string, many: string, labels: string[]): str
   return `${n} ${n === 1 ? one : many}${range}`;
 }
 
-function hardwareItems(info: RunInfo): Array<[string, string | undefined]> {
+export function hardwareItems(info: RunInfo): Array<[string, string | undefined]> {
   const h = info.hardware;
   return [
     ['Type', h.type],
@@ -321,7 +356,7 @@ function hardwareItems(info: RunInfo): Array<[string, string | undefined]> {
   ];
 }
 
-function engineItems(info: RunInfo): Array<[string, string | undefined]> {
+export function engineItems(info: RunInfo): Array<[string, string | undefined]> {
   const e = info.engine;
   const s = info.server;
   const sourced = (v: { value: number; source: string } | undefined, unit: string) =>
@@ -342,7 +377,7 @@ function engineItems(info: RunInfo): Array<[string, string | undefined]> {
   ];
 }
 
-function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]> {
+export function runItems(result: SpeedMatrixResult): Array<[string, string | undefined]> {
   const { run } = result.info;
   return [
     ['Served model', run.servedModel],
@@ -460,7 +495,7 @@ function prefillMeasurementRow(context: number, r: PrefillRowResult | undefined,
   ];
 }
 
-function cellMeasurementRow(context: number, concurrency: number, cell: CellResult | undefined, missing: string): string[] {
+export function cellMeasurementRow(context: number, concurrency: number, cell: CellResult | undefined, missing: string): string[] {
   const head = ['Sustained decode', contextLabel(context), String(concurrency)];
   const f = cell?.figures;
   if (!cell || !f) return [...head, cell ? statusText(cell) : missing, ...Array<string>(10).fill(ABSENT)];

@@ -430,6 +430,7 @@ export interface CellResult {
    * measured by the capacity search between two matrix columns (not a planned cell of the matrix)
    */
   adaptive?: boolean;
+  series?: CellSeries;
   context: number;
   contextLabel: string;
   concurrency: number;
@@ -569,6 +570,33 @@ export interface SloMiss {
    * e.g. TTFT p90 2,340 ms > 2,000 ms
    */
   detail: string;
+}
+/**
+ * what the HTML report draws for one cell (its last repeat): the server's metrics sampled in the window, and each request's mean time between tokens
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "CellSeries".
+ */
+export interface CellSeries {
+  /**
+   * server metric samples from the window's start to its end; a metric the server does not report is absent
+   */
+  metrics?: {
+    /**
+     * seconds since the window opened
+     */
+    atS: number[];
+    running?: (number | null)[];
+    waiting?: (number | null)[];
+    /**
+     * KV-cache usage, 0..1
+     */
+    kvUsage?: (number | null)[];
+  };
+  /**
+   * each request's mean time between tokens in the window (ms), the values the cell's TBT figures are quantiles of
+   */
+  requestTbtMs: number[];
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema

@@ -4,7 +4,7 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from './collect.js';
-import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells, matrixCells } from './render-md.js';
+import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells, matrixCells, mermaidChart } from './render-md.js';
 import { describeCapacity } from '../slo/capacity.js';
 import type { SpeedMatrixResult } from './types.js';
 
@@ -16,6 +16,8 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
   out.push(`${finishedCells(result)} of ${Math.max(planned.length, matrixCells(result).length)} cells · ${info.run.windowS} s windows${repeat}`, '');
   out.push(...decodeGrid(result), '');
+  const chart = mermaidChart(result);
+  if (chart.length > 0) out.push(...chart, '');
   const capacity = result.capacity?.rows ?? [];
   if (info.run.slo && capacity.length > 0) {
     out.push(`### Capacity at ${codeSpan(info.run.slo.text)}`, '', ...capacity.map((r) => `- ${escapeCell(describeCapacity(r))}`), '');

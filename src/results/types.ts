@@ -26,6 +26,7 @@ export type {
   FigureSpread,
   Slo,
   Goodput,
+  CellSeries,
   SloMiss,
   SloVerdict,
   CapacityRow,

@@ -1,5 +1,5 @@
 /**
- * Writes speed-matrix.json (validated against the schema) and speed-matrix.md into a folder,
+ * Writes speed-matrix.json (validated against the schema), speed-matrix.md and speed-matrix.html into a folder,
  * each atomically (temp file in the same folder, then rename), creating the folder first.
  * Synchronous on purpose: the reporter calls it after every cell and two writes must never interleave.
  */
@@ -7,6 +7,7 @@ import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { renderMarkdown } from './render-md.js';
+import { renderHtml, RESULT_HTML } from '../report/html.js';
 import type { SpeedMatrixResult } from './types.js';
 import { assertValidResult } from './validate.js';
 
@@ -83,8 +84,8 @@ export function writeFileAtomic(path: string, text: string): void {
   }
 }
 
-/** Validate, then write both files; returns their paths. Throws (writing nothing) when invalid. */
-export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonPath: string; mdPath: string } {
+/** Validate, then write the JSON, the Markdown page and the HTML report; returns their paths. Throws (writing nothing) when invalid. */
+export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } {
   const json = `${JSON.stringify(result, null, 2)}\n`;
   assertValidResult(JSON.parse(json)); // what the file will hold (undefined fields dropped)
   ensureDir(outDir);
@@ -92,5 +93,7 @@ export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonP
   const mdPath = join(outDir, RESULT_MD);
   writeFileAtomic(jsonPath, json);
   writeFileAtomic(mdPath, renderMarkdown(result));
-  return { jsonPath, mdPath };
+  const htmlPath = join(outDir, RESULT_HTML);
+  writeFileAtomic(htmlPath, renderHtml(result));
+  return { jsonPath, mdPath, htmlPath };
 }

@@ -44,15 +44,16 @@ test('validation rejects unknown fields, wrong enums, wrong schemaVersion, bad k
   expect(errorsOf(missing).join()).toMatch(/cells\.1\.finishedAt/);
 });
 
-test('writeResults writes both files into a new folder and leaves no temp files', () => {
+test('writeResults writes the JSON, the Markdown page and the HTML report into a new folder and leaves no temp files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sm-write-'));
   dirs.push(dir);
   const out = join(dir, 'nested', 'reports');
-  const { jsonPath, mdPath } = writeResults(out, sglangResult());
+  const { jsonPath, mdPath, htmlPath } = writeResults(out, sglangResult());
   expect(JSON.parse(readFileSync(jsonPath, 'utf8'))).toEqual(JSON.parse(JSON.stringify(sglangResult())));
   expect(readFileSync(mdPath, 'utf8')).toMatch(/^# Speed test matrix\n/);
+  expect(readFileSync(htmlPath, 'utf8')).toMatch(/^<!doctype html>\n/);
   writeResults(out, sglangResult()); // overwrite
-  expect(readdirSync(out).sort()).toEqual(['speed-matrix.json', 'speed-matrix.md']);
+  expect(readdirSync(out).sort()).toEqual(['speed-matrix.html', 'speed-matrix.json', 'speed-matrix.md']);
 });
 
 test('writeResults refuses an invalid result and writes nothing', () => {

@@ -1,0 +1,37 @@
+/**
+ * Pure: what the HTML report draws for a cell, from the same inputs as its figures: the server's
+ * metric samples inside the window (seconds since it opened; a metric the server does not report
+ * is left out) and each request's mean time between tokens in the window, computed as the cell's
+ * TBT figures are (figures.ts), so the histogram and the figures describe the same values.
+ */
+import type { RequestTimeline } from '../client/types.js';
+import type { MetricsSample } from '../engines/types.js';
+import type { CellSeries } from '../results/types.js';
+import { requestTimeBetweenTokensMs } from './figures.js';
+
+export interface CellSeriesInput {
+  timelines: readonly RequestTimeline[];
+  samples: readonly MetricsSample[];
+  windowStartMs: number;
+  windowEndMs: number;
+}
+
+/** 3 significant digits are plenty for a chart, and keep a 40-cell page small */
+const round = (x: number): number => Number(x.toPrecision(3));
+
+export function cellSeries(input: CellSeriesInput): CellSeries {
+  const { windowStartMs: ws, windowEndMs: we } = input;
+  const requestTbtMs = input.timelines
+    .map((t) => requestTimeBetweenTokensMs(t, ws, we))
+    .filter((x): x is number => x !== undefined)
+    .map(round);
+  const inWindow = input.samples.filter((s) => s.atMs >= ws && s.atMs <= we);
+  const series: CellSeries = { requestTbtMs };
+  if (inWindow.length === 0) return series;
+  const metrics: NonNullable<CellSeries['metrics']> = { atS: inWindow.map((s) => Math.round(s.atMs - ws) / 1000) };
+  for (const key of ['running', 'waiting', 'kvUsage'] as const) {
+    if (inWindow.some((s) => s[key] !== undefined)) metrics[key] = inWindow.map((s) => (s[key] === undefined ? null : round(s[key]!)));
+  }
+  series.metrics = metrics;
+  return series;
+}

@@ -1,0 +1,93 @@
+/**
+ * `llm-speed-matrix report <a.json> [b.json …] [--label NAME …] [--out FILE]`: one result → its
+ * report page (as the reporter writes speed-matrix.html); two or more → a comparison page that
+ * overlays them, each run named by its --label (in order) or from its run info.
+ * Exit 0: written; 2: usage error, or a file that cannot be read (wrong schema version, invalid).
+ */
+import { dirname, resolve } from 'node:path';
+import { ConfigError } from '../config/errors.js';
+import { loadResultFile } from '../compare/load.js';
+import { ensureDir, writeFileAtomic } from '../results/write.js';
+import { renderCompareHtml, runName } from './compare-html.js';
+import { renderHtml } from './html.js';
+
+export const REPORT_USAGE = `usage: llm-speed-matrix report <a.json> [b.json …] [--label NAME …] [--out FILE]
+
+One speed-matrix.json: its HTML report. Two or more: one page that overlays them (charts per run,
+each cell's ratios to the first run).
+  --label NAME  name of the next run, in the order of the files (default: engine, version, start time)
+  --out FILE    where to write the page (default: report.html, or compare.html for several runs)`;
+
+export interface ReportIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const defaultIo: ReportIo = {
+  out: (t) => process.stdout.write(`${t}\n`),
+  err: (t) => process.stderr.write(`${t}\n`),
+};
+
+interface ReportArgs {
+  files: string[];
+  labels: string[];
+  out?: string;
+}
+
+function parseArgs(argv: readonly string[]): ReportArgs | string {
+  const args: ReportArgs = { files: [], labels: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const valueOf = (name: string): string | undefined => {
+      if (a.startsWith(`${name}=`)) return a.slice(name.length + 1);
+      const v = argv[++i];
+      return v === undefined || v.startsWith('--') ? undefined : v;
+    };
+    if (a === '--label' || a.startsWith('--label=')) {
+      const v = valueOf('--label');
+      if (!v) return '--label needs a name, e.g. --label fp8';
+      args.labels.push(v);
+    } else if (a === '--out' || a.startsWith('--out=')) {
+      const v = valueOf('--out');
+      if (!v) return '--out needs a file name, e.g. --out compare.html';
+      args.out = v;
+    } else if (a === '--help' || a === '-h') {
+      return 'help';
+    } else if (a.startsWith('-')) {
+      return `unknown option "${a}"`;
+    } else {
+      args.files.push(a);
+    }
+  }
+  if (args.files.length === 0) return 'give at least one speed-matrix.json';
+  if (args.labels.length > args.files.length) return `${args.labels.length} labels for ${args.files.length} files; give at most one --label per file`;
+  return args;
+}
+
+export async function runReportCli(argv: readonly string[], io: ReportIo = defaultIo): Promise<number> {
+  const args = parseArgs(argv);
+  if (typeof args === 'string') {
+    if (args === 'help') {
+      io.out(REPORT_USAGE);
+      return 0;
+    }
+    io.err(`llm-speed-matrix report: ${args}\n\n${REPORT_USAGE}`);
+    return 2;
+  }
+  try {
+    const results = args.files.map((file) => loadResultFile(file, file));
+    const runs = results.map((result, i) => ({ label: args.labels[i] ?? runName(result), result }));
+    const labels = runs.map((r) => r.label);
+    const twice = labels.find((l, i) => labels.indexOf(l) !== i);
+    if (twice !== undefined) throw new ConfigError(`two runs are named "${twice}"; tell them apart with --label, one per file in order`);
+    const html = runs.length === 1 ? renderHtml(runs[0]!.result) : renderCompareHtml(runs);
+    const out = resolve(args.out ?? (runs.length === 1 ? 'report.html' : 'compare.html'));
+    ensureDir(dirname(out));
+    writeFileAtomic(out, html);
+    io.out(`wrote ${out} (${runs.length === 1 ? 'one run' : `${runs.length} runs: ${labels.join(', ')}`})`);
+    return 0;
+  } catch (error) {
+    io.err(`llm-speed-matrix report: ${(error as Error).message}`);
+    return 2;
+  }
+}

@@ -1,0 +1,359 @@
+/**
+ * Pure: SpeedMatrixResult → speed-matrix.html, one self-contained file (charts drawn here as SVG,
+ * styles inline, no script, no request). The same figures as the Markdown page
+ * (src/results/render-md.ts), drawn: the decode grid as a heat map of statuses (each cell links to
+ * its detail view), total and per-request tok/s and TTFT against requests at once, the Pareto
+ * trade-off of per-request against total tok/s, prefill against context, capacity at the SLO, and
+ * per cell its figures, spread, evidence, cross-check, server metrics over the window and the
+ * distribution of its requests' time between tokens.
+ */
+import { cellKey, contextLabel, parseContext } from '../results/labels.js';
+import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../results/format.js';
+import { plannedPrefillKeys } from '../results/collect.js';
+import {
+  ALL_MEASUREMENTS_COLUMNS,
+  cellMeasurementRow,
+  goodputText,
+  gridAxes,
+  matrixCells,
+  NOT_RUN,
+  NOT_YET,
+  TTFT_NOTE,
+} from '../results/render-md.js';
+import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../results/types.js';
+import { bindingText } from '../slo/capacity.js';
+import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './style.js';
+import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
+
+export const RESULT_HTML = 'speed-matrix.html';
+
+/** `#cell-8K-16` */
+export function cellAnchor(context: number, concurrency: number): string {
+  return `cell-${contextLabel(context)}-${concurrency}`;
+}
+
+/** a concurrency axis: log 2, ticked at the matrix's columns */
+export function concurrencyAxis(levels: readonly number[]): Axis {
+  return { title: 'Requests at once', log: true, base: 2, ticks: [...levels] };
+}
+
+export function contextAxis(contexts: readonly number[]): Axis {
+  return { title: 'Context (tokens)', ticks: [...contexts], format: contextLabel };
+}
+
+function statusText(cell: CellResult): string {
+  const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)];
+  const shown = all.length > 1 ? all.filter((s) => s !== 'valid') : all;
+  return shown.map(statusLabel).join(', ');
+}
+
+export function renderHtml(full: SpeedMatrixResult): string {
+  const result: SpeedMatrixResult = { ...full, cells: matrixCells(full) };
+  const { info } = result;
+  const { contexts, levels } = gridAxes(result);
+  const cells = new Map(result.cells.map((c) => [cellKey(c.context, c.concurrency), c]));
+  const body: string[] = ['<h1>Speed test matrix</h1>'];
+  if (info.simulated) body.push(`<p class="note">The server was the embedded simulated server${info.simProfile ? ` (profile ${escapeHtml(info.simProfile)})` : ''}; these figures are not from real hardware.</p>`);
+  if (result.partial) body.push('<p class="note"><strong>Partial</strong>: written after the last finished cell; the run is still going, or it was stopped before the rest.</p>');
+  else if (result.incomplete) body.push(`<p class="note"><strong>Incomplete</strong>: ${result.incomplete.notRun.length} cells could not start, ${result.incomplete.missing.length} were not run.</p>`);
+  body.push(`<h2>${escapeHtml(info.title)}</h2>`, infoSections(result));
+
+  body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
+  body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts(result.cells, contexts, levels), '</div>');
+
+  const prefill = prefillCharts(result.prefill);
+  if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));
+
+  if (info.run.slo) body.push(capacityHtml(full));
+  body.push('<h2>All measurements</h2>', measurementsTable(result, contexts, levels, cells));
+  body.push('<h2>Cells</h2>', '<p>Select a cell in the heat map to see its details here.</p>');
+  for (const cell of result.cells) body.push(cellDetail(cell, info.run.repeat));
+  for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.repeat));
+  const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? [])].flatMap((x) => x.thresholdFailures ?? []);
+  if (failures.length > 0) body.push('<h2>Threshold failures</h2>', `<ul>${failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
+  const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? [])].flatMap((x) => x.baselineFailures ?? []);
+  if (regressions.length > 0) body.push('<h2>Regressions against the baseline</h2>', `<ul>${regressions.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
+  return htmlPage(`Speed matrix: ${info.title}`, body.join('\n'));
+}
+
+function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
+  const missing = result.partial ? NOT_YET : NOT_RUN;
+  const heat = contexts.flatMap((context, row) =>
+    levels.map((c, col): HeatCell => {
+      const cell = cells.get(cellKey(context, c));
+      const key = cellKey(context, c);
+      if (!cell) return { row, col, fill: MISSING_COLOR.fill, textColor: MISSING_COLOR.text, text: missing, title: `${key}: ${missing}`, data: { cell: key } };
+      const color = STATUS_COLORS[cell.status];
+      const f = cell.figures;
+      const figures = f ? ` · ${formatRate(f.totalTokensPerSecond)} tok/s total · ${formatRate(f.perRequestTokensPerSecond)} tok/s per request · TTFT ${formatMs(f.ttftMs?.median)}` : '';
+      return {
+        row,
+        col,
+        fill: color.fill,
+        textColor: color.text,
+        text: f ? formatRate(f.totalTokensPerSecond) : statusLabel(cell.status),
+        title: `${key}: ${statusText(cell)}${figures} (select for details)`,
+        href: `#${cellAnchor(context, c)}`,
+        data: { cell: key, status: cell.status },
+      };
+    }),
+  );
+  const seen = new Set(result.cells.map((c) => c.status));
+  return heatMap({
+    name: 'heatmap',
+    title: 'Total tok/s by context and requests at once',
+    description: 'Each cell is coloured by its status and shows its total tok/s; select a cell for its details.',
+    rows: contexts.map(contextLabel),
+    cols: levels.map(String),
+    rowTitle: 'Context (tokens)',
+    colTitle: 'Requests at once',
+    cells: heat,
+    legend: STATUS_ORDER.filter((s) => seen.has(s)).map((s) => ({ name: statusLabel(s), color: STATUS_COLORS[s].fill, box: true })),
+  });
+}
+
+/** one series per context: its measured cells, in order of concurrency */
+function perContext(cells: readonly CellResult[], contexts: readonly number[], point: (c: CellResult) => { x?: number; y?: number; label?: string; title: string }): Series[] {
+  return contexts.map((context, i) => ({
+    name: `context ${contextLabel(context)}`,
+    color: PALETTE[i % PALETTE.length]!,
+    dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length],
+    data: { context: contextLabel(context) },
+    points: cells
+      .filter((c) => c.context === context && c.figures)
+      .sort((a, b) => a.concurrency - b.concurrency)
+      .map((c) => {
+        const p = point(c);
+        return { x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), title: p.title };
+      }),
+  }));
+}
+
+export function decodeCharts(cells: readonly CellResult[], contexts: readonly number[], levels: readonly number[]): string[] {
+  const legend = contexts.map((context, i) => ({ name: contextLabel(context), color: PALETTE[i % PALETTE.length]!, dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length] }));
+  const xC = concurrencyAxis(levels);
+  const key = (c: CellResult) => cellKey(c.context, c.concurrency);
+  return [
+    lineChart({
+      name: 'total',
+      title: 'Total tok/s',
+      description: 'Output tok/s across all simultaneous requests, one line per context.',
+      x: xC,
+      y: { title: 'Total tok/s (tokens per second)' },
+      legend,
+      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.totalTokensPerSecond, title: `${key(c)}: ${formatRate(c.figures?.totalTokensPerSecond)} tok/s total` })),
+    }),
+    lineChart({
+      name: 'perRequest',
+      title: 'Per-request tok/s',
+      description: 'The median request’s own speed (1000 / its time between tokens), one line per context.',
+      x: xC,
+      y: { title: 'Per-request tok/s (tokens per second)' },
+      legend,
+      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.perRequestTokensPerSecond, title: `${key(c)}: ${formatRate(c.figures?.perRequestTokensPerSecond)} tok/s per request` })),
+    }),
+    lineChart({
+      name: 'pareto',
+      title: 'Pareto: per-request against total tok/s',
+      description: 'The trade-off a deployment chooses on: each point is a cell, labelled with its requests at once; one curve per context.',
+      x: { title: 'Total tok/s (tokens per second)' },
+      y: { title: 'Per-request tok/s (tokens per second)' },
+      labels: true,
+      legend,
+      series: perContext(cells, contexts, (c) => ({
+        x: c.figures?.totalTokensPerSecond,
+        y: c.figures?.perRequestTokensPerSecond,
+        label: String(c.concurrency),
+        title: `${key(c)}: ${formatRate(c.figures?.totalTokensPerSecond)} tok/s total, ${formatRate(c.figures?.perRequestTokensPerSecond)} per request`,
+      })),
+    }),
+    lineChart({
+      name: 'ttft',
+      title: 'Time to first token (median)',
+      description: 'Median TTFT on a log scale, one line per context (the prompt cache is warm: mostly queueing and scheduling, not prefill).',
+      x: xC,
+      y: { title: 'TTFT (ms, log scale)', log: true },
+      legend,
+      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.ttftMs?.median, title: `${key(c)}: TTFT ${formatMs(c.figures?.ttftMs?.median)}` })),
+    }),
+  ];
+}
+
+export function prefillCharts(rows: readonly PrefillRowResult[], runs?: ReadonlyArray<{ name: string; rows: readonly PrefillRowResult[] }>): string[] {
+  const all = runs ?? [{ name: 'prefill', rows }];
+  const measured = all.flatMap((r) => r.rows.filter((p) => p.figures));
+  if (measured.length === 0) return [];
+  const contexts = [...new Set(measured.map((p) => p.context))].sort((a, b) => a - b);
+  const series = (pick: (p: PrefillRowResult) => number | undefined, unit: string): Series[] =>
+    all.map((run, i) => ({
+      name: run.name,
+      color: PALETTE[i % PALETTE.length]!,
+      data: { run: String(i) },
+      points: run.rows
+        .filter((p) => p.figures)
+        .sort((a, b) => a.context - b.context)
+        .map((p) => ({ x: p.context, y: pick(p), title: `${run.name} ${contextLabel(p.context)}: ${formatNumber(pick(p), 0)} ${unit}` })),
+    }));
+  const legend = runs ? all.map((r, i) => ({ name: r.name, color: PALETTE[i % PALETTE.length]! })) : undefined;
+  return [
+    lineChart({
+      name: 'prefillTps',
+      title: 'Prefill: prompt tok/s',
+      description: 'Prompt tokens per second of a cold request, by context length.',
+      x: contextAxis(contexts),
+      y: { title: 'Prompt tok/s (tokens per second)' },
+      series: series((p) => p.figures?.promptTokensPerSecond, 'prompt tok/s'),
+      ...(legend ? { legend } : {}),
+    }),
+    lineChart({
+      name: 'prefillTtft',
+      title: 'Prefill: time to first token',
+      description: 'TTFT of a cold request (the whole prefill), by context length, on a log scale.',
+      x: contextAxis(contexts),
+      y: { title: 'TTFT (ms, log scale)', log: true },
+      series: series((p) => p.figures?.ttftMs, 'ms'),
+      ...(legend ? { legend } : {}),
+    }),
+  ];
+}
+
+function prefillTable(result: SpeedMatrixResult): string {
+  const rows = new Map(result.prefill.map((p) => [p.contextLabel, p]));
+  const keys = [...new Set([...plannedPrefillKeys(result.info), ...rows.keys()])].sort((a, b) => parseContext(a) - parseContext(b));
+  return table(
+    ['Context', 'Status', 'Prompt tok/s', 'TTFT', 'Prompt tokens'],
+    keys.map((k) => {
+      const p = rows.get(k);
+      return [escapeHtml(k), escapeHtml(p ? statusLabel(p.status) : result.partial ? NOT_YET : NOT_RUN), formatPrefillRate(p?.figures?.promptTokensPerSecond), formatMs(p?.figures?.ttftMs), formatNumber(p?.figures?.promptTokens, 0)];
+    }),
+    [1],
+  );
+}
+
+function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
+  const missing = result.partial ? NOT_YET : NOT_RUN;
+  const showGoodput = result.info.run.slo !== undefined;
+  const rows: string[][] = [];
+  for (const context of contexts) {
+    for (const c of levels) {
+      const cell = cells.get(cellKey(context, c));
+      const row = cellMeasurementRow(context, c, cell, missing).map((x) => escapeHtml(x));
+      if (cell?.status === 'not-run') row[3] = escapeHtml(`Not run: ${cell.notRunReason ?? ''}`);
+      else if (cell) row[3] = `<a href="#${cellAnchor(context, c)}">${escapeHtml(statusText(cell))}</a>`;
+      if (showGoodput) row.push(escapeHtml(goodputText(cell)));
+      rows.push(row);
+    }
+  }
+  return table([...ALL_MEASUREMENTS_COLUMNS, ...(showGoodput ? ['Goodput'] : [])], rows, [0, 3]);
+}
+
+function capacityHtml(result: SpeedMatrixResult): string {
+  const slo = result.info.run.slo!;
+  const rows = result.capacity?.rows ?? [];
+  const out = [`<h2>Capacity at your SLO</h2><p>SLO: <code>${escapeHtml(slo.text)}</code>. Users at once per context, the constraint that binds, and the goodput at that point (docs/capacity.md).</p>`];
+  if (rows.length === 0) {
+    out.push(`<p>${result.partial ? 'Searched after each context’s cells.' : 'No context was searched.'}</p>`);
+    return out.join('');
+  }
+  out.push(
+    table(
+      ['Context', 'Users at once', 'Binds', 'Goodput at capacity', 'Searched'],
+      rows.map((r) => [
+        escapeHtml(r.contextLabel),
+        escapeHtml(r.atLeast ? `≥ ${r.capacity} (every column met it)` : `${r.capacity}${r.confirmation && !r.confirmation.meets ? ' (unconfirmed)' : ''}`),
+        escapeHtml(!r.atLeast && r.binding ? bindingText(r.binding, r.bindingConcurrency) : '—'),
+        escapeHtml(r.goodput ? goodputText(r) : '—'),
+        escapeHtml(r.searched.map((x) => `${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`).join(' ')),
+      ]),
+      [2, 4],
+    ),
+  );
+  return out.join('');
+}
+
+/** One cell's detail view (shown when its anchor is the page's target). */
+function cellDetail(cell: CellResult, repeat: number | undefined): string {
+  const key = cellKey(cell.context, cell.concurrency);
+  const f = cell.figures;
+  const out: string[] = [`<section class="cell-detail" id="${cellAnchor(cell.context, cell.concurrency)}" data-cell="${escapeHtml(key)}">`];
+  const color = STATUS_COLORS[cell.status];
+  out.push(
+    `<h3>${escapeHtml(key)}${cell.adaptive ? ' (capacity search)' : ''} <span class="status" style="background:${color.fill};color:${color.text}">${escapeHtml(statusText(cell))}</span> <a href="#chart-heatmap">back to the grid</a></h3>`,
+  );
+  if (cell.notRunReason) out.push(`<p>${escapeHtml(cell.notRunReason)}</p>`);
+  if (f) {
+    const items: Array<[string, string]> = [
+      ['Total tok/s', formatRate(f.totalTokensPerSecond)],
+      ['Per-request tok/s', formatRate(f.perRequestTokensPerSecond)],
+      ['TTFT median / p90 / p99', f.ttftMs ? `${formatMs(f.ttftMs.median)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}` : '—'],
+      ['Time between tokens median / p90 / p99', f.timeBetweenTokensMs ? `${formatNumber(f.timeBetweenTokensMs.median, 1)} / ${formatNumber(f.timeBetweenTokensMs.p90, 1)} / ${formatNumber(f.timeBetweenTokensMs.p99, 1)} ms` : '—'],
+      ['Average active requests', formatRate(f.averageActiveRequests)],
+      ['Completed requests', formatNumber(f.completedRequests, 0)],
+      ['Failed requests', formatNumber(f.failedRequests, 0)],
+      ['Output tokens', formatNumber(f.outputTokens, 0)],
+      ['Measured for', `${formatNumber(f.measuredForS, 1)} s`],
+    ];
+    if (cell.goodput) items.push(['Goodput', goodputText(cell)]);
+    if (cell.slo) items.push(['SLO', cell.slo.meets ? 'met' : `missed: ${cell.slo.binding?.detail ?? ''}`]);
+    out.push(table(['Figure', 'Value'], items.map(([k, v]) => [escapeHtml(k), escapeHtml(v)]), [0]));
+  }
+  if (cell.repeats && cell.repeats.count > 1) {
+    const spread = Object.entries(cell.repeats.spread ?? {}).map(([figure, s]) => [
+      escapeHtml(figure),
+      escapeHtml((s?.values ?? []).map((v) => formatNumber(v, 1)).join(', ')),
+      escapeHtml(`± ${formatNumber((s?.relativeHalfRange ?? 0) * 100, 1)} %`),
+    ]);
+    out.push(`<h4>Spread over ${cell.repeats.count} repeats${repeat ? '' : ''}</h4>`, table(['Figure', 'Repeats', 'Half range / median'], spread, [0, 1]));
+  }
+  if (cell.serverCrossCheck) {
+    out.push(
+      '<h4>Server cross-check</h4>',
+      table(
+        ['Figure', 'Server', 'Client', 'Source', 'Disagree'],
+        cell.serverCrossCheck.items.map((i) => [escapeHtml(i.figure), formatNumber(i.server, 1), formatNumber(i.client, 1), escapeHtml(i.source), i.disagree ? '⚠ yes' : 'no']),
+        [0, 3],
+      ),
+    );
+  }
+  const metrics = cell.series?.metrics;
+  if (metrics && metrics.atS.length > 0) {
+    const line = (name: 'running' | 'waiting', color: string): Series => ({
+      name,
+      color,
+      points: metrics.atS.map((t, i) => ({ x: t, y: metrics[name]?.[i] ?? null })),
+    });
+    const series = [metrics.running ? line('running', PALETTE[0]) : undefined, metrics.waiting ? line('waiting', PALETTE[1]) : undefined].filter((s): s is Series => s !== undefined);
+    if (metrics.kvUsage) {
+      // KV usage (0..1) drawn as the share of the largest request count, so one axis holds all three
+      series.push({ name: 'KV usage %', color: PALETTE[2], dash: '4 3', points: metrics.atS.map((t, i) => ({ x: t, y: metrics.kvUsage![i] == null ? null : metrics.kvUsage![i]! * 100 })) });
+    }
+    out.push(
+      lineChart({
+        name: 'metrics',
+        title: `${key}: server metrics in the window`,
+        description: 'Running and waiting requests as the server reported them (KV usage in % of its cache), sampled through the window.',
+        x: { title: 'Time since the window opened (s)' },
+        y: { title: 'Requests (KV usage: %)' },
+        series,
+        legend: series.map((s) => ({ name: s.name, color: s.color, ...(s.dash ? { dash: s.dash } : {}) })),
+      }),
+    );
+  }
+  const tbt = cell.series?.requestTbtMs ?? [];
+  if (tbt.length > 0) {
+    out.push(
+      histogram({
+        name: 'tbt',
+        title: `${key}: time between tokens per request`,
+        description: `Each request’s mean time between tokens in the window (${tbt.length} requests); the cell’s TBT figures are quantiles of these.`,
+        x: { title: 'Time between tokens (ms)' },
+        y: { title: 'Requests' },
+        values: tbt,
+        color: PALETTE[0],
+      }),
+    );
+  }
+  if (Object.keys(cell.evidence).length > 0) out.push('<h4>Evidence</h4>', `<pre>${escapeHtml(JSON.stringify(cell.evidence, null, 2))}</pre>`);
+  out.push('</section>');
+  return out.join('\n');
+}

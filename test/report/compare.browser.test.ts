@@ -1,0 +1,130 @@
+/**
+ * The comparison page (`llm-speed-matrix report a.json b.json c.json --label … --out compare.html`)
+ * in a real headless Chromium: three tiny simulator runs, the third with a seeded slowdown (step
+ * time 12 ms instead of 10: about −17 % tok/s). Checked: no console error, page error or request;
+ * one series per run × context in each chart, the slow run's among them; the slow run's total
+ * tok/s ratios against the first run below 1; a result of another schema version is refused with
+ * a message naming the file and the version.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { SpeedMatrixResult } from '../../src/results/types.js';
+import { root, runVitest } from '../compare/run-vitest.js';
+import { launchBrowser, pageProblems, screenshotPaths, skipWithoutBrowser, tempDir, type ReportBrowser } from './browser.js';
+
+const skip = skipWithoutBrowser('HTML comparison page browser tests');
+const dir = tempDir('lsm-html-compare-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const matrix = {
+  LLM_BENCH_SIM_PROFILE: 'tiny',
+  LLM_BENCH_CONTEXTS: '0,1K',
+  LLM_BENCH_CONCURRENCY: '1,4',
+  LLM_BENCH_PREFILL: '1K',
+  LLM_BENCH_DURATION_S: '1.5',
+  LLM_BENCH_MAX_TOKENS: '64',
+};
+const labels = ['base', 'same', 'slow'];
+
+function cli(args: string[]): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'report', ...args], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+describe.skipIf(skip)('comparison HTML page in Chromium', () => {
+  let browser: ReportBrowser;
+  const files: string[] = [];
+  const results: SpeedMatrixResult[] = [];
+
+  beforeAll(async () => {
+    for (const label of labels) {
+      const out = join(dir, label);
+      const run = runVitest(['bench', '--run'], {
+        ...matrix,
+        LLM_BENCH_OUT: out,
+        ...(label === 'slow' ? { LLM_BENCH_SIM_OVERRIDES: '{"stepBaseMs":12}' } : {}),
+      });
+      expect(run.code, run.out).toBe(0);
+      files.push(join(out, 'speed-matrix.json'));
+      results.push(JSON.parse(readFileSync(files.at(-1)!, 'utf8')));
+    }
+    browser = await launchBrowser();
+  }, 240_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test('three runs, one slowed down: one series per run × context, the slow one below 1×', { timeout: 60_000 }, async () => {
+    const html = join(dir, 'compare.html');
+    const made = cli([...files, ...labels.flatMap((l) => ['--label', l]), '--out', html]);
+    expect(made.code, made.out).toBe(0);
+    const p = await browser.open(html);
+    try {
+      expect(pageProblems(p)).toEqual([]);
+      expect(await p.count('script')).toBe(0);
+      const csp = await p.page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      expect(csp).toMatch(/default-src 'none'/);
+
+      // each run named by its label
+      const text = await p.page.locator('body').innerText();
+      for (const l of labels) expect(text).toContain(l);
+
+      // the charts, one series per run × context (a run's series carry data-run)
+      const contexts = results[0]!.info.run.contexts.length;
+      for (const name of ['total', 'perRequest', 'pareto', 'ttft']) {
+        const chart = `figure.chart[data-chart="${name}"]`;
+        expect(await p.count(chart), `chart ${name}`).toBe(1);
+        const runs = await p.page.locator(`${chart} g.series[data-run]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-run')));
+        expect(runs, `series of ${name}`).toHaveLength(labels.length * contexts);
+        const perRun = new Map<string, number>();
+        for (const r of runs) perRun.set(r!, (perRun.get(r!) ?? 0) + 1);
+        expect([...perRun.values()], `series per run in ${name}`).toEqual(labels.map(() => contexts));
+        // the slow run's curves have their points
+        expect([...perRun.keys()], `data-run values in ${name}`).toEqual(['0', '1', '2']);
+        expect(await p.count(`${chart} g.series[data-run="2"] .mark`), `slow run's marks in ${name}`).toBe(
+          results[2]!.cells.filter((c) => !c.adaptive && c.figures).length,
+        );
+      }
+
+      // ratios against the first run, one column per later run and figure, headed "<label>: total tok/s"
+      const ratios = await p.page.locator('table:has(.ratio)').evaluate((t) => ({
+        head: [...t.querySelectorAll('thead th')].map((th) => (th.textContent ?? '').trim()),
+        rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((td) => (td.textContent ?? '').trim())),
+      }));
+      const column = (header: string): number[] => {
+        const i = ratios.head.indexOf(header);
+        expect(i, `ratio column "${header}" in ${ratios.head.join(' | ')}`).toBeGreaterThan(0);
+        return ratios.rows.map((r) => {
+          expect(r[i], `ratio text in column "${header}"`).toMatch(/^\d+\.\d\d×$/);
+          return Number(r[i]!.replace('×', ''));
+        });
+      };
+      const cells = results[0]!.cells.filter((c) => !c.adaptive && c.figures).length;
+      expect(ratios.rows).toHaveLength(cells);
+      expect(ratios.rows.map((r) => r[0])).toEqual(results[0]!.cells.filter((c) => !c.adaptive && c.figures).map((c) => `${c.contextLabel}/${c.concurrency}`));
+      const slow = column('slow: total tok/s');
+      for (const r of slow) expect(r, `slow total tok/s ratios ${slow.join(', ')}`).toBeLessThan(1);
+      const same = column('same: total tok/s');
+      console.log(`compare page: total tok/s ratios to base — same ${same.join(', ')}; slow ${slow.join(', ')}`);
+      for (const r of same) expect(r, `rerun total tok/s ratios ${same.join(', ')}`).toBeGreaterThan(0.8);
+      // the slow run is marked worse where it is more than 5 % slower
+      expect(await p.count('.ratio.worse')).toBeGreaterThan(0);
+      await p.screenshot(screenshotPaths('compare.png'));
+      console.log(`screenshot: ${screenshotPaths('compare.png').join(', ')}`);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a result of another schema version is refused, naming the file and the version', () => {
+    const other = join(dir, 'v2.json');
+    writeFileSync(other, JSON.stringify({ ...results[0], schemaVersion: 2 }));
+    const r = cli([files[0]!, other, '--out', join(dir, 'bad.html')]);
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBeNull();
+    expect(r.out).toContain(other);
+    expect(r.out).toMatch(/schemaVersion 2\b/);
+  });
+});
