@@ -144,7 +144,14 @@ function axes(xs: Scale, ys: Scale, x: Axis, y: Axis, width: number, height: num
   const xt = x.format ?? ((n: number) => stepText(n, xs.digits));
   const yt = y.format ?? ((n: number) => stepText(n, ys.digits));
   for (const t of ys.ticks) out.push(`<text x="${MARGIN.left - 6}" y="${px(ys.at(t) + 4)}" text-anchor="end">${escapeHtml(yt(t))}</text>`);
-  for (const t of xs.ticks) out.push(`<text x="${px(xs.at(t))}" y="${height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(xt(t))}</text>`);
+  // a tick label too close to the one before it is left out (123K beside 128K)
+  let lastX = -Infinity;
+  for (const t of xs.ticks) {
+    const at = xs.at(t);
+    if (at - lastX < 7 * Math.max(2, xt(t).length)) continue;
+    lastX = at;
+    out.push(`<text x="${px(at)}" y="${height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(xt(t))}</text>`);
+  }
   out.push(`<text x="${px((MARGIN.left + width - MARGIN.right) / 2)}" y="${height - 8}" text-anchor="middle" class="axis-title">${escapeHtml(x.title)}</text>`);
   out.push(`<text transform="translate(16 ${px((MARGIN.top + height - MARGIN.bottom) / 2)}) rotate(-90)" text-anchor="middle" class="axis-title">${escapeHtml(y.title)}</text></g>`);
   return out.join('');
