@@ -14,6 +14,7 @@
  * become Over capacity, as on the reference pages (here only the largest three, so the page is
  * near its largest). The synthesized result is schema-checked.
  */
+import { mulberry32 } from '../src/random.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,18 +40,7 @@ function arg(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-/** mulberry32: the same page every run */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = prng(20240601);
+const rand = mulberry32(20240601);
 const r3 = (x: number) => Number(x.toPrecision(3));
 
 function templateResult(): SpeedMatrixResult {

@@ -5,6 +5,7 @@
  * Without --out the diff page is printed; with it, a one-line verdict and the regressions.
  * When GITHUB_STEP_SUMMARY is set the diff page is appended to it.
  */
+import { takeOption } from '../meta/args.js';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
@@ -47,9 +48,9 @@ function parseArgs(argv: string[]): CompareArgs | string {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const valueOf = (name: string): string | undefined => {
-      if (a.startsWith(`${name}=`)) return a.slice(name.length + 1);
-      const v = argv[++i];
-      return v === undefined || v.startsWith('--') ? undefined : v;
+      const { value, last } = takeOption(argv, i, name);
+      i = last;
+      return value;
     };
     if (a === '--out' || a.startsWith('--out=')) {
       const v = valueOf('--out');

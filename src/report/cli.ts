@@ -4,6 +4,7 @@
  * overlays them, each run named by its --label (in order) or from its run info.
  * Exit 0: written; 2: usage error, or a file that cannot be read (wrong schema version, invalid).
  */
+import { takeOption } from '../meta/args.js';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { loadResultFile } from '../compare/load.js';
@@ -39,9 +40,9 @@ function parseArgs(argv: readonly string[]): ReportArgs | string {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const valueOf = (name: string): string | undefined => {
-      if (a.startsWith(`${name}=`)) return a.slice(name.length + 1);
-      const v = argv[++i];
-      return v === undefined || v.startsWith('--') ? undefined : v;
+      const { value, last } = takeOption(argv, i, name);
+      i = last;
+      return value;
     };
     if (a === '--label' || a.startsWith('--label=')) {
       const v = valueOf('--label');
