@@ -182,9 +182,20 @@ function tolerance(truth: number): number {
   return Math.max(1, 0.05 * truth);
 }
 
+/**
+ * CI measures the 8K row, where the three SLOs bind by TBT, TTFT and KV capacity (about 40 s);
+ * LLM_BENCH_ACCURACY=full measures all three contexts (about 2 minutes; the last full table is in
+ * docs/capacity.md). A context left out says so in the test's name and in the log.
+ */
+const FULL = process.env.LLM_BENCH_ACCURACY === 'full';
+const MEASURED: readonly number[] = FULL ? CONTEXTS : [8192];
+const SKIP_REASON = 'set LLM_BENCH_ACCURACY=full to measure it too (CI measures 8K, where TBT, TTFT and KV capacity each bind)';
+
 describe.each(CONTEXTS)('capacity at 3 SLOs, context %i, against the sim truth', (context) => {
-  test(
-    'the search finds each truth within ±1 user or ±5 %, with at most ⌈log2(gap)⌉ + 1 added cells',
+  const measured = MEASURED.includes(context);
+  if (!measured) console.log(`[capacity-slo] context ${contextLabel(context)} skipped: ${SKIP_REASON}`);
+  (measured ? test : test.skip)(
+    `the search finds each truth within ±1 user or ±5 %, with at most ⌈log2(gap)⌉ + 1 added cells${measured ? '' : ` (skipped: ${SKIP_REASON})`}`,
     async () => {
       const { session } = run.opened;
       const facts = { kvCapacityTokens: session.facts.kvCapacityTokens?.value, maxRunningRequests: session.facts.maxRunningRequests?.value };

@@ -54,7 +54,14 @@ describe('server faults in a matrix', () => {
     const r = runBench({ ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, hugeChunkRate: 0.3, hugeChunkBytes: 10_000_000, faultAfterTokens: 9 } }) }, 90);
     expect(r.code, r.out).toBe(0);
     const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
-    expect(result.cells[0]!.status).toBe('valid');
+    const cell = result.cells[0]!;
+    // read, not failed: no error, tokens counted. Valid, or Requests queued when the loaded 2-core
+    // machine spent long enough on 10 MB chunks that the server's running count lagged the
+    // client's in-flight one (seen once in CI): a load artefact, not a fault of the chunk
+    expect(cell.statuses).not.toContain('errors');
+    expect(['valid', 'requests-queued']).toContain(cell.status);
+    expect(cell.figures?.failedRequests).toBe(0);
+    expect(cell.figures?.outputTokens).toBeGreaterThan(0);
   });
 });
 
