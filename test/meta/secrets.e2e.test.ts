@@ -61,11 +61,14 @@ describe('secrets never reach the page, the JSON or the console', () => {
     expect(run.code, run.out).toBe(0);
     const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
     const json = readFileSync(join(out, 'speed-matrix.json'), 'utf8');
+    const html = readFileSync(join(out, 'speed-matrix.html'), 'utf8');
     for (const secret of SECRETS) {
       expect(run.out, `console has ${secret}`).not.toContain(secret);
       expect(md, `markdown has ${secret}`).not.toContain(secret);
       expect(json, `json has ${secret}`).not.toContain(secret);
+      expect(html, `html has ${secret}`).not.toContain(secret);
     }
+    expect(html).toContain('--api-key &lt;redacted&gt;');
     // the launch command is shown, with its secrets redacted
     expect(md).toContain('HF_TOKEN=<redacted> python -m sglang.launch_server --model-path org/sim-model --api-key <redacted> --max-running-requests 8');
     const result = JSON.parse(json);
