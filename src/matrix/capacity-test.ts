@@ -8,7 +8,7 @@ import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../results/labels.js';
 import type { CapacityRow, CellResult } from '../results/types.js';
 import { bindingText, capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
-import { judgeCell } from '../slo/verdict.js';
+import { judgeCell, unmeasuredVerdict } from '../slo/verdict.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
@@ -35,14 +35,21 @@ export function createCapacityRunner(run: RunContext) {
     const slo = cfg.slo!;
     const label = contextLabel(context);
     const judged: Judged[] = [];
+    const missing: number[] = [];
     for (const c of cfg.matrix.concurrency) {
       const cell = run.results.get(cellKey(context, c));
       const j = cell ? judgedOf(cell, false) : undefined;
       if (j) judged.push(j);
+      else missing.push(c);
     }
     if (judged.length === 0) {
       tc.skip(`capacity ${label}: none of this row's cells ran in this run (filtered with -t?), so there is nothing to search from`);
       return;
+    }
+    // a column with no result (its test failed or timed out, or was filtered out) is not a pass:
+    // the capacity is never claimed above a concurrency nothing was learnt about
+    for (const c of missing) {
+      judged.push({ concurrency: c, adaptive: false, measured: false, verdict: unmeasuredVerdict(`${label}/${c} has no result in this run`) });
     }
     const cells: CellResult[] = [];
     const search = await searchCapacity({
@@ -71,7 +78,11 @@ export function createCapacityRunner(run: RunContext) {
     }
     tc.task.meta.speedMatrix = { kind: 'capacity', row, cells, info };
     progress(`capacity at ${slo.text}: ${describeCapacity(row)}`);
-    const failures = [...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
+    // a search cell that could not be measured (the server went away) leaves the answer open
+    const unmeasured = cells
+      .filter((c) => c.status === 'not-run')
+      .map((c) => `capacity ${label}: the search's cell at ${c.concurrency} could not be measured (${c.notRunReason ?? 'not run'}), so ${row.capacity} is only a lower bound`);
+    const failures = [...unmeasured, ...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
     if (failures.length > 0) throw new Error(failures.join('\n'));
   };
 }

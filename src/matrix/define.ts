@@ -83,6 +83,11 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000") or the suite's slo, or remove the capacity entries`,
     );
   }
+  if (capacityBudgets.length > 0 && cfg.slo && thresholds.slo !== undefined && thresholds.slo !== cfg.slo.text && !updating) {
+    throw new ThresholdsError(
+      `${cfg.thresholdsPath}: its capacity budgets were measured at the SLO ${thresholds.slo}, this run's is ${cfg.slo.text}; run at that SLO, or rewrite the budgets for this one with -u`,
+    );
+  }
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
   // …and checked against this run's settings before any cell runs
   const baseline =

@@ -37,6 +37,8 @@ export function resumeDifferences(previous: RunInfo, next: RunInfo): string[] {
   check('engine', previous.engine.engine, next.engine.engine);
   check('repeats', String(previous.run.repeat ?? 1), String(next.run.repeat ?? 1));
   check('simulated', String(previous.simulated), String(next.simulated));
+  // a kept cell's goodput was judged against the partial run's SLO
+  check('SLO (LLM_BENCH_SLO)', previous.run.slo?.text, next.run.slo?.text);
   return out;
 }
 
@@ -52,7 +54,8 @@ export function loadResume(path: string, info: RunInfo): Resume {
   }
   // a cell that did not start, or did not fit then (the capacity may have changed), is planned afresh
   const cells = new Map(
-    previous.cells.filter((c) => c.status !== 'not-run' && c.status !== 'over-capacity').map((c) => [cellKey(c.context, c.concurrency), c]),
+    // the capacity search's own cells are not matrix cells: the search runs again
+    previous.cells.filter((c) => c.status !== 'not-run' && c.status !== 'over-capacity' && !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c]),
   );
   // a prefill row whose request failed is measured again
   const prefill = new Map(previous.prefill.filter((p) => p.status === 'valid').map((p) => [p.contextLabel, p]));

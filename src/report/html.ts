@@ -250,11 +250,16 @@ function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels
 function capacityHtml(result: SpeedMatrixResult): string {
   const slo = result.info.run.slo!;
   const rows = result.capacity?.rows ?? [];
-  const out = [`<h2>Capacity at your SLO</h2><p>SLO: <code>${escapeHtml(slo.text)}</code>. Users at once per context, the constraint that binds, and the goodput at that point (docs/capacity.md).</p>`];
+  const out = [
+    `<h2>Capacity at your SLO</h2><p>SLO: <code>${escapeHtml(slo.text)}</code>. Users at once per context, the constraint that binds, and the goodput at that point (docs/capacity.md). ` +
+      'Searched: each concurrency judged, ✓ met the SLO, ✗ did not, * the search’s own cells; select one for its details.</p>',
+  ];
   if (rows.length === 0) {
-    out.push(`<p>${result.partial ? 'Searched after each context’s cells.' : 'No context was searched.'}</p>`);
+    out.push(`<p>${result.partial ? 'Searched after the matrix’s cells.' : 'No context was searched in this run.'}</p>`);
     return out.join('');
   }
+  // every concurrency judged links to its cell's detail view (columns and the search's own cells)
+  const searchedCells = new Set(result.cells.map((c) => cellKey(c.context, c.concurrency)));
   out.push(
     table(
       ['Context', 'Users at once', 'Binds', 'Goodput at capacity', 'Searched'],
@@ -263,7 +268,12 @@ function capacityHtml(result: SpeedMatrixResult): string {
         escapeHtml(r.atLeast ? `≥ ${r.capacity} (every column met it)` : `${r.capacity}${r.confirmation && !r.confirmation.meets ? ' (unconfirmed)' : ''}`),
         escapeHtml(!r.atLeast && r.binding ? bindingText(r.binding, r.bindingConcurrency) : '—'),
         escapeHtml(r.goodput ? goodputText(r) : '—'),
-        escapeHtml(r.searched.map((x) => `${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`).join(' ')),
+        r.searched
+          .map((x) => {
+            const text = escapeHtml(`${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`);
+            return searchedCells.has(cellKey(r.context, x.concurrency)) ? `<a href="#${cellAnchor(r.context, x.concurrency)}">${text}</a>` : text;
+          })
+          .join(' '),
       ]),
       [2, 4],
     ),
@@ -324,12 +334,14 @@ function cellDetail(cell: CellResult, repeat: number | undefined): string {
     });
     const series = [metrics.running ? line('running', PALETTE[0]) : undefined, metrics.waiting ? line('waiting', PALETTE[1]) : undefined].filter((s): s is Series => s !== undefined);
     if (metrics.kvUsage) {
-      // KV usage (0..1) drawn as the share of the largest request count, so one axis holds all three
+      // KV usage (0..1) drawn in % on the same axis as the request counts
       series.push({ name: 'KV usage %', color: PALETTE[2], dash: '4 3', points: metrics.atS.map((t, i) => ({ x: t, y: metrics.kvUsage![i] == null ? null : metrics.kvUsage![i]! * 100 })) });
     }
     out.push(
       lineChart({
         name: 'metrics',
+        key: `metrics-${cellAnchor(cell.context, cell.concurrency)}`,
+        markers: false,
         title: `${key}: server metrics in the window`,
         description: 'Running and waiting requests as the server reported them (KV usage in % of its cache), sampled through the window.',
         x: { title: 'Time since the window opened (s)' },
@@ -344,6 +356,7 @@ function cellDetail(cell: CellResult, repeat: number | undefined): string {
     out.push(
       histogram({
         name: 'tbt',
+        key: `tbt-${cellAnchor(cell.context, cell.concurrency)}`,
         title: `${key}: time between tokens per request`,
         description: `Each request’s mean time between tokens in the window (${tbt.length} requests); the cell’s TBT figures are quantiles of these.`,
         x: { title: 'Time between tokens (ms)' },

@@ -49,6 +49,8 @@ export interface LegendItem {
 
 export interface LineChartSpec {
   name: string;
+  /** the element id's suffix when the chart appears more than once on a page (default: name) */
+  key?: string;
   title: string;
   description: string;
   x: Axis;
@@ -125,8 +127,9 @@ function scale(axis: Axis, values: number[], from: number, to: number): Scale {
 
 const MARGIN = { left: 70, right: 130, top: 30, bottom: 46 };
 
-function frame(name: string, width: number, height: number, title: string, description: string, body: string): string {
-  const id = `chart-${name}`;
+function frame(name: string, width: number, height: number, title: string, description: string, body: string, key?: string): string {
+  // ids are unique on the page: a chart drawn once per cell carries the cell in its key
+  const id = `chart-${key ?? name}`;
   return (
     `<figure class="chart" data-chart="${escapeHtml(name)}" id="${escapeHtml(id)}">` +
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">` +
@@ -214,7 +217,7 @@ export function lineChart(spec: LineChartSpec): string {
   }
   if (all.length === 0) out.push(`<text x="${width / 2}" y="${height / 2}" text-anchor="middle" class="empty">no data yet</text>`);
   out.push(legendSvg(spec.legend, width - MARGIN.right + 10, MARGIN.top + 10));
-  return frame(spec.name, width, height, spec.title, spec.description, out.join(''));
+  return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
 }
 
 export interface HeatCell {
@@ -275,6 +278,7 @@ export function heatMap(spec: HeatMapSpec): string {
 
 export interface HistogramSpec {
   name: string;
+  key?: string;
   title: string;
   description: string;
   x: Axis;
@@ -310,5 +314,5 @@ export function histogram(spec: HistogramSpec): string {
     );
   });
   out.push('</g>');
-  return frame(spec.name, width, height, spec.title, spec.description, out.join(''));
+  return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
 }

@@ -215,7 +215,7 @@ export function mermaidChart(result: SpeedMatrixResult, axes: { contexts: number
     'xychart-beta',
     '    title "Total tok/s"',
     `    x-axis "Requests at once" [${axes.levels.join(', ')}]`,
-    `    y-axis "Total tok/s" 0 --> ${Math.ceil(top * 1.1)}`,
+    `    y-axis "Total tok/s" 0 --> ${Math.max(1, Math.ceil(top * 1.1))}`,
     ...lines.map((l) => `    line [${l.values.join(', ')}]`),
     '```',
   ];
@@ -255,7 +255,7 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
   const out: string[] = ['### Capacity at your SLO', ''];
   out.push(`SLO: ${codeSpan(slo.text)} (${escapeText(sloMeaning(slo))}). Capacity is the most simultaneous requests whose cell met it, below the first that did not; between the matrix's columns it is found by measuring extra cells (resolution: 1 request or 5 %, whichever is larger), and the answer is measured once more to confirm it.`, '');
   if (rows.length === 0) {
-    out.push(result.partial ? `${NOT_YET} (searched after each context's cells)` : 'No context was searched (no row of the matrix ran in full).', '');
+    out.push(result.partial ? `${NOT_YET} (searched after the matrix's cells)` : 'No context was searched in this run (its capacity tests were filtered out, or none of a row\'s cells ran).', '');
     return out;
   }
   out.push(markdownRow(['Context', 'Users at once', 'Binds', 'Goodput at capacity', 'Searched']), markdownRow(['---', '---', '---', '---', '---']));

@@ -83,3 +83,9 @@ export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
   const binding = misses.reduce<SloMiss | undefined>((worst, m) => (worst === undefined || excess(m) > excess(worst) ? m : worst), undefined);
   return { meets: misses.length === 0, misses, ...(binding ? { binding } : {}) };
 }
+
+/** The verdict of a concurrency with nothing to judge (a planned column with no result in this run). */
+export function unmeasuredVerdict(detail: string): SloVerdict {
+  const miss: SloMiss = { constraint: 'unmeasured', label: 'not measured', detail };
+  return { meets: false, misses: [miss], binding: miss };
+}

@@ -34,7 +34,7 @@ export interface MatrixKeys {
 /** A parsed threshold file (cells and prefill always present). */
 export type LoadedThresholds = ThresholdsFile;
 
-const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill', 'capacity'];
+const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill', 'slo', 'capacity'];
 
 /**
  * Read and check a threshold file against the current matrix. A file that does not exist means

@@ -138,6 +138,10 @@ export const ThresholdsFileSchema = z
       )
       .default({})
       .describe('budgets per prefill row, keyed by context label'),
+    slo: z
+      .string()
+      .optional()
+      .describe('the SLO the capacity budgets were measured at (written by -u, e.g. "perRequest>=20,ttftP90<=2000"); a run at another SLO is refused'),
     capacity: z
       .record(
         z.string().regex(PREFILL_KEY_PATTERN, { error: 'capacity keys are context labels with K = 1024, e.g. "32K" or "0"' }),

@@ -219,14 +219,21 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   }
 
   // capacity at the SLO: min = capacity × (1 − headroom), and at least the capacity tolerance's
-  // floor below it (1 user), in whole users; rows not searched in this run keep their budget; rows
-  // outside the matrix are dropped
+  // floor below it (1 user), in whole users; rows not searched in this run (or bounded by a cell
+  // that was not measured) keep their budget; rows outside the matrix are dropped
   const rows = new Map((result.capacity?.rows ?? []).map((r) => [r.contextLabel, r]));
   const contexts = new Set(result.info.run.contexts.map((c) => contextLabel(c)));
+  // budgets measured at another SLO mean something else: this run's SLO replaces them all
+  const runSlo = result.info.run.slo?.text;
+  const sloChanged = runSlo !== undefined && existing?.slo !== undefined && existing.slo !== runSlo && Object.keys(existing.capacity ?? {}).length > 0;
+  if (sloChanged) moves.push(`capacity budgets were for the SLO ${existing!.slo}; rewritten for ${runSlo}`);
   let capacity: Record<string, CapacityBudget> | undefined;
   for (const key of [...new Set([...Object.keys(existing?.capacity ?? {}), ...rows.keys()])].sort((a, b) => parseContext(a) - parseContext(b))) {
-    const old = existing?.capacity?.[key];
-    const row = rows.get(key);
+    const old = sloChanged ? undefined : existing?.capacity?.[key];
+    const found = rows.get(key);
+    // a capacity bounded by a cell that was not measured (not run, Client-limited, no result) is
+    // no measurement of the server: the budget it had stays
+    const row = found?.binding?.constraint === 'unmeasured' ? undefined : found;
     let entry: CapacityBudget | undefined;
     if (!row) {
       if (old && contexts.has(key)) entry = old;
@@ -243,7 +250,11 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
   file.cells = cells;
   file.prefill = prefill;
-  if (capacity) file.capacity = capacity;
+  if (capacity) {
+    const slo = runSlo ?? existing?.slo;
+    if (slo !== undefined) file.slo = slo;
+    file.capacity = capacity;
+  }
   return { file, moves, kept };
 }
 
@@ -278,6 +289,7 @@ export function formatThresholds(file: ThresholdsFile): string {
   }
   top.cells = file.cells;
   top.prefill = file.prefill;
+  if (file.slo !== undefined) top.slo = file.slo;
   if (file.capacity !== undefined) top.capacity = file.capacity;
   return `${JSON.stringify(top, null, 2)}\n`;
 }

@@ -113,6 +113,11 @@ describe('capacity gate against the simulator', () => {
     const file = JSON.parse(readFileSync(thresholds, 'utf8'));
     expect(file.capacity).toEqual({ '0': { min: Math.floor(Math.min(row.capacity * 0.8, row.capacity - 1)) } });
     expect(Object.keys(file.cells).sort()).toEqual(['0/1', '0/16', '0/4']);
+    expect(file.slo).toBe(SLO);
+    // the budget means "at this SLO": a run at another one is refused before any cell runs
+    const other = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_SLO: 'perRequest>=30', LLM_BENCH_OUT: join(dir, 'other'), LLM_BENCH_SIM_OVERRIDES: JSON.stringify(BASE_PROFILE) }, 120_000);
+    expect(other.code, other.out).not.toBe(0);
+    expect(other.out).toContain(`its capacity budgets were measured at the SLO ${SLO}, this run's is perRequest>=30`);
 
     // 2. the seeded slowdown: every step 6 ms longer
     const slowOut = join(dir, 'slow');

@@ -290,8 +290,8 @@ describe('renderMarkdown with an SLO', () => {
 
   test('with an SLO but no row searched yet: the section says so', () => {
     const base = [{ kind: 'run' as const, info: sloInfo() }, ...matrix().slice(0, 3).map((cell) => ({ kind: 'cell' as const, cell }))];
-    expect(renderMarkdown(collectResult(base, { partial: true })!)).toContain('… (searched after each context\'s cells)');
-    expect(renderMarkdown(collectResult(base, { partial: false })!)).toContain('No context was searched (no row of the matrix ran in full).');
+    expect(renderMarkdown(collectResult(base, { partial: true })!)).toContain('… (searched after the matrix\'s cells)');
+    expect(renderMarkdown(collectResult(base, { partial: false })!)).toContain('No context was searched in this run (its capacity tests were filtered out, or none of a row\'s cells ran).');
   });
 });
 

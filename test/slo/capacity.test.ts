@@ -13,6 +13,7 @@ import {
   type CapacityInput,
   type Judged,
 } from '../../src/slo/capacity.js';
+import { unmeasuredVerdict } from '../../src/slo/verdict.js';
 
 const MEETS: SloVerdict = { meets: true, misses: [] };
 
@@ -434,5 +435,16 @@ describe('searchCapacity (the product search, with a fake probe)', () => {
     const none = await run([1, 4, 16], 0, 1000);
     expect(none.probed).toEqual([]);
     expect(none.row.capacity).toBe(0);
+  });
+});
+
+describe('a column with no result', () => {
+  test('counts as not measured: the capacity stays below it and the row is not "at least"', () => {
+    const judged = [j(1, true), j(4, true), { concurrency: 16, adaptive: false, measured: false, verdict: unmeasuredVerdict('8K/16 has no result in this run') }];
+    const row = capacityRow({ context: 8192, contextLabel: '8K', judged });
+    expect(row.atLeast).toBe(false);
+    expect(row.capacity).toBe(4);
+    expect(row.binding).toEqual({ constraint: 'unmeasured', label: 'not measured', detail: '8K/16 has no result in this run' });
+    expect(describeCapacity(row)).toBe('8K: 4 users (binds: 8K/16 has no result in this run at 16)');
   });
 });

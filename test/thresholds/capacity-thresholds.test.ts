@@ -96,7 +96,7 @@ describe('threshold file schema: capacity', () => {
   });
 
   test('capacity is an allowed top-level key', () => {
-    expect(parseError({ capacities: {} })).toContain('(top level): unknown key "capacities"; allowed: $schema, target, headroom, tolerances, cells, prefill, capacity');
+    expect(parseError({ capacities: {} })).toContain('(top level): unknown key "capacities"; allowed: $schema, target, headroom, tolerances, cells, prefill, slo, capacity');
   });
 
   test('tolerances.regression.capacity: a fraction, or a fraction with a floor in users', () => {
@@ -242,7 +242,7 @@ describe('-u writes capacity budgets', () => {
     const result = withCapacity([capRow(8 * K, 42), capRow(16 * K, 16, true)]);
     const existing = file(undefined, { target: 'sglang', headroom: 0.1, tolerances: { slack: 0 } });
     const text = formatThresholds(updateThresholds(result, existing).file);
-    expect(Object.keys(JSON.parse(text))).toEqual(['target', 'headroom', 'tolerances', 'cells', 'prefill', 'capacity']);
+    expect(Object.keys(JSON.parse(text))).toEqual(['target', 'headroom', 'tolerances', 'cells', 'prefill', 'slo', 'capacity']);
     expect(text).toContain('  "capacity": {\n    "8K": {\n      "min": 37\n    },\n    "16K": {\n      "min": 14\n    }\n  }\n}\n');
     expect(Object.keys(JSON.parse(formatThresholds(updateThresholds(sglangResult()).file)))).not.toContain('capacity');
 
@@ -288,5 +288,32 @@ describe('capacityBudgetFailures', () => {
       'capacity 32K: every column met the SLO, but the largest is 16 < budget 20; add a column of at least 20 to measure it',
     ]);
     expect(capacityBudgetFailures(capRow(32 * K, 32, true), 20, 0)).toEqual([]);
+  });
+});
+
+describe('capacity budgets and the SLO they were measured at', () => {
+  test('-u writes the SLO beside the capacity budgets, before them in the file', () => {
+    const { file: out } = updateThresholds(withCapacity([capRow(8 * K, 40)]));
+    expect(out.slo).toBe('ttftP90<=1000');
+    const text = formatThresholds(out);
+    expect(text.indexOf('"slo"')).toBeGreaterThan(text.indexOf('"prefill"'));
+    expect(text.indexOf('"slo"')).toBeLessThan(text.indexOf('"capacity"'));
+    expect(parseThresholds(text, 't.json').slo).toBe('ttftP90<=1000');
+  });
+
+  test('at another SLO, -u rewrites every capacity budget (even ones that still hold) and says so', () => {
+    const existing = file({ '8K': { min: 30 }, '32K': { min: 5 } }, { slo: 'perRequest>=20' });
+    const { file: out, moves } = updateThresholds(withCapacity([capRow(8 * K, 40)]), existing);
+    expect(out.slo).toBe('ttftP90<=1000');
+    // 40 users: 36, not the 30 that would have been kept at the same SLO
+    expect(out.capacity).toEqual({ '8K': { min: 36 } });
+    expect(moves).toContain('capacity budgets were for the SLO perRequest>=20; rewritten for ttftP90<=1000');
+  });
+
+  test('a capacity bounded by a cell that was not measured keeps the budget it had', () => {
+    const row = capRow(8 * K, 12);
+    row.binding = { constraint: 'unmeasured', label: 'not measured', detail: '8K/16 has no result in this run' };
+    const { file: out } = updateThresholds(withCapacity([row]), file({ '8K': { min: 30 } }, { slo: 'ttftP90<=1000' }));
+    expect(out.capacity).toEqual({ '8K': { min: 30 } });
   });
 });
