@@ -203,7 +203,9 @@ export function lineChart(spec: LineChartSpec): string {
       pen = true;
     }
     out.push(`<g class="series"${dataAttributes(s.data)}><title>${escapeHtml(s.name)}</title>`);
-    if (d) out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
+    // without point markers (a time series) the line itself is the series' mark
+    const lineClass = spec.markers === false ? ' class="mark"' : '';
+    if (d) out.push(`<path${lineClass} d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
     for (const p of s.points) {
       if (!ok(p)) continue;
       const cx = px(xs.at(p.x as number));
