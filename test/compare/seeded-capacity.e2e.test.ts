@@ -144,6 +144,10 @@ describe('capacity gate against the simulator', () => {
     expect(slowPage).toContain('### Threshold failures');
     const diff = readFileSync(join(slowOut, 'speed-matrix-diff.md'), 'utf8');
     expect(diff).toContain('## Capacity at the SLO');
+    // the same two runs drawn, beside it
+    const diffHtml = readFileSync(join(slowOut, 'speed-matrix-diff.html'), 'utf8');
+    expect(diffHtml).toContain('<h1>Speed matrix comparison</h1>');
+    expect(diffHtml).toMatch(/data-run="1" data-figure="totalTokensPerSecond" data-ratio="0\.\d+"/);
     expect(diff).toMatch(new RegExp(`\\| 0 \\| ${row.capacity} \\| ${slowRow.capacity} \\| 1 \\| per-request tok/s [\\d.]+ < 44\\.5 at ${slowRow.capacity + 1} \\| \\*\\*Regressed\\*\\* \\|`));
 
     // the compare CLI on the written files gives the same verdict
