@@ -14,7 +14,8 @@
  * half the headroom to spare and the budget the measurement would give lies within the noise band of
  * the one written: the figure's
  * regression tolerance (relative, with its absolute floor; tolerances.regression overrides) plus the
- * spread of its repeats. Only breached budgets and budgets that clearly moved are rewritten, so two
+ * spread of its repeats (total tok/s: plus the share of the window step phase can take, see
+ * totalRateTolerance). Only breached budgets and budgets that clearly moved are rewritten, so two
  * `-u` runs on an unchanged server leave the file as it was and a reviewer reads only real moves.
  * `force` (LLM_BENCH_UPDATE=all) rewrites every managed budget.
  * Everything else the user wrote is kept: other figures' budgets, target, headroom, tolerances.
@@ -30,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, contextLabel, parseContext } from '../results/labels.js';
-import type { SpeedMatrixResult } from '../results/types.js';
+import type { CellResult, SpeedMatrixResult } from '../results/types.js';
 import { writeFileAtomic } from '../results/write.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from './evaluate.js';
 import { spreadOf } from '../compare/compare.js';
@@ -78,6 +79,23 @@ const MANAGED_CELL_MAX = ['ttftMs', 'timeBetweenTokensMs'] as const;
  */
 function ttftTolerance(own: FigureTolerance, stepMs: number | undefined): FigureTolerance {
   return stepMs !== undefined && stepMs > own.absolute ? { relative: own.relative, absolute: stepMs } : own;
+}
+
+/**
+ * The noise band of a cell's total tok/s: its tolerance, widened by the share of the window that
+ * step phase can take. Each new request of a closed loop joins the server's step loop at the next
+ * step, so it waits up to one decode step; with fixed-length requests that phase is set once per
+ * cell, so two runs of an unchanged server can differ by up to one step per request:
+ * completed requests × median TBT / (concurrency × window). Seen on the tiny simulator (16-token
+ * requests, 10 ms steps): 196.7 and 187.6 tok/s at 1K/2, 4.6 % apart, with the same 99.9 tok/s per
+ * request. Per-request tok/s and TBT are per token and do not move with the phase.
+ */
+function totalRateTolerance(own: FigureTolerance, cell: CellResult): FigureTolerance {
+  const f = cell.figures;
+  const tbt = f?.timeBetweenTokensMs?.median;
+  if (!f || tbt === undefined || !(f.measuredForS > 0) || !(cell.concurrency > 0)) return own;
+  const phase = (f.completedRequests * tbt) / (cell.concurrency * f.measuredForS * 1000);
+  return { relative: own.relative + Math.min(phase, 0.5), absolute: own.absolute };
 }
 
 /**
@@ -178,7 +196,8 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     const min: Record<string, number | undefined> = { ...old?.min };
     const max: Record<string, number | undefined> = { ...old?.max };
     for (const name of MANAGED_CELL_MIN) {
-      min[name] = budget(`${key} min.${name}`, 'min', old?.min?.[name], cellFigureValue(cell, name), tolerances.cells[name], spreadOf(cell, name));
+      const tolerance = name === 'totalTokensPerSecond' ? totalRateTolerance(tolerances.cells.totalTokensPerSecond, cell) : tolerances.cells[name];
+      min[name] = budget(`${key} min.${name}`, 'min', old?.min?.[name], cellFigureValue(cell, name), tolerance, spreadOf(cell, name));
     }
     for (const name of MANAGED_CELL_MAX) {
       const tolerance = name === 'ttftMs' ? ttftTolerance(tolerances.cells.ttftMs, cell.figures?.timeBetweenTokensMs?.median) : tolerances.cells[name];
