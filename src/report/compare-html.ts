@@ -8,9 +8,9 @@ import { cellKey, compareCellKeys, contextLabel } from '../results/labels.js';
 import { formatMs, formatRate } from '../results/format.js';
 import { matrixCells, summaryLine } from '../results/render-md.js';
 import type { CellResult, SpeedMatrixResult } from '../results/types.js';
-import { concurrencyAxis, prefillCharts } from './html.js';
+import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './style.js';
-import { DASHES, escapeHtml, lineChart, PALETTE, type LegendItem, type Series } from './svg.js';
+import { escapeHtml, PALETTE } from './svg.js';
 
 export interface ComparedRun {
   label: string;
@@ -40,70 +40,7 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
   const cellsOf = runs.map((r) => matrixCells(r.result).filter((c) => c.figures));
   const contexts = [...new Set(cellsOf.flat().map((c) => c.context))].sort((a, b) => a - b);
   const levels = [...new Set(runs.flatMap((r) => [...r.result.info.run.concurrency, ...matrixCells(r.result).map((c) => c.concurrency)]))].sort((a, b) => a - b);
-  const dash = (context: number) => DASHES[contexts.indexOf(context) % DASHES.length];
-
-  const series = (point: (c: CellResult) => { x?: number; y?: number; label?: string }, what: (c: CellResult) => string): Series[] =>
-    runs.flatMap((run, i) =>
-      contexts.map((context) => ({
-        name: `${run.label} · ${contextLabel(context)}`,
-        color: color(i),
-        dash: dash(context),
-        data: { run: String(i), context: contextLabel(context) },
-        points: cellsOf[i]!
-          .filter((c) => c.context === context)
-          .sort((a, b) => a.concurrency - b.concurrency)
-          .map((c) => {
-            const p = point(c);
-            return { x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), title: `${run.label}, ${cellKey(c.context, c.concurrency)}: ${what(c)}` };
-          }),
-      })),
-    );
-  const legend: LegendItem[] = [
-    ...runs.map((r, i) => ({ name: r.label, color: color(i) })),
-    ...contexts.map((context) => ({ name: `context ${contextLabel(context)}`, color: '#555', dash: dash(context) })),
-  ];
-  const xC = concurrencyAxis(levels);
-  const total = (c: CellResult) => `${formatRate(c.figures?.totalTokensPerSecond)} tok/s total`;
-  const perReq = (c: CellResult) => `${formatRate(c.figures?.perRequestTokensPerSecond)} tok/s per request`;
-  const charts = [
-    lineChart({
-      name: 'total',
-      title: 'Total tok/s',
-      description: 'Colour is the run, line style the context.',
-      x: xC,
-      y: { title: 'Total tok/s (tokens per second)' },
-      legend,
-      series: series((c) => ({ x: c.concurrency, y: c.figures?.totalTokensPerSecond }), total),
-    }),
-    lineChart({
-      name: 'perRequest',
-      title: 'Per-request tok/s',
-      description: 'Colour is the run, line style the context.',
-      x: xC,
-      y: { title: 'Per-request tok/s (tokens per second)' },
-      legend,
-      series: series((c) => ({ x: c.concurrency, y: c.figures?.perRequestTokensPerSecond }), perReq),
-    }),
-    lineChart({
-      name: 'pareto',
-      title: 'Pareto: per-request against total tok/s',
-      description: 'Each point is a cell, labelled with its requests at once; up and to the right is better.',
-      x: { title: 'Total tok/s (tokens per second)' },
-      y: { title: 'Per-request tok/s (tokens per second)' },
-      labels: true,
-      legend,
-      series: series((c) => ({ x: c.figures?.totalTokensPerSecond, y: c.figures?.perRequestTokensPerSecond, label: String(c.concurrency) }), (c) => `${total(c)}, ${perReq(c)}`),
-    }),
-    lineChart({
-      name: 'ttft',
-      title: 'Time to first token (median)',
-      description: 'Log scale; colour is the run, line style the context.',
-      x: xC,
-      y: { title: 'TTFT (ms, log scale)', log: true },
-      legend,
-      series: series((c) => ({ x: c.concurrency, y: c.figures?.ttftMs?.median }), (c) => `TTFT ${formatMs(c.figures?.ttftMs?.median)}`),
-    }),
-  ];
+  const charts = decodeCharts(runs.map((r, i) => ({ label: r.label, cells: cellsOf[i]! })), contexts, levels);
   const prefill = prefillCharts([], runs.map((r) => ({ name: r.label, rows: r.result.prefill })));
 
   const body: string[] = ['<h1>Speed matrix comparison</h1>'];

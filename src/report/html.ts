@@ -23,7 +23,7 @@ import {
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../results/types.js';
 import { bindingText } from '../slo/capacity.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './style.js';
-import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
+import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
 
 export const RESULT_HTML = 'speed-matrix.html';
 
@@ -59,7 +59,7 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push(`<h2>${escapeHtml(info.title)}</h2>`, infoSections(result));
 
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
-  body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts(result.cells, contexts, levels), '</div>');
+  body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
 
   const prefill = prefillCharts(result.prefill);
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));
@@ -112,69 +112,93 @@ function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: nu
   });
 }
 
-/** one series per context: its measured cells, in order of concurrency */
-function perContext(cells: readonly CellResult[], contexts: readonly number[], point: (c: CellResult) => { x?: number; y?: number; label?: string; title: string }): Series[] {
-  return contexts.map((context, i) => ({
-    name: `context ${contextLabel(context)}`,
-    color: PALETTE[i % PALETTE.length]!,
-    dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length],
-    data: { context: contextLabel(context) },
-    points: cells
-      .filter((c) => c.context === context && c.figures)
-      .sort((a, b) => a.concurrency - b.concurrency)
-      .map((c) => {
-        const p = point(c);
-        return { x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), title: p.title };
-      }),
-  }));
+/** One run's measured cells, as the decode charts draw them; `label` names the run when several are overlaid. */
+export interface ChartRun {
+  label?: string;
+  cells: readonly CellResult[];
 }
 
-export function decodeCharts(cells: readonly CellResult[], contexts: readonly number[], levels: readonly number[]): string[] {
-  const legend = contexts.map((context, i) => ({ name: contextLabel(context), color: PALETTE[i % PALETTE.length]!, dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length] }));
+/**
+ * Total and per-request tok/s, the Pareto and TTFT against requests at once, one series per run
+ * and context. One run (the report): colour is the context. Several (the comparison): colour is
+ * the run, line style the context.
+ */
+export function decodeCharts(runs: readonly ChartRun[], contexts: readonly number[], levels: readonly number[]): string[] {
+  const several = runs.length > 1;
+  const style = (run: number, ctx: number) =>
+    several
+      ? { color: PALETTE[run % PALETTE.length]!, dash: DASHES[ctx % DASHES.length] }
+      : { color: PALETTE[ctx % PALETTE.length]!, dash: DASHES[Math.floor(ctx / PALETTE.length) % DASHES.length] };
+  const legend: LegendItem[] = several
+    ? [
+        ...runs.map((r, i) => ({ name: r.label ?? `run ${i + 1}`, color: style(i, 0).color })),
+        ...contexts.map((context, j) => ({ name: `context ${contextLabel(context)}`, color: '#555', dash: style(0, j).dash })),
+      ]
+    : contexts.map((context, j) => ({ name: contextLabel(context), ...style(0, j) }));
+  /** one series per run and context: its measured cells, in order of concurrency */
+  const series = (point: (c: CellResult) => { x?: number; y?: number; label?: string }, what: (c: CellResult) => string): Series[] =>
+    runs.flatMap((run, i) =>
+      contexts.map((context, j): Series => {
+        const ctx = contextLabel(context);
+        const prefix = several ? `${run.label}, ` : '';
+        return {
+          name: several ? `${run.label} · ${ctx}` : `context ${ctx}`,
+          ...style(i, j),
+          data: several ? { run: String(i), context: ctx } : ({ context: ctx } as Record<string, string>),
+          points: run.cells
+            .filter((c) => c.context === context && c.figures)
+            .sort((a, b) => a.concurrency - b.concurrency)
+            .map((c) => {
+              const p = point(c);
+              return { x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), title: `${prefix}${cellKey(c.context, c.concurrency)}: ${what(c)}` };
+            }),
+        };
+      }),
+    );
+  const how = several ? ' Colour is the run, line style the context.' : '';
+  const total = (c: CellResult) => `${formatRate(c.figures?.totalTokensPerSecond)} tok/s total`;
+  const perRequest = (c: CellResult) => `${formatRate(c.figures?.perRequestTokensPerSecond)} tok/s per request`;
   const xC = concurrencyAxis(levels);
-  const key = (c: CellResult) => cellKey(c.context, c.concurrency);
   return [
     lineChart({
       name: 'total',
       title: 'Total tok/s',
-      description: 'Output tok/s across all simultaneous requests, one line per context.',
+      description: `Output tok/s across all simultaneous requests, one line per context.${how}`,
       x: xC,
       y: { title: 'Total tok/s (tokens per second)' },
       legend,
-      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.totalTokensPerSecond, title: `${key(c)}: ${formatRate(c.figures?.totalTokensPerSecond)} tok/s total` })),
+      series: series((c) => ({ x: c.concurrency, y: c.figures?.totalTokensPerSecond }), total),
     }),
     lineChart({
       name: 'perRequest',
       title: 'Per-request tok/s',
-      description: 'The median request’s own speed (1000 / its time between tokens), one line per context.',
+      description: `The median request’s own speed (1000 / its time between tokens), one line per context.${how}`,
       x: xC,
       y: { title: 'Per-request tok/s (tokens per second)' },
       legend,
-      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.perRequestTokensPerSecond, title: `${key(c)}: ${formatRate(c.figures?.perRequestTokensPerSecond)} tok/s per request` })),
+      series: series((c) => ({ x: c.concurrency, y: c.figures?.perRequestTokensPerSecond }), perRequest),
     }),
     lineChart({
       name: 'pareto',
       title: 'Pareto: per-request against total tok/s',
-      description: 'The trade-off a deployment chooses on: each point is a cell, labelled with its requests at once; one curve per context.',
+      description: `The trade-off a deployment chooses on: each point is a cell, labelled with its requests at once; one curve per context; up and to the right is better.${how}`,
       x: { title: 'Total tok/s (tokens per second)' },
       y: { title: 'Per-request tok/s (tokens per second)' },
       labels: true,
       legend,
-      series: perContext(cells, contexts, (c) => ({
-        x: c.figures?.totalTokensPerSecond,
-        y: c.figures?.perRequestTokensPerSecond,
-        label: String(c.concurrency),
-        title: `${key(c)}: ${formatRate(c.figures?.totalTokensPerSecond)} tok/s total, ${formatRate(c.figures?.perRequestTokensPerSecond)} per request`,
-      })),
+      series: series(
+        (c) => ({ x: c.figures?.totalTokensPerSecond, y: c.figures?.perRequestTokensPerSecond, label: String(c.concurrency) }),
+        (c) => `${total(c)}, ${perRequest(c)}`,
+      ),
     }),
     lineChart({
       name: 'ttft',
       title: 'Time to first token (median)',
-      description: 'Median TTFT on a log scale, one line per context (the prompt cache is warm: mostly queueing and scheduling, not prefill).',
+      description: `Median TTFT on a log scale, one line per context (the prompt cache is warm: mostly queueing and scheduling, not prefill).${how}`,
       x: xC,
       y: { title: 'TTFT (ms, log scale)', log: true },
       legend,
-      series: perContext(cells, contexts, (c) => ({ x: c.concurrency, y: c.figures?.ttftMs?.median, title: `${key(c)}: TTFT ${formatMs(c.figures?.ttftMs?.median)}` })),
+      series: series((c) => ({ x: c.concurrency, y: c.figures?.ttftMs?.median }), (c) => `TTFT ${formatMs(c.figures?.ttftMs?.median)}`),
     }),
   ];
 }
