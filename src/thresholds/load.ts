@@ -113,40 +113,32 @@ function formatPath(path: readonly PropertyKey[]): string {
 }
 
 function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void {
-  const problems: string[] = [];
-  const cells = new Set(keys.cellKeys);
-  for (const key of Object.keys(file.cells)) {
-    if (cells.has(key)) continue;
-    const canonical = canonicalCellKey(key);
-    problems.push(
-      canonical && cells.has(canonical)
-        ? `cells["${key}"]: write this cell as "${canonical}" (K = 1024)`
-        : `cells["${key}"]: not a cell of the current matrix (${list(keys.cellKeys)}); remove the entry or run with -u to rewrite the file`,
-    );
-  }
-  const prefill = new Set(keys.prefillKeys);
-  for (const key of Object.keys(file.prefill)) {
-    if (prefill.has(key)) continue;
-    const canonical = canonicalContext(key);
-    problems.push(
-      canonical && prefill.has(canonical)
-        ? `prefill["${key}"]: write this row as "${canonical}" (K = 1024)`
-        : `prefill["${key}"]: not a prefill row of the current matrix (${list(keys.prefillKeys)}); remove the entry or run with -u to rewrite the file`,
-    );
-  }
-  if (keys.contextKeys) {
-    const rows = new Set(keys.contextKeys);
-    for (const key of Object.keys(file.capacity ?? {})) {
-      if (rows.has(key)) continue;
-      const canonical = canonicalContext(key);
-      problems.push(
-        canonical && rows.has(canonical)
-          ? `capacity["${key}"]: write this row as "${canonical}" (K = 1024)`
-          : `capacity["${key}"]: not a context row of the current matrix (${list(keys.contextKeys)}); remove the entry or run with -u to rewrite the file`,
-      );
-    }
-  }
+  const problems = [
+    ...sectionProblems('cells', 'cell', 'cell', file.cells, keys.cellKeys, canonicalCellKey),
+    ...sectionProblems('prefill', 'row', 'prefill row', file.prefill, keys.prefillKeys, canonicalContext),
+    ...(keys.contextKeys ? sectionProblems('capacity', 'row', 'context row', file.capacity ?? {}, keys.contextKeys, canonicalContext) : []),
+  ];
   if (problems.length > 0) throw new ThresholdsError(`${source}: ${problems.join('\n  ')}`);
+}
+
+/** One section's keys that are not in the matrix: written another way (K = 1024), or not there at all. */
+function sectionProblems(
+  section: string,
+  item: 'cell' | 'row',
+  described: string,
+  entries: Record<string, unknown>,
+  allowed: readonly string[],
+  canonicalOf: (key: string) => string | undefined,
+): string[] {
+  const known = new Set(allowed);
+  return Object.keys(entries)
+    .filter((key) => !known.has(key))
+    .map((key) => {
+      const canonical = canonicalOf(key);
+      return canonical && known.has(canonical)
+        ? `${section}["${key}"]: write this ${item} as "${canonical}" (K = 1024)`
+        : `${section}["${key}"]: not a ${described} of the current matrix (${list(allowed)}); remove the entry or run with -u to rewrite the file`;
+    });
 }
 
 function list(keys: readonly string[]): string {
