@@ -7,13 +7,14 @@
 import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../results/labels.js';
 import type { CapacityRow, CellResult } from '../results/types.js';
-import { bindingText, capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
+import { capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
 import { judgeCell, unmeasuredVerdict } from '../slo/verdict.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
 import { progress } from './progress.js';
 import { baselineCapacityFailures } from '../compare/baseline.js';
+import { capacityBudgetFailures } from '../thresholds/evaluate.js';
 
 export function createCapacityRunner(run: RunContext) {
   const { cfg, opened, info } = run;
@@ -85,21 +86,4 @@ export function createCapacityRunner(run: RunContext) {
     const failures = [...unmeasured, ...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
     if (failures.length > 0) throw new Error(failures.join('\n'));
   };
-}
-
-/**
- * The row's capacity against its threshold (`capacity: { "32K": { "min": 20 } }`), with the
- * file's slack: min × (1 − slack). A row whose every column met the SLO only shows a lower bound:
- * below the budget it fails too, naming the column to add.
- */
-export function capacityBudgetFailures(row: CapacityRow, min: number | undefined, slack: number): string[] {
-  if (min === undefined) return [];
-  const bound = min * (1 - slack);
-  if (row.capacity >= bound) return [];
-  const shown = slack > 0 ? `${min} (slack ${Math.round(slack * 100)} %: ${Number(bound.toFixed(1))})` : String(min);
-  if (row.atLeast) {
-    return [`capacity ${row.contextLabel}: every column met the SLO, but the largest is ${row.capacity} < budget ${shown}; add a column of at least ${min} to measure it`];
-  }
-  const binds = row.binding ? `; binds: ${bindingText(row.binding, row.bindingConcurrency)}` : '';
-  return [`capacity ${row.contextLabel}: ${row.capacity} users < budget ${shown}${binds}`];
 }

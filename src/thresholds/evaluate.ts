@@ -1,11 +1,12 @@
 /**
- * Pure: a measured cell or prefill row against its budget → failure messages (empty = pass).
+ * Pure: a measured cell, prefill row or capacity row against its budget → failure messages (empty = pass).
  * Each message names the cell, the figure, the measured value, the budget and the margin:
  * `64K/16 perRequestTokensPerSecond 21.3 < min 24.0 (11.3% below)`.
  * A Client-limited cell fails here only through its status (expected "valid", accepted via
  * tolerances.acceptStatuses); the cell test adds its own client-limited rule (config allowClientLimited).
  */
-import type { CellResult, PrefillRowResult } from '../results/types.js';
+import type { CapacityRow, CellResult, PrefillRowResult } from '../results/types.js';
+import { bindingText } from '../slo/capacity.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from './schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from './schema.js';
 
@@ -108,4 +109,21 @@ function formatPercent(p: number): string {
 /** one decimal for ordinary magnitudes, 3 significant digits below 1 */
 export function formatValue(x: number): string {
   return Math.abs(x) >= 1 || x === 0 ? x.toFixed(1) : x.toPrecision(3);
+}
+
+/**
+ * The row's capacity against its threshold (`capacity: { "32K": { "min": 20 } }`), with the
+ * file's slack: min × (1 − slack). A row whose every column met the SLO only shows a lower bound:
+ * below the budget it fails too, naming the column to add.
+ */
+export function capacityBudgetFailures(row: CapacityRow, min: number | undefined, slack: number): string[] {
+  if (min === undefined) return [];
+  const bound = min * (1 - slack);
+  if (row.capacity >= bound) return [];
+  const shown = slack > 0 ? `${min} (slack ${Math.round(slack * 100)} %: ${Number(bound.toFixed(1))})` : String(min);
+  if (row.atLeast) {
+    return [`capacity ${row.contextLabel}: every column met the SLO, but the largest is ${row.capacity} < budget ${shown}; add a column of at least ${min} to measure it`];
+  }
+  const binds = row.binding ? `; binds: ${bindingText(row.binding, row.bindingConcurrency)}` : '';
+  return [`capacity ${row.contextLabel}: ${row.capacity} users < budget ${shown}${binds}`];
 }

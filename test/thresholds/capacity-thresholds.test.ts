@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { capacityBudgetFailures } from '../../src/matrix/capacity-test.js';
+import { capacityBudgetFailures } from '../../src/thresholds/evaluate.js';
 import { contextLabel } from '../../src/results/labels.js';
 import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/results/types.js';
 import { resolutionAt } from '../../src/slo/capacity.js';
