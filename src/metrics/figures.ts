@@ -248,18 +248,33 @@ export function cellFailures(
     }
   };
   for (const t of timelines) {
-    const e = t.end;
-    if (e?.kind === 'error' && e.atMs <= windowEndMs) {
-      add(e.code, e.atMs, e.message);
-      continue;
-    }
-    if (stallLimit === undefined) continue;
-    const silence = longestSilenceMs(t, windowStartMs, windowEndMs);
-    if (silence !== undefined && silence >= stallLimit) {
-      add('stall', t.firstTokenMs ?? windowStartMs, `stalled: no token for ${(silence / 1000).toFixed(1)} s after the first, inside the window (stall limit ${(stallLimit / 1000).toFixed(1)} s)`);
-    }
+    const failure = requestFailure(t, windowStartMs, windowEndMs, stallLimit);
+    if (failure) add(failure.code, failure.atMs, failure.message);
   }
   return summary;
+}
+
+/**
+ * How one request failed by the window's end, if it did: an error, or (with a stall limit) a
+ * silence of at least that long after its first token inside the window. The rule behind the
+ * cell's failed requests, and behind goodput (src/slo/goodput.ts: a failed request never meets).
+ */
+export function requestFailure(
+  t: RequestTimeline,
+  windowStartMs: number,
+  windowEndMs: number,
+  stallLimit?: number,
+): { code: string; atMs: number; message: string } | undefined {
+  const e = t.end;
+  if (e?.kind === 'error' && e.atMs <= windowEndMs) return { code: e.code, atMs: e.atMs, message: e.message };
+  if (stallLimit === undefined) return undefined;
+  const silence = longestSilenceMs(t, windowStartMs, windowEndMs);
+  if (silence === undefined || silence < stallLimit) return undefined;
+  return {
+    code: 'stall',
+    atMs: t.firstTokenMs ?? windowStartMs,
+    message: `stalled: no token for ${(silence / 1000).toFixed(1)} s after the first, inside the window (stall limit ${(stallLimit / 1000).toFixed(1)} s)`,
+  };
 }
 
 /** Requests that ended in an error up to `windowEndMs` (no stall detection): cellFailures without a limit. */

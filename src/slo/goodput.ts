@@ -7,7 +7,7 @@
  * Pure: no I/O, no clock.
  */
 import type { RequestTimeline } from '../client/types.js';
-import { longestSilenceMs, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../metrics/figures.js';
+import { requestFailure, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../metrics/figures.js';
 import { quantile } from '../metrics/stats.js';
 import type { Goodput, Slo } from '../results/types.js';
 
@@ -36,14 +36,6 @@ export function requestTbtP99Ms(t: RequestTimeline, windowStartMs: number, windo
   return quantile(gaps.sort((a, b) => a - b), 0.99);
 }
 
-/** Whether a request failed by the window's end: an error, or a silence of the stall limit after its first token. */
-function failed(t: RequestTimeline, ws: number, we: number, stallLimitMs: number | undefined): boolean {
-  if (t.end?.kind === 'error' && t.end.atMs <= we) return true;
-  if (stallLimitMs === undefined) return false;
-  const silence = longestSilenceMs(t, ws, we);
-  return silence !== undefined && silence >= stallLimitMs;
-}
-
 export function computeGoodput(input: GoodputInput): Goodput {
   const { timelines, windowStartMs: ws, windowEndMs: we, slo } = input;
   const speed = slo.perRequestTokensPerSecond !== undefined || slo.timeBetweenTokensMs !== undefined;
@@ -54,7 +46,8 @@ export function computeGoodput(input: GoodputInput): Goodput {
   for (const t of timelines) {
     const tokens = tokensInWindow(t, ws, we);
     totalTokens += tokens;
-    if (failed(t, ws, we, input.stallLimitMs)) {
+    // failed by the window's end, by the cell's own rule: judged, never met
+    if (requestFailure(t, ws, we, input.stallLimitMs)) {
       judged++;
       continue;
     }
