@@ -41,7 +41,7 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
   const contexts = [...new Set(cellsOf.flat().map((c) => c.context))].sort((a, b) => a - b);
   const levels = [...new Set(runs.flatMap((r) => [...r.result.info.run.concurrency, ...matrixCells(r.result).map((c) => c.concurrency)]))].sort((a, b) => a - b);
   const charts = decodeCharts(runs.map((r, i) => ({ label: r.label, cells: cellsOf[i]! })), contexts, levels);
-  const prefill = prefillCharts([], runs.map((r) => ({ name: r.label, rows: r.result.prefill })));
+  const prefill = prefillCharts(runs.map((r) => ({ name: r.label, rows: r.result.prefill })));
 
   const body: string[] = ['<h1>Speed matrix comparison</h1>'];
   body.push(

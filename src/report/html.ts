@@ -61,7 +61,7 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
   body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
 
-  const prefill = prefillCharts(result.prefill);
+  const prefill = prefillCharts([{ name: 'prefill', rows: result.prefill }]);
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));
 
   if (info.run.slo) body.push(capacityHtml(full));
@@ -203,8 +203,8 @@ export function decodeCharts(runs: readonly ChartRun[], contexts: readonly numbe
   ];
 }
 
-export function prefillCharts(rows: readonly PrefillRowResult[], runs?: ReadonlyArray<{ name: string; rows: readonly PrefillRowResult[] }>): string[] {
-  const all = runs ?? [{ name: 'prefill', rows }];
+/** Prompt tok/s and cold TTFT against context, one line per run (named in a legend when several). */
+export function prefillCharts(all: ReadonlyArray<{ name: string; rows: readonly PrefillRowResult[] }>): string[] {
   const measured = all.flatMap((r) => r.rows.filter((p) => p.figures));
   if (measured.length === 0) return [];
   const contexts = [...new Set(measured.map((p) => p.context))].sort((a, b) => a - b);
@@ -218,7 +218,7 @@ export function prefillCharts(rows: readonly PrefillRowResult[], runs?: Readonly
         .sort((a, b) => a.context - b.context)
         .map((p) => ({ x: p.context, y: pick(p), title: `${run.name} ${contextLabel(p.context)}: ${formatNumber(pick(p), 0)} ${unit}` })),
     }));
-  const legend = runs ? all.map((r, i) => ({ name: r.name, color: PALETTE[i % PALETTE.length]! })) : undefined;
+  const legend = all.length > 1 ? all.map((r, i) => ({ name: r.name, color: PALETTE[i % PALETTE.length]! })) : undefined;
   return [
     lineChart({
       name: 'prefillTps',
