@@ -20,6 +20,7 @@ const timingTests = [
   'test/shard/**/*.test.ts',
   'test/compare/seeded-regression.test.ts',
   'test/faults/**/*.test.ts',
+  'test/gateway/**/*.test.ts',
   'test/**/*.e2e.test.ts',
   // the HTML report in headless Chromium (test/report/browser.ts)
   'test/report/**/*.browser.test.ts',

@@ -80,7 +80,10 @@ function positiveInt(field: string, v: number | undefined, fallback: number): nu
   return v;
 }
 
-/** One undici Client per worker for `origin` (e.g. http://127.0.0.1:8000). */
+/**
+ * One undici Client per worker for `origin`, the run's base URL (e.g. http://127.0.0.1:8000, or a
+ * gateway's https://gw.example/api: the Clients connect to its origin, and preconnect goes under its path).
+ */
 export function createWorkerDispatchers(
   origin: string,
   count: number,
@@ -120,8 +123,10 @@ export function createWorkerDispatchers(
   }
 
   const preconnect = async (opts: PreconnectOptions = {}): Promise<PreconnectReport> => {
-    const path = opts.path ?? DEFAULT_PRECONNECT_PATH;
-    if (!path.startsWith('/')) throw new ClientError('invalid-option', `preconnect path must start with "/" (got ${JSON.stringify(path)})`);
+    const given = opts.path ?? DEFAULT_PRECONNECT_PATH;
+    // the base URL's path prefix (a gateway's /api) goes in front, as on every request of the run
+    const path = url.pathname.replace(/\/+$/, '') + given;
+    if (!given.startsWith('/')) throw new ClientError('invalid-option', `preconnect path must start with "/" (got ${JSON.stringify(given)})`);
     const concurrency = positiveInt('preconnect concurrency', opts.concurrency, DEFAULT_PRECONNECT_CONCURRENCY);
     const timeoutMs = positiveInt('preconnect timeoutMs', opts.timeoutMs, DEFAULT_PRECONNECT_TIMEOUT_MS);
     const report: PreconnectReport = { opened: 0, failed: 0 };

@@ -24,7 +24,10 @@ export interface ResolvedSuite {
   simulated: boolean;
   simProfile: string;
   target: {
+    /** the base URL every request goes under (a gateway's path prefix kept, a trailing /v1 removed) */
     url?: string;
+    /** said once when the run opens: how the given URL was understood (a trailing /v1) */
+    urlNote?: string;
     model?: string;
     /** never printed; only sent as a header */
     apiKey?: string;
@@ -107,6 +110,27 @@ function sortedUnique(xs: number[]): number[] {
   return [...new Set(xs)].sort((a, b) => a - b);
 }
 
+/**
+ * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
+ * adapter's paths start with `/v1/…` (OpenAI's client takes `…/v1` as its base URL, so users paste
+ * it): `https://gw/api/v1` → `https://gw/api`, said once in `note` so it is not silently doubled.
+ * A gateway's path prefix is kept (src/engines/http.ts splitBaseUrl).
+ */
+export function baseUrlOf(given: string | undefined): { url: string; note?: string } | undefined {
+  if (given === undefined) return undefined;
+  const url = given.replace(/\/+$/, '');
+  const u = new URL(url);
+  if (u.search !== '' || u.hash !== '') {
+    throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" must not carry a query or fragment; give the base URL only, e.g. https://gateway.example/api`);
+  }
+  if (!/\/v1$/i.test(u.pathname)) return { url };
+  const stripped = url.replace(/\/v1$/i, '');
+  return {
+    url: stripped,
+    note: `the URL ends in /v1, so the base URL is ${u.origin}${u.pathname.replace(/\/v1$/i, '')} (engine paths such as /v1/chat/completions go under it, so /v1 is not doubled; /metrics and /tokenize too)`,
+  };
+}
+
 export function resolveSuite(input: SuiteInput = {}, env: Record<string, string | undefined> = process.env): ResolvedSuite {
   const parsed = SuiteSchema.safeParse(input);
   if (!parsed.success) {
@@ -116,7 +140,8 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
   const suite = parsed.data;
   const o: EnvOverrides = readEnvOverrides(env);
 
-  const url = o.url ?? suite.target.url;
+  const base_ = baseUrlOf(o.url ?? suite.target.url);
+  const url = base_?.url;
   const simulated = url === undefined;
   const simProfile = o.simProfile ?? suite.target.simProfile ?? DEFAULTS.simProfile;
 
@@ -148,7 +173,8 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     simulated,
     simProfile,
     target: {
-      url: url?.replace(/\/+$/, ''),
+      url,
+      ...(base_?.note !== undefined ? { urlNote: base_.note } : {}),
       model: o.model ?? suite.target.model,
       apiKey: o.apiKey ?? suite.target.apiKey,
       engine,

@@ -115,7 +115,7 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     res = await getJson(target, MODELS_PATH, options);
   } catch (err) {
     const msg = err instanceof HttpCallError ? err.message : String(err);
-    throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.baseUrl (scheme, host, port; no /v1 suffix) and that the server is running.');
+    throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.url (scheme, host, port, and a gateway path prefix if there is one) and that the server is running.');
   }
   if (res.status === 401 || res.status === 403) {
     throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}`, 'Set target.apiKey (or the API key variable) to a key the server accepts.');

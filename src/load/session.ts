@@ -8,6 +8,7 @@ import type { RequestTimeline } from '../client/types.js';
 import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
+import { splitBaseUrl } from '../engines/http.js';
 
 export interface LoadSession {
   target: HttpTarget;
@@ -81,11 +82,13 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     requestId: o.id,
   });
   const { onChunk } = o;
+  // a gateway's path prefix (https://gw/api) stays in front of the engine's path
+  const { origin, pathPrefix } = splitBaseUrl(session.target.baseUrl);
   const timeline = streamRequest({
     id: o.id,
     dispatcher: o.dispatcher,
-    origin: session.target.baseUrl,
-    path: req.path,
+    origin,
+    path: pathPrefix + req.path,
     headers: requestHeaders(session),
     body: req.body,
     decode: onChunk

@@ -99,6 +99,7 @@ export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOver
 export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let sim: SimHandle | undefined;
   let baseUrl = cfg.target.url;
+  if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
   if (baseUrl === undefined) {
     sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });
     baseUrl = sim.url;
