@@ -44,6 +44,66 @@ export interface EnvOverrides {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Every LLM_BENCH_* variable there is. A name that is not here is a typo (LLM_BENCH_CONCURENCY)
+ * and stops the run naming the nearest one, as an unknown key of the suite does: a silently
+ * ignored variable runs the wrong matrix.
+ */
+export const KNOWN_ENV_VARIABLES: readonly string[] = [
+  // the run (this file, resolve.ts, the reporter and the progress lines)
+  'LLM_BENCH_URL', 'LLM_BENCH_MODEL', 'LLM_BENCH_API_KEY', 'LLM_BENCH_ENGINE', 'LLM_BENCH_ENDPOINT',
+  'LLM_BENCH_CONTEXTS', 'LLM_BENCH_CONCURRENCY', 'LLM_BENCH_PREFILL', 'LLM_BENCH_DURATION_S', 'LLM_BENCH_MAX_TOKENS',
+  'LLM_BENCH_OUT', 'LLM_BENCH_THRESHOLDS', 'LLM_BENCH_SIM_PROFILE', 'LLM_BENCH_SIM_OVERRIDES', 'LLM_BENCH_HEADROOM',
+  'LLM_BENCH_REPEAT', 'LLM_BENCH_BASELINE', 'LLM_BENCH_ALLOW_ERRORS', 'LLM_BENCH_STALL_S', 'LLM_BENCH_RETRY_S',
+  'LLM_BENCH_UPDATE', 'LLM_BENCH_RESUME', 'LLM_BENCH_SLO', 'LLM_BENCH_NAME', 'LLM_BENCH_LAUNCH_COMMAND',
+  'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
+  // this repository's own tests and scripts (they run the bench as a child with their environment)
+  'LLM_BENCH_REAL_URL', 'LLM_BENCH_REAL_CONTEXTS', 'LLM_BENCH_REAL_CONCURRENCY', 'LLM_BENCH_REAL_DURATION_S',
+  'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
+];
+
+/** edit distance (insertions, deletions, substitutions), for "did you mean" */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** The known variable nearest to `name`, when it is near enough to be what was meant. */
+export function nearestEnvVariable(name: string): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const known of KNOWN_ENV_VARIABLES) {
+    const d = editDistance(name, known);
+    if (d < bestD) {
+      best = known;
+      bestD = d;
+    }
+  }
+  // a slip of a few letters, or a name that differs only by a suffix/prefix word
+  return best !== undefined && bestD <= Math.max(3, Math.floor(name.length / 4)) ? best : undefined;
+}
+
+/** Stops on any LLM_BENCH_* variable that is not one of KNOWN_ENV_VARIABLES, naming the nearest. */
+export function checkEnvNames(env: Env): void {
+  const unknown = Object.keys(env).filter((k) => k.startsWith('LLM_BENCH_') && !KNOWN_ENV_VARIABLES.includes(k)).sort();
+  if (unknown.length === 0) return;
+  const lines = unknown.map((k) => {
+    const near = nearestEnvVariable(k);
+    return `  - ${k}: ${near ? `did you mean ${near}?` : 'not a variable of llm-speed-matrix'}`;
+  });
+  throw new ConfigError(
+    `unknown LLM_BENCH_* variable${unknown.length > 1 ? 's' : ''} (a typo would silently run another matrix):\n${lines.join('\n')}\n` +
+      `  the variables are listed in docs/running.md; unset ${unknown.length > 1 ? 'these' : 'it'} or fix the name`,
+  );
+}
+
 /** LLM_BENCH_DEBUG=1: expected errors keep their stack trace (see asUserError in src/errors.ts). */
 export function debugErrors(env: Env): boolean {
   return /^(1|true|yes|on)$/i.test(env.LLM_BENCH_DEBUG?.trim() ?? '');
@@ -92,6 +152,7 @@ function positiveNumber(env: Env, name: string, example: string, integer: boolea
 }
 
 export function readEnvOverrides(env: Env = process.env): EnvOverrides {
+  checkEnvNames(env);
   const out: EnvOverrides = {};
   const url = nonEmpty(env, 'LLM_BENCH_URL');
   if (url !== undefined) {

@@ -58,3 +58,18 @@ describe('resolveSuite', () => {
     expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'foo' })).toThrow('LLM_BENCH_ENGINE: "foo" is not an engine; use one of vllm, sglang');
   });
 });
+
+describe('unknown LLM_BENCH_* variables (issue 19)', () => {
+  test('a typo names the nearest variable', () => {
+    expect(() => readEnvOverrides({ LLM_BENCH_CONCURENCY: '4' })).toThrow(/LLM_BENCH_CONCURENCY: did you mean LLM_BENCH_CONCURRENCY\?/);
+    expect(() => readEnvOverrides({ LLM_BENCH_DURATION: '4' })).toThrow(/LLM_BENCH_DURATION: did you mean LLM_BENCH_DURATION_S\?/);
+    expect(() => readEnvOverrides({ LLM_BENCH_CONTEXT: '8K', LLM_BENCH_TOKENISER: 'x' })).toThrow(
+      /unknown LLM_BENCH_\* variables[\s\S]*LLM_BENCH_CONTEXT: did you mean LLM_BENCH_CONTEXTS\?[\s\S]*LLM_BENCH_TOKENISER: did you mean LLM_BENCH_TOKENIZER\?/,
+    );
+  });
+
+  test('a name far from every variable is named as unknown; known and other variables pass', () => {
+    expect(() => readEnvOverrides({ LLM_BENCH_ZZZZZZZZZZZZZZZZ: '1' })).toThrow(/LLM_BENCH_ZZZZZZZZZZZZZZZZ: not a variable of llm-speed-matrix/);
+    expect(() => readEnvOverrides({ LLM_BENCH_CONCURRENCY: '4', LLM_BENCH_QUIET: '1', LLM_BENCH_REAL_URL: 'http://127.0.0.1:1', LLMBENCH: 'x', HOME: '/root' })).not.toThrow();
+  });
+});

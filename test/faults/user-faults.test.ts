@@ -44,6 +44,14 @@ describe('expected errors', () => {
     expect(debug.out).toMatch(/ConfigError: LLM_BENCH_CONCURRENCY[^\n]*\n[\s\S]*(❯ \S+:\d+|at \S+)/);
   });
 
+  test('a misspelt variable stops the run naming the nearest one, before anything is measured', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
+    const typo = runBench({ ...TINY, LLM_BENCH_CONCURENCY: '4', LLM_BENCH_OUT: out }, 60);
+    expect(typo.code, typo.out).not.toBe(0);
+    expect(typo.out).toMatch(/unknown LLM_BENCH_\* variable[^\n]*\n\s+- LLM_BENCH_CONCURENCY: did you mean LLM_BENCH_CONCURRENCY\?/);
+    expect(typo.out).not.toMatch(/window open/);
+  });
+
   test('a password in LLM_BENCH_URL never reaches the console or the files', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
     // LLM_BENCH_RETRY_S=1: it gives up on the unreachable server after a second, not 30
