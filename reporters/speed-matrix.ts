@@ -14,6 +14,7 @@ import { renderCompareHtml } from '../src/report/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
 import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
+import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
 import { debugErrors, readEnvOverrides } from '../src/config/env.js';
@@ -49,6 +50,13 @@ export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
   return vitest.config.snapshotOptions?.updateSnapshot === 'all';
 }
 
+/** the finished cells and prefill rows of a result, as labels (8K/4, prefill 8K) */
+function resultKeys(result: SpeedMatrixResult): string[] {
+  const cells = result.cells.filter((c) => c.status !== undefined).map((c) => `${c.contextLabel}/${c.concurrency}${c.adaptive ? ' (capacity search)' : ''}`);
+  const rows = result.prefill.map((p) => `prefill ${p.contextLabel}`);
+  return [...rows, ...cells];
+}
+
 /** Every speedMatrix meta of the given modules, in module and test order. */
 export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
   const metas: SpeedMatrixMeta[] = [];
@@ -68,6 +76,12 @@ export default class SpeedMatrixReporter implements Reporter {
   private readonly options: SpeedMatrixReporterOptions;
   /** the results folder, resolved once in onInit */
   private outDir = '';
+  /** this run's hold on the results folder (src/results/lock.ts), released when the process exits */
+  private lock: ResultsLock | undefined;
+  /** the last results written whole: when, and which cells and rows they hold */
+  private lastWritten: { at: string; keys: Set<string> } | undefined;
+  /** a write failed since the last good one (said once per cause) */
+  private writeFailure: string | undefined;
 
   constructor(options: SpeedMatrixReporterOptions = {}) {
     this.options = options;
@@ -82,9 +96,14 @@ export default class SpeedMatrixReporter implements Reporter {
     if (vitest.projects.some((p) => matrixProjects.includes(p.name))) {
       try {
         checkResultsDir(this.outDir);
+        this.lock = lockResultsDir(this.outDir);
       } catch (error) {
         throw asUserError(error, debugErrors(process.env));
       }
+      const lock = this.lock;
+      process.once('exit', () => lock.release());
+      const was = lock.tookOverFrom;
+      if (was) this.log(`${PREFIX} took over the results folder's stale lock (pid ${was.pid}, started ${was.startedAt}, no longer running)`);
     }
   }
 
@@ -132,6 +151,7 @@ export default class SpeedMatrixReporter implements Reporter {
     }
     const paths = this.write(result);
     if (paths) this.log(`${PREFIX} wrote ${paths.mdPath}, ${paths.htmlPath} and ${paths.jsonPath}`);
+    else this.failFinalWrite(result);
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
     this.appendStepSummary(result);
     if (this.updating) this.updateThresholdFile(result);
@@ -177,11 +197,35 @@ export default class SpeedMatrixReporter implements Reporter {
 
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } | undefined {
     try {
-      return writeResults(this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env), result);
+      const paths = writeResults(this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env), result);
+      this.lastWritten = { at: new Date().toISOString(), keys: new Set(resultKeys(result)) };
+      if (this.writeFailure !== undefined) this.log(`${PREFIX} results written again after the failure (${this.writeFailure})`);
+      this.writeFailure = undefined;
+      return paths;
     } catch (error) {
-      this.fail(`could not write results: ${(error as Error).message}`);
+      const message = (error as Error).message;
+      // said once per cause, not after every cell
+      if (message !== this.writeFailure) this.fail(`could not write results: ${message}`);
+      else process.exitCode = 1;
+      this.writeFailure = message;
       return undefined;
     }
+  }
+
+  /** The run's last write failed: say what the files left in the folder hold, and what they miss. */
+  private failFinalWrite(result: SpeedMatrixResult): void {
+    const dir = this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env);
+    const keys = resultKeys(result);
+    const last = this.lastWritten;
+    const missing = keys.filter((k) => !last?.keys.has(k));
+    const held = last
+      ? `the files in ${dir} are those written at ${last.at} (marked partial), holding ${keys.length - missing.length} of ${keys.length} finished cells and rows`
+      : `no results file of this run was written to ${dir}`;
+    this.fail(
+      `the run ended but its final results could not be written (${this.writeFailure ?? 'unknown cause'}): ${held}; ` +
+        `missing from them: ${missing.length > 0 ? missing.join(', ') : 'none (only the final marks)'}. ` +
+        'Free space or set LLM_BENCH_OUT to another folder; measure the missing ones with LLM_BENCH_RESUME=<that speed-matrix.json>',
+    );
   }
 
   private updateThresholdFile(result: SpeedMatrixResult): void {

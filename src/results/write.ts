@@ -4,7 +4,7 @@
  * Synchronous on purpose: the reporter calls it after every cell and two writes must never interleave.
  */
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { renderMarkdown } from './render-md.js';
 import { renderHtml, RESULT_HTML } from '../report/html.js';
@@ -72,7 +72,19 @@ export function checkResultsDir(dir: string): void {
 
 let tempCounter = 0;
 
-/** Write `text` to `path` so a reader sees either the old file or the whole new one. */
+/** A file that could not be written: its path and the cause; the file before the write is left as it was. */
+export class WriteError extends Error {
+  constructor(
+    readonly path: string,
+    readonly code: string | undefined,
+    cause: string,
+  ) {
+    super(`could not write ${path} (${cause}); the previous results are left as they were`);
+    this.name = 'WriteError';
+  }
+}
+
+/** Write `text` to `path` so a reader sees either the old file or the whole new one; a failure is a WriteError naming the file. */
 export function writeFileAtomic(path: string, text: string): void {
   const temp = `${path}.${process.pid}.${++tempCounter}.tmp`;
   try {
@@ -80,20 +92,51 @@ export function writeFileAtomic(path: string, text: string): void {
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw error;
+    const e = error as NodeJS.ErrnoException;
+    const cause = e.code === 'ENOSPC' ? 'ENOSPC: the disk is full' : e.code === 'EDQUOT' ? 'EDQUOT: over the disk quota' : e.message;
+    throw new WriteError(path, e.code, cause);
   }
 }
 
-/** Validate, then write the JSON, the Markdown page and the HTML report; returns their paths. Throws (writing nothing) when invalid. */
+/**
+ * Write several files together: every text goes to its temp file first, and only when all of them
+ * are written are they renamed into place (a rename needs no space). So a full disk leaves the
+ * previous set whole, never a new JSON beside an old page. A failure is a WriteError for the file
+ * that could not be written.
+ */
+export function writeFilesTogether(files: readonly { path: string; text: string }[]): void {
+  const temps: string[] = [];
+  try {
+    for (const f of files) {
+      const temp = `${f.path}.${process.pid}.${++tempCounter}.tmp`;
+      temps.push(temp);
+      try {
+        writeFileSync(temp, f.text);
+      } catch (error) {
+        const e = error as NodeJS.ErrnoException;
+        const cause = e.code === 'ENOSPC' ? 'ENOSPC: the disk is full' : e.code === 'EDQUOT' ? 'EDQUOT: over the disk quota' : e.message;
+        throw new WriteError(f.path, e.code, cause);
+      }
+    }
+  } catch (error) {
+    for (const t of temps) rmSync(t, { force: true });
+    throw error;
+  }
+  files.forEach((f, i) => renameSync(temps[i]!, f.path));
+}
+
+/** Validate, then write the JSON, the Markdown page and the HTML report together; returns their paths. Throws (writing nothing) when invalid or when one cannot be written. */
 export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } {
   const json = `${JSON.stringify(result, null, 2)}\n`;
   assertValidResult(JSON.parse(json)); // what the file will hold (undefined fields dropped)
   ensureDir(outDir);
   const jsonPath = join(outDir, RESULT_JSON);
   const mdPath = join(outDir, RESULT_MD);
-  writeFileAtomic(jsonPath, json);
-  writeFileAtomic(mdPath, renderMarkdown(result));
   const htmlPath = join(outDir, RESULT_HTML);
-  writeFileAtomic(htmlPath, renderHtml(result));
+  writeFilesTogether([
+    { path: jsonPath, text: json },
+    { path: mdPath, text: renderMarkdown(result) },
+    { path: htmlPath, text: renderHtml(result) },
+  ]);
   return { jsonPath, mdPath, htmlPath };
 }

@@ -4,11 +4,12 @@
  * as the user sees it: the exit code, the one line that says what happened, the page. Every run has
  * a time limit and must end by itself well within it.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runBench, TINY } from './helpers.js';
+import { cleanEnv, root, runBench, TINY } from './helpers.js';
 
 /** the error line and what follows it: no code frame (`❯ file:line`) and no stack (`at …`) */
 function expectOneCleanLine(out: string, error: RegExp): void {
@@ -88,3 +89,66 @@ describe('a served model id carrying Markdown and HTML', () => {
     }
   });
 });
+
+describe('the results folder belongs to one run', () => {
+  test('a second run into the same folder fails at once, naming the first; the first finishes and keeps its page', { timeout: 180_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-two-'));
+    const env = { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_DURATION_S: '3', LLM_BENCH_OUT: out };
+    const first = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let firstOut = '';
+    first.stdout!.on('data', (d: Buffer) => (firstOut += d.toString()));
+    first.stderr!.on('data', (d: Buffer) => (firstOut += d.toString()));
+    const firstDone = new Promise<number | null>((resolve) => first.on('close', resolve));
+    const killer = setTimeout(() => first.kill('SIGKILL'), 150_000);
+    try {
+      // the first run holds the folder once its reporter has started
+      for (let i = 0; i < 600 && !existsSync(join(out, '.speed-matrix.lock')); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(join(out, '.speed-matrix.lock')), firstOut).toBe(true);
+      const second = runBench({ ...TINY, LLM_BENCH_OUT: out }, 60);
+      expect(second.code).not.toBe(0);
+      expect(second.out).toMatch(/another run is writing into .*: pid \d+ on .*, started \d{4}-\d\d-\d\dT/);
+      expect(second.out).not.toMatch(/window open/);
+      expect(await firstDone, firstOut).toBe(0);
+    } finally {
+      clearTimeout(killer);
+    }
+    const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as { partial?: boolean; cells: unknown[] };
+    expect(result.partial).toBeFalsy();
+    expect(result.cells.length).toBe(1);
+    // released at exit: the folder is free for the next run
+    expect(existsSync(join(out, '.speed-matrix.lock'))).toBe(false);
+  });
+});
+
+/** a 64 KiB tmpfs (root only; elsewhere the test says why it is skipped) */
+function smallDisk(): { dir?: string; why?: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-full-'));
+  if (process.getuid?.() !== 0) return { why: 'mounting a small tmpfs needs root (the write layer is unit-tested in test/results/lock.test.ts)' };
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir], { encoding: 'utf8' });
+  if (r.status !== 0) return { why: `mount -t tmpfs failed here (${(r.stderr || r.error?.message || '').trim()}); the write layer is unit-tested in test/results/lock.test.ts` };
+  return { dir };
+}
+
+describe('a full disk', () => {
+  const disk = smallDisk();
+  if (disk.why) console.warn(`[skip] the full-disk test: ${disk.why}`);
+  test.skipIf(disk.dir === undefined)('ENOSPC: the run ends failing, names the file and the cause once, and says what the files left miss', { timeout: 120_000 }, () => {
+    const out = disk.dir!;
+    try {
+      mkdirSync(join(out, 'r'));
+      const r = runBench({ ...TINY, LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_OUT: join(out, 'r') }, 90);
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.out).toMatch(new RegExp(`could not write ${join(out, 'r').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/speed-matrix\\.(json|md|html) \\(ENOSPC: the disk is full\\)`));
+      expect(r.out.match(/could not write results:/g)?.length).toBe(1);
+      expect(r.out).toMatch(/the run ended but its final results could not be written .*missing from them: /);
+      // whatever is left is whole (written atomically), never a torn file
+      for (const f of readdirSync(join(out, 'r')).filter((n) => n.endsWith('.json') && !n.startsWith('.'))) {
+        expect(() => JSON.parse(readFileSync(join(out, 'r', f), 'utf8'))).not.toThrow();
+      }
+      expect(readdirSync(join(out, 'r')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      spawnSync('umount', [out]);
+    }
+  });
+});
+
