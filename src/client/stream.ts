@@ -24,9 +24,13 @@ import { monoMs } from '../clock.js';
 import type { DecodedChunk } from '../engines/types.js';
 import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
 import { ClientError } from './errors.js';
+import { errorMessageFromBody } from './error-body.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser } from './sse.js';
 import { TokenCounter } from './token-count.js';
 import type { ClientErrorCode, RequestEnd, RequestTimeline } from './types.js';
+
+/** the server's error message from an error body (error-body.ts), for this module's callers */
+export { errorMessageFromBody };
 
 /** bytes of a non-2xx response body read for its error message */
 export const DEFAULT_MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -234,6 +238,15 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
             });
             return;
           }
+          const encoding = resHeaders['content-encoding'];
+          if (typeof encoding === 'string' && encoding.trim() !== '' && encoding.trim().toLowerCase() !== 'identity') {
+            fail(
+              'protocol',
+              `the stream came with Content-Encoding: ${encoding} although the request asked for no encoding; a proxy or gateway on the way compresses it (nginx: gzip off for this location)`,
+              true,
+            );
+            return;
+          }
           const type = resHeaders['content-type'];
           sink = eventStreamSink(timeline, opts, typeof type === 'string' ? type : undefined, finish, fail);
         },
@@ -434,33 +447,6 @@ function errorBodySink(maxBytes: number, onText: (text: string, complete: boolea
       delivered = true;
     },
   };
-}
-
-/**
- * The server's error message from an error body: `{error:{message}}`, `{object:'error',message}`,
- * `{error:'...'}`, `{message}`, `{detail}`; otherwise the text itself (truncated to 500 chars).
- */
-export function errorMessageFromBody(text: string): string {
-  const trimmed = text.trim();
-  if (trimmed.length === 0) return '';
-  try {
-    const json: unknown = JSON.parse(trimmed);
-    if (json !== null && typeof json === 'object') {
-      const o = json as Record<string, unknown>;
-      const e = o.error;
-      if (typeof e === 'string' && e.length > 0) return truncate(e, 500);
-      if (e !== null && typeof e === 'object') {
-        const m = (e as Record<string, unknown>).message;
-        if (typeof m === 'string') return truncate(m, 500);
-      }
-      if (typeof o.message === 'string') return truncate(o.message, 500);
-      if (typeof o.detail === 'string') return truncate(o.detail, 500);
-      if (o.detail !== undefined) return truncate(JSON.stringify(o.detail), 500);
-    }
-  } catch {
-    // not JSON: use the text
-  }
-  return truncate(trimmed, 500);
 }
 
 const CONNECT_CODES = new Set([

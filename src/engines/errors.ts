@@ -4,8 +4,10 @@
  * - flat `{object:'error',message,type,param,code}` (older vLLM/SGLang, TRT-LLM)
  * - llama.cpp `{error:{code,message,type}}` (same reader as nested)
  * - TGI `{error:'…',error_type:'…'}`, and TGI mid-stream `{error:{message,http_status_code}}`
+ * - an HTML page (a proxy's 502): its title, not the page;
  * - anything else: the text itself (trimmed, shortened).
  */
+import { summarizeHtml } from '../client/error-body.js';
 import { asRecord, asString } from './http.js';
 
 export interface ParsedErrorBody {
@@ -67,6 +69,8 @@ export function parseErrorBody(status: number, bodyText: string): ParsedErrorBod
     }
   }
   if (text === '') return { message: `HTTP ${status} with an empty body` };
+  const html = summarizeHtml(text);
+  if (html !== undefined) return { message: `HTTP ${status}: ${html}` };
   const short = text.length > MAX_ERROR_TEXT_CHARS ? `${text.slice(0, MAX_ERROR_TEXT_CHARS)}…` : text;
   return { message: short };
 }

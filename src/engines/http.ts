@@ -10,6 +10,7 @@ import { SpeedMatrixError } from '../errors.js';
 import { redactUrlCredentials, redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
+import { tlsProblem } from '../client/tls.js';
 
 /** Default limit for one control-plane call (headers and body together). */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
@@ -59,13 +60,27 @@ export interface HttpResult {
   json?: unknown;
   /** content-type header, lowercased, when sent */
   contentType?: string;
+  /** content-encoding header, lowercased, when sent and not identity (we never ask for one) */
+  contentEncoding?: string;
+}
+
+/**
+ * The message for a body a proxy compressed although we asked for no encoding: undici (rightly)
+ * hands the bytes over as they came, so the JSON or the event stream cannot be read.
+ */
+export function unrequestedEncodingMessage(encoding: string): string {
+  return (
+    `the response came with Content-Encoding: ${encoding} although the request asked for no encoding; ` +
+    'a proxy or gateway on the way compresses it (nginx: gzip off for this location; or have it honour Accept-Encoding)'
+  );
 }
 
 /** A control-plane call that got no HTTP response (connect refused, timeout, reset). */
 /** code: 'timeout' when our limit fired, 'aborted' for outside cancellation, else 'transport' */
-export class HttpCallError extends SpeedMatrixError<'timeout' | 'aborted' | 'transport'> {
+/** code 'tls': the server's certificate was refused (tls.ts); a setup error, never retried */
+export class HttpCallError extends SpeedMatrixError<'timeout' | 'aborted' | 'transport' | 'tls'> {
   override name = 'HttpCallError';
-  constructor(message: string, code: 'timeout' | 'aborted' | 'transport') {
+  constructor(message: string, code: 'timeout' | 'aborted' | 'transport' | 'tls') {
     super(code, message);
   }
 }
@@ -136,6 +151,9 @@ export async function httpCall(
     const contentType = (Array.isArray(ct) ? ct[0] : ct)?.toLowerCase();
     const result: HttpResult = { status: res.statusCode, text };
     if (contentType !== undefined) result.contentType = contentType;
+    const ce = res.headers['content-encoding'];
+    const contentEncoding = (Array.isArray(ce) ? ce[0] : ce)?.toLowerCase().trim();
+    if (contentEncoding !== undefined && contentEncoding !== '' && contentEncoding !== 'identity') result.contentEncoding = contentEncoding;
     const trimmed = text.trimStart();
     if (trimmed.startsWith('{') || trimmed.startsWith('[') || contentType?.includes('json')) {
       try {
@@ -146,6 +164,8 @@ export async function httpCall(
     }
     return result;
   } catch (err) {
+    const tls = tlsProblem(err);
+    if (tls !== undefined) throw new HttpCallError(redactTarget(`${method} ${url} failed: ${tls}`, target), 'tls');
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     const code = timeoutSignal.aborted ? 'timeout' : options.signal?.aborted ? 'aborted' : 'transport';
     const what = code === 'timeout' ? `no complete answer within ${timeoutMs} ms` : reason;

@@ -6,7 +6,7 @@
  */
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, unrequestedEncodingMessage, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -97,9 +97,9 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
 }
 
 /** A setup error from a probe, naming the field and the fix; the key is never in it. */
-export class ProbeError extends SpeedMatrixError<'unreachable' | 'unauthorized' | 'no-model'> {
+export class ProbeError extends SpeedMatrixError<'unreachable' | 'unauthorized' | 'no-model' | 'tls'> {
   override name = 'ProbeError';
-  constructor(message: string, code: 'unreachable' | 'unauthorized' | 'no-model') {
+  constructor(message: string, code: 'unreachable' | 'unauthorized' | 'no-model' | 'tls') {
     super(code, message);
   }
 }
@@ -115,6 +115,7 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     res = await getJson(target, MODELS_PATH, options);
   } catch (err) {
     const msg = err instanceof HttpCallError ? err.message : String(err);
+    if (err instanceof HttpCallError && err.code === 'tls') throw probeError(target, 'tls', 'the TLS connection was refused', msg.replace(/^.*? failed: /, ''));
     throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.url (scheme, host, port, and a gateway path prefix if there is one) and that the server is running.');
   }
   if (res.status === 401 || res.status === 403) {
@@ -128,6 +129,9 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     modelSourced = { value: model, source: 'config' };
   } else {
     chosen = entries[0];
+    if (!chosen && res.contentEncoding !== undefined) {
+      throw probeError(target, 'no-model', `GET ${MODELS_PATH} answered HTTP ${res.status} unreadable`, unrequestedEncodingMessage(res.contentEncoding));
+    }
     if (!chosen) {
       throw probeError(
         target,

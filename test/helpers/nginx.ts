@@ -61,9 +61,10 @@ async function waitForPort(port: number, limitMs: number): Promise<void> {
 
 /**
  * Start nginx with `serverBlock` (the inside of one `server { … }`, without `listen`) on a free
- * loopback port. `upstreams` are written into the http block as given.
+ * loopback port. `upstreams` are written into the http block as given; `listenFlags` go on the
+ * listen line (`ssl`).
  */
-export async function startNginx(serverBlock: string, upstreams = ''): Promise<NginxHandle> {
+export async function startNginx(serverBlock: string, upstreams = '', listenFlags = ''): Promise<NginxHandle> {
   if (NGINX_BIN === undefined) throw new Error(nginxMissing);
   const dir = mkdtempSync(join(tmpdir(), 'lsm-nginx-'));
   for (const d of ['logs', 'client', 'proxy']) mkdirSync(join(dir, d));
@@ -85,7 +86,7 @@ http {
   scgi_temp_path ${dir}/proxy;
   ${upstreams}
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${listenFlags ? ` ${listenFlags}` : ''};
     ${serverBlock}
   }
 }

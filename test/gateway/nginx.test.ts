@@ -3,6 +3,7 @@
  * real Debian nginx (`location /api/ { proxy_pass http://sim/; }`), gets every request of the run
  * under that prefix, streaming included; a URL ending in /v1 is understood and said once.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,5 +56,51 @@ describe.skipIf(nginxMissing !== undefined)('through nginx with a path prefix', 
     expect(cell.status).toBe('valid');
     expect(cell.figures?.outputTokens).toBeGreaterThan(0);
     expect(cell.figures?.failedRequests).toBe(0);
+  });
+});
+
+/** a self-signed certificate for 127.0.0.1 (openssl), or why there is none */
+function selfSigned(): { cert?: string; key?: string; why?: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-tls-'));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { encoding: 'utf8' });
+  if (r.status !== 0) return { why: `openssl could not make a test certificate (${(r.stderr || r.error?.message || '').trim().slice(0, 200)})` };
+  return { cert, key };
+}
+
+const tls = nginxMissing ? { why: nginxMissing } : selfSigned();
+if (tls.why) console.warn(`[skip] the TLS gateway test: ${tls.why}`);
+
+describe.skipIf(tls.why !== undefined)('HTTPS through nginx with a self-signed certificate', () => {
+  let sim: SimHandle;
+  let nginx: NginxHandle;
+  beforeAll(async () => {
+    sim = await startSim({ profile: 'tiny', thread: true });
+    nginx = await startNginx(
+      `ssl_certificate ${tls.cert}; ssl_certificate_key ${tls.key};
+      location / { proxy_pass ${sim.url}; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }`,
+      '',
+      'ssl',
+    );
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+    await sim?.close();
+  });
+
+  test('without the CA: one clear error naming the certificate and NODE_EXTRA_CA_CERTS, not retried; with it: measured', { timeout: 120_000 }, () => {
+    const url = `https://127.0.0.1:${nginx.port}`;
+    const refused = runBench({ ...TINY, LLM_BENCH_URL: url, LLM_BENCH_OUT: mkdtempSync(join(tmpdir(), 'lsm-tls-out-')) }, 60);
+    expect(refused.code, refused.out).not.toBe(0);
+    expect(refused.out).toMatch(/TLS: the server's certificate is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\); give Node the CA that signed it: NODE_EXTRA_CA_CERTS=/);
+    expect(refused.out).not.toMatch(/not answering|trying again/);
+    // it used to retry for 25 s
+    expect(refused.seconds).toBeLessThan(20);
+    const out = mkdtempSync(join(tmpdir(), 'lsm-tls-out-'));
+    const trusted = runBench({ ...TINY, LLM_BENCH_URL: url, LLM_BENCH_OUT: out, NODE_EXTRA_CA_CERTS: tls.cert! }, 90);
+    expect(trusted.code, trusted.out).toBe(0);
+    const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    expect(result.cells[0]?.status).toBe('valid');
   });
 });
