@@ -22,6 +22,10 @@ export const DEFAULTS = {
   unreachableRetryMs: 30_000,
   /** drain barrier: wait at most this for the server to go idle before a cell */
   drainTimeoutMs: 120_000,
+  /** the drain barrier gives up on a server that refuses connections or answers 5xx to everything for this long (the cell is Not run; later cells check once) */
+  serverDownGiveUpMs: 15_000,
+  /** a progress line this often while the drain barrier waits */
+  drainProgressMs: 5_000,
   /** readiness gate: base timeout, plus gatePerContextTokenMs × context × concurrency */
   gateTimeoutMs: 60_000,
   gatePerContextTokenMs: 0.05,

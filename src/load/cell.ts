@@ -78,7 +78,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   const origin = session.target.baseUrl;
   const cellTag = `${session.runId}-c${opts.context}x${C}`;
 
-  const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal);
+  const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal, say);
   if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
 
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });

@@ -28,6 +28,8 @@ export interface LoadSession {
    * failed scrape (unknown), never "a server without metrics" (idle, queue empty)
    */
   hasMetrics: boolean;
+  /** set by the drain barrier when the server stopped answering (load/drain.ts); cleared when it answers again */
+  serverDown?: { sinceEpochMs: number; reason: string };
 }
 
 /** Headers sent with every load request (the API key travels here only). */

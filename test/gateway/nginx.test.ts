@@ -3,15 +3,15 @@
  * real Debian nginx (`location /api/ { proxy_pass http://sim/; }`), gets every request of the run
  * under that prefix, streaming included; a URL ending in /v1 is understood and said once.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 import type { SpeedMatrixResult } from '../../src/results/types.js';
-import { runBench, TINY } from '../faults/helpers.js';
-import { nginxMissing, startNginx, type NginxHandle } from '../helpers/nginx.js';
+import { cleanEnv, root, runBench, TINY } from '../faults/helpers.js';
+import { freePort, nginxMissing, startNginx, type NginxHandle } from '../helpers/nginx.js';
 
 if (nginxMissing) console.warn(`[skip] gateway path-prefix tests: ${nginxMissing}`);
 
@@ -102,5 +102,61 @@ describe.skipIf(tls.why !== undefined)('HTTPS through nginx with a self-signed c
     expect(trusted.code, trusted.out).toBe(0);
     const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
     expect(result.cells[0]?.status).toBe('valid');
+  });
+});
+
+describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502 for everything)', () => {
+  test('a later cell is Not run within the documented 15 s, with progress lines and the 502 by its title', { timeout: 150_000 }, async () => {
+    const port = await freePort();
+    const sim = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', 'tiny', '--port', String(port)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const nginx = await startNginx(`location / { proxy_pass http://127.0.0.1:${port}; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }`);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the sim did not start in 20 s')), 20_000);
+        sim.stdout!.on('data', (d: Buffer) => {
+          if (d.toString().includes('listening on')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      const out = mkdtempSync(join(tmpdir(), 'lsm-dead-'));
+      const bench = spawn('npx', ['vitest', 'bench', '--run'], {
+        cwd: root,
+        env: { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_CONCURRENCY: '1,2,4', LLM_BENCH_URL: `http://127.0.0.1:${nginx.port}`, LLM_BENCH_OUT: out },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      let killedAt: number | undefined;
+      const feed = (d: Buffer): void => {
+        text += d.toString();
+        // the first cell is done: the upstream dies, nginx stays and answers 502
+        if (killedAt === undefined && /0\/1 valid/.test(text)) {
+          killedAt = Date.now();
+          sim.kill('SIGKILL');
+        }
+      };
+      bench.stdout!.on('data', feed);
+      bench.stderr!.on('data', feed);
+      const killer = setTimeout(() => bench.kill('SIGKILL'), 120_000);
+      const code = await new Promise<number | null>((resolve) => bench.on('close', resolve));
+      clearTimeout(killer);
+      expect(killedAt, text).toBeDefined();
+      const afterKillS = (Date.now() - killedAt!) / 1000;
+      expect(code, text).not.toBe(0);
+      expect(text).toMatch(/drain barrier: the server does not answer \(HTTP 502: an HTML page "502 Bad Gateway"[^)]*\)\) for \d+ s; giving up at 15 s/);
+      // 15 s and the run's own start and end, on a loaded machine; it used to be 120 s of silence
+      expect(afterKillS, text).toBeLessThan(45);
+      const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+      // the cell in progress when the upstream died (its drain may have passed just before) fails
+      // its requests; the next one's drain barrier gives up on the server
+      const last = result.cells.find((c) => c.concurrency === 4)!;
+      expect(last.status).toBe('not-run');
+      expect(last.notRunReason).toMatch(/the server has not answered for 1\d s \(HTTP 502: an HTML page "502 Bad Gateway"/);
+      expect(result.cells.find((c) => c.concurrency === 1)?.status).toBe('valid');
+    } finally {
+      sim.kill('SIGKILL');
+      await nginx.stop();
+    }
   });
 });
