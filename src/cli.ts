@@ -25,7 +25,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'sim': {
-        const { runSimCli } = await import('./sim/cli.js');
+        const { runSimCli, SIM_USAGE } = await import('./sim/cli.js');
+        if (rest.includes('--help') || rest.includes('-h')) {
+          process.stdout.write(`${SIM_USAGE}\n`);
+          return 0;
+        }
         await runSimCli(rest);
         return 0;
       }

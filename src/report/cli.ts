@@ -77,10 +77,10 @@ export async function runReportCli(argv: readonly string[], io: ReportIo = defau
   }
   try {
     const results = args.files.map((file) => loadResultFile(file, file));
-    const runs = results.map((result, i) => ({ label: args.labels[i] ?? runName(result), result }));
+    const runs = distinctLabels(args.files, args.labels, results.map(runName)).map((label, i) => ({ label, result: results[i]! }));
     const labels = runs.map((r) => r.label);
     const twice = labels.find((l, i) => labels.indexOf(l) !== i);
-    if (twice !== undefined) throw new ConfigError(`two runs are named "${twice}"; tell them apart with --label, one per file in order`);
+    if (twice !== undefined) throw new ConfigError(`two runs are named "${twice}" (the same file twice?); tell them apart with --label, one per file in order`);
     const html = runs.length === 1 ? renderHtml(runs[0]!.result) : renderCompareHtml(runs);
     const out = resolve(args.out ?? (runs.length === 1 ? 'report.html' : 'compare.html'));
     ensureDir(dirname(out));
@@ -90,5 +90,25 @@ export async function runReportCli(argv: readonly string[], io: ReportIo = defau
   } catch (error) {
     io.err(`llm-speed-matrix report: ${(error as Error).message}`);
     return 2;
+  }
+}
+
+/**
+ * The name of each run: its --label, else its run info (engine, version, start time). Runs whose
+ * names would be the same (two runs started in the same minute) are named by their files instead
+ * (`a.json`, then `folder/a.json` where the file names match too). Two equal --label values are an
+ * error: the user chose them.
+ */
+export function distinctLabels(files: readonly string[], given: readonly string[], fromInfo: readonly string[]): string[] {
+  const twiceGiven = given.find((l, i) => given.indexOf(l) !== i);
+  if (twiceGiven !== undefined) throw new ConfigError(`--label "${twiceGiven}" is given twice; give each run its own name`);
+  const named = files.map((_, i) => given[i] ?? fromInfo[i]!);
+  const clashes = named.map((l, i) => given[i] === undefined && named.filter((m) => m === l).length > 1);
+  if (!clashes.includes(true)) return named;
+  const tail = (file: string, depth: number): string => file.split(/[\\/]/).filter((p) => p !== '').slice(-depth).join('/');
+  for (let depth = 1; ; depth++) {
+    const names = named.map((l, i) => (clashes[i] ? tail(files[i]!, depth) : l));
+    const longest = Math.max(...files.map((f) => f.split(/[\\/]/).length));
+    if (new Set(names).size === names.length || depth >= longest) return names;
   }
 }

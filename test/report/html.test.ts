@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/client/types.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { cellSeries } from '../../src/metrics/series.js';
-import { runReportCli } from '../../src/report/cli.js';
+import { distinctLabels, runReportCli } from '../../src/report/cli.js';
 import { renderCompareHtml } from '../../src/report/compare-html.js';
 import { renderHtml } from '../../src/report/html.js';
 import { escapeHtml, histogram, lineChart } from '../../src/report/svg.js';
@@ -201,6 +201,17 @@ describe('llm-speed-matrix report', () => {
     expect(await runReportCli([a, b, '--label', 'fp8', '--label', 'bf16', '--out', join(dir, 'two.html')], two.io)).toBe(0);
     expect(two.lines.join('\n')).toContain('2 runs: fp8, bf16');
     expect(readFileSync(join(dir, 'two.html'), 'utf8')).toContain('Speed matrix comparison');
+  });
+
+  test('runs with the same name (started in the same minute) are named by their files; --label still wins', async () => {
+    const a = file('same-a.json', sglangResult());
+    const b = file('same-b.json', sglangResult());
+    const r = io();
+    expect(await runReportCli([a, b, '--out', join(dir, 'same.html')], r.io)).toBe(0);
+    expect(r.lines.join('\n')).toContain('2 runs: same-a.json, same-b.json');
+    expect(distinctLabels(['x/run/speed-matrix.json', 'y/run/speed-matrix.json'], [], ['sglang', 'sglang'])).toEqual(['x/run/speed-matrix.json', 'y/run/speed-matrix.json']);
+    expect(distinctLabels(['a.json', 'b.json'], ['fp8'], ['sglang', 'sglang'])).toEqual(['fp8', 'sglang']);
+    expect(() => distinctLabels(['a.json', 'b.json'], ['x', 'x'], ['s', 't'])).toThrow(/--label "x" is given twice/);
   });
 
   test('bad input: a clear error naming the file, the version or the fix; exit 2', async () => {
