@@ -15,8 +15,15 @@
  * - Confirmed: a 2xx event stream with at least one decoded chunk that carries text or a real
  *   finish reason, and no error event. Its end may be `[DONE]` or the close (`no-done`): how a
  *   stream may end is the client's rule (src/client), not this one's.
- * - When both fail, the detected adapter is kept (the failure is not the adapter's) and the note
- *   says that both failed; the warm-up then stops the run with the server's own error.
+ * - A failure that is about the request or the stream (HTTP 400/404/405/413/415/422/501, a
+ *   malformed stream, no chunk of this API) is the adapter's: the generic adapter is tried. Any
+ *   other (5xx, 429, timeouts, resets) may be the server's bad moment: the detected adapter is
+ *   tried once more first, so a server that fails some requests is not taken for another API.
+ * - When the generic adapter fails too, the detected one is kept (the failure is not the
+ *   adapter's) and the note says both failed; the warm-up then stops the run with the server's
+ *   own error.
+ * - openRun does not confirm the embedded simulator it started itself: its personality is known,
+ *   and its fault plan counts every request (faultFreeRequests covers the warm-up).
  */
 import { createWorkerDispatchers } from '../client/pool.js';
 import { streamRequest } from '../client/stream.js';
@@ -41,10 +48,15 @@ export interface ConfirmOptions {
 
 export interface AdapterConfirmation {
   ok: boolean;
+  /** the failure is about this adapter's request or the stream's format (not the server's bad moment) */
+  shape?: boolean;
   /** why it failed, e.g. "HTTP 400: Unrecognized request argument supplied: ignore_eos" */
   reason?: string;
   timeline?: RequestTimeline;
 }
+
+/** HTTP statuses that refuse the request itself (its fields, path or body), not the server's state. */
+const SHAPE_STATUSES = new Set([400, 404, 405, 413, 415, 422, 501]);
 
 /** Finish reasons that are no finish: `null` sent as a string, or empty (TGI completions). */
 function realFinish(reason: string | undefined): boolean {
@@ -80,13 +92,14 @@ export async function confirmAdapter(target: HttpTarget, adapter: EngineAdapter,
   }
   const clean = (s: string): string => redactValues(redactSecrets(s), [target.apiKey]);
   const end = t.end;
-  if (errorEvent !== undefined) return { ok: false, reason: clean(`error event in the stream: ${errorEvent}`), timeline: t };
+  if (errorEvent !== undefined) return { ok: false, shape: false, reason: clean(`error event in the stream: ${errorEvent}`), timeline: t };
   if (end?.kind === 'error' && end.code !== 'no-done') {
     // the client's http-status message already starts with "HTTP <status>"
     const reason = end.code === 'http-status' && /^HTTP \d/.test(end.message) ? end.message : `${end.code === 'http-status' ? `HTTP ${end.httpStatus ?? '?'}` : end.code}: ${end.message}`;
-    return { ok: false, reason: clean(reason), timeline: t };
+    const shape = end.code === 'protocol' || (end.code === 'http-status' && SHAPE_STATUSES.has(end.httpStatus ?? 0));
+    return { ok: false, shape, reason: clean(reason), timeline: t };
   }
-  if (textOrFinish === 0) return { ok: false, reason: 'the response carried no chunk with text or a finish reason (not an event stream of this API?)', timeline: t };
+  if (textOrFinish === 0) return { ok: false, shape: true, reason: 'the response carried no chunk with text or a finish reason (not an event stream of this API?)', timeline: t };
   return { ok: true, timeline: t };
 }
 
@@ -106,7 +119,10 @@ export async function confirmDetection(target: HttpTarget, detection: EngineDete
       return detection; // no model to ask for: the probe reports it
     }
   }
-  const first = await confirmAdapter(target, getAdapter(detection.kind), model, o);
+  const detected = getAdapter(detection.kind);
+  let first = await confirmAdapter(target, detected, model, o);
+  // a server error may be the server's moment, not the adapter's: once more before looking elsewhere
+  if (!first.ok && !first.shape) first = await confirmAdapter(target, detected, model, { ...o, requestId: `${o.requestId}-again` });
   if (first.ok) return detection;
   const generic = await confirmAdapter(target, getAdapter('openai'), model, o);
   const earlier = detection.note ? ` (${detection.note})` : '';

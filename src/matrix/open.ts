@@ -115,8 +115,9 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       detection = `engine set in config: ${cfg.target.engine}`;
     } else {
       const detected = await retryWhileUnreachable(() => detectEngine(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
-      // a server may answer several APIs: one short streamed request confirms the pick (else the generic adapter)
-      const found = await confirmDetection(target, detected, {
+      // a server may answer several APIs: one short streamed request confirms the pick (else the
+      // generic adapter); not for the simulator started here, whose personality is known
+      const found = sim ? detected : await confirmDetection(target, detected, {
         ...(cfg.target.model ? { model: cfg.target.model } : {}),
         endpoint: cfg.target.endpoint,
         timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs },

@@ -12,6 +12,9 @@ import type { HttpTarget } from '../../src/engines/types.js';
 import { CONFIRM_MAX_TOKENS, confirmDetection } from '../../src/load/confirm.js';
 import { openRun } from '../../src/matrix/open.js';
 import { startSim, type SimHandle, type SimProfileOverrides } from '../../src/sim/index.js';
+import { drawFaults, requestSeed } from '../../src/sim/faults.js';
+import { NO_FAULTS } from '../../src/sim/profiles.js';
+import { mulberry32 } from '../../src/random.js';
 
 const sims: SimHandle[] = [];
 async function sim(profile: string, personality: 'vllm' | 'bare' | 'llamacpp', overrides: SimProfileOverrides = {}): Promise<SimHandle> {
@@ -96,9 +99,36 @@ describe('confirmDetection', () => {
     expect(confirmed.evidence).toBe(detected.evidence);
     expect(confirmed.note).toMatch(/failed through the vllm adapter \(HTTP 500: .*\) and through the generic OpenAI-compatible one \(HTTP 500: .*\); keeping vllm/);
   });
+  test('a server error on the first request is tried once more before the generic adapter (a flaky server keeps its engine)', async () => {
+    // the sim draws each request's faults from its X-Request-Id: pick an id whose first request
+    // draws the 500 and whose second does not
+    const rates = { ...NO_FAULTS, http500Rate: 0.5 };
+    const fails = (id: string): boolean => drawFaults(rates, mulberry32(requestSeed(1, id))).status === 500;
+    let prefix: string | undefined;
+    for (let i = 0; i < 200 && prefix === undefined; i++) if (fails(`f${i}-vllm`) && !fails(`f${i}-again-vllm`)) prefix = `f${i}`;
+    expect(prefix).toBeDefined();
+    const s = await sim('tiny', 'vllm', { faults: { http500Rate: 0.5 } });
+    const target: HttpTarget = { baseUrl: s.url };
+    const detected = await detectEngine(target);
+    expect(await confirmDetection(target, detected, options(prefix!))).toEqual(detected);
+    const sent = (await truths(s)).filter((t) => t.id.startsWith(prefix!));
+    expect(sent.map((t) => t.id)).toEqual([`${prefix}-again-vllm`]);
+  });
 });
 
 describe('openRun', () => {
+  test('the embedded simulator openRun starts is not confirmed (its personality is known)', { timeout: 30_000 }, async () => {
+    const cfg = resolveSuite({ target: { simProfile: 'tiny' }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 1, maxOutputTokens: 8 } }, {});
+    const opened = await openRun(cfg);
+    try {
+      expect(opened.sim).toBeDefined();
+      expect(opened.session.adapter.kind).toBe('vllm');
+      expect((await truths(opened.sim!)).filter((t) => t.id.includes('-confirm'))).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
+
   const cfgFor = (url: string, engine?: 'vllm') =>
     resolveSuite({ target: { url, ...(engine ? { engine } : {}) }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 1, maxOutputTokens: 8 } }, {});
 
