@@ -10,7 +10,7 @@ commands:
   init [--force] [--shards N] [--dir PATH]
         set up the speed matrix in this project: bench files, vitest.config.ts, thresholds/,
         a GitHub Actions workflow (never overwrites without --force)
-  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]
+  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]
         serve the embedded simulated inference server (default profile tiny, port 8000)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
         compare two speed-matrix.json files; exit 1 on a regression beyond tolerance

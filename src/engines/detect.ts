@@ -14,6 +14,8 @@
  * `GET /version` is not used: vLLM and TensorRT-LLM answer it alike.
  * Steps 2–6 are asked together, after step 1, and weighed in this order. When more than one of
  * them matches, the first wins and the detection carries a note naming the others (set `engine`).
+ * A server can answer several APIs: openRun confirms the pick with one streamed request and falls
+ * back to the generic adapter when it fails (src/load/confirm.ts).
  */
 import { asRecord, isOk, tryCall, type HttpResult } from './http.js';
 import { LlamacppAdapter } from './llamacpp.js';

@@ -14,6 +14,7 @@ import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimPro
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
 import { runSingleRequest, WARMUP_CLOSE_WATCH_MS } from '../load/prefill.js';
+import { confirmDetection } from '../load/confirm.js';
 import type { RequestTimeline } from '../client/types.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { progress } from './progress.js';
@@ -105,6 +106,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     baseUrl = sim.url;
   }
   const target: HttpTarget = { baseUrl, ...(cfg.target.apiKey ? { apiKey: cfg.target.apiKey } : {}) };
+  const runId = `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   try {
     let adapter: EngineAdapter;
     let detection: string;
@@ -113,7 +115,15 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       adapter = getAdapter(cfg.target.engine);
       detection = `engine set in config: ${cfg.target.engine}`;
     } else {
-      const found = await retryWhileUnreachable(() => detectEngine(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
+      const detected = await retryWhileUnreachable(() => detectEngine(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
+      // a server may answer several APIs: one short streamed request confirms the pick (else the
+      // generic adapter); not for the simulator started here, whose personality is known
+      const found = sim ? detected : await confirmDetection(target, detected, {
+        ...(cfg.target.model ? { model: cfg.target.model } : {}),
+        endpoint: cfg.target.endpoint,
+        timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs },
+        requestId: `${runId}-confirm`,
+      });
       adapter = getAdapter(found.kind);
       detection = found.evidence;
       detectionNote = found.note;
@@ -140,7 +150,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       endpoint: cfg.target.endpoint,
       maxOutputTokens: cfg.matrix.maxOutputTokens,
       timeouts: { headersMs: cfg.timeouts.headersMs, stallMs: cfg.timeouts.stallMs, unreachableRetryMs: cfg.timeouts.unreachableRetryMs },
-      runId: `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
+      runId,
       connections: new ConnectionPolicy(),
       hasMetrics: false,
     };

@@ -1,5 +1,5 @@
 /**
- * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]`:
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]`:
  * serves the simulator until the process is stopped.
  */
 
@@ -7,7 +7,7 @@ import { createSimServer, type SimServer } from './server.js';
 import { resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type SimPersonality } from './profiles.js';
 
 export const SIM_USAGE =
-  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]\n' +
+  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]\n' +
   `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1`;
 
 export interface SimCliArgs {

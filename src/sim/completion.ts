@@ -10,13 +10,17 @@ import { renderChat, type ChatMessage } from './chat-template.js';
 import { EngineRequest, type FinishReason, type SimSink } from './engine.js';
 import { type FaultPlan } from './faults.js';
 import { hashPromptBlocks } from './kv-cache.js';
-import { ChunkWriter, DONE_EVENT, errorEvent, usageJson, ZERO_USAGE } from './personality.js';
+import { mulberry32 } from '../random.js';
+import { ChunkWriter, CONSTANT_USAGE, DONE_EVENT, errorEvent, UNTERMINATED_DONE, usageJson, ZERO_USAGE } from './personality.js';
 import { servedMaxModelLen, type SimProfile } from './profiles.js';
-import { surfaceOf, type Surface } from './surface.js';
+import { surfaceFor, type Surface } from './surface.js';
 import { genPiece } from './tokenizer.js';
 import type { TruthRecord, TruthStore } from './truth.js';
 
 export type EndpointKind = 'chat' | 'completions';
+
+/** Responses written on the raw socket (closeDelimited): nothing may go out through `res` after their head. */
+export const RAW_RESPONSES = new WeakSet<ServerResponse>();
 
 /** A request that failed validation: status + message + param. */
 export class RequestError extends Error {
@@ -67,9 +71,9 @@ function checkAllowedFields(kind: EndpointKind, body: Record<string, unknown>, s
   if (so && typeof so === 'object' && !Array.isArray(so)) {
     for (const k of Object.keys(so)) if (!allowed.streamOptions.has(k)) extra.push(`stream_options.${k}`);
   }
-  if (extra.length > 0) {
-    throw new RequestError(400, `${extra.length} validation error(s): ${extra.map((k) => `${k}: Extra inputs are not permitted`).join('; ')}`, extra[0]!);
-  }
+  if (extra.length === 0) return;
+  if (surface.strictFields) throw new RequestError(400, `Unrecognized request argument supplied: ${extra.join(', ')}`, extra[0]!);
+  throw new RequestError(400, `${extra.length} validation error(s): ${extra.map((k) => `${k}: Extra inputs are not permitted`).join('; ')}`, extra[0]!);
 }
 
 /** The output cap the body asks for, read the way the personality reads it. */
@@ -95,7 +99,7 @@ function maxTokensOf(kind: EndpointKind, body: Record<string, unknown>, profile:
 
 /** Validates a request body and renders its prompt. */
 export function parseCompletion(kind: EndpointKind, body: Record<string, unknown>, profile: SimProfile): ParsedCompletion {
-  const surface = surfaceOf(profile.personality);
+  const surface = surfaceFor(profile);
   checkAllowedFields(kind, body, surface);
   if (surface.checksModel && typeof body.model === 'string' && body.model !== profile.modelId) {
     const message =
@@ -120,11 +124,13 @@ export function parseCompletion(kind: EndpointKind, body: Record<string, unknown
     throw new RequestError(400, 'Stream options can only be defined when `stream=True`.', 'stream_options');
   }
   // TRT-LLM: include_usage defaults to true once stream_options is sent
-  const includeUsage = so?.include_usage === true || (surface.includeUsageByDefault && !!so && so.include_usage !== false);
+  // noStreamUsage: a stream carries no usage whatever stream_options asks
+  const noUsage = stream && surface.noStreamUsage;
+  const includeUsage = !noUsage && (so?.include_usage === true || (surface.includeUsageByDefault && !!so && so.include_usage !== false));
   const continuousFlag = so?.continuous_usage_stats === true || body.continuous_usage_stats === true;
   // vLLM, TRT-LLM: continuous usage only together with include_usage; SGLang: on its own; others: never
   const continuousUsage =
-    stream && continuousFlag && (surface.continuousUsage === 'alone' || (surface.continuousUsage === 'with-include-usage' && includeUsage));
+    stream && !noUsage && continuousFlag && (surface.continuousUsage === 'alone' || (surface.continuousUsage === 'with-include-usage' && includeUsage));
   const maxTokens = maxTokensOf(kind, body, profile);
   const minTokens = surface.honoursMinTokens ? (optInt(body, 'min_tokens') ?? 0) : 0;
   return {
@@ -180,10 +186,31 @@ export class CompletionSink implements SimSink {
   private nonStreamText = '';
   private nonStreamReasoning = '';
   private readonly surface: Surface;
+  /** tokensPerChunk: generated tokens not written yet, the size of the chunk being filled, and its draws */
+  private held = 0;
+  private chunkTarget = 1;
+  private readonly chunkRng: (() => number) | undefined;
+  /** closeDelimited: the response was written on the raw socket (HTTP/1.0), not through `res` */
+  private raw = false;
 
   constructor(private readonly o: SinkOptions) {
-    this.surface = surfaceOf(o.profile.personality);
-    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.parsed.responseModel, Math.floor(Date.now() / 1000), o.profile.version);
+    this.surface = surfaceFor(o.profile);
+    this.writer = new ChunkWriter(o.profile.personality, o.parsed.kind, o.chunkId, o.parsed.responseModel, Math.floor(Date.now() / 1000), o.profile.version, this.surface);
+    if (o.parsed.stream && this.surface.tokensPerChunk[1] > 1) {
+      this.chunkRng = mulberry32(0x9e3779b9 ^ o.seed);
+      this.chunkTarget = this.drawChunk();
+    }
+  }
+
+  /** The next chunk's token count, in [min, max] of tokensPerChunk, from the request's own draws. */
+  private drawChunk(): number {
+    const [min, max] = this.surface.tokensPerChunk;
+    return min + Math.floor(this.chunkRng!() * (max - min + 1));
+  }
+
+  /** the response went out (headers written), through `res` or on the raw socket */
+  get headersSent(): boolean {
+    return this.raw || this.o.res.headersSent;
   }
 
   get isEnded(): boolean {
@@ -197,8 +224,12 @@ export class CompletionSink implements SimSink {
 
   engineReq: EngineRequest | undefined;
 
+  /** The usage block the server reports: constantUsage's fixed one, else the counts (× the usage-factor fault). */
   private usage(): string {
-    return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens: this.generated, cachedTokens: this.o.truth.cachedTokens });
+    if (this.surface.constantUsage) return CONSTANT_USAGE;
+    const factor = this.o.faults.usageFactor ?? 1;
+    const completionTokens = factor === 1 ? this.generated : Math.round(this.generated * factor);
+    return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens, cachedTokens: this.o.truth.cachedTokens });
   }
 
   /** llama.cpp `timings` of this request so far (ENGINES.md §3; b4748 has no cache_n: prompt_n is the computed part). */
@@ -237,6 +268,26 @@ export class CompletionSink implements SimSink {
 
   onTokens(n: number, finish: FinishReason | undefined): void {
     if (this.ended) return;
+    if (this.chunkRng === undefined) return this.emit(n, finish);
+    // tokensPerChunk: hold tokens back until the chunk is full (or the request finishes)
+    this.held += n;
+    if (!finish && this.held < this.chunkTarget) return;
+    const out = finish ? this.held : this.chunkTarget;
+    this.held -= out;
+    this.chunkTarget = this.drawChunk();
+    this.emit(out, finish);
+    // an engine emission larger than a chunk: the rest fills the next chunk(s)
+    while (!this.ended && !finish && this.held >= this.chunkTarget) {
+      const next = this.chunkTarget;
+      this.held -= next;
+      this.chunkTarget = this.drawChunk();
+      this.emit(next, undefined);
+    }
+  }
+
+  /** Writes `n` more tokens (with the finish, when given) as the personality's chunk(s). */
+  private emit(n: number, finish: FinishReason | undefined): void {
+    if (this.ended) return;
     const o = this.o;
     const s = this.surface;
     const from = this.generated;
@@ -255,7 +306,7 @@ export class CompletionSink implements SimSink {
     const usage = o.parsed.continuousUsage ? this.usage() : undefined;
     const completions = o.parsed.kind === 'completions';
     let textExtra = '';
-    if (s.zeroUsageOnCompletionChunks && completions && o.parsed.includeUsage) textExtra += `,"usage":${ZERO_USAGE}`;
+    if (s.zeroUsageOnCompletionChunks && completions && o.parsed.includeUsage && !s.noStreamUsage) textExtra += `,"usage":${ZERO_USAGE}`;
     if (o.parsed.timingsPerToken) textExtra += `,"timings":${this.timingsJson(nowMs)}`;
     // common case (one chunk, no reasoning boundary): no segment list is built
     let tail: { text: string; reasoning: boolean };
@@ -270,13 +321,13 @@ export class CompletionSink implements SimSink {
     if (finish) {
       const timings = s.timings ? `,"timings":${this.timingsJson(nowMs)}` : '';
       // llama.cpp and TGI /v1/completions, llama.cpp chat too: the final chunk always has usage
-      const usageOnFinal = (completions && s.completionsAlwaysUsage) || s.usageOnFinishChunk;
+      const usageOnFinal = !s.noStreamUsage && ((completions && s.completionsAlwaysUsage) || s.usageOnFinishChunk);
       const usageChunk = o.parsed.includeUsage && !usageOnFinal;
       let finalSuffix = usageOnFinal && usage === undefined ? `,"usage":${this.usage()}` : '';
       if (!usageChunk) finalSuffix += timings;
       out += this.writer.last(tail.text, tail.reasoning, finish, { usage, textExtra, finalSuffix });
       if (usageChunk) out += this.writer.usageOnly(this.usage(), timings);
-      out += DONE_EVENT;
+      out += s.unterminatedLastEvent ? UNTERMINATED_DONE : DONE_EVENT;
     } else {
       out += this.writer.tokens(tail.text, tail.reasoning, usage, textExtra);
     }
@@ -287,7 +338,7 @@ export class CompletionSink implements SimSink {
     if (f.malformedAfter !== undefined && crossed(f.malformedAfter, from, this.generated)) {
       out += 'data: {"id":"malformed","choices":[{"delta":{"content":"\n\n';
     }
-    if (!o.res.headersSent) this.writeHead();
+    if (!this.headersSent) this.writeHead();
     const t = monoMs();
     this.write(out);
     o.truth.addChunk(t, n);
@@ -311,6 +362,11 @@ export class CompletionSink implements SimSink {
   private endStream(): void {
     const res = this.o.res;
     const socket = res.socket;
+    if (this.raw) {
+      // close-delimited: the close is the end of the body (FIN once the bytes are out)
+      socket?.destroySoon();
+      return;
+    }
     res.end();
     if (!this.surface.closesAfterStream || !socket) return;
     const close = (): void => {
@@ -345,6 +401,10 @@ export class CompletionSink implements SimSink {
   private write(out: string): void {
     const res = this.o.res;
     const socket = res.socket;
+    if (this.raw) {
+      if (socket && !socket.destroyed) socket.write(out);
+      return;
+    }
     if (socket && !socket.destroyed && (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true) {
       socket.write(`${Buffer.byteLength(out).toString(16)}\r\n${out}\r\n`);
     } else {
@@ -358,13 +418,36 @@ export class CompletionSink implements SimSink {
   }
 
   writeHead(): void {
-    if (this.o.res.headersSent) return;
+    if (this.headersSent) return;
+    if (this.surface.closeDelimited && this.o.parsed.stream) return this.writeRawHead();
     this.o.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-request-id': this.o.truth.id,
     });
     this.o.res.flushHeaders();
+  }
+
+  /**
+   * closeDelimited: the status line and headers of an HTTP/1.0 response, written on the socket
+   * itself (node:http always answers HTTP/1.1 and frames the body), as a Python http.server
+   * stack sends them: no Content-Length, no Transfer-Encoding, no Connection header. Everything
+   * after goes on the socket too, and the body ends when the socket is closed (endStream).
+   */
+  private writeRawHead(): void {
+    const socket = this.o.res.socket;
+    if (!socket || socket.destroyed) return;
+    this.raw = true;
+    RAW_RESPONSES.add(this.o.res);
+    socket.write(
+      'HTTP/1.0 200 OK\r\n' +
+        'Server: SimHTTP/0.6 Python/3.12\r\n' +
+        `Date: ${new Date().toUTCString()}\r\n` +
+        'Content-Type: text/event-stream\r\n' +
+        'Cache-Control: no-cache\r\n' +
+        `X-Request-Id: ${this.o.truth.id}\r\n` +
+        '\r\n',
+    );
   }
 
   private collect(from: number, n: number, reasoningEnd: number): void {

@@ -7,7 +7,8 @@
  * 2 s after token 5), `error-after=5` (error event after 5 tokens, then [DONE]), `close-after=5`
  * (connection ended without [DONE]), `close-before` (connection closed before a byte of the answer),
  * `malformed-after=3` (a chunk that is not JSON),
- * `huge-chunk-after=3` (a chunk with `huge-bytes` of text, default 1 MiB), `headers-delay-ms=500`.
+ * `huge-chunk-after=3` (a chunk with `huge-bytes` of text, default 1 MiB), `headers-delay-ms=500`,
+ * `usage-factor=2` (every usage says completion_tokens × 2: usage twice the streamed tokens).
  */
 
 import type { SimFaultRates } from './profiles.js';
@@ -24,6 +25,8 @@ export interface FaultPlan {
   hugeAfter?: number;
   hugeBytes?: number;
   headersDelayMs?: number;
+  /** usage reports completion_tokens × this (undefined = honest) */
+  usageFactor?: number;
 }
 
 
@@ -82,9 +85,17 @@ export function parseFaultHeader(header: string): FaultPlan {
       case 'headers-delay-ms':
         plan.headersDelayMs = int(key, value);
         break;
+      case 'usage-factor': {
+        const f = Number(value);
+        if (value === undefined || value === '' || !Number.isFinite(f) || f < 0) {
+          throw new Error(`X-Sim-Fault usage-factor=${String(value)} is invalid: it needs a number ≥ 0 (2 = usage twice the streamed tokens)`);
+        }
+        plan.usageFactor = f;
+        break;
+      }
       default:
         throw new Error(
-          `X-Sim-Fault "${key}" is unknown: use status, stall-ms, error-after, close-after, close-before, malformed-after, huge-chunk-after, huge-bytes or headers-delay-ms`,
+          `X-Sim-Fault "${key}" is unknown: use status, stall-ms, error-after, close-after, close-before, malformed-after, huge-chunk-after, huge-bytes, headers-delay-ms or usage-factor`,
         );
     }
   }
@@ -111,5 +122,7 @@ export function drawFaults(rates: SimFaultRates, rng: () => number): FaultPlan {
     plan.hugeBytes = rates.hugeChunkBytes;
   }
   if (rng() < rates.headersDelayRate) plan.headersDelayMs = rates.headersDelayMs;
+  // not drawn (no rng call: the draws of the other faults stay as they were)
+  if (rates.usageFactor !== undefined && rates.usageFactor !== 1) plan.usageFactor = rates.usageFactor;
   return plan;
 }

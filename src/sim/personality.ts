@@ -20,6 +20,9 @@ export function usageJson(u: UsageCounts): string {
   );
 }
 
+/** the constantUsage knob's block (issue 18: a server that reports this whatever it generated) */
+export const CONSTANT_USAGE = '{"prompt_tokens":100,"completion_tokens":100,"total_tokens":200}';
+
 /** Ollama's zero usage on every /v1/completions chunk (include_usage) */
 export const ZERO_USAGE = '{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}';
 
@@ -73,6 +76,8 @@ export function errorBody(
       return JSON.stringify({ error: message, error_type: tgiType(status) });
     case 'ollama':
       return JSON.stringify({ error: { message, type: ollamaType(status), param: null, code: null } });
+    case 'bare':
+      return JSON.stringify({ error: { message, type, code: status } });
     case 'sglang':
     case 'trtllm':
       return JSON.stringify({ object: 'error', message, type, param, code: status });
@@ -88,6 +93,7 @@ export function errorEvent(message: string, code: number, personality: SimPerson
       return `data: ${JSON.stringify({ error: { message, http_status_code: 422 } })}\n\n`;
     case 'ollama':
     case 'trtllm':
+    case 'bare':
       return '';
     default:
       return `data: ${JSON.stringify({ error: { message, type: 'InternalServerError', param: null, code } })}\n\n`;
@@ -95,6 +101,8 @@ export function errorEvent(message: string, code: number, personality: SimPerson
 }
 
 export const DONE_EVENT = 'data: [DONE]\n\n';
+/** the unterminatedLastEvent knob's end: no blank line, no newline, then the close */
+export const UNTERMINATED_DONE = 'data: [DONE]';
 
 /** What goes on the final chunk(s) besides text: usage and extra fields (`,"timings":{…}`). */
 export interface LastOptions {
@@ -115,6 +123,8 @@ export class ChunkWriter {
   private readonly tailNoFinish: string;
   private readonly chat: boolean;
   private readonly s: Surface;
+  /** finish_reason of a non-final chunk: null, "" (TGI completions) or "null" (stringNullFinish) */
+  private readonly noFinish: string;
 
   constructor(
     readonly personality: SimPersonality,
@@ -123,8 +133,9 @@ export class ChunkWriter {
     model: string,
     createdS: number,
     version = '',
+    surface: Surface = surfaceOf(personality),
   ) {
-    this.s = surfaceOf(personality);
+    this.s = surface;
     this.chat = kind === 'chat';
     const object = this.chat ? 'chat.completion.chunk' : 'text_completion';
     const fp = this.s.fingerprint ? `"system_fingerprint":${JSON.stringify(this.s.fingerprint(version))},` : '';
@@ -132,7 +143,8 @@ export class ChunkWriter {
     this.open = head(object);
     this.usageOpen = this.chat ? this.open : head(this.s.completionsUsageObject);
     const role = this.s.roleOnEveryDelta ? '"role":"assistant",' : '';
-    const noFinish = !this.chat && this.s.emptyFinishOnCompletions ? '""' : 'null';
+    const noFinish = this.s.stringNullFinish ? '"null"' : !this.chat && this.s.emptyFinishOnCompletions ? '""' : 'null';
+    this.noFinish = noFinish;
     if (this.chat) {
       this.contentHead = `${this.open}[{"index":0,"delta":{${role}"content":"`;
       this.reasoningHead = `${this.open}[{"index":0,"delta":{${role}"${this.s.reasoningField}":"`;
@@ -147,7 +159,7 @@ export class ChunkWriter {
   /** Role chunk (chat only): content "" (vLLM, SGLang, TRT-LLM), none (llama.cpp b4748, TGI, Ollama). */
   role(): string {
     if (!this.chat || this.s.roleChunk === 'none') return '';
-    return `${this.open}[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+    return `${this.open}[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":${this.noFinish}}]}\n\n`;
   }
 
   /** A chunk of generated text; `usage` given = continuous usage stats on this chunk; `extra` appended fields. */

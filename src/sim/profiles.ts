@@ -4,7 +4,7 @@
  */
 
 /** The engine the sim imitates on the wire (surface.ts); the engine model underneath is shared. */
-export type SimPersonality = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
+export type SimPersonality = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama' | 'bare';
 
 /** Fault rates applied to every request (0..1 each), drawn from a PRNG seeded by `seed`. */
 export interface SimFaultRates {
@@ -32,7 +32,66 @@ export interface SimFaultRates {
   faultAfterTokens: number;
   /** the first this many completion requests the server receives draw no fault (a server that fails under load, not at start) */
   faultFreeRequests: number;
+  /**
+   * every usage the server reports says completion_tokens × this (total_tokens to match): 2 = a
+   * server whose usage claims twice the tokens it streamed; 1 = honest. Not a rate: every request.
+   */
+  usageFactor: number;
 }
+
+/**
+ * Wire behaviours of a server with none of the extras (issue 18; the `bare` personality has them
+ * all). Each one can be set alone on any personality through the profile's `wire`; an unset knob
+ * keeps the personality's own behaviour (surface.ts).
+ */
+export interface SimWireKnobs {
+  /**
+   * streamed responses go out as `HTTP/1.0 200 OK` without Content-Length or chunked encoding:
+   * the body ends when the server closes the connection (a Python http.server stack)
+   */
+  closeDelimited: boolean;
+  /** the stream's last bytes are `data: [DONE]` with no blank line (no newline at all) after them */
+  unterminatedLastEvent: boolean;
+  /** non-final chunks carry `"finish_reason":"null"`, the string */
+  stringNullFinish: boolean;
+  /**
+   * tokens per chunk, [min, max]: each chunk holds tokens back until it has a count drawn from the
+   * request's seed (deterministic per request); the last chunk takes what is left. [1, 1] = one
+   * chunk per engine emission.
+   */
+  tokensPerChunk: readonly [number, number];
+  /** no usage anywhere in a stream, even with `stream_options.include_usage` */
+  noStreamUsage: boolean;
+  /** every usage block is `{"prompt_tokens":100,"completion_tokens":100,"total_tokens":200}`, whatever was generated */
+  constantUsage: boolean;
+  /** no metrics endpoint (`/metrics`, TRT-LLM's `/prometheus/metrics`): 404 */
+  noMetrics: boolean;
+  /** no tokenize or detokenize endpoint: 404 */
+  noTokenize: boolean;
+  /** `GET /api/version` answers as Ollama's does (with `GET /api/tags`, enough to look like Ollama to a detector) */
+  ollamaVersion: boolean;
+  /** `/v1/models` owned_by says this (a gateway relaying its upstream's); unset = the personality's */
+  ownedBy: string;
+  /**
+   * request fields outside the standard OpenAI ones are a 400 naming the field ("Unrecognized
+   * request argument supplied", as OpenAI's own API and strict gateways answer)
+   */
+  strictFields: boolean;
+}
+
+export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
+  'closeDelimited',
+  'unterminatedLastEvent',
+  'stringNullFinish',
+  'tokensPerChunk',
+  'noStreamUsage',
+  'constantUsage',
+  'noMetrics',
+  'noTokenize',
+  'ollamaVersion',
+  'ownedBy',
+  'strictFields',
+];
 
 export interface SimProfileParams {
   /** served model id (`/v1/models`) */
@@ -92,10 +151,12 @@ export interface SimProfileParams {
    * Other personalities queue without limit.
    */
   admissionLimit?: number;
+  /** wire knobs set on this profile (each unset one: the personality's own behaviour) */
+  wire: Partial<SimWireKnobs>;
 }
 
-/** What callers may override: any parameter, and any subset of the fault rates. */
-export type SimProfileOverrides = Partial<Omit<SimProfileParams, 'faults'>> & { faults?: Partial<SimFaultRates> };
+/** What callers may override: any parameter, and any subset of the fault rates and wire knobs. */
+export type SimProfileOverrides = Partial<Omit<SimProfileParams, 'faults' | 'wire'>> & { faults?: Partial<SimFaultRates>; wire?: Partial<SimWireKnobs> };
 
 /** A resolved profile: a name and every parameter. */
 export interface SimProfile extends SimProfileParams {
@@ -118,6 +179,7 @@ export const NO_FAULTS: SimFaultRates = {
   headersDelayMs: 500,
   faultAfterTokens: 5,
   faultFreeRequests: 0,
+  usageFactor: 1,
 };
 
 const COMMON = {
@@ -127,6 +189,7 @@ const COMMON = {
   reasoningTokens: 0,
   defaultCompletionMaxTokens: 16,
   faults: NO_FAULTS,
+  wire: {},
   seed: 1,
   maxTruthRecords: 20_000,
 } as const;
@@ -199,9 +262,33 @@ export const SIM_PROFILES: Record<string, SimProfile> = {
     frontendMsPerToken: 0,
     frontendBlocksStreaming: false,
   },
+  // a llama.cpp-derived server with its own Python HTTP stack (issue 18): one request at a time,
+  // the rest queued; its context is its one slot's
+  bare: {
+    ...COMMON,
+    name: 'bare',
+    modelId: 'sim-bare',
+    personality: 'bare',
+    version: '0.0.0-sim',
+    maxModelLen: 32_768,
+    maxRunningRequests: 1,
+    kvCapacityTokens: 32_768,
+    blockSize: 16,
+    maxBatchedTokens: 8_192,
+    stepBaseMs: 10,
+    stepPerRequestMs: 0,
+    stepPerKvTokenMs: 0,
+    prefillPerTokenMs: 0.002,
+    prefillPerTokenPerKPositionMs: 0,
+    requestOverheadMs: 0,
+    requestMsPerToken: 0,
+    frontendMsPerRequest: 0,
+    frontendMsPerToken: 0,
+    frontendBlocksStreaming: false,
+  },
 };
 
-export const SIM_PERSONALITY_NAMES: readonly SimPersonality[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama'];
+export const SIM_PERSONALITY_NAMES: readonly SimPersonality[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama', 'bare'];
 
 /** TGI's default --max-concurrent-requests. */
 export const TGI_DEFAULT_MAX_CONCURRENT_REQUESTS = 128;
@@ -238,6 +325,7 @@ export function resolveSimProfile(
     ...base,
     ...overrides,
     faults: { ...base.faults, ...(overrides.faults ?? {}) },
+    wire: { ...base.wire, ...(overrides.wire ?? {}) },
     name,
   };
   if (personality !== undefined) p.personality = personality;
@@ -251,5 +339,30 @@ export function resolveSimProfile(
     }
   }
   if (!(p.stepBaseMs > 0)) throw new Error(`sim profile field stepBaseMs = ${p.stepBaseMs} is invalid: it must be > 0`);
+  if (!(Number.isFinite(p.faults.usageFactor) && p.faults.usageFactor >= 0)) {
+    throw new Error(`sim profile field faults.usageFactor = ${String(p.faults.usageFactor)} is invalid: it must be a number ≥ 0 (1 = honest usage)`);
+  }
+  checkWire(p.wire);
   return p;
+}
+
+/** Throws naming the knob and the fix when a wire knob is unknown or of the wrong type. */
+function checkWire(wire: Partial<SimWireKnobs>): void {
+  if (wire === null || typeof wire !== 'object' || Array.isArray(wire)) {
+    throw new Error(`sim profile field wire must be an object of wire knobs (${SIM_WIRE_KNOBS.join(', ')})`);
+  }
+  for (const [key, value] of Object.entries(wire)) {
+    if (!(SIM_WIRE_KNOBS as readonly string[]).includes(key)) {
+      throw new Error(`sim wire knob "${key}" is unknown: use one of ${SIM_WIRE_KNOBS.join(', ')}`);
+    }
+    if (value === undefined) continue;
+    if (key === 'tokensPerChunk') {
+      const ok = Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n >= 1) && value[0] <= value[1];
+      if (!ok) throw new Error(`sim wire knob tokensPerChunk = ${JSON.stringify(value)} is invalid: give [min, max], integers with 1 ≤ min ≤ max (e.g. [2, 4])`);
+    } else if (key === 'ownedBy') {
+      if (typeof value !== 'string' || value === '') throw new Error(`sim wire knob ownedBy = ${JSON.stringify(value)} is invalid: give a non-empty string`);
+    } else if (typeof value !== 'boolean') {
+      throw new Error(`sim wire knob ${key} = ${JSON.stringify(value)} is invalid: it must be true or false`);
+    }
+  }
 }

@@ -69,6 +69,8 @@ export function createPersonalityRoutes(ctx: RouteContext): PersonalityRoute {
       return trtllmRoutes(ctx);
     case 'ollama':
       return ollamaRoutes(ctx);
+    case 'bare':
+      return bareRoutes(ctx);
     default:
       return () => Promise.resolve(false);
   }
@@ -282,6 +284,22 @@ function ollamaRoutes(ctx: RouteContext): PersonalityRoute {
       return true;
     }
     return false;
+  };
+}
+
+/**
+ * The bare personality's own routes: Ollama's `GET /api/tags` with the one model (its OpenAI
+ * emulation lists models both ways). No /api/chat, /api/generate, /api/ps or /api/show: a client
+ * that takes it for Ollama finds only this (the ollamaVersion knob adds /api/version, server.ts).
+ */
+function bareRoutes(ctx: RouteContext): PersonalityRoute {
+  const { profile } = ctx;
+  return (method, path, _query, _req, res) => {
+    if (method === 'GET' && path === '/api/tags') {
+      ctx.sendJson(res, 200, { models: [{ name: profile.modelId, model: profile.modelId, modified_at: '1970-01-01T00:00:00Z', size: 0, digest: '', details: {} }] });
+      return Promise.resolve(true);
+    }
+    return Promise.resolve(false);
   };
 }
 

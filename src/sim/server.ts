@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { monoMs } from '../clock.js';
 import { renderChat, type ChatMessage } from './chat-template.js';
-import { buildEngineRequest, CompletionSink, parseCompletion, RequestError, type EndpointKind } from './completion.js';
+import { buildEngineRequest, CompletionSink, parseCompletion, RAW_RESPONSES, RequestError, type EndpointKind } from './completion.js';
 import { SimEngine } from './engine.js';
 import { drawFaults, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
 import { mulberry32 } from '../random.js';
@@ -16,12 +16,15 @@ import { renderMetrics, SecondsHistogram } from './metrics.js';
 import { errorBody, errorStatus } from './personality.js';
 import { servedMaxModelLen, TGI_DEFAULT_MAX_CONCURRENT_REQUESTS, type SimProfile } from './profiles.js';
 import { createPersonalityRoutes, sendText, ServerTotals, SIM_VOCAB_SIZE } from './routes.js';
-import { surfaceOf } from './surface.js';
+import { surfaceFor } from './surface.js';
 import { StepLoop } from './step-loop.js';
 import { TokenVocab } from './tokenizer.js';
 import { TruthRecord, TruthStore } from './truth.js';
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** every personality's tokenize and detokenize endpoints (the noTokenize knob answers 404 on them) */
+const TOKENIZE_PATHS = new Set(['/tokenize', '/detokenize', '/v1/tokenize', '/v1/detokenize', '/chat_tokenize']);
 
 export interface SimServer {
   server: Server;
@@ -61,6 +64,11 @@ export function createSimServer(profile: SimProfile): SimServer {
     param: string | null = null,
     details: Record<string, unknown> = {},
   ): void => {
+    if (RAW_RESPONSES.has(res)) {
+      // an HTTP/1.0 stream already began on the socket: all that is left is the close
+      res.socket?.destroySoon();
+      return;
+    }
     if (res.headersSent) {
       res.end();
       return;
@@ -69,7 +77,7 @@ export function createSimServer(profile: SimProfile): SimServer {
     res.writeHead(shown, { 'content-type': 'application/json' });
     res.end(errorBody(profile.personality, shown, message, type, param, details));
   };
-  const surface = surfaceOf(profile.personality);
+  const surface = surfaceFor(profile);
   const totals = new ServerTotals();
   let inFlight = 0;
 
@@ -249,6 +257,10 @@ export function createSimServer(profile: SimProfile): SimServer {
     const vllm = profile.personality === 'vllm';
     const sglang = profile.personality === 'sglang';
 
+    // wire knobs: endpoints this server does not have, whatever its personality has
+    if (surface.noMetrics && (path === '/metrics' || path === '/prometheus/metrics')) return sendError(res, 404, `no route ${method} ${path} (no metrics)`, 'NotFoundError');
+    if (surface.noTokenize && TOKENIZE_PATHS.has(path)) return sendError(res, 404, `no route ${method} ${path} (no tokenizer endpoint)`, 'NotFoundError');
+    if (surface.ollamaVersion && method === 'GET' && path === '/api/version') return sendJson(res, 200, { version: profile.version });
     if (method === 'POST' && path === '/v1/completions') return handleCompletion('completions', req, res, receivedMs);
     if (method === 'POST' && path === '/v1/chat/completions') return handleCompletion('chat', req, res, receivedMs);
     if (method === 'GET' && path === '/v1/models') {

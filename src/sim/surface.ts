@@ -4,9 +4,10 @@
  * surface changes. personality.ts, completion.ts, server.ts and routes.ts read it.
  */
 
-import type { SimPersonality } from './profiles.js';
+import type { SimPersonality, SimProfile, SimWireKnobs } from './profiles.js';
 
-export interface Surface {
+/** The traits that differ between personalities, with the wire knobs (profiles.ts SimWireKnobs) any personality can turn on. */
+export interface Surface extends Omit<SimWireKnobs, 'ownedBy'> {
   /** `/v1/models` owned_by (TGI: the model id; Ollama: "library") */
   ownedBy(modelId: string): string;
   /** delta field of reasoning text */
@@ -100,6 +101,24 @@ const BASE: Surface = {
   checksModel: true,
   validationStatus: 400,
   completionsUsageObject: 'text_completion',
+  closeDelimited: false,
+  unterminatedLastEvent: false,
+  stringNullFinish: false,
+  tokensPerChunk: [1, 1],
+  noStreamUsage: false,
+  constantUsage: false,
+  noMetrics: false,
+  noTokenize: false,
+  ollamaVersion: false,
+  strictFields: false,
+};
+
+/** The standard OpenAI request fields (chat and completions); strictFields answers 400 for any other. */
+const OPENAI_FIELDS = ['model', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop', 'seed', 'user', 'presence_penalty', 'frequency_penalty', 'logprobs', 'logit_bias', 'max_tokens'];
+export const OPENAI_STANDARD_FIELDS = {
+  chat: new Set([...OPENAI_FIELDS, 'messages', 'max_completion_tokens', 'top_logprobs', 'tools', 'tool_choice', 'response_format', 'parallel_tool_calls']),
+  completions: new Set([...OPENAI_FIELDS, 'prompt', 'echo', 'suffix', 'best_of']),
+  streamOptions: new Set(['include_usage']),
 };
 
 export const SURFACES: Record<SimPersonality, Surface> = {
@@ -167,8 +186,42 @@ export const SURFACES: Record<SimPersonality, Surface> = {
     honoursMinTokens: false,
     fingerprint: () => 'fp_ollama',
   },
+  // a llama.cpp-derived server with its own Python HTTP stack and an OpenAI emulation (issue 18):
+  // none of the extras. Its own routes besides the OpenAI ones: Ollama's GET /api/tags (routes.ts).
+  bare: {
+    ...BASE,
+    ownedBy: () => 'user',
+    roleChunk: 'none',
+    finishOnLastText: false,
+    headersFirst: true,
+    midStreamError: 'close',
+    continuousUsage: 'never',
+    honoursMinTokens: false,
+    checksModel: false,
+    closeDelimited: true,
+    unterminatedLastEvent: true,
+    stringNullFinish: true,
+    tokensPerChunk: [2, 4],
+    noStreamUsage: true,
+    constantUsage: true,
+    noMetrics: true,
+    noTokenize: true,
+  },
 };
 
 export function surfaceOf(personality: SimPersonality): Surface {
   return SURFACES[personality];
+}
+
+/** The personality's surface with the profile's wire knobs applied (what the server really does). */
+export function surfaceFor(profile: Pick<SimProfile, 'personality' | 'wire'>): Surface {
+  const base = SURFACES[profile.personality];
+  const wire = profile.wire ?? {};
+  const { ownedBy, ...knobs } = wire;
+  const defined = Object.fromEntries(Object.entries(knobs).filter(([, v]) => v !== undefined)) as Partial<Surface>;
+  const s: Surface = { ...base, ...defined };
+  if (ownedBy !== undefined) s.ownedBy = () => ownedBy;
+  // a strict server takes only the standard fields
+  if (wire.strictFields === true) s.allowedFields = OPENAI_STANDARD_FIELDS;
+  return s;
 }

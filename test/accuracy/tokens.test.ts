@@ -18,7 +18,7 @@ afterAll(async () => {
   for (const s of sims) await s.close();
 });
 
-async function cellWith(personality: SimPersonality, reasoningTokens: number, concurrency: number): Promise<AccuracyCell> {
+async function cellWith(personality: Exclude<SimPersonality, 'bare'>, reasoningTokens: number, concurrency: number): Promise<AccuracyCell> {
   const sim = await startThreadSim({ personality, overrides: { ...FAST_TINY, stepBaseMs: STEP_MS, tokensPerStep: TOKENS_PER_STEP, reasoningTokens } });
   sims.push(sim);
   // chat endpoint (the default): reasoning deltas exist only there

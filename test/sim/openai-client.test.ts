@@ -7,10 +7,11 @@
 import OpenAI, { APIError, NotFoundError } from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle, type SimPersonality } from '../../src/sim/index.js';
+import { countTokens } from '../../src/sim/tokenizer.js';
 
 const PERSONALITIES = ['vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const satisfies readonly SimPersonality[];
 /** ENGINES.md §3–§6 and surface.ts: TGI and Ollama have no ignore_eos, so EOS can end a stream early. */
-const HONOURS_IGNORE_EOS: Record<SimPersonality, boolean> = { vllm: true, sglang: true, llamacpp: true, tgi: false, trtllm: true, ollama: false };
+const HONOURS_IGNORE_EOS: Record<SimPersonality, boolean> = { vllm: true, sglang: true, llamacpp: true, tgi: false, trtllm: true, ollama: false, bare: true };
 /** vLLM (newer) and Ollama stream reasoning as delta.reasoning; the others as delta.reasoning_content. */
 const REASONING_FIELD: Record<SimPersonality, 'reasoning' | 'reasoning_content'> = {
   vllm: 'reasoning',
@@ -19,9 +20,10 @@ const REASONING_FIELD: Record<SimPersonality, 'reasoning' | 'reasoning_content'>
   tgi: 'reasoning_content',
   trtllm: 'reasoning_content',
   ollama: 'reasoning',
+  bare: 'reasoning_content',
 };
 /** llama.cpp and TGI serve whatever model is loaded; the others answer 404 for a wrong `model`. */
-const CHECKS_MODEL: Record<SimPersonality, boolean> = { vllm: true, sglang: true, llamacpp: false, tgi: false, trtllm: true, ollama: true };
+const CHECKS_MODEL: Record<SimPersonality, boolean> = { vllm: true, sglang: true, llamacpp: false, tgi: false, trtllm: true, ollama: true, bare: false };
 
 const MODEL = 'sim-tiny';
 const MAX = 8;
@@ -228,5 +230,75 @@ describe.each(PERSONALITIES)('openai client against the %s personality', (person
     // vLLM and Ollama nest the message under `error`, which the client reads; SGLang and TRT-LLM
     // answer a flat {object:"error", message, …}, which the client does not look into
     if (personality === 'vllm' || personality === 'ollama') expect((err as APIError).message).toContain('no-such-model');
+  });
+});
+
+/**
+ * The bare personality (issue 18) breaks the shared tests' assumptions on purpose: several tokens
+ * per chunk, no usage in the stream, `"null"` finish reasons, an HTTP/1.0 body that ends with the
+ * close and an unterminated `data: [DONE]`. The official client reads it to the end all the same
+ * (its iteration stops at the close; the unterminated [DONE] is never dispatched, and it needs
+ * none): the text it collects is every token the sim wrote (ground truth), with the one real
+ * finish reason last.
+ */
+describe('openai client against the bare personality', () => {
+  let sim: SimHandle;
+  let client: OpenAI;
+  beforeAll(async () => {
+    sim = await startSim({ profile: 'bare', overrides: { stepBaseMs: 1, eosProbability: 0 } });
+    client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 10_000 });
+  });
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  async function truthTokens(id: string): Promise<number> {
+    const r = (await (await fetch(`${sim.url}/_sim/truth/${id}`)).json()) as { completionTokens: number; end: string };
+    expect(r.end).toBe('done');
+    return r.completionTokens;
+  }
+
+  test('chat stream: text = the truth\'s tokens, no usage, "null" then "length"', async () => {
+    const id = 'oa-bare-chat';
+    const stream = await client.chat.completions.create(
+      { model: MODEL, messages, max_tokens: 11, stream: true, stream_options: { include_usage: true } },
+      { headers: { 'X-Request-Id': id } },
+    );
+    let text = '';
+    let textChunks = 0;
+    const finishes: (string | null)[] = [];
+    for await (const chunk of stream) {
+      expect(chunk.usage ?? undefined).toBeUndefined();
+      const c = chunk.choices[0]!;
+      if (c.delta.content) {
+        text += c.delta.content;
+        textChunks++;
+      }
+      finishes.push(c.finish_reason);
+    }
+    expect(countTokens(text)).toBe(await truthTokens(id));
+    expect(countTokens(text)).toBe(11);
+    expect(textChunks).toBeLessThan(11);
+    expect(finishes.at(-1)).toBe('length');
+    expect(finishes.slice(0, -1).every((f) => (f as string) === 'null')).toBe(true);
+  });
+
+  test('completions stream: text = the truth\'s tokens', async () => {
+    const id = 'oa-bare-cmpl';
+    const stream = await client.completions.create({ model: MODEL, prompt, max_tokens: 9, stream: true }, { headers: { 'X-Request-Id': id } });
+    let text = '';
+    let last: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? '';
+      last = chunk.choices[0]?.finish_reason ?? null;
+    }
+    expect(countTokens(text)).toBe(await truthTokens(id));
+    expect(last).toBe('length');
+  });
+
+  test('non-streamed: the constant usage block, whatever was generated', async () => {
+    const r = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 5 });
+    expect(countTokens(r.choices[0]!.message.content ?? '')).toBe(5);
+    expect(r.usage).toEqual({ prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 });
   });
 });
