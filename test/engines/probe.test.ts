@@ -170,7 +170,7 @@ describe('generic adapter and detection', () => {
   test('unreachable server: a setup error naming baseUrl', async () => {
     const gone = await startFake({});
     await gone.close();
-    await expect(detectEngine({ baseUrl: gone.url })).rejects.toThrow(/could not reach.*target\.baseUrl/);
+    await expect(detectEngine({ baseUrl: gone.url })).rejects.toThrow(/could not reach.*target\.url/);
     await expect(getAdapter('vllm').probe({ baseUrl: gone.url })).rejects.toThrow(/could not reach/);
   });
 
