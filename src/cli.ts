@@ -10,8 +10,9 @@ commands:
   init [--force] [--shards N] [--dir PATH]
         set up the speed matrix in this project: bench files, vitest.config.ts, thresholds/,
         a GitHub Actions workflow (never overwrites without --force)
-  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]
-        serve the embedded simulated inference server (default profile tiny, port 8000)
+  sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]
+        serve the embedded simulated inference server (default profile tiny, port 8000); --tokenizer-json
+        first writes its tokenizer as a Hugging Face tokenizer.json (for LLM_BENCH_TOKENIZER)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
         compare two speed-matrix.json files; exit 1 on a regression beyond tolerance
   report <a.json> [b.json …] [--label NAME …] [--out FILE]

@@ -84,6 +84,14 @@ export interface StreamRequestOptions {
   maxEventBytes?: number;
   /** default 64 KiB */
   maxErrorBodyBytes?: number;
+  /** keep the text of each token-carrying chunk in `chunkText` (what a local tokenizer counts) */
+  keepText?: boolean;
+  /**
+   * a local tokenizer's per-chunk recount (src/tokenizer/recount.ts): when the request's tokens
+   * came from `chunks`, each chunk's tokens become its tokenized text when the request ends
+   * (tokenSource `local-tokenizer`); implies keepText; must not throw
+   */
+  recountTokens?: (texts: readonly string[]) => number[];
   /** called once, at the first text-carrying chunk; must not throw */
   onFirstToken?: (t: RequestTimeline) => void;
   /** called once, when `end` is set (before the promise resolves); must not throw */
@@ -348,7 +356,10 @@ function eventStreamSink(
   finish: Finish,
   fail: Fail,
 ): BodySink {
-  const counter = new TokenCounter(timeline);
+  const counter = new TokenCounter(timeline, {
+    ...(opts.keepText !== undefined ? { keepText: opts.keepText } : {}),
+    ...(opts.recountTokens ? { recountTokens: opts.recountTokens } : {}),
+  });
   let arrivalMs = 0;
   let stopped = false;
   let firstTokenSeen = false;
@@ -420,6 +431,12 @@ function eventStreamSink(
     },
     stop() {
       stopped = true;
+      // the request has ended (any way): recount its tokens from the text, when asked to
+      try {
+        counter.complete();
+      } catch {
+        // a failing recount keeps the chunk counts
+      }
     },
   };
 }

@@ -15,17 +15,70 @@
  * cached token counts. The last usage seen wins (Ollama sends zeros first, the real counts last).
  * Reasoning deltas count as tokens and are added to `reasoningTokens` too.
  * A timeline's `tokenSource` is the weakest source over its token-carrying chunks.
+ *
+ * With `keepText` the text of each token-carrying chunk is kept (`chunkText`). With `recountTokens`
+ * (a local tokenizer, src/tokenizer/recount.ts) a request whose tokens came from `chunks` (no
+ * continuous usage, no token ids) is recounted from its text when it ends (`complete()`): each
+ * chunk's tokens become its tokenized text, chunks left with no token are dropped, reasoning tokens
+ * are recounted, and `tokenSource` becomes `local-tokenizer`. Arrival times stay per chunk.
  */
 import type { DecodedChunk } from '../engines/types.js';
 import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from './types.js';
+
+export interface TokenCounterOptions {
+  /** keep each token-carrying chunk's text in `timeline.chunkText` */
+  keepText?: boolean;
+  /** tokens of each chunk from the chunks' texts (sum = tokens of the whole text); implies keepText */
+  recountTokens?: (texts: readonly string[]) => number[];
+}
 
 export class TokenCounter {
   /** undefined until the first text-carrying chunk decides it */
   private continuous: boolean | undefined = undefined;
   /** tokens attributed to chunks so far */
   private attributed = 0;
+  private readonly keepText: boolean;
+  /** parallel to chunkTokens: the chunk was a reasoning delta (for the recount) */
+  private readonly reasoningFlags: boolean[] = [];
+  private completed = false;
 
-  constructor(private readonly timeline: RequestTimeline) {}
+  constructor(
+    private readonly timeline: RequestTimeline,
+    private readonly options: TokenCounterOptions = {},
+  ) {
+    this.keepText = options.keepText === true || options.recountTokens !== undefined;
+    if (this.keepText) timeline.chunkText = [];
+  }
+
+  /**
+   * The request has ended: recount its tokens from the text when a recount is given and the
+   * tokens came from chunks. Once; later calls do nothing.
+   */
+  complete(): void {
+    if (this.completed) return;
+    this.completed = true;
+    const t = this.timeline;
+    const recount = this.options.recountTokens;
+    if (!recount || t.tokenSource !== 'chunks' || !t.chunkText || t.chunkText.length === 0) return;
+    const counts = recount(t.chunkText);
+    if (counts.length !== t.chunkText.length) return; // a broken counter: keep the chunk counts
+    const ms: number[] = [];
+    const tokens: number[] = [];
+    const texts: string[] = [];
+    let reasoning = 0;
+    counts.forEach((n, i) => {
+      if (n <= 0) return;
+      ms.push(t.chunkMs[i]!);
+      tokens.push(n);
+      texts.push(t.chunkText![i]!);
+      if (this.reasoningFlags[i]) reasoning += n;
+    });
+    t.chunkMs = ms;
+    t.chunkTokens = tokens;
+    t.chunkText = texts;
+    t.reasoningTokens = reasoning;
+    t.tokenSource = 'local-tokenizer';
+  }
 
   /**
    * Account one decoded chunk that arrived at `atMs`. Returns the tokens attributed to it (0 for
@@ -66,6 +119,10 @@ export class TokenCounter {
       t.chunkMs.push(atMs);
       t.chunkTokens.push(tokens);
       if (chunk.reasoning) t.reasoningTokens += tokens;
+      if (this.keepText) {
+        t.chunkText!.push(chunk.text ?? '');
+        this.reasoningFlags.push(chunk.reasoning);
+      }
     }
     return tokens;
   }

@@ -22,11 +22,14 @@ export type RequestEnd =
   | { kind: 'aborted'; atMs: number }
   | { kind: 'error'; atMs: number; code: ClientErrorCode; message: string; httpStatus?: number };
 
-/** Where a request's token counts came from, best first (METHOD.md "Output tokens"). */
-export type TokenSource = 'usage' | 'chunk-token-ids' | 'chunks';
+/**
+ * Where a request's token counts came from, best first (METHOD.md "Output tokens"):
+ * `local-tokenizer` is the streamed text counted with `target.tokenizer` (LLM_BENCH_TOKENIZER).
+ */
+export type TokenSource = 'usage' | 'chunk-token-ids' | 'local-tokenizer' | 'chunks';
 
-/** strength of a token source: chunks < chunk-token-ids < usage */
-export const TOKEN_SOURCE_RANK: Readonly<Record<TokenSource, number>> = { chunks: 0, 'chunk-token-ids': 1, usage: 2 };
+/** strength of a token source: chunks < local-tokenizer < chunk-token-ids < usage */
+export const TOKEN_SOURCE_RANK: Readonly<Record<TokenSource, number>> = { chunks: 0, 'local-tokenizer': 1, 'chunk-token-ids': 2, usage: 3 };
 
 export interface RequestTimeline {
   /** id we sent as X-Request-Id; the simulator keys its ground truth by it */
@@ -51,6 +54,11 @@ export interface RequestTimeline {
    */
   chunkMs: number[];
   chunkTokens: number[];
+  /**
+   * parallel to chunkMs/chunkTokens: the text of each token-carrying chunk (content, reasoning or
+   * tool-call text), kept only when the stream options say `keepText` (or give `recountTokens`)
+   */
+  chunkText?: string[];
   /** how chunkTokens were counted; the weakest source seen over the request */
   tokenSource: TokenSource;
   /** final usage as reported by the server (last usage seen) */

@@ -40,6 +40,8 @@ export interface EnvOverrides {
   resume?: string;
   /** LLM_BENCH_SLO: the service-level objective, e.g. perRequest>=20,ttftP90<=2000 */
   slo?: Slo;
+  /** LLM_BENCH_TOKENIZER: path to a Hugging Face tokenizer.json (the local tokenizer) */
+  tokenizer?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -248,6 +250,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     }
     out.simOverrides = parsed as Record<string, unknown>;
   }
+  const tokenizer = nonEmpty(env, 'LLM_BENCH_TOKENIZER');
+  if (tokenizer !== undefined) out.tokenizer = tokenizer;
   const slo = nonEmpty(env, 'LLM_BENCH_SLO');
   if (slo !== undefined) out.slo = parseSloText(slo);
   return out;

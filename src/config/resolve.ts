@@ -3,6 +3,7 @@
  * configuration, once, at the boundary. Every default comes from DEFAULTS or from the simulator
  * profile's reference matrix.
  */
+import { statSync } from 'node:fs';
 import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
 import type { Slo } from '../results/types.js';
@@ -39,6 +40,11 @@ export interface ResolvedSuite {
     hardware?: Record<string, string | number | undefined>;
     engineInfo?: Record<string, string | undefined>;
     revision?: string;
+    /**
+     * the local tokenizer: a tokenizer.json path (LLM_BENCH_TOKENIZER wins over target.tokenizer),
+     * checked to be a readable file here and loaded when the run opens (src/tokenizer/local.ts)
+     */
+    tokenizer?: string;
   };
   matrix: ResolvedMatrix;
   timeouts: {
@@ -131,6 +137,26 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   };
 }
 
+/** The local tokenizer's path, checked to be a file: a ConfigError names the field and the fix. */
+function tokenizerPath(fromEnv: string | undefined, fromSuite: string | undefined): { tokenizer?: string } {
+  const path = fromEnv ?? fromSuite;
+  if (path === undefined) return {};
+  const field = fromEnv !== undefined ? 'LLM_BENCH_TOKENIZER' : 'target.tokenizer';
+  let stat: ReturnType<typeof statSync> | undefined;
+  try {
+    stat = statSync(path);
+  } catch {
+    stat = undefined;
+  }
+  if (!stat?.isFile()) {
+    throw new ConfigError(
+      `${field}: ${path} ${stat ? 'is not a file' : 'does not exist'}; give the path of the model's Hugging Face tokenizer.json ` +
+        `(the file beside its weights), e.g. ${field === 'LLM_BENCH_TOKENIZER' ? 'LLM_BENCH_TOKENIZER=' : 'target.tokenizer: '}./models/my-model/tokenizer.json`,
+    );
+  }
+  return { tokenizer: path };
+}
+
 export function resolveSuite(input: SuiteInput = {}, env: Record<string, string | undefined> = process.env): ResolvedSuite {
   const parsed = SuiteSchema.safeParse(input);
   if (!parsed.success) {
@@ -186,6 +212,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
       hardware: suite.target.hardware,
       engineInfo: suite.target.engineInfo,
       revision: suite.target.revision,
+      ...tokenizerPath(o.tokenizer, suite.target.tokenizer),
     },
     matrix,
     timeouts: {

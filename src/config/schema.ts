@@ -47,6 +47,12 @@ export const TargetSchema = z.strictObject({
   hardware: HardwareSchema.optional(),
   engineInfo: EngineInfoSchema.optional(),
   revision: z.string().optional(),
+  /**
+   * path to the model's Hugging Face tokenizer.json (also LLM_BENCH_TOKENIZER): sizes prompts when
+   * the server has no tokenize endpoint, and counts output tokens from the streamed text when the
+   * stream carries no usage or token ids (docs/tokenizer.md); read from the local file only
+   */
+  tokenizer: z.string().min(1, 'give the path of a tokenizer.json').optional(),
   /** name of the embedded simulator profile used when url is absent */
   simProfile: z.string().min(1).optional(),
 });

@@ -52,6 +52,16 @@ export function parseModelsList(json: unknown): ModelEntry[] {
   return out;
 }
 
+/** The streamed text of tool-call deltas: each call's function name and argument fragment. */
+function toolCallText(calls: readonly unknown[]): string {
+  let out = '';
+  for (const c of calls) {
+    const fn = asRecord(asRecord(c)?.function);
+    out += (asString(fn?.name) ?? '') + (asString(fn?.arguments) ?? '');
+  }
+  return out;
+}
+
 /** Interpret one SSE payload of any OpenAI-compatible engine; never throws. */
 export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   const out: DecodedChunk = { hasText: false, reasoning: false };
@@ -69,13 +79,25 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   if (choice) {
     const delta = asRecord(choice.delta);
     if (delta) {
-      if (asString(delta.content) !== undefined) out.hasText = true;
-      else if (asString(delta.reasoning_content) !== undefined || asString(delta.reasoning) !== undefined) {
+      const content = asString(delta.content);
+      const reasoning = asString(delta.reasoning_content) ?? asString(delta.reasoning);
+      if (content !== undefined) {
+        out.hasText = true;
+        out.text = content;
+      } else if (reasoning !== undefined) {
         out.hasText = true;
         out.reasoning = true;
-      } else if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) out.hasText = true;
+        out.text = reasoning;
+      } else if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
+        out.hasText = true;
+        out.text = toolCallText(delta.tool_calls);
+      }
     }
-    if (asString(choice.text) !== undefined) out.hasText = true;
+    const text = asString(choice.text);
+    if (text !== undefined) {
+      out.hasText = true;
+      out.text = (out.text ?? '') + text;
+    }
     const finish = asString(choice.finish_reason);
     if (finish !== undefined) out.finishReason = finish;
     const ids = Array.isArray(choice.token_ids) ? choice.token_ids : Array.isArray(root.token_ids) ? root.token_ids : undefined;

@@ -14,6 +14,11 @@ export interface DecodedChunk {
   hasText: boolean;
   /** the text was a reasoning delta (`reasoning_content` or `reasoning`) */
   reasoning: boolean;
+  /**
+   * the chunk's text: content, reasoning, or tool-call name and arguments (completions: `text`);
+   * what a local tokenizer counts when the stream gives no token counts
+   */
+  text?: string;
   /** tokens this chunk carries when the chunk says so (e.g. token_ids length); else undefined */
   tokenCount?: number;
   /** usage on this chunk (cumulative when continuous usage is on; final otherwise) */

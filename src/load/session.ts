@@ -9,6 +9,8 @@ import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
 import { splitBaseUrl } from '../engines/http.js';
+import type { LocalTokenizer } from '../tokenizer/local.js';
+import { recountChunkTokens } from '../tokenizer/recount.js';
 
 export interface LoadSession {
   target: HttpTarget;
@@ -30,6 +32,12 @@ export interface LoadSession {
   hasMetrics: boolean;
   /** set by the drain barrier when the server stopped answering (load/drain.ts); cleared when it answers again */
   serverDown?: { sinceEpochMs: number; reason: string };
+  /**
+   * the local tokenizer (target.tokenizer / LLM_BENCH_TOKENIZER): requests whose tokens would come
+   * from chunks are recounted from their text (tokenSource local-tokenizer), and prompts are sized
+   * with it when the server has no tokenize endpoint
+   */
+  localTokenizer?: LocalTokenizer;
 }
 
 /** Headers sent with every load request (the API key travels here only). */
@@ -73,6 +81,19 @@ export interface SendOptions {
   onConnectionClosing?: () => void;
 }
 
+const recounters = new WeakMap<LocalTokenizer, (texts: readonly string[]) => number[]>();
+
+/** The per-chunk recount of a local tokenizer (one function per tokenizer). */
+function recounter(tokenizer: LocalTokenizer): (texts: readonly string[]) => number[] {
+  let f = recounters.get(tokenizer);
+  if (!f) {
+    const count = (text: string): number => tokenizer.count(text);
+    f = (texts) => recountChunkTokens(count, texts);
+    recounters.set(tokenizer, f);
+  }
+  return f;
+}
+
 /** Shape one request through the session's adapter and stream it; never rejects (failures are data). */
 export function sendRequest(session: LoadSession, o: SendOptions): Promise<RequestTimeline> {
   const req = session.adapter.buildStreamRequest({
@@ -106,6 +127,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     connections: session.connections,
     ...(o.onFirstToken ? { onFirstToken: o.onFirstToken } : {}),
     ...(o.onConnectionClosing ? { onConnectionClosing: o.onConnectionClosing } : {}),
+    ...(session.localTokenizer ? { recountTokens: recounter(session.localTokenizer) } : {}),
   });
   // A server's error text is stored (evidence, prefill rows, progress lines, JUnit): a server that
   // echoes the API key, or a secret-named flag, must not carry it there.

@@ -4,6 +4,7 @@
  */
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
+import { usageDisagreement } from '../metrics/usage-check.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
 import { escapeText } from '../results/render-md.js';
 import { isUnreachable } from '../engines/http.js';
@@ -149,13 +150,18 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
   // the client's worst event-loop delay over the repeats
   const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
   const last = repeats[repeats.length - 1]!.raw;
+  // final usage that disagrees with the stream (the counts stay the stream's), over every repeat
+  const usageDisagrees = usageDisagreement(repeats.flatMap((x) => x.raw.timelines));
+  if (usageDisagrees) {
+    say(`⚠ the server's usage.completion_tokens disagrees with the streamed tokens in ${usageDisagrees.requests} of ${usageDisagrees.of} requests (e.g. usage ${usageDisagrees.example.usage}, streamed ${usageDisagrees.example.counted}); counting the stream`);
+  }
   return {
     context: cell.context,
     contextLabel: cell.contextLabel,
     concurrency: cell.concurrency,
     status: verdict.status,
     statuses: verdict.statuses,
-    evidence: verdict.evidence,
+    evidence: usageDisagrees ? { ...verdict.evidence, usageDisagrees } : verdict.evidence,
     figures,
     ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),

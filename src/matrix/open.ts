@@ -3,6 +3,7 @@
  * probe the server's facts, send the warm-up request, and describe the run for the page.
  * Everything here happens once per run, before the first test.
  */
+import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { randomBytes } from 'node:crypto';
 import { packageInfo } from '../meta/package.js';
 import type { ResolvedSuite } from '../config/resolve.js';
@@ -153,6 +154,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       runId,
       connections: new ConnectionPolicy(),
       hasMetrics: false,
+      ...(cfg.target.tokenizer !== undefined ? { localTokenizer: await loadLocalTokenizer(cfg.target.tokenizer) } : {}),
     };
     session.hasMetrics = (await scrapeMetrics(session)) !== undefined;
     // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.

@@ -42,6 +42,7 @@ export class RunPrompts {
         retryWhileUnreachable(() => this.measure(text), { budgetMs: session.timeouts.unreachableRetryMs, onRetry: onUnreachable }),
       retryMs: session.timeouts.unreachableRetryMs,
       onRetry: onUnreachable,
+      ...(session.localTokenizer ? { localTokenizer: session.localTokenizer } : {}),
     });
   }
 
@@ -53,7 +54,8 @@ export class RunPrompts {
     if (t.promptTokens === undefined) {
       throw new ConfigError(
         `the server reported no usage.prompt_tokens and has no tokenize endpoint, so prompts cannot be sized; ` +
-          `check that it streams usage (stream_options.include_usage)`,
+          `set LLM_BENCH_TOKENIZER (or target.tokenizer) to the path of the model's tokenizer.json (the file beside its weights) ` +
+          `to size them with a local tokenizer, or make the server report usage (stream_options.include_usage)`,
       );
     }
     return t.promptTokens;

@@ -12,12 +12,21 @@
  *   targets, so later contexts usually take one request. The returned count is the server's count
  *   for the returned text, so it is still exact; only the distance to N is looser.
  *
+ * - exact mode with a local tokenizer (`target.tokenizer` / LLM_BENCH_TOKENIZER), when the server
+ *   has no tokenize endpoint: the same search, counting with the local tokenizer. It sees the
+ *   content only, not the chat template the server wraps it in, so the template's tokens are
+ *   measured once from the server's usage.prompt_tokens of the shortest prompt (its usage minus the
+ *   local count of its content) and added to every count; a server that reports no usage leaves
+ *   them out, and the record says so (`countedBy: 'local-tokenizer'`, no `templateTokens`).
+ *   A tokenize endpoint, when there is one, is preferred: it counts what the server counts.
+ *
  * The counted text is `lead + text + tail`: `text` is what a cell shares byte for byte; `lead` and
  * `tail` are samples of the per-stream lead and per-request tail (see cell.ts), so the real prompts
  * land on N too. Results are cached per (target, prefix, lead, tail, seed).
  */
 import { retryWhileUnreachable } from '../engines/http.js';
 import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
+import { ConfigError } from '../config/errors.js';
 import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor } from './synth.js';
 
 /** Text used for a target of 0 tokens: the shortest ordinary prompt. */
@@ -32,10 +41,29 @@ export const DEFAULT_MAX_MEASUREMENTS = 4;
 export const MAX_EXACT_COUNTS = 80;
 
 export type CalibrationMode = 'exact' | 'estimated';
+/** What counted the prompt tokens: the server's tokenize endpoint, its usage.prompt_tokens, or a local tokenizer. */
+export type PromptTokenCounter = 'tokenize-endpoint' | 'server-usage' | 'local-tokenizer';
+
+export interface CalibrationRecord {
+  mode: CalibrationMode;
+  targetTokens: number;
+  toleranceTokens: number;
+  withinTolerance: boolean;
+  countedBy?: PromptTokenCounter;
+  /** local tokenizer: the chat template's tokens, from the server's usage, added to the content's count */
+  templateTokens?: number;
+}
 
 /** What a result records of a calibration (PromptCalibration in the result schema). */
-export function calibrationRecord(p: CalibratedPrompt): { mode: CalibrationMode; targetTokens: number; toleranceTokens: number; withinTolerance: boolean } {
-  return { mode: p.mode, targetTokens: p.targetTokens, toleranceTokens: p.toleranceTokens, withinTolerance: p.withinTolerance };
+export function calibrationRecord(p: CalibratedPrompt): CalibrationRecord {
+  return {
+    mode: p.mode,
+    targetTokens: p.targetTokens,
+    toleranceTokens: p.toleranceTokens,
+    withinTolerance: p.withinTolerance,
+    ...(p.countedBy !== undefined ? { countedBy: p.countedBy } : {}),
+    ...(p.templateTokens !== undefined ? { templateTokens: p.templateTokens } : {}),
+  };
 }
 
 /** max(64, 0.5 % of target) tokens. */
@@ -68,6 +96,10 @@ export interface CalibratedPrompt {
   tail: string;
   /** counter calls or server requests spent on this target */
   measurements: number;
+  /** what counted the tokens (absent: a caller-given counter) */
+  countedBy?: PromptTokenCounter;
+  /** local tokenizer: the template tokens added to each count (absent: content only) */
+  templateTokens?: number;
 }
 
 export interface CalibratorOptions {
@@ -77,6 +109,15 @@ export interface CalibratorOptions {
   measurePromptTokens?: (text: string) => Promise<number>;
   /** estimated mode: most requests per target; default DEFAULT_MAX_MEASUREMENTS */
   maxMeasurements?: number;
+  /** what `countTokens` is, for the record */
+  countedBy?: PromptTokenCounter;
+  /** the template tokens `countTokens` adds (local tokenizer), once known */
+  templateTokens?: () => number | undefined;
+}
+
+/** A local tokenizer's count of a text (src/tokenizer/local.ts LocalTokenizer). */
+export interface LocalCounter {
+  count(text: string): number;
 }
 
 export interface AdapterCalibratorOptions {
@@ -86,6 +127,8 @@ export interface AdapterCalibratorOptions {
   endpoint: EndpointKind;
   measurePromptTokens?: (text: string) => Promise<number>;
   maxMeasurements?: number;
+  /** counts prompts when the server has no tokenize endpoint (target.tokenizer / LLM_BENCH_TOKENIZER) */
+  localTokenizer?: LocalCounter;
   /** how long a tokenize call waits for a server that does not answer; default DEFAULTS.unreachableRetryMs (LLM_BENCH_RETRY_S) */
   retryMs?: number;
   /** a tokenize call found the server unreachable and waits `waitMs` before trying again */
@@ -124,6 +167,12 @@ export class PromptCalibrator {
       // a server that restarts between cells is waited for (retryMs), not given up on
       opts.countTokens = (text) =>
         retryWhileUnreachable(() => count(target, facts, text, endpoint), { ...(o.retryMs !== undefined ? { budgetMs: o.retryMs } : {}), ...(o.onRetry ? { onRetry: o.onRetry } : {}) });
+      opts.countedBy = 'tokenize-endpoint';
+    } else if (o.localTokenizer) {
+      const local = localPromptCounter(o.localTokenizer, o.measurePromptTokens);
+      opts.countTokens = local.count;
+      opts.countedBy = 'local-tokenizer';
+      opts.templateTokens = local.templateTokens;
     }
     if (o.measurePromptTokens) opts.measurePromptTokens = o.measurePromptTokens;
     if (o.maxMeasurements !== undefined) opts.maxMeasurements = o.maxMeasurements;
@@ -177,7 +226,15 @@ export class PromptCalibrator {
       lead: req.lead ?? '',
       tail: req.tail ?? '',
       measurements,
+      ...this.counterRecord(mode),
     };
+  }
+
+  private counterRecord(mode: CalibrationMode): Pick<CalibratedPrompt, 'countedBy' | 'templateTokens'> {
+    if (mode === 'estimated') return { countedBy: 'server-usage' };
+    if (this.options.countedBy === undefined) return {};
+    const template = this.options.templateTokens?.();
+    return { countedBy: this.options.countedBy, ...(template !== undefined ? { templateTokens: template } : {}) };
   }
 
   private textAt(req: CalibrateRequest, words: number, partialChars = 0): string {
@@ -305,6 +362,42 @@ export class PromptCalibrator {
     if (best.words > 0) this.tokensPerWord = Math.max(0.05, (best.tokens - overhead) / best.words);
     return this.result(req, this.textAt(req, best.words), best.tokens, 'estimated', calls);
   }
+}
+
+/**
+ * Counts a prompt with a local tokenizer: its content's count plus the chat template's tokens,
+ * measured once as the server's usage.prompt_tokens of the shortest prompt minus the local count
+ * of it. A server without usage (the measurement throws a ConfigError, or there is no measurement)
+ * leaves the template out: `templateTokens()` stays undefined and the count is the content's.
+ */
+export function localPromptCounter(
+  tokenizer: LocalCounter,
+  measurePromptTokens?: (text: string) => Promise<number>,
+): { count: (text: string) => Promise<number>; templateTokens: () => number | undefined } {
+  let template: Promise<number | undefined> | undefined;
+  let known: number | undefined;
+  const measureTemplate = async (): Promise<number | undefined> => {
+    if (!measurePromptTokens) return undefined;
+    let usage: number;
+    try {
+      usage = await measurePromptTokens(SHORTEST_PROMPT);
+    } catch (error) {
+      if (error instanceof ConfigError) return undefined; // no usage.prompt_tokens: content only
+      throw error;
+    }
+    known = Math.max(0, usage - tokenizer.count(SHORTEST_PROMPT));
+    return known;
+  };
+  return {
+    count: async (text) => {
+      if (!template) {
+        template = measureTemplate();
+        template.catch(() => (template = undefined));
+      }
+      return tokenizer.count(text) + ((await template) ?? 0);
+    },
+    templateTokens: () => known,
+  };
 }
 
 /** The point nearest N; on a tie, the one not above N. */

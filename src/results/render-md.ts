@@ -19,6 +19,7 @@ import { cellKey, contextLabel, parseCellKey, parseContext } from './labels.js';
 import { redactSecrets } from './redact.js';
 import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
 import type { CellStatus } from '../metrics/types.js';
+import type { CellFigures } from './speed-matrix.gen.js';
 import { bindingText } from '../slo/capacity.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
@@ -156,7 +157,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -386,6 +387,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     ['Decode test', 'Fixed duration'],
     ['Prefill mode', prefillModeText(result)],
     ['Prompt sizes', calibrationText(result)],
+    ['Output tokens', tokenSourceText(result.cells)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
@@ -419,7 +421,14 @@ function calibrationText(result: SpeedMatrixResult): string | undefined {
   if (byContext.size === 0) return undefined;
   const records = [...byContext.entries()].sort((a, b) => a[0] - b[0]);
   const estimated = records.some(([, r]) => r.calibration.mode === 'estimated');
-  const how = estimated ? 'estimated from usage.prompt_tokens (the server has no tokenize endpoint)' : "exact, through the server's tokenizer";
+  const local = records.find(([, r]) => r.calibration.countedBy === 'local-tokenizer')?.[1].calibration;
+  const how = estimated
+    ? 'estimated from usage.prompt_tokens (the server has no tokenize endpoint)'
+    : local
+      ? local.templateTokens !== undefined
+        ? `exact, with the local tokenizer (LLM_BENCH_TOKENIZER; the server has no tokenize endpoint), plus the chat template's ${formatCount(local.templateTokens)} tokens from the server's usage`
+        : "with the local tokenizer (LLM_BENCH_TOKENIZER; the server has no tokenize endpoint), content only: the server reports no usage, so the chat template's tokens are not counted"
+      : "exact, through the server's tokenizer";
   const missed = records
     .filter(([, r]) => !r.calibration.withinTolerance)
     .map(([context, r]) => `${contextLabel(context)}${r.promptTokens !== undefined ? ` at ${formatCount(r.promptTokens)}` : ''} for ${formatCount(r.calibration.targetTokens)} ± ${formatCount(r.calibration.toleranceTokens)}`);
@@ -573,6 +582,34 @@ export function errorNotes(cells: readonly CellResult[]): string[] {
     return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
   };
   return ['Failed requests, by cause:', '', ...failing.map(line), ''];
+}
+
+/** Words for each output-token source (figures.tokenSource). */
+export const TOKEN_SOURCE_TEXT: Readonly<Record<CellFigures['tokenSource'], string>> = {
+  usage: "server usage (cumulative usage on every chunk)",
+  'chunk-token-ids': "the chunks' token ids",
+  'local-tokenizer': 'the streamed text, with the local tokenizer (LLM_BENCH_TOKENIZER)',
+  chunks: 'chunks, one token each (no usage, no token ids, no local tokenizer: a chunk with several tokens counts one)',
+};
+
+/** Where the measured cells' output tokens came from, weakest first when cells differ. */
+function tokenSourceText(cells: readonly CellResult[]): string | undefined {
+  const order: Array<CellFigures['tokenSource']> = ['chunks', 'local-tokenizer', 'chunk-token-ids', 'usage'];
+  const seen = new Set(cells.flatMap((c) => (c.figures ? [c.figures.tokenSource] : [])));
+  const list = order.filter((s) => seen.has(s));
+  return list.length === 0 ? undefined : list.map((s) => TOKEN_SOURCE_TEXT[s]).join('; some cells: ');
+}
+
+/** Cells whose server usage disagreed with the streamed tokens (evidence.usageDisagrees). */
+export function usageNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.usageDisagrees);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const u = c.evidence.usageDisagrees!;
+    const constant = u.constant ? ', the same usage whatever the length' : '';
+    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
+  };
+  return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
 }
 
 /** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */

@@ -368,6 +368,14 @@ export interface PromptCalibration {
    * the server-counted prompt landed within the tolerance of the target
    */
   withinTolerance: boolean;
+  /**
+   * what counted the prompt tokens: the server's tokenize endpoint, its usage.prompt_tokens (estimated mode), or the local tokenizer (target.tokenizer / LLM_BENCH_TOKENIZER)
+   */
+  countedBy?: 'tokenize-endpoint' | 'server-usage' | 'local-tokenizer';
+  /**
+   * local tokenizer: the chat template's tokens (server usage.prompt_tokens of the shortest prompt minus its local count), added to the content's count; absent: the content alone was counted
+   */
+  templateTokens?: number;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -604,6 +612,27 @@ export interface CellSeries {
  */
 export interface CellEvidence {
   /**
+   * the server's final usage disagrees with the streamed tokens; the counts come from the stream (its text with a local tokenizer, token ids, or chunks)
+   */
+  usageDisagrees?: {
+    /**
+     * requests whose final usage.completion_tokens differs from the counted tokens by more than max(2, 2 %)
+     */
+    requests: number;
+    /**
+     * requests that reported a final usage.completion_tokens
+     */
+    of: number;
+    /**
+     * the same usage.completion_tokens over requests of different counted lengths
+     */
+    constant: boolean;
+    example: {
+      usage: number;
+      counted: number;
+    };
+  };
+  /**
    * Over capacity: C × (context + max output) vs KV capacity
    */
   capacity?: {
@@ -672,7 +701,10 @@ export interface CellFigures {
    * output tokens whose arrival time is inside the window
    */
   outputTokens: number;
-  tokenSource: 'usage' | 'chunk-token-ids' | 'chunks';
+  /**
+   * where output tokens came from, weakest over the window's requests: continuous usage, per-chunk token ids, the streamed text counted with the local tokenizer (target.tokenizer / LLM_BENCH_TOKENIZER), or one per chunk
+   */
+  tokenSource: 'usage' | 'chunk-token-ids' | 'local-tokenizer' | 'chunks';
   /**
    * observed window length
    */

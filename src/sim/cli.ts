@@ -1,20 +1,27 @@
 /**
- * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]`:
- * serves the simulator until the process is stopped.
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]`:
+ * serves the simulator until the process is stopped. `--tokenizer-json PATH` first writes the
+ * sim's tokenizer as a Hugging Face tokenizer.json (src/sim/tokenizer-json.ts), the local
+ * tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
  */
+import { writeFileSync } from 'node:fs';
+import { simTokenizerJsonText } from './tokenizer-json.js';
 
 import { createSimServer, type SimServer } from './server.js';
 import { resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type SimPersonality } from './profiles.js';
 
 export const SIM_USAGE =
-  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare]\n' +
-  `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1`;
+  'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]\n' +
+  `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1\n` +
+  '  --tokenizer-json PATH: write the sim\'s tokenizer.json there first (for LLM_BENCH_TOKENIZER)';
 
 export interface SimCliArgs {
   profile: string;
   port: number;
   host: string;
   personality?: SimPersonality;
+  /** write the sim's tokenizer.json here before serving */
+  tokenizerJson?: string;
 }
 
 export function parseSimArgs(argv: readonly string[]): SimCliArgs {
@@ -50,6 +57,9 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
         out.personality = v as SimPersonality;
         break;
       }
+      case '--tokenizer-json':
+        out.tokenizerJson = takeValue();
+        break;
       case '--help':
       case '-h':
         throw new Error(SIM_USAGE);
@@ -63,6 +73,14 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
 /** Starts the sim from CLI arguments and writes its URL to `out`; the caller owns closing it. */
 export async function startSimCli(argv: readonly string[], out: (line: string) => void): Promise<SimServer> {
   const args = parseSimArgs(argv);
+  if (args.tokenizerJson !== undefined) {
+    try {
+      writeFileSync(args.tokenizerJson, simTokenizerJsonText());
+    } catch (error) {
+      throw new Error(`--tokenizer-json ${args.tokenizerJson}: cannot write it (${(error as Error).message}); give a writable file path`);
+    }
+    out(`sim tokenizer written to ${args.tokenizerJson} (LLM_BENCH_TOKENIZER=${args.tokenizerJson})\n`);
+  }
   const profile = resolveSimProfile(args.profile, {}, args.personality);
   const sim = createSimServer(profile);
   const url = await sim.listen(args.host, args.port);

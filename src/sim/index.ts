@@ -10,6 +10,7 @@ import { resolveSimProfile, type SimPersonality, type SimProfile, type SimProfil
 export { SIM_PROFILES, getSimProfile, resolveSimProfile } from './profiles.js';
 export type { SimProfile, SimProfileParams, SimProfileOverrides, SimPersonality } from './profiles.js';
 export { countTokens } from './tokenizer.js';
+export { simTokenizerJson, simTokenizerJsonText } from './tokenizer-json.js';
 export { renderChat } from './chat-template.js';
 
 export interface SimOptions {

@@ -34,6 +34,6 @@ describe('decodeChunk over engine chunk shapes (ENGINES.md)', () => {
 
   test('usage with numeric strings is read; token_ids at the top level count', () => {
     const d = decodeOpenAIChunk({ choices: [{ delta: { content: 'a' } }], token_ids: [1, 2, 3], usage: { completion_tokens: '5' } });
-    expect(d).toEqual({ hasText: true, reasoning: false, tokenCount: 3, usage: { completionTokens: 5 } });
+    expect(d).toEqual({ hasText: true, reasoning: false, text: 'a', tokenCount: 3, usage: { completionTokens: 5 } });
   });
 });

@@ -266,3 +266,21 @@ test('a Not run cell is not counted as finished: the page says the run is incomp
   expect(md).toMatch(/\*\*Incomplete: 39 of 40 cells finished, 6 of 6 prefill rows\*\* — 1 could not start \(Not run, with the reason\)/);
   expect(md).toContain('| Not run: connect ECONNREFUSED |');
 });
+
+describe('where the counts came from', () => {
+  test('the page names the output token source, the local-tokenizer prompt sizing and usage that disagrees', () => {
+    const result = sglangResult();
+    const cell = result.cells.find((c) => c.figures)!;
+    cell.figures!.tokenSource = 'local-tokenizer';
+    cell.evidence.usageDisagrees = { requests: 3, of: 4, constant: true, example: { usage: 100, counted: 57 } };
+    for (const row of [...result.prefill, ...result.cells]) {
+      row.calibration = { mode: 'exact', targetTokens: row.context, toleranceTokens: 64, withinTolerance: true, countedBy: 'local-tokenizer', templateTokens: 7 };
+    }
+    const md = renderMarkdown(result);
+    expect(md).toContain('**Output tokens**: the streamed text, with the local tokenizer (LLM_BENCH_TOKENIZER)');
+    expect(md).toMatch(/\*\*Prompt sizes\*\*: exact, with the local tokenizer \(LLM_BENCH_TOKENIZER; the server has no tokenize endpoint\), plus the chat template's 7 tokens/);
+    expect(md).toMatch(/3 of 4 requests \(e\.g\. usage 100, streamed 57, the same usage whatever the length\)/);
+    const clean = renderMarkdown(sglangResult());
+    expect(clean).not.toContain('disagrees with the streamed tokens');
+  });
+});
