@@ -52,6 +52,16 @@ export function parseModelsList(json: unknown): ModelEntry[] {
   return out;
 }
 
+/**
+ * A chunk's finish reason: a non-empty string other than `"null"`, else undefined. Some servers
+ * send `"finish_reason": "null"` (a string) on every chunk but the last; that is no finish reason,
+ * and the client takes a close after a real one as the end of the stream (client/stream.ts).
+ */
+export function finishReasonOf(value: unknown): string | undefined {
+  const s = asString(value);
+  return s === undefined || s === '' || s === 'null' ? undefined : s;
+}
+
 /** Interpret one SSE payload of any OpenAI-compatible engine; never throws. */
 export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   const out: DecodedChunk = { hasText: false, reasoning: false };
@@ -76,7 +86,7 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
       } else if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) out.hasText = true;
     }
     if (asString(choice.text) !== undefined) out.hasText = true;
-    const finish = asString(choice.finish_reason);
+    const finish = finishReasonOf(choice.finish_reason);
     if (finish !== undefined) out.finishReason = finish;
     const ids = Array.isArray(choice.token_ids) ? choice.token_ids : Array.isArray(root.token_ids) ? root.token_ids : undefined;
     if (ids) out.tokenCount = ids.length;
