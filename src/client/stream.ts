@@ -265,6 +265,9 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
           }
           noteResponseEnd(sent?.socket);
           if (!closing && sent !== undefined) opts.connections?.watchAfterResponse(opts.id, sent.socket);
+          // the server ended this body by closing (close-delimited HTTP/1.0): no other request
+          // goes on this connection, so a stream that ends here says so (onConnectionClosing)
+          if (sent?.socket.readableEnded === true) closing = true;
           sink?.end();
           if (!finished) fail('no-done', 'response ended before its headers were handled', false);
         },

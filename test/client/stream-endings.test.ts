@@ -135,8 +135,11 @@ describe('stream endings on a close-delimited HTTP/1.0 body', () => {
   });
 
   it('(b) a finish chunk then the close, no [DONE]: done, ending close-after-finish', async () => {
-    const t = await run('b', { head: HTTP10, pieces: [...nullStrings, event(chunk('!', 'length'))], close: 'end' });
+    let closing = 0;
+    const t = await run('b', { head: HTTP10, pieces: [...nullStrings, event(chunk('!', 'length'))], close: 'end' }, { onConnectionClosing: () => closing++ });
     expect(t.end?.kind).toBe('done');
+    // the body ended by the server's close: the worker is told its connection carries no other request
+    expect(closing).toBe(1);
     expect(t.ending).toBe('close-after-finish');
     expect(t.chunkTokens).toEqual([1, 1, 1, 1]);
     // the request ended when the server closed, after its last chunk
