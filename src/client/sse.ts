@@ -164,7 +164,7 @@ export class SseParser {
     let unterminated = false;
     if (pending !== undefined) {
       const before = this.dataBytes;
-      this.line(pending, 0, pending.length); // throws when over the cap
+      this.line(pending, 0, pending.length); // within the cap: push counted these bytes already
       unterminated = this.dataBytes > before;
       if (!unterminated) report.discardedBytes = pending.length;
     }
