@@ -13,8 +13,14 @@
  * - a blank line dispatches the event; an event without data lines dispatches nothing.
  * Departures, on purpose:
  * - trailing whitespace of the event's data is stripped (TRT-LLM writes `data: {...} \n\n`);
- * - `end()` dispatches an event whose data lines were complete but whose blank line never came
- *   (a server closing right after `data: [DONE]\n`); an incomplete last line is discarded.
+ * - at a clean end of the body (`end()`, or `end('clean')`: the response ended normally, e.g. a
+ *   close-delimited HTTP/1.0 body whose server closed the connection), the last event is
+ *   dispatched even though its blank line never came, and so is its last line when that line has
+ *   no line end either: a server that ends with `data: [DONE]` and closes (curl and most Python
+ *   clients read that stream as complete). The spec tells browsers to drop both. `onData` is then
+ *   told so (its second argument), and `end()` returns what it did (SseEndReport);
+ * - at an error end (`end('error')`: the transport failed) nothing pending is dispatched: the
+ *   incomplete line and the event without its blank line are discarded, as the spec says;
  * - a leading byte-order mark is not stripped (no LLM server sends one).
  *
  * Allocation: complete lines inside one chunk are decoded straight from the chunk (one string per
@@ -37,13 +43,29 @@ const D = 0x64;
 const A = 0x61;
 const T = 0x74;
 
+/** How an event dispatched by `end()` ended; passed to `onData` as its second argument. */
+export interface SseEndDispatch {
+  /** its last data line had no line end (the body stopped right after its bytes) */
+  unterminatedLine: boolean;
+}
+
+/** What `end()` did. */
+export interface SseEndReport {
+  /** an event without its blank line was dispatched (clean end only) */
+  dispatched: boolean;
+  /** …and its last data line had no line end either */
+  unterminatedLine: boolean;
+  /** bytes of an incomplete last line and of an undispatched event's data lines that were dropped */
+  discardedBytes: number;
+}
+
 export interface SseParserOptions {
   /** bytes one event may hold (its lines, without line ends) before it is a protocol error; default 16 MiB */
   maxEventBytes?: number;
 }
 
 export class SseParser {
-  private readonly onData: (data: string) => void;
+  private readonly onData: (data: string, atEnd?: SseEndDispatch) => void;
   private readonly maxEventBytes: number;
   /** pieces of a line that is not complete yet (copies) */
   private pending: Buffer[] = [];
@@ -55,7 +77,11 @@ export class SseParser {
   private skipLf = false;
   private failed = false;
 
-  constructor(onData: (data: string) => void, options: SseParserOptions = {}) {
+  /**
+   * `onData(data, atEnd)`: `atEnd` is undefined for an event ended by its blank line, and set for
+   * the one a clean `end()` dispatches.
+   */
+  constructor(onData: (data: string, atEnd?: SseEndDispatch) => void, options: SseParserOptions = {}) {
     const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     if (!Number.isInteger(max) || max <= 0) {
       throw new ClientError(
@@ -115,15 +141,38 @@ export class SseParser {
   }
 
   /**
-   * The stream ended. An event whose data lines were complete is dispatched even without its
-   * blank line; an incomplete last line is discarded. The parser can be reused afterwards.
+   * The stream ended; the parser can be reused afterwards.
+   * - `'clean'` (default): the body ended normally. An incomplete last line is taken as complete
+   *   (a `data:` line joins the event; a comment or other field is ignored), and an event with data
+   *   lines is dispatched without its blank line, `onData` getting `atEnd`.
+   * - `'error'`: the transport failed. Nothing pending is dispatched.
+   * (The size cap was checked as the bytes came: `push` has thrown for an event over it.)
    */
-  end(): void {
-    if (this.failed) return;
+  end(how: 'clean' | 'error' = 'clean'): SseEndReport {
+    const report: SseEndReport = { dispatched: false, unterminatedLine: false, discardedBytes: 0 };
+    if (this.failed) return report;
+    const pending = this.pendingBytes > 0 ? (this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes)) : undefined;
     this.pending = [];
     this.pendingBytes = 0;
     this.skipLf = false;
-    this.dispatch();
+    if (how === 'error') {
+      report.discardedBytes = (pending?.length ?? 0) + this.dataBytes;
+      this.data = undefined;
+      this.dataBytes = 0;
+      return report;
+    }
+    let unterminated = false;
+    if (pending !== undefined) {
+      const before = this.dataBytes;
+      this.line(pending, 0, pending.length); // within the cap: push counted these bytes already
+      unterminated = this.dataBytes > before;
+      if (!unterminated) report.discardedBytes = pending.length;
+    }
+    if (this.data === undefined) return report;
+    report.dispatched = true;
+    report.unterminatedLine = unterminated;
+    this.dispatch({ unterminatedLine: unterminated });
+    return report;
   }
 
   private appendPending(buf: Buffer, start: number, end: number): void {
@@ -171,12 +220,13 @@ export class SseParser {
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
   }
 
-  private dispatch(): void {
+  private dispatch(atEnd?: SseEndDispatch): void {
     const data = this.data;
     if (data === undefined) return;
     this.data = undefined;
     this.dataBytes = 0;
-    this.onData(stripTrailingWhitespace(data));
+    if (atEnd === undefined) this.onData(stripTrailingWhitespace(data));
+    else this.onData(stripTrailingWhitespace(data), atEnd);
   }
 }
 

@@ -18,6 +18,17 @@
  * connection; `connectionRetries` says so and its times are the resend's. Never more than once: a
  * server that closes every connection before answering gets `closed-before-response` failures.
  * undici itself honours `Connection: close` and `Keep-Alive: timeout=N` on responses.
+ *
+ * Endings (`timeline.ending`, see StreamEnding): `data: [DONE]` ends a stream (or the engine's
+ * final chunk where the stream has no [DONE]). When the body ends cleanly without it (undici's
+ * onResponseEnd: a close-delimited HTTP/1.0 body whose server closed, or a framed body that ended
+ * normally), the SSE parser's clean end dispatches a last event that had no blank line, so
+ * `data: [DONE]` then the close is done ('unterminated-last'); a close after a chunk with a real
+ * finish reason (DecodedChunk.finishReason, which the adapters leave unset for null, "null" and "")
+ * is done too ('close-after-finish'). A clean close before any finish reason is `no-done`, and a
+ * transport error (reset, a chunked body cut short) is a failure whatever came before it: the
+ * parser's error end dispatches nothing. undici ends a close-delimited body at a reset as if it
+ * were complete; the socket's own error tells the two apart (where the send was recorded).
  */
 import type { Dispatcher } from 'undici';
 import { monoMs } from '../clock.js';
@@ -25,9 +36,9 @@ import type { DecodedChunk } from '../engines/types.js';
 import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
 import { ClientError } from './errors.js';
 import { errorMessageFromBody } from './error-body.js';
-import { DEFAULT_MAX_EVENT_BYTES, SseParser } from './sse.js';
+import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
 import { TokenCounter } from './token-count.js';
-import type { ClientErrorCode, RequestEnd, RequestTimeline } from './types.js';
+import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from './types.js';
 
 /** the server's error message from an error body (error-body.ts), for this module's callers */
 export { errorMessageFromBody };
@@ -154,10 +165,11 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       if (finished) return;
       finish({ kind: 'aborted', atMs: monoMs() }, true);
     };
-    const finish = (end: RequestEnd, abortTransport: boolean): void => {
+    const finish = (end: RequestEnd, abortTransport: boolean, ending?: StreamEnding): void => {
       if (finished) return;
       finished = true;
       timeline.end = end;
+      if (end.kind === 'done' && ending !== undefined) timeline.ending = ending;
       signal?.removeEventListener('abort', onAbort);
       if (recordSent) unwatchSend(opts.id, onSent);
       // no event after the end may change the timeline (an abort from inside a callback ends it
@@ -263,8 +275,20 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
         },
         onResponseEnd() {
           if (!current()) return;
+          // undici completes a close-delimited body at a reset too (ECONNRESET with a response
+          // that is not keep-alive: "all incoming data so far is a valid response"); the socket
+          // says which it was, and a reset is a transport error, never a clean end
+          const reset = resetError(sent?.socket);
+          if (reset !== undefined && !finished) {
+            sink?.error();
+            onTransportError(reset);
+            return;
+          }
           noteResponseEnd(sent?.socket);
           if (!closing && sent !== undefined) opts.connections?.watchAfterResponse(opts.id, sent.socket);
+          // the server ended this body by closing (close-delimited HTTP/1.0): no other request
+          // goes on this connection, so a stream that ends here says so (onConnectionClosing)
+          if (sent?.socket.readableEnded === true) closing = true;
           sink?.end();
           if (!finished) fail('no-done', 'response ended before its headers were handled', false);
         },
@@ -321,6 +345,16 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
  */
 export const STALE_FAILURE_WITHIN_MS = 1_000;
 
+/**
+ * The error a socket was destroyed with, when the response "ended" because the connection was
+ * reset (undici then ends a close-delimited body as if it were complete). Known only where the
+ * send was recorded (recordSentHeaders); without it a reset there reads as a clean close.
+ */
+function resetError(socket: { errored?: Error | null } | undefined): Error | undefined {
+  const err = socket?.errored;
+  return err !== null && err !== undefined ? err : undefined;
+}
+
 /** undici errors of our own making (a destroyed or closed dispatcher, an abort): never resent */
 function clientCaused(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -335,7 +369,7 @@ class RequestDone extends Error {
   }
 }
 
-type Finish = (end: RequestEnd, abortTransport: boolean) => void;
+type Finish = (end: RequestEnd, abortTransport: boolean, ending?: StreamEnding) => void;
 type Fail = (code: ClientErrorCode, message: string, abortTransport: boolean) => void;
 
 /** where the response body goes once its headers are known */
@@ -363,13 +397,15 @@ function eventStreamSink(
   let arrivalMs = 0;
   let stopped = false;
   let firstTokenSeen = false;
+  /** a chunk with a real finish reason has arrived */
+  let finishSeen = false;
 
-  const onEvent = (data: string): void => {
+  const onEvent = (data: string, atEnd?: SseEndDispatch): void => {
     if (stopped) return;
     if (data === '[DONE]') {
       stopped = true;
       // keep reading to the end of the body, so the connection is reused
-      finish({ kind: 'done', atMs: arrivalMs }, false);
+      finish({ kind: 'done', atMs: arrivalMs }, false, atEnd !== undefined ? 'unterminated-last' : 'done');
       return;
     }
     let decoded: DecodedChunk;
@@ -377,7 +413,12 @@ function eventStreamSink(
       decoded = opts.decode(JSON.parse(data));
     } catch (err) {
       stopped = true;
-      fail('protocol', `unparseable SSE data (${errorText(err)}): ${truncate(data, 200)}`, true);
+      if (atEnd?.unterminatedLine === true) {
+        // the body stopped inside the last line: a stream cut off at the close, not a bad chunk
+        fail('no-done', `stream closed in the middle of its last event (${errorText(err)}): ${truncate(data, 200)}`, false);
+      } else {
+        fail('protocol', `unparseable SSE data (${errorText(err)}): ${truncate(data, 200)}`, true);
+      }
       return;
     }
     if (decoded.error !== undefined) {
@@ -387,13 +428,14 @@ function eventStreamSink(
       return;
     }
     counter.add(decoded, arrivalMs);
+    if (decoded.finishReason !== undefined) finishSeen = true;
     if (!firstTokenSeen && timeline.firstTokenMs !== undefined) {
       firstTokenSeen = true;
       opts.onFirstToken?.(timeline);
     }
     if (decoded.final === true && !opts.endsWithDone) {
       stopped = true;
-      finish({ kind: 'done', atMs: arrivalMs }, false);
+      finish({ kind: 'done', atMs: arrivalMs }, false, 'final-chunk');
     }
   };
 
@@ -414,7 +456,8 @@ function eventStreamSink(
       if (stopped) return;
       arrivalMs = monoMs();
       try {
-        parser.end();
+        // a clean end: a last event without its blank line (or its line end) is dispatched
+        parser.end('clean');
       } catch (err) {
         stopped = true;
         fail('protocol', errorText(err), false);
@@ -422,12 +465,18 @@ function eventStreamSink(
       }
       if (stopped) return;
       stopped = true;
+      if (finishSeen) {
+        finish({ kind: 'done', atMs: arrivalMs }, false, 'close-after-finish');
+        return;
+      }
       const typeNote = contentType !== undefined && !contentType.includes('text/event-stream') ? ` (content-type ${contentType})` : '';
       const marker = opts.endsWithDone ? 'data: [DONE]' : "the engine's final chunk";
-      fail('no-done', `stream closed without ${marker}${typeNote}`, false);
+      fail('no-done', `stream closed without ${marker}, and no chunk had a finish_reason${typeNote}`, false);
     },
     error() {
       stopped = true;
+      // nothing pending is dispatched after a transport failure
+      parser.end('error');
     },
     stop() {
       stopped = true;

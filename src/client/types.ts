@@ -31,6 +31,17 @@ export type TokenSource = 'usage' | 'chunk-token-ids' | 'local-tokenizer' | 'chu
 /** strength of a token source: chunks < local-tokenizer < chunk-token-ids < usage */
 export const TOKEN_SOURCE_RANK: Readonly<Record<TokenSource, number>> = { chunks: 0, 'local-tokenizer': 1, 'chunk-token-ids': 2, usage: 3 };
 
+/**
+ * How a completed stream ended (client/stream.ts):
+ * - 'done': `data: [DONE]` as a complete event;
+ * - 'final-chunk': the engine's own final chunk, on a stream without [DONE] (endsWithDone false);
+ * - 'unterminated-last': `data: [DONE]` without its blank line (and maybe without its line end),
+ *   dispatched when the body ended cleanly: a server that writes `data: [DONE]` and closes;
+ * - 'close-after-finish': no [DONE], but a chunk with a real finish reason came before the body
+ *   ended cleanly (a close-delimited HTTP/1.0 body, or a framed one that ended normally).
+ */
+export type StreamEnding = 'done' | 'final-chunk' | 'close-after-finish' | 'unterminated-last';
+
 export interface RequestTimeline {
   /** id we sent as X-Request-Id; the simulator keys its ground truth by it */
   id: string;
@@ -68,6 +79,8 @@ export interface RequestTimeline {
   /** tokens that arrived as reasoning deltas (counted in chunkTokens too) */
   reasoningTokens: number;
   end?: RequestEnd;
+  /** how the stream ended, set with an end of kind 'done' only (StreamEnding) */
+  ending?: StreamEnding;
   /**
    * 1 when the request was sent once more on a fresh connection: its first send went on a reused
    * keep-alive connection that failed before any response byte (the server had closed it). Not a

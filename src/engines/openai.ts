@@ -62,6 +62,16 @@ function toolCallText(calls: readonly unknown[]): string {
   return out;
 }
 
+/**
+ * A chunk's finish reason: a non-empty string other than `"null"`, else undefined. Some servers
+ * send `"finish_reason": "null"` (a string) on every chunk but the last; that is no finish reason,
+ * and the client takes a close after a real one as the end of the stream (client/stream.ts).
+ */
+export function finishReasonOf(value: unknown): string | undefined {
+  const s = asString(value);
+  return s === undefined || s === '' || s === 'null' ? undefined : s;
+}
+
 /** Interpret one SSE payload of any OpenAI-compatible engine; never throws. */
 export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   const out: DecodedChunk = { hasText: false, reasoning: false };
@@ -98,7 +108,7 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
       out.hasText = true;
       out.text = (out.text ?? '') + text;
     }
-    const finish = asString(choice.finish_reason);
+    const finish = finishReasonOf(choice.finish_reason);
     if (finish !== undefined) out.finishReason = finish;
     const ids = Array.isArray(choice.token_ids) ? choice.token_ids : Array.isArray(root.token_ids) ? root.token_ids : undefined;
     if (ids) out.tokenCount = ids.length;

@@ -23,6 +23,7 @@ export interface DecodedChunk {
   tokenCount?: number;
   /** usage on this chunk (cumulative when continuous usage is on; final otherwise) */
   usage?: { promptTokens?: number; completionTokens?: number; cachedTokens?: number };
+  /** the chunk's finish reason; undefined when the chunk has none, or sends null, "null" or "" */
   finishReason?: string;
   /** an error object sent inside the stream */
   error?: { message: string; code?: string | number };

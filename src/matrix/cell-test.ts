@@ -8,7 +8,7 @@ import { usageDisagreement } from '../metrics/usage-check.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
 import { escapeText } from '../results/render-md.js';
 import { isUnreachable } from '../engines/http.js';
-import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM } from '../metrics/figures.js';
+import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM, streamEndings } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
 import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
 import { cellStatuses } from '../metrics/status.js';
@@ -106,6 +106,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       figures,
       timelines: raw.timelines,
       failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
+      streamEndings: streamEndings(raw.timelines, raw.windowStartMs, raw.windowEndMs),
       samples: raw.samples,
       gateTimedOut: raw.gate.timedOut,
       gateWaitedMs: raw.gate.waitedMs,

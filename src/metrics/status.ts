@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary } from './figures.js';
+import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary, type StreamEndings } from './figures.js';
 import { mean } from './stats.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
@@ -20,6 +20,12 @@ export interface CellStatusEvidence {
   clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number; cpuCores?: number; cpuBoundCores?: number };
   activeDisagreement?: { server: number; client: number };
   connectionRetries?: { count: number; firstReason?: string };
+  /**
+   * completed requests by how their streams ended; only when some ended otherwise than by a
+   * complete `data: [DONE]` (or the engine's final chunk): a close after the finish reason, or an
+   * unterminated last event
+   */
+  streamEndings?: StreamEndings;
 }
 
 export interface CellStatusInput {
@@ -38,6 +44,8 @@ export interface CellStatusInput {
   failures?: ErrorSummary;
   /** the window's server samples; when given, requests-queued is judged from them, else from figures */
   samples?: readonly MetricsSample[];
+  /** the window's completed requests by ending (figures.ts streamEndings); evidence when any is not 'done' */
+  streamEndings?: StreamEndings;
   /** the readiness gate timed out, after waiting this long */
   gateTimedOut?: boolean;
   gateWaitedMs?: number;
@@ -72,7 +80,10 @@ export interface CellStatusResult {
  *   running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the sample
  *   times), or that minus one request in one sample when that is lower.
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
- * `connectionRetries` when a request was resent on a fresh connection (neither is a status).
+ * `connectionRetries` when a request was resent on a fresh connection, and `streamEndings` when a
+ * completed stream ended without a complete `data: [DONE]` event (a close after the finish reason,
+ * an unterminated last event); none of them is a status. A cell whose streams all ended normally
+ * has no `streamEndings` evidence, so a normal server's cells carry none.
  */
 export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const statuses: CellStatus[] = [];
@@ -123,6 +134,8 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   }
   const retries = input.timelines ? connectionRetrySummary(input.timelines) : undefined;
   if (retries !== undefined && retries.count > 0) evidence.connectionRetries = retries;
+  const endings = input.streamEndings;
+  if (endings !== undefined && endings.closeAfterFinish + endings.unterminatedLast > 0) evidence.streamEndings = { ...endings };
   if (statuses.length === 0) statuses.push('valid');
   return { status: statuses[0]!, statuses, evidence };
 }

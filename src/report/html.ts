@@ -18,6 +18,7 @@ import {
   matrixCells,
   NOT_RUN,
   NOT_YET,
+  streamEndingsText,
   TTFT_NOTE,
 } from '../results/render-md.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../results/types.js';
@@ -390,6 +391,8 @@ function cellDetail(cell: CellResult, repeat: number | undefined): string {
       }),
     );
   }
+  const endings = cell.evidence.streamEndings ? streamEndingsText(cell.evidence.streamEndings, (t) => `<code>${escapeHtml(t)}</code>`) : '';
+  if (endings !== '') out.push(`<p class="note">Stream endings: ${endings}; read as completed requests.</p>`);
   if (Object.keys(cell.evidence).length > 0) out.push('<h4>Evidence</h4>', `<pre>${escapeHtml(JSON.stringify(cell.evidence, null, 2))}</pre>`);
   out.push('</section>');
   return out.join('\n');

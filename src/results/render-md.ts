@@ -157,7 +157,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -610,6 +610,36 @@ export function usageNotes(cells: readonly CellResult[]): string[] {
     return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
   };
   return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
+}
+
+/**
+ * `12 closed after finish_reason without [DONE], 3 unterminated last event (of 40 completed)`; ''
+ * when every stream ended normally. `code` formats `[DONE]` (a Markdown code span by default; the
+ * HTML report passes its own).
+ */
+export function streamEndingsText(
+  e: { done: number; closeAfterFinish: number; unterminatedLast: number },
+  code: (text: string) => string = (t) => `\`${t}\``,
+): string {
+  const parts: string[] = [];
+  if (e.closeAfterFinish > 0) parts.push(`${formatCount(e.closeAfterFinish)} closed after finish_reason without ${code('[DONE]')}`);
+  if (e.unterminatedLast > 0) parts.push(`${formatCount(e.unterminatedLast)} unterminated last event`);
+  if (parts.length === 0) return '';
+  return `${parts.join(', ')} (of ${formatCount(e.done + e.closeAfterFinish + e.unterminatedLast)} completed)`;
+}
+
+/**
+ * Streams that ended otherwise than by a complete `data: [DONE]` event, per cell (evidence
+ * streamEndings): read as completed requests, so the page says how many and how.
+ */
+export function streamEndingNotes(cells: readonly CellResult[]): string[] {
+  const seen = cells.filter((c) => c.evidence.streamEndings && streamEndingsText(c.evidence.streamEndings) !== '');
+  if (seen.length === 0) return [];
+  const list = seen.map((c) => `${cellKey(c.context, c.concurrency)}: ${streamEndingsText(c.evidence.streamEndings!)}`).join('; ');
+  return [
+    `Stream endings (${list}): the server closed the connection after the chunk with the finish reason without sending \`data: [DONE]\`, or sent \`data: [DONE]\` with no blank line after it before closing. Both were read as completed requests, as curl and most clients read them; a close before any finish reason, or a broken connection, is still a failure.`,
+    '',
+  ];
 }
 
 /** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */

@@ -691,6 +691,23 @@ export interface CellEvidence {
      */
     firstReason?: string;
   };
+  /**
+   * the cell's completed requests (inside the window) by how their streams ended; present only when some ended otherwise than by a complete data: [DONE] event. Not a status: these requests are completed, not failures
+   */
+  streamEndings?: {
+    /**
+     * completed requests ended by a complete data: [DONE] event (or the engine's final chunk)
+     */
+    done: number;
+    /**
+     * completed requests without [DONE]: the body ended cleanly after a chunk with a real finish_reason
+     */
+    closeAfterFinish: number;
+    /**
+     * completed requests whose data: [DONE] had no blank line after it (maybe no line end), dispatched when the body ended cleanly
+     */
+    unterminatedLast: number;
+  };
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema

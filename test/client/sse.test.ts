@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/errors.js';
-import { SseParser } from '../../src/client/sse.js';
+import { SseParser, type SseEndDispatch, type SseEndReport } from '../../src/client/sse.js';
 
 function parseIn(pieces: Uint8Array[], options?: { maxEventBytes?: number }): string[] {
   const out: string[] = [];
@@ -41,6 +41,22 @@ function expectEvents(stream: string, expected: string[]): void {
   expect(parseIn(whole(stream))).toEqual(expected);
   expect(parseIn(bytewise(stream))).toEqual(expected);
   for (let seed = 1; seed <= 40; seed++) expect(parseIn(randomSplits(stream, seed))).toEqual(expected);
+}
+
+/** the events (with what a dispatch by end() was told) and end()'s report, for one split */
+function parseToEnd(pieces: Uint8Array[], how: 'clean' | 'error'): { events: Array<[string, SseEndDispatch?]>; report: SseEndReport } {
+  const events: Array<[string, SseEndDispatch?]> = [];
+  const p = new SseParser((d, atEnd) => events.push(atEnd === undefined ? [d] : [d, atEnd]));
+  for (const piece of pieces) p.push(piece);
+  const report = p.end(how);
+  return { events, report };
+}
+
+/** every split strategy, down to one byte at a time, gives the same events and the same end report */
+function expectEnd(stream: string, how: 'clean' | 'error', expected: { events: Array<[string, SseEndDispatch?]>; report: SseEndReport }): void {
+  expect(parseToEnd(whole(stream), how)).toEqual(expected);
+  expect(parseToEnd(bytewise(stream), how)).toEqual(expected);
+  for (let seed = 1; seed <= 40; seed++) expect(parseToEnd(randomSplits(stream, seed), how)).toEqual(expected);
 }
 
 describe('SseParser', () => {
@@ -101,9 +117,81 @@ describe('SseParser', () => {
     expectEvents('event: x\n\n\n\n: c\n\n', []);
   });
 
-  it('at end(), dispatches complete data lines without their blank line and drops a partial line', () => {
+  it('at a clean end(), dispatches complete data lines without their blank line, and a last line without its line end', () => {
     expect(parseIn(whole('data: [DONE]\n'))).toEqual(['[DONE]']);
-    expect(parseIn(whole('data: a\n\ndata: {"trunc'))).toEqual(['a']);
+    // the parser does not judge the payload: a cut-off JSON line is the stream layer's to refuse
+    expect(parseIn(whole('data: a\n\ndata: {"trunc'))).toEqual(['a', '{"trunc']);
+  });
+
+  it('dispatches an unterminated last `data: [DONE]` at a clean end, telling onData and the report', () => {
+    expectEnd('data: {"a":1}\n\ndata: [DONE]', 'clean', {
+      events: [['{"a":1}'], ['[DONE]', { unterminatedLine: true }]],
+      report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 },
+    });
+    // the whole body is that one line
+    expectEnd('data: [DONE]', 'clean', {
+      events: [['[DONE]', { unterminatedLine: true }]],
+      report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 },
+    });
+  });
+
+  it('dispatches an unterminated last `data: {json}` at a clean end', () => {
+    const json = '{"choices":[{"delta":{"content":"héllo"},"finish_reason":"length"}]}';
+    expectEnd(`data: {"i":0}\n\ndata: ${json}`, 'clean', {
+      events: [['{"i":0}'], [json, { unterminatedLine: true }]],
+      report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 },
+    });
+    // no space after the colon, and a bare `data` line as the unterminated last one
+    expectEnd('data:{"x":1}', 'clean', { events: [['{"x":1}', { unterminatedLine: true }]], report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 } });
+    // (`a\n` + empty value; the trailing whitespace is stripped as for any event)
+    expectEnd('data: a\ndata', 'clean', { events: [['a', { unterminatedLine: true }]], report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 } });
+  });
+
+  it('CRLF and CR variants of the last event at a clean end', () => {
+    const crlfUnterminated = { events: [['x'], ['[DONE]', { unterminatedLine: true }]] as Array<[string, SseEndDispatch?]>, report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 } };
+    expectEnd('data: x\r\n\r\ndata: [DONE]', 'clean', crlfUnterminated);
+    expectEnd('data: x\r\rdata: [DONE]', 'clean', crlfUnterminated);
+    // the line end came, the blank line did not: dispatched, the line was terminated
+    const terminated = { events: [['x'], ['[DONE]', { unterminatedLine: false }]] as Array<[string, SseEndDispatch?]>, report: { dispatched: true, unterminatedLine: false, discardedBytes: 0 } };
+    expectEnd('data: x\r\n\r\ndata: [DONE]\r\n', 'clean', terminated);
+    expectEnd('data: x\r\n\r\ndata: [DONE]\r', 'clean', terminated);
+    expectEnd('data: x\n\ndata: [DONE]\n', 'clean', terminated);
+    // two data lines of one event, CRLF between them, the second unterminated
+    expectEnd('data: a\r\ndata: b', 'clean', { events: [['a\nb', { unterminatedLine: true }]], report: { dispatched: true, unterminatedLine: true, discardedBytes: 0 } });
+    // a complete event then nothing: end() has nothing to do
+    expectEnd('data: x\r\n\r\n', 'clean', { events: [['x']], report: { dispatched: false, unterminatedLine: false, discardedBytes: 0 } });
+  });
+
+  it('an unterminated last comment or other field is dropped at a clean end, and dispatches nothing by itself', () => {
+    expectEnd(': keep-alive', 'clean', { events: [], report: { dispatched: false, unterminatedLine: false, discardedBytes: 12 } });
+    // the event's data line was complete; the comment after it is no data
+    expectEnd('data: a\n: pi', 'clean', { events: [['a', { unterminatedLine: false }]], report: { dispatched: true, unterminatedLine: false, discardedBytes: 4 } });
+    expectEnd('data: a\r\nevent: x', 'clean', { events: [['a', { unterminatedLine: false }]], report: { dispatched: true, unterminatedLine: false, discardedBytes: 8 } });
+  });
+
+  it('an error end dispatches nothing pending: neither the unterminated last line nor an event without its blank line', () => {
+    expectEnd('data: {"a":1}\n\ndata: [DONE]', 'error', { events: [['{"a":1}']], report: { dispatched: false, unterminatedLine: false, discardedBytes: 12 } });
+    expectEnd('data: {"a":1}\r\n\r\ndata: [DONE]\r\n', 'error', { events: [['{"a":1}']], report: { dispatched: false, unterminatedLine: false, discardedBytes: 12 } });
+    expectEnd('data: {"a":1}\n\ndata: x\ndata: {"tr', 'error', { events: [['{"a":1}']], report: { dispatched: false, unterminatedLine: false, discardedBytes: 7 + 10 } });
+    // and the parser is reusable after it
+    const out: string[] = [];
+    const p = new SseParser((d) => out.push(d));
+    p.push(enc('data: lost'));
+    p.end('error');
+    p.push(enc('data: kept\n\n'));
+    expect(out).toEqual(['kept']);
+  });
+
+  it('the cap holds for an unterminated last line: push throws, and end() then dispatches nothing', () => {
+    const seen: string[] = [];
+    const p = new SseParser((d) => seen.push(d), { maxEventBytes: 50 });
+    p.push(enc('data: a\n'));
+    expect(() => p.push(enc('data: 0123456789012345678901234567890123456789'))).toThrow(/exceeds 50 bytes/);
+    expect(p.end()).toEqual({ dispatched: false, unterminatedLine: false, discardedBytes: 0 });
+    expect(seen).toEqual([]);
+    // just under the cap, the same last line is dispatched
+    const q = parseToEnd([enc('data: a\n'), enc('data: 01234567890123456789012345678901234')], 'clean');
+    expect(q.events).toEqual([['a\n01234567890123456789012345678901234', { unterminatedLine: true }]]);
   });
 
   it('accepts Uint8Array views with an offset', () => {

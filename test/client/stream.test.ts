@@ -50,6 +50,7 @@ describe('streamRequest', () => {
       onEnd: () => ended++,
     });
     expect(t.end?.kind).toBe('done');
+    expect(t.ending).toBe('done');
     expect(t.chunkTokens).toEqual([1, 1, 1]);
     expect(t.tokenSource).toBe('chunks');
     expect(t.reasoningTokens).toBe(0);
@@ -193,6 +194,7 @@ describe('streamRequest', () => {
     });
     const t = await run('/eof');
     expect(t.end).toMatchObject({ kind: 'error', code: 'no-done' });
+    expect(t.ending).toBeUndefined();
     expect(t.chunkTokens).toEqual([1, 1]);
   });
 
@@ -203,6 +205,7 @@ describe('streamRequest', () => {
     });
     const t = await run('/native', { endsWithDone: false });
     expect(t.end?.kind).toBe('done');
+    expect(t.ending).toBe('final-chunk');
     expect(t.chunkTokens).toEqual([1]);
     // the same stream with endsWithDone: a final chunk is not the end marker
     const t2 = await run('/native', { endsWithDone: true });

@@ -36,4 +36,14 @@ describe('decodeChunk over engine chunk shapes (ENGINES.md)', () => {
     const d = decodeOpenAIChunk({ choices: [{ delta: { content: 'a' } }], token_ids: [1, 2, 3], usage: { completion_tokens: '5' } });
     expect(d).toEqual({ hasText: true, reasoning: false, text: 'a', tokenCount: 3, usage: { completionTokens: 5 } });
   });
+
+  test('finish_reason null, the string "null" and "" are no finish reason, in every adapter that decodes chunks', () => {
+    const chunk = (finish: unknown) => ({ choices: [{ index: 0, delta: { content: 'a' }, finish_reason: finish }] });
+    for (const kind of ['openai', 'vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const) {
+      const adapter = getAdapter(kind);
+      for (const none of [null, 'null', '', undefined, 0]) expect(adapter.decodeChunk(chunk(none)).finishReason, `${kind} ${JSON.stringify(none)}`).toBeUndefined();
+      expect(adapter.decodeChunk(chunk('length')).finishReason, kind).toBe('length');
+      expect(adapter.decodeChunk(chunk('stop')).finishReason, kind).toBe('stop');
+    }
+  });
 });

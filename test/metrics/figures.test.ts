@@ -12,6 +12,7 @@ import {
   errorSummary,
   requestTimeBetweenTokensMs,
   weakestTokenSource,
+  streamEndings,
 } from '../../src/metrics/figures.js';
 
 function tl(
@@ -314,5 +315,35 @@ describe('stalls: longestSilenceMs, stallLimitMs, cellFailures', () => {
     expect(fig.stallLimitMs).toBe(700);
     // without stall detection it is not a failure
     expect(computeCellFigures({ timelines: [flowing, stalled], windowStartMs: 1000, windowEndMs: 2000, metricsSamples: [] }).failedRequests).toBe(0);
+  });
+});
+
+describe('streamEndings', () => {
+  const done = (id: string, atMs: number, ending?: RequestTimeline['ending']): RequestTimeline => {
+    const t = tl(id, 0, [[atMs - 10, 1]], { end: { kind: 'done', atMs } });
+    if (ending !== undefined) t.ending = ending;
+    return t;
+  };
+  test('counts the completed requests of the window by ending; final-chunk and no ending count as done', () => {
+    const timelines = [
+      done('a', 1100, 'done'),
+      done('b', 1200, 'final-chunk'),
+      done('c', 1300),
+      done('d', 1400, 'close-after-finish'),
+      done('e', 1500, 'close-after-finish'),
+      done('f', 2000, 'unterminated-last'), // at the window's end: inside
+      done('g', 999, 'unterminated-last'), // before the window
+      done('h', 2001, 'close-after-finish'), // after it
+      A, // aborted
+      C, // failed
+      D, // in flight
+    ];
+    expect(streamEndings(timelines, W.windowStartMs, W.windowEndMs)).toEqual({ done: 3, closeAfterFinish: 2, unterminatedLast: 1 });
+    // the total is the window's completed requests, as the figure counts them
+    const figures = computeCellFigures({ timelines, ...W, metricsSamples: [] });
+    expect(figures.completedRequests).toBe(6);
+  });
+  test('an empty cell has no endings', () => {
+    expect(streamEndings([], 0, 1000)).toEqual({ done: 0, closeAfterFinish: 0, unterminatedLast: 0 });
   });
 });

@@ -94,6 +94,23 @@ describe('cellStatuses', () => {
   });
 });
 
+describe('cellStatuses streamEndings evidence', () => {
+  it('is set when a completed stream ended otherwise than by a complete [DONE], and is no status', () => {
+    const r = cellStatuses(input({ streamEndings: { done: 30, closeAfterFinish: 12, unterminatedLast: 3 } }));
+    expect(r.statuses).toEqual(['valid']);
+    expect(r.evidence).toEqual({ streamEndings: { done: 30, closeAfterFinish: 12, unterminatedLast: 3 } });
+    expect(cellStatuses(input({ streamEndings: { done: 0, closeAfterFinish: 0, unterminatedLast: 1 } })).evidence.streamEndings).toEqual({
+      done: 0,
+      closeAfterFinish: 0,
+      unterminatedLast: 1,
+    });
+  });
+  it('is absent when every stream ended with [DONE] (or its final chunk), or none was given', () => {
+    expect(cellStatuses(input({ streamEndings: { done: 40, closeAfterFinish: 0, unterminatedLast: 0 } })).evidence).toEqual({});
+    expect(cellStatuses(input()).evidence.streamEndings).toBeUndefined();
+  });
+});
+
 describe('queuedRunningBound: one request missing in one sample never decides alone', () => {
   const samples = (running: number[]): MetricsSample[] => running.map((r, i) => ({ atMs: i, running: r, waiting: 0, clientInFlight: 1 }));
   const at1 = (running: number[]) => cellStatuses(input({ concurrency: 1, samples: samples(running) })).status;

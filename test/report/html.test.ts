@@ -115,6 +115,18 @@ describe('renderHtml', () => {
     expect(html).toContain(escapeHtml(result.info.title));
   });
 
+  test("a cell's stream endings show in its detail view, as a line and in the evidence", () => {
+    const r = sglangResult();
+    const cell = r.cells[1]!;
+    cell.evidence.streamEndings = { done: 25, closeAfterFinish: 12, unterminatedLast: 3 };
+    const page = renderHtml(r);
+    const detail = page.slice(page.indexOf(`id="cell-${cell.contextLabel}-${cell.concurrency}"`));
+    const section = detail.slice(0, detail.indexOf('</section>'));
+    expect(section).toContain('<p class="note">Stream endings: 12 closed after finish_reason without <code>[DONE]</code>, 3 unterminated last event (of 40 completed); read as completed requests.</p>');
+    expect(section).toContain('&quot;streamEndings&quot;');
+    expect(html).not.toContain('Stream endings');
+  });
+
   test('user text is escaped wherever it lands', () => {
     const evil = sglangResult();
     evil.info.title = '<script>alert(1)</script>';

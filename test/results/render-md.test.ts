@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { collectResult } from '../../src/results/collect.js';
-import { renderMarkdown, gridCell, summaryLine } from '../../src/results/render-md.js';
+import { renderMarkdown, gridCell, streamEndingNotes, streamEndingsText, summaryLine } from '../../src/results/render-md.js';
+import { cellKey } from '../../src/results/labels.js';
 import type { CellResult, SpeedMatrixMeta } from '../../src/results/types.js';
 import { sglangCells, sglangInfo, sglangPrefill, sglangResult } from './fixtures/sglang-h200.js';
 
@@ -220,6 +221,33 @@ describe('failure causes and connections under All measurements', () => {
     expect(clean).not.toContain('Failed requests, by cause');
     expect(clean).not.toContain('Resent (');
     expect(clean).not.toContain('Connections: the server closes');
+  });
+});
+
+describe('stream endings under All measurements', () => {
+  const cells = sglangCells();
+  const bare: CellResult = { ...cells[1]!, evidence: { streamEndings: { done: 25, closeAfterFinish: 12, unterminatedLast: 3 } } };
+  const onlyLast: CellResult = { ...cells[2]!, evidence: { streamEndings: { done: 0, closeAfterFinish: 0, unterminatedLast: 7 } } };
+  const result = sglangResult();
+  result.cells = [cells[0]!, bare, onlyLast, ...cells.slice(3)];
+  const md = renderMarkdown(result);
+
+  test('the line per cell: how many closed after finish_reason without [DONE], how many had an unterminated last event', () => {
+    expect(streamEndingsText(bare.evidence.streamEndings!)).toBe('12 closed after finish_reason without `[DONE]`, 3 unterminated last event (of 40 completed)');
+    expect(streamEndingsText(onlyLast.evidence.streamEndings!)).toBe('7 unterminated last event (of 7 completed)');
+    expect(streamEndingsText({ done: 9, closeAfterFinish: 0, unterminatedLast: 0 })).toBe('');
+  });
+  test('the page has one note naming every such cell, and says they are completed requests', () => {
+    const note = lines(md).find((l) => l.startsWith('Stream endings ('))!;
+    expect(note).toContain(`${cellKey(bare.context, bare.concurrency)}: 12 closed after finish_reason without \`[DONE]\`, 3 unterminated last event (of 40 completed)`);
+    expect(note).toContain(`${cellKey(onlyLast.context, onlyLast.concurrency)}: 7 unterminated last event (of 7 completed)`);
+    expect(note).toContain('read as completed requests');
+    expect(md.indexOf(note)).toBeGreaterThan(md.indexOf('### All measurements'));
+    expect(streamEndingNotes([bare])).toHaveLength(2);
+  });
+  test('a clean page, or evidence with only [DONE] endings, has no such note', () => {
+    expect(renderMarkdown(sglangResult())).not.toContain('Stream endings');
+    expect(streamEndingNotes([{ ...bare, evidence: { streamEndings: { done: 40, closeAfterFinish: 0, unterminatedLast: 0 } } }])).toEqual([]);
   });
 });
 

@@ -25,6 +25,20 @@ test('the reference result validates', () => {
   expect(outcome.ok ? [] : outcome.errors).toEqual([]);
 });
 
+test('cell evidence streamEndings validates; a missing count or a negative one does not', () => {
+  const r = sglangResult();
+  r.cells[0]!.evidence.streamEndings = { done: 25, closeAfterFinish: 12, unterminatedLast: 3 };
+  const outcome = validateResult(JSON.parse(JSON.stringify(r)));
+  expect(outcome.ok ? [] : outcome.errors).toEqual([]);
+  const bad = JSON.parse(JSON.stringify(r));
+  delete bad.cells[0].evidence.streamEndings.unterminatedLast;
+  const o = validateResult(bad);
+  expect(o.ok ? [] : o.errors.join()).toMatch(/streamEndings/);
+  const negative = JSON.parse(JSON.stringify(r));
+  negative.cells[0].evidence.streamEndings.closeAfterFinish = -1;
+  expect(validateResult(negative).ok).toBe(false);
+});
+
 test('validation rejects unknown fields, wrong enums, wrong schemaVersion, bad keys', () => {
   const r = sglangResult() as unknown as Record<string, unknown>;
   const errorsOf = (json: unknown) => {
