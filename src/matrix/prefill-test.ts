@@ -42,8 +42,12 @@ export function createPrefillRunner(run: RunContext) {
       const which = count > 1 ? ` (${count - variant + 1} of ${count})` : '';
       progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
       const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
+      // a server without usage: the prompt's count by the local tokenizer that sized it (marked)
+      const localCount = t.promptTokens === undefined && prompt.countedBy === 'local-tokenizer';
+      if (localCount) t.promptTokens = prompt.promptTokens;
       // an aborted request may still have its figures (first token and usage came); it counts as failed
-      const figures = prefillFigures(t, MATRIX_TTFT_FROM);
+      const measuredFigures = prefillFigures(t, MATRIX_TTFT_FROM);
+      const figures = measuredFigures && localCount ? { ...measuredFigures, promptTokensFrom: 'local-tokenizer' as const } : measuredFigures;
       const ok = t.end?.kind === 'done' && figures !== undefined;
       if (!ok) error ??= failureText(t);
       measured.push({ ok, ...(figures ? { figures } : {}) });

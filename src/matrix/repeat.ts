@@ -144,5 +144,6 @@ export function prefillRepeats(list: readonly PrefillAttempt[]): { figures?: Pre
     ttftMs: medianOf(ok.map((f) => f.ttftMs))!,
     promptTokensPerSecond: medianOf(ok.map((f) => f.promptTokensPerSecond))!,
   };
+  if (ok.some((f) => f.promptTokensFrom === 'local-tokenizer')) figures.promptTokensFrom = 'local-tokenizer';
   return { figures, repeats };
 }

@@ -113,6 +113,9 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     out.push(markdownRow(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), markdownRow(['---', '---', '---', '---']));
     for (const context of prefillContexts) out.push(markdownRow(prefillSectionRow(context, prefill.get(context), missing)));
     out.push('');
+    if (result.prefill.some((p) => p.figures?.promptTokensFrom === 'local-tokenizer')) {
+      out.push('Prompt tokens marked * were counted by the local tokenizer (the server reported no usage), so prompt tok/s uses that count.', '');
+    }
   }
 
   const seen = new Set<CellStatus>();
@@ -485,7 +488,7 @@ function prefillSectionRow(context: number, r: PrefillRowResult | undefined, mis
   if (!r) return [contextLabel(context), missing, ABSENT, ABSENT];
   const f = r.figures;
   const rate = f ? formatPrefillRate(f.promptTokensPerSecond, 0) : prefillStatus(r);
-  return [r.contextLabel, rate, formatMs(f?.ttftMs), formatCount(f?.promptTokens)];
+  return [r.contextLabel, rate, formatMs(f?.ttftMs), `${formatCount(f?.promptTokens)}${f?.promptTokensFrom === 'local-tokenizer' ? ' *' : ''}`];
 }
 
 function prefillMeasurementRow(context: number, r: PrefillRowResult | undefined, missing: string): string[] {

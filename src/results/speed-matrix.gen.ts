@@ -388,6 +388,10 @@ export interface PrefillFigures {
    * promptTokens / (ttftMs / 1000)
    */
   promptTokensPerSecond: number;
+  /**
+   * set when the server reported no usage.prompt_tokens: promptTokens is the local tokenizer's count of the prompt (LLM_BENCH_TOKENIZER; the chat template's own tokens only where calibration measured them). Absent: the server's usage.
+   */
+  promptTokensFrom?: 'local-tokenizer';
 }
 /**
  * a prefill row measured several times (LLM_BENCH_REPEAT), each time with its own cold prompt: its figures are the medians of the repeats that succeeded; the spread of the gated figures
