@@ -116,8 +116,10 @@ export class TokenCounter {
       // the first token-carrying chunk sets the source; later ones can only weaken it
       if (this.attributed === 0 || TOKEN_SOURCE_RANK[source] < TOKEN_SOURCE_RANK[t.tokenSource]) t.tokenSource = source;
       this.attributed += tokens;
-      t.chunkMs.push(atMs);
-      t.chunkTokens.push(tokens);
+      // the request is streaming: its arrays are still the plain ones it started with (compact.ts
+      // makes them typed arrays only once it has ended)
+      (t.chunkMs as number[]).push(atMs);
+      (t.chunkTokens as number[]).push(tokens);
       if (chunk.reasoning) t.reasoningTokens += tokens;
       if (this.keepText) {
         t.chunkText!.push(chunk.text ?? '');

@@ -62,9 +62,12 @@ export interface RequestTimeline {
   /**
    * Token-carrying chunks, parallel arrays: arrival time and tokens attributed to that chunk.
    * Role-only and usage-only chunks are not here (unless continuous usage attributes tokens).
+   * Plain arrays while the request streams; the load runners compact a finished request's to
+   * typed arrays (compact.ts: 10 B a chunk), so a long window holds every timing exactly in little
+   * memory. Read them as ArrayLike (index and length).
    */
-  chunkMs: number[];
-  chunkTokens: number[];
+  chunkMs: number[] | Float64Array;
+  chunkTokens: number[] | Uint16Array | Uint32Array;
   /**
    * parallel to chunkMs/chunkTokens: the text of each token-carrying chunk (content, reasoning or
    * tool-call text), kept only when the stream options say `keepText` (or give `recountTokens`)

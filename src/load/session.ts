@@ -7,6 +7,7 @@ import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSamp
 import type { RequestTimeline } from '../client/types.js';
 import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
+import { compactTimeline } from '../client/compact.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
 import { splitBaseUrl } from '../engines/http.js';
 import type { LocalTokenizer } from '../tokenizer/local.js';
@@ -132,6 +133,8 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
   // A server's error text is stored (evidence, prefill rows, progress lines, JUnit): a server that
   // echoes the API key, or a secret-named flag, must not carry it there.
   return timeline.then((t) => {
+    // ended: its chunk arrays become typed arrays of their exact length (10 B a chunk)
+    compactTimeline(t);
     if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
     if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;

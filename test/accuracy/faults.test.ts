@@ -71,7 +71,7 @@ describe('Errors appear exactly where the sim put them', () => {
           simMidStream++;
           expect(t.end.code).toBe('error-event');
           expect(rec!.completionTokens).toBe(FAULT_AFTER_TOKENS);
-          expect(t.chunkTokens.reduce((a, b) => a + b, 0)).toBe(FAULT_AFTER_TOKENS);
+          expect(Array.from(t.chunkTokens).reduce((a, b) => a + b, 0)).toBe(FAULT_AFTER_TOKENS);
         }
       } else {
         expect(t.end?.kind, t.id).not.toBe('error');
@@ -160,7 +160,7 @@ describe('A stream killed mid-cell restarts its worker and is counted as failed'
         expect(rec?.completionTokens).toBe(FAULT_AFTER_TOKENS);
         // the client: stream closed without its end marker ⇒ failed, with all 5 tokens counted
         expect(t.end).toMatchObject({ kind: 'error', code: 'no-done' });
-        expect(t.chunkTokens.reduce((a, b) => a + b, 0)).toBe(FAULT_AFTER_TOKENS);
+        expect(Array.from(t.chunkTokens).reduce((a, b) => a + b, 0)).toBe(FAULT_AFTER_TOKENS);
         const failedAt = t.end!.atMs;
         if (failedAt >= ws && failedAt <= we) killedInWindow++;
         // the worker restarted: its next request was sent after the failure and the runner's

@@ -81,7 +81,7 @@ describe('multi-token chunks and reasoning deltas', () => {
     const cell = await cellWith('vllm', 10, 2);
     expectChunksMatchTruth(cell);
     for (const t of cell.raw.timelines) {
-      const total = t.chunkTokens.reduce((a, b) => a + b, 0);
+      const total = Array.from(t.chunkTokens).reduce((a, b) => a + b, 0);
       const rec = cell.truth.get(t.id)!;
       const written = rec.tokens.slice(0, t.chunkTokens.length).reduce((a, [, n]) => a + n, 0);
       expect(total).toBe(written);

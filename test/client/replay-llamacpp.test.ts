@@ -170,7 +170,7 @@ function checkStream(t: Transcript, tl: RequestTimeline, opts: ReplayOptions = {
   expect(tl.end?.kind, JSON.stringify(tl.end)).toBe('done');
   // tokens: the usage of the final chunk, attributed chunk by chunk as the wire's cumulative counts say
   expect(w.usage).toBeDefined();
-  expect(tl.chunkTokens.reduce((s, k) => s + k, 0)).toBe(w.usage!.completion_tokens);
+  expect(Array.from(tl.chunkTokens).reduce((s, k) => s + k, 0)).toBe(w.usage!.completion_tokens);
   expect(tl.completionTokens).toBe(w.usage!.completion_tokens);
   expect(tl.promptTokens).toBe(w.usage!.prompt_tokens);
   expect(tl.tokenSource).toBe('usage');

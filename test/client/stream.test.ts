@@ -169,7 +169,7 @@ describe('streamRequest', () => {
     });
     const t = await run('/reasoning');
     expect(t.end?.kind).toBe('done');
-    expect(sum(t.chunkTokens)).toBe(5);
+    expect(sum(Array.from(t.chunkTokens))).toBe(5);
     expect(t.reasoningTokens).toBe(3);
     expect(t.firstTokenMs).toBe(t.chunkMs[0]);
   });
