@@ -106,6 +106,8 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       timelines: raw.timelines,
       failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
       samples: raw.samples,
+      windowStartMs: raw.windowStartMs,
+      windowEndMs: raw.windowEndMs,
       gateTimedOut: raw.gate.timedOut,
       gateWaitedMs: raw.gate.waitedMs,
       drainTimedOut: raw.drain.timedOut,

@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary } from './figures.js';
+import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary } from './figures.js';
 import { mean } from './stats.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
@@ -11,10 +11,27 @@ import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 /** a cell is "requests queued" when mean running < this share of C */
 export const QUEUED_RUNNING_SHARE = 0.95;
 
+/**
+ * client-side evidence (no server figures): a cell is "requests queued" when the server never ran
+ * all C at once and was held at its peak, with a request waiting, for at least this share of the window
+ */
+export const CLIENT_QUEUED_HELD_SHARE = 0.5;
+
 /** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
 export interface CellStatusEvidence {
   capacity?: { requiredTokens: number; kvCapacityTokens: number };
-  queued?: { maxWaiting?: number; meanRunning?: number; meanClientInFlight?: number; concurrency: number };
+  queued?: {
+    maxWaiting?: number;
+    meanRunning?: number;
+    meanClientInFlight?: number;
+    concurrency: number;
+    /** whose figures showed it: the server's samples, or the client's own timelines (no server figures) */
+    source?: 'server' | 'client';
+    /** client-side only */
+    meanWaiting?: number;
+    peakRunning?: number;
+    heldAtPeakShare?: number;
+  };
   warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
   errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
   clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number; cpuCores?: number; cpuBoundCores?: number };
@@ -38,6 +55,12 @@ export interface CellStatusInput {
   failures?: ErrorSummary;
   /** the window's server samples; when given, requests-queued is judged from them, else from figures */
   samples?: readonly MetricsSample[];
+  /**
+   * the window; with the timelines, requests-queued is judged from the client's own timelines
+   * (clientLoad) when the samples (or figures) carry neither a running nor a waiting figure
+   */
+  windowStartMs?: number;
+  windowEndMs?: number;
   /** the readiness gate timed out, after waiting this long */
   gateTimedOut?: boolean;
   gateWaitedMs?: number;
@@ -68,9 +91,24 @@ export interface CellStatusResult {
  *   a core) over the same span (the figures may be wrong, so it comes first);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
- * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
- *   running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the sample
- *   times), or that minus one request in one sample when that is lower.
+ * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
+ *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
+ *   sample times), or that minus one request in one sample when that is lower (evidence source
+ *   'server');
+ * - requests-queued, from the client's own timelines when the server exposes neither running nor
+ *   waiting (evidence source 'client'; clientLoad in figures.ts): the most requests running at
+ *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
+ *   that peak (within 10 %) with a request waiting for at least half the window
+ *   (CLIENT_QUEUED_HELD_SHARE). Why not METHOD.md's rule on the client's counts: in a closed loop
+ *   every new request waits for its first token (prefill, one engine step) even on a server that
+ *   never queues, so "waiting > 0" always holds and mean running stays below 0.95 × C whenever
+ *   TTFT is over 5 % of a request (sglang-h200 at 64 tokens: about 9 %). A server that queues
+ *   holds a cap: its running count sits at its limit while the others wait. One that runs all C
+ *   has no cap: its running count reaches C (measured on the simulator, tiny and sglang-h200,
+ *   C = 1–8, 64 tokens, 2–5 s windows: peak = C in every cell; with one slot at C = 2 and 4: peak
+ *   1, held ≥ 0.9 of the window; docs/method.md). A cap just under C (C − 1 slots) at large TTFT
+ *   cannot be told from a server that runs all C with a long TTFT, and is read Valid.
+ *   `queued` then carries the client's figures.
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
  * `connectionRetries` when a request was resent on a fresh connection (neither is a status).
  */
@@ -105,18 +143,34 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
     ? serverLoad(input.samples)
     : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
-  const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
-  // Compared with what the client actually had in flight at the sample times (at most C): a worker
-  // waiting out its backoff after a failure is the client holding back, not the server queueing.
-  const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
-  const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
-  if (waitingSeen || runningShort) {
-    statuses.push('requests-queued');
-    const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
-    if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
-    if (meanRunning !== undefined) queued.meanRunning = meanRunning;
-    if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
-    evidence.queued = queued;
+  if (meanRunning !== undefined || maxWaiting !== undefined) {
+    const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
+    // Compared with what the client actually had in flight at the sample times (at most C): a worker
+    // waiting out its backoff after a failure is the client holding back, not the server queueing.
+    const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
+    const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
+    if (waitingSeen || runningShort) {
+      statuses.push('requests-queued');
+      const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency, source: 'server' };
+      if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
+      if (meanRunning !== undefined) queued.meanRunning = meanRunning;
+      if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
+      evidence.queued = queued;
+    }
+  } else if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined && input.windowEndMs > input.windowStartMs) {
+    const own = clientLoad(input.timelines, input.windowStartMs, input.windowEndMs, MATRIX_TTFT_FROM);
+    if (clientQueued(own, concurrency)) {
+      statuses.push('requests-queued');
+      evidence.queued = {
+        concurrency,
+        source: 'client',
+        meanRunning: own.meanRunning,
+        meanWaiting: own.meanWaiting,
+        maxWaiting: own.maxWaiting,
+        peakRunning: own.peakRunning,
+        heldAtPeakShare: own.heldAtPeakShare,
+      };
+    }
   }
   if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
     evidence.activeDisagreement = { server: figures.serverActiveRequests, client: figures.clientActiveRequests };
@@ -125,6 +179,14 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   if (retries !== undefined && retries.count > 0) evidence.connectionRetries = retries;
   if (statuses.length === 0) statuses.push('valid');
   return { status: statuses[0]!, statuses, evidence };
+}
+
+/**
+ * The client-side rule (see cellStatuses): the server never ran all C at once, and sat at its
+ * peak with a request waiting for at least CLIENT_QUEUED_HELD_SHARE of the window.
+ */
+export function clientQueued(load: Pick<ClientLoad, 'peakRunning' | 'heldAtPeakShare'>, concurrency: number): boolean {
+  return load.peakRunning >= 1 && load.peakRunning < concurrency && load.heldAtPeakShare >= CLIENT_QUEUED_HELD_SHARE;
 }
 
 /**

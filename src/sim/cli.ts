@@ -1,20 +1,25 @@
 /**
- * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]`:
- * serves the simulator until the process is stopped.
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]
+ * [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]`: serves the simulator until the process is stopped.
  */
 
 import { createSimServer, type SimServer } from './server.js';
-import { resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type SimPersonality } from './profiles.js';
+import { LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
 
 export const SIM_USAGE =
   'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama]\n' +
-  `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1`;
+  '                            [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]\n' +
+  `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1\n` +
+  '  llama.cpp personality: --llamacpp-metrics picks the /metrics names (default b4748; current: today\'s, no decode counters; off: no --metrics),\n' +
+  '  --llamacpp-slots off answers /slots with 501 (no --slots)';
 
 export interface SimCliArgs {
   profile: string;
   port: number;
   host: string;
   personality?: SimPersonality;
+  llamacppMetrics?: LlamacppMetricsNames;
+  llamacppSlots?: boolean;
 }
 
 export function parseSimArgs(argv: readonly string[]): SimCliArgs {
@@ -50,6 +55,20 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
         out.personality = v as SimPersonality;
         break;
       }
+      case '--llamacpp-metrics': {
+        const v = takeValue();
+        if (!(LLAMACPP_METRICS_NAMES as readonly string[]).includes(v)) {
+          throw new Error(`--llamacpp-metrics ${v} is invalid: use one of ${LLAMACPP_METRICS_NAMES.join(', ')}`);
+        }
+        out.llamacppMetrics = v as LlamacppMetricsNames;
+        break;
+      }
+      case '--llamacpp-slots': {
+        const v = takeValue();
+        if (v !== 'on' && v !== 'off') throw new Error(`--llamacpp-slots ${v} is invalid: use on or off`);
+        out.llamacppSlots = v === 'on';
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(SIM_USAGE);
@@ -63,7 +82,10 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
 /** Starts the sim from CLI arguments and writes its URL to `out`; the caller owns closing it. */
 export async function startSimCli(argv: readonly string[], out: (line: string) => void): Promise<SimServer> {
   const args = parseSimArgs(argv);
-  const profile = resolveSimProfile(args.profile, {}, args.personality);
+  const overrides: SimProfileOverrides = {};
+  if (args.llamacppMetrics !== undefined) overrides.llamacppMetrics = args.llamacppMetrics;
+  if (args.llamacppSlots !== undefined) overrides.llamacppSlots = args.llamacppSlots;
+  const profile = resolveSimProfile(args.profile, overrides, args.personality);
   const sim = createSimServer(profile);
   const url = await sim.listen(args.host, args.port);
   out(
