@@ -25,7 +25,7 @@ export interface CellStatusEvidence {
     meanRunning?: number;
     meanClientInFlight?: number;
     concurrency: number;
-    /** whose figures showed it: the server's samples, or the client's own timelines (no server figures) */
+    /** 'client': the client's own timelines showed it (the server has no figures); absent: the server's samples */
     source?: 'server' | 'client';
     /** client-side only */
     meanWaiting?: number;
@@ -93,8 +93,7 @@ export interface CellStatusResult {
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
  *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
- *   sample times), or that minus one request in one sample when that is lower (evidence source
- *   'server');
+ *   sample times), or that minus one request in one sample when that is lower;
  * - requests-queued, from the client's own timelines when the server exposes neither running nor
  *   waiting (evidence source 'client'; clientLoad in figures.ts): the most requests running at
  *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
@@ -151,7 +150,7 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
     if (waitingSeen || runningShort) {
       statuses.push('requests-queued');
-      const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency, source: 'server' };
+      const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
       if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
       if (meanRunning !== undefined) queued.meanRunning = meanRunning;
       if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
