@@ -622,7 +622,7 @@ export interface CellEvidence {
     meanClientInFlight?: number;
     concurrency: number;
     /**
-     * client: the server exposes neither a running nor a waiting figure, and the client's own timelines showed it (client-side evidence: meanRunning, meanWaiting, maxWaiting, peakRunning, heldAtPeakShare are the client's); absent or server: the server's samples showed it (client-side evidence: meanRunning, meanWaiting, maxWaiting, peakRunning, heldAtPeakShare are the client's)
+     * client: the server exposes neither a running nor a waiting figure, and the client's own timelines showed it (client-side evidence: meanRunning, meanWaiting, maxWaiting, peakRunning, heldAtPeakShare are the client's); absent or server: the server's samples showed it
      */
     source?: 'server' | 'client';
     /**
