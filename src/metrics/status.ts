@@ -105,8 +105,11 @@ export interface CellStatusResult {
  *   holds a cap: its running count sits at its limit while the others wait. One that runs all C
  *   has no cap: its running count reaches C (measured on the simulator, tiny and sglang-h200,
  *   C = 1–8, 64 tokens, 2–5 s windows: peak = C in every cell; with one slot at C = 2 and 4: peak
- *   1, held ≥ 0.9 of the window; docs/method.md). A cap just under C (C − 1 slots) at large TTFT
- *   cannot be told from a server that runs all C with a long TTFT, and is read Valid.
+ *   1, held ≥ 0.9 of the window; a real llama.cpp b4748 with -np 1 and no --metrics, 64 tokens,
+ *   4 s, contexts 0 and 1K: C = 1 Valid, C = 2 and 4 peak 1, held 0.87–0.93; docs/method.md).
+ *   A cap just under C (C − 1 slots) at large TTFT cannot be told from a server that runs all C
+ *   with a long TTFT, and is read Valid; at large C the rule errs the same way (sglang-h200 16K/32:
+ *   peak 29, held 0.45, Valid, where the server's own queue gauge says Requests queued).
  *   `queued` then carries the client's figures.
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
  * `connectionRetries` when a request was resent on a fresh connection (neither is a status).
