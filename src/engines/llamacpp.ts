@@ -10,11 +10,27 @@
  * total_slots; `build_info` = version), `/slots` (busy slots; on by default), `/metrics` when it
  * has `llamacpp:` series (needs --metrics), `POST /tokenize` (tried once).
  *
- * State: running = busy slots from `/slots` (else `requests_processing`), waiting =
- * `requests_deferred`, and the decode counters `n_decode_total` × `n_busy_slots_per_decode`, from
- * which a window's mean busy slots follows without depending on when each scrape was served. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
+ * State, each figure only where the server exposes it (an absent series is unknown, never 0):
+ * running from, best first, the decode counters `n_decode_total` × `n_busy_slots_per_decode` (a
+ * window's mean busy slots that does not depend on when each scrape was served; metrics/figures.ts),
+ * else `requests_processing` sampled, else the busy slots of `GET /slots` sampled (`runningFrom:
+ * 'slots'`), else nothing (the client's own timelines decide, metrics/status.ts); waiting =
+ * `requests_deferred`. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
  * a generation counter over a window and is not reported as one; the cross-check uses the
  * per-request `timings` instead.
+ *
+ * Metric names: b4748 (the build our real checks run) exposes `prompt_tokens_total`,
+ * `prompt_seconds_total`, `tokens_predicted_total`, `tokens_predicted_seconds_total`,
+ * `n_decode_total`, `n_busy_slots_per_decode`, `prompt_tokens_seconds`,
+ * `predicted_tokens_seconds`, `kv_cache_usage_ratio`, `kv_cache_tokens`, `requests_processing`,
+ * `requests_deferred`. Upstream today (tools/server/server-task.cpp `to_metrics`, read in 2026)
+ * drops the two kv_cache gauges and adds `prompt_tokens_cached_total`, `n_tokens_max` and the
+ * `spec_decode_*` counters, keeping the decode counters; forks that track it (issue 18: August
+ * 2026) may drop the decode counters too and keep `kv_cache_tokens`. Every name is read when
+ * present and none is needed. `/slots` entries carry `is_processing` in both (today's also
+ * `next_token` as a one-element array and `n_prompt_tokens*`); llama.cpp from 2024 had a numeric
+ * `state` (0 = idle) instead, which is read too. A /slots body whose entries carry neither gives
+ * no running figure.
  *
  * Abort: llama.cpp cancels a task when its connection closes; there is no call by request id, so
  * no `abort`. The drain barrier waits for idle slots through readMetrics.
@@ -27,7 +43,7 @@
  */
 import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOptions } from './http.js';
 import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
-import { parsePrometheus, sumMetric } from './prometheus.js';
+import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from './types.js';
 import { monoMs } from '../clock.js';
@@ -73,12 +89,42 @@ export function decodeLlamacppChunk(payload: unknown): DecodedChunk {
   return out;
 }
 
-/** Busy and total slots from a `/slots` body. */
+/**
+ * Busy and total slots from a `/slots` body: an array of slots, each with a boolean
+ * `is_processing` (b4748 and later) or a numeric `state` (older builds; 0 = idle). Undefined when
+ * the body is not such an array or any slot says neither: a slot whose state is not given is not
+ * idle, it is unknown.
+ */
 export function slotsState(json: unknown): { busy: number; total: number } | undefined {
   if (!Array.isArray(json)) return undefined;
   let busy = 0;
-  for (const s of json) if (asRecord(s)?.is_processing === true) busy++;
+  for (const s of json) {
+    const slot = asRecord(s);
+    const processing = slot?.is_processing;
+    const state = asNumber(slot?.state);
+    if (typeof processing === 'boolean') busy += processing ? 1 : 0;
+    else if (state !== undefined) busy += state !== 0 ? 1 : 0;
+    else return undefined;
+  }
   return { busy, total: json.length };
+}
+
+/**
+ * One llama.cpp `/metrics` scrape, normalised: each field only where its series is present (b4748
+ * names and today's; see the file header).
+ */
+export function llamacppMetricsFromSamples(samples: readonly PromSample[], atMs: number): MetricsSample {
+  const out: MetricsSample = { atMs };
+  const set = <K extends keyof MetricsSample>(key: K, value: MetricsSample[K] | undefined): void => {
+    if (value !== undefined) out[key] = value;
+  };
+  set('running', sumMetric(samples, ['llamacpp:requests_processing']));
+  set('waiting', sumMetric(samples, ['llamacpp:requests_deferred']));
+  set('kvUsage', sumMetric(samples, ['llamacpp:kv_cache_usage_ratio']));
+  set('promptTokensTotal', sumMetric(samples, ['llamacpp:prompt_tokens_total']));
+  set('decodeCallsTotal', sumMetric(samples, ['llamacpp:n_decode_total']));
+  set('busySlotsPerDecode', sumMetric(samples, ['llamacpp:n_busy_slots_per_decode']));
+  return out;
 }
 
 /** Facts from a `/props` body. */
@@ -132,26 +178,19 @@ export class LlamacppAdapter extends OpenAIAdapter {
     const startMs = monoMs();
     // one after the other: one control connection at a time, so with C = slots the load's
     // connections and the scrape fit the server's n_parallel + 2 threads; a scrape that waited for
-    // a thread would be served exactly when a stream ended, and read one slot short
-    const slots = this.slots ? await tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL) : undefined;
+    // a thread would be served exactly when a stream ended, and read one slot short. `/slots` only
+    // when the metrics have no running figure (none, or off).
     const metrics = facts.metricsPath ? await tryCall(target, 'GET', facts.metricsPath, undefined, CONTROL) : undefined;
+    const parsed = isOk(metrics) ? llamacppMetricsFromSamples(parsePrometheus(metrics.text).samples, 0) : undefined;
+    const slots = this.slots && parsed?.running === undefined ? await tryCall(target, 'GET', LLAMACPP_SLOTS_PATH, undefined, CONTROL) : undefined;
     const endMs = monoMs();
-    const out: MetricsSample = { atMs: (startMs + endMs) / 2 };
-    if (isOk(metrics)) {
-      const samples = parsePrometheus(metrics.text).samples;
-      const set = <K extends keyof MetricsSample>(key: K, value: MetricsSample[K] | undefined): void => {
-        if (value !== undefined) out[key] = value;
-      };
-      set('running', sumMetric(samples, ['llamacpp:requests_processing']));
-      set('waiting', sumMetric(samples, ['llamacpp:requests_deferred']));
-      set('kvUsage', sumMetric(samples, ['llamacpp:kv_cache_usage_ratio']));
-      set('promptTokensTotal', sumMetric(samples, ['llamacpp:prompt_tokens_total']));
-      set('decodeCallsTotal', sumMetric(samples, ['llamacpp:n_decode_total']));
-      set('busySlotsPerDecode', sumMetric(samples, ['llamacpp:n_busy_slots_per_decode']));
-    }
+    const out: MetricsSample = { ...parsed, atMs: (startMs + endMs) / 2 };
     const state = isOk(slots) ? slotsState(slots.json) : undefined;
-    if (state) out.running = state.busy;
-    if (out.running === undefined && out.waiting === undefined && out.promptTokensTotal === undefined) return undefined;
+    if (state) {
+      out.running = state.busy;
+      out.runningFrom = 'slots';
+    }
+    if (out.running === undefined && out.waiting === undefined && out.promptTokensTotal === undefined && out.decodeCallsTotal === undefined) return undefined;
     return out;
   }
 

@@ -85,7 +85,10 @@ export interface ServerFacts {
 /** One scrape of the server's metrics, normalised; any field can be missing. */
 export interface MetricsSample {
   atMs: number;
+  /** requests the server is running; absent when the server does not say (never read as 0) */
   running?: number;
+  /** where `running` came from when not the metrics endpoint's running gauge: llama.cpp's `GET /slots` */
+  runningFrom?: 'slots';
   waiting?: number;
   /** 0..1 */
   kvUsage?: number;

@@ -108,6 +108,8 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
       streamEndings: streamEndings(raw.timelines, raw.windowStartMs, raw.windowEndMs),
       samples: raw.samples,
+      windowStartMs: raw.windowStartMs,
+      windowEndMs: raw.windowEndMs,
       gateTimedOut: raw.gate.timedOut,
       gateWaitedMs: raw.gate.waitedMs,
       drainTimedOut: raw.drain.timedOut,

@@ -4,8 +4,8 @@
  *
  * Figures: every numeric field is the median over the repeats that have it (integer fields —
  * token and request counts, distribution sample counts — rounded to a whole number); a field no
- * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token
- * and active-request sources are the first repeat's.
+ * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token,
+ * active-request and running sources are the first repeat's.
  * Status: every status any repeat showed, in the order the status rules list them (the first is
  * the main one); each status's evidence comes from the first repeat that showed it.
  * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
@@ -62,7 +62,11 @@ export function medianFigures(list: readonly CellFigures[]): CellFigures {
     serverActiveRequests: medianOf(pick('serverActiveRequests')),
     maxWaitingRequests: medianOf(pick('maxWaitingRequests')),
     promptTokens: medianOf(pick('promptTokens')),
+    clientRunningRequests: medianOf(pick('clientRunningRequests')),
+    clientWaitingRequests: medianOf(pick('clientWaitingRequests')),
+    clientMaxWaitingRequests: medianOf(pick('clientMaxWaitingRequests')),
   };
+  if (first.runningFrom !== undefined) out.runningFrom = first.runningFrom;
   for (const [k, v] of Object.entries(optional)) {
     if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
   }

@@ -48,16 +48,25 @@ export function ttftStartMs(t: RequestTimeline, from: 'send' | 'sent-headers'): 
   return from === 'sent-headers' ? (t.sentHeadersMs ?? t.sendMs) : t.sendMs;
 }
 
+/**
+ * Where a cell's running figure came from, best first:
+ * - 'decode-counters': llama.cpp's mean busy slots per decode call between the first and the last
+ *   sample (`n_decode_total` × `n_busy_slots_per_decode`, decodeCounterRunning);
+ * - 'samples': the mean of the server's running-requests metric over the samples (vLLM
+ *   `num_requests_running`, SGLang `num_running_reqs`, llama.cpp `requests_processing`, …);
+ * - 'slots': the mean of the busy slots that llama.cpp's `GET /slots` listed at each sample (its
+ *   metrics have no running figure, or are off);
+ * - 'client': no server figure at all; the client's own timelines (clientLoad) decide.
+ */
+export type RunningSource = 'decode-counters' | 'samples' | 'slots' | 'client';
+
 /** the window's server load: mean running (and how it was found) and max waiting */
 export interface SamplesLoad {
   meanRunning?: number;
   maxWaiting?: number;
-  /**
-   * 'decode-counters': mean busy slots per decode call between the first and the last sample
-   * (llama.cpp); 'samples': the mean of the samples' running counts
-   */
-  runningFrom?: 'decode-counters' | 'samples';
-  /** samples with a running count (the resolution of a 'samples' mean) */
+  /** how meanRunning was found (never 'client' here); undefined with meanRunning */
+  runningFrom?: Exclude<RunningSource, 'client'>;
+  /** samples with a running count (the resolution of a 'samples' or 'slots' mean) */
   runningSamples: number;
 }
 
@@ -92,14 +101,20 @@ export function decodeCounterRunning(first: MetricsSample, last: MetricsSample):
 /**
  * The server load over metrics samples: mean running from the decode counters of the first and
  * last sample where they exist (decodeCounterRunning), else the mean of the finite `running`
- * values; max of the finite `waiting` values; undefined where no sample has the field.
+ * values ('slots' when every one of them came from `/slots`, else 'samples'); max of the finite
+ * `waiting` values; undefined where no sample has the field (a figure the server does not expose
+ * is unknown, never 0).
  */
 export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
   const running: number[] = [];
+  let fromSlots = 0;
   let maxWaiting: number | undefined;
   const counted: MetricsSample[] = [];
   for (const s of samples) {
-    if (s.running !== undefined && Number.isFinite(s.running)) running.push(s.running);
+    if (s.running !== undefined && Number.isFinite(s.running)) {
+      running.push(s.running);
+      if (s.runningFrom === 'slots') fromSlots++;
+    }
     if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
     if (s.decodeCallsTotal !== undefined && s.busySlotsPerDecode !== undefined) counted.push(s);
   }
@@ -109,7 +124,7 @@ export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
   const m = fromCounters ?? mean(running);
   if (m !== undefined) {
     out.meanRunning = m;
-    out.runningFrom = fromCounters !== undefined ? 'decode-counters' : 'samples';
+    out.runningFrom = fromCounters !== undefined ? 'decode-counters' : fromSlots === running.length ? 'slots' : 'samples';
   }
   if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
   return out;
@@ -184,6 +199,124 @@ export function clientActiveRequests(timelines: readonly RequestTimeline[], wind
     if (to > from) busyMs += to - from;
   }
   return busyMs / windowMs;
+}
+
+/**
+ * The client's own view of the server's load over the window, for servers that expose no running
+ * or waiting figure (clientLoad). Time-weighted over [windowStartMs, windowEndMs].
+ */
+export interface ClientLoad {
+  /** mean count of requests between their first and their last token */
+  meanRunning: number;
+  /** mean count of requests sent (headers written) and without a first token yet */
+  meanWaiting: number;
+  /** most requests waiting at once */
+  maxWaiting: number;
+  /**
+   * the most requests running at once, held for at least CLIENT_PEAK_MIN_SHARE of the window (so
+   * that a hand-over a few ms long, one stream's last token read after the next one's first,
+   * does not count)
+   */
+  peakRunning: number;
+  /**
+   * share of the window (0..1) with running ≥ peakRunning − floor(peakRunning / 10) and at least
+   * one request waiting: a server held at its peak while requests wait for it
+   */
+  heldAtPeakShare: number;
+}
+
+/** a running count counts as the peak only when held this share of the window (0.5 %) */
+export const CLIENT_PEAK_MIN_SHARE = 0.005;
+
+/**
+ * The client's running and waiting counts over the window, from the timelines alone (METHOD.md
+ * has no such figure; docs/method.md "Requests queued" says where it is used):
+ * - waiting: from the TTFT start (ttftStartMs with `from`) to the first token, or to the
+ *   request's end (or the window's end) when it has none;
+ * - running: from the first token (the first token-carrying chunk or the first text, whichever
+ *   is earlier) to the last token-carrying chunk. The time from the last token to the stream's
+ *   end ([DONE], usage) is neither.
+ * Each interval is clipped to the window. peakRunning and heldAtPeakShare as in ClientLoad.
+ */
+export function clientLoad(
+  timelines: readonly RequestTimeline[],
+  windowStartMs: number,
+  windowEndMs: number,
+  from: 'send' | 'sent-headers' = MATRIX_TTFT_FROM,
+): ClientLoad {
+  const windowMs = windowEndMs - windowStartMs;
+  if (!(windowMs > 0)) return { meanRunning: 0, meanWaiting: 0, maxWaiting: 0, peakRunning: 0, heldAtPeakShare: 0 };
+  // +1/-1 steps of the running and waiting counts, clipped to the window
+  const steps: Array<[atMs: number, running: number, waiting: number]> = [];
+  const add = (a: number, b: number, running: number, waiting: number): void => {
+    const lo = Math.max(a, windowStartMs);
+    const hi = Math.min(b, windowEndMs);
+    if (!(hi > lo)) return;
+    steps.push([lo, running, waiting], [hi, -running, -waiting]);
+  };
+  for (const t of timelines) {
+    let firstChunk: number | undefined;
+    let lastChunk: number | undefined;
+    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+    for (let i = 0; i < n; i++) {
+      if (!(t.chunkTokens[i]! > 0)) continue;
+      const at = t.chunkMs[i]!;
+      if (firstChunk === undefined || at < firstChunk) firstChunk = at;
+      if (lastChunk === undefined || at > lastChunk) lastChunk = at;
+    }
+    const first = t.firstTokenMs !== undefined && (firstChunk === undefined || t.firstTokenMs < firstChunk) ? t.firstTokenMs : firstChunk;
+    const start = ttftStartMs(t, from);
+    if (first === undefined) {
+      add(start, t.end?.atMs ?? windowEndMs, 0, 1);
+      continue;
+    }
+    add(start, first, 0, 1);
+    add(first, Math.max(first, lastChunk ?? first), 1, 0);
+  }
+  // ends before starts at the same instant: a hand-over at one timestamp is not an overlap
+  steps.sort((a, b) => a[0] - b[0] || a[1] + a[2] - (b[1] + b[2]));
+  /** time (ms) at each running count, and at each running count with someone waiting */
+  const atRunning: number[] = [];
+  const atRunningWaiting: number[] = [];
+  let running = 0;
+  let waiting = 0;
+  let maxWaiting = 0;
+  let prev = windowStartMs;
+  let runningMs = 0;
+  let waitingMs = 0;
+  for (const [at, dr, dw] of steps) {
+    const span = at - prev;
+    if (span > 0) {
+      atRunning[running] = (atRunning[running] ?? 0) + span;
+      if (waiting > 0) atRunningWaiting[running] = (atRunningWaiting[running] ?? 0) + span;
+      runningMs += running * span;
+      waitingMs += waiting * span;
+      prev = at;
+    }
+    running += dr;
+    waiting += dw;
+    if (waiting > maxWaiting) maxWaiting = waiting;
+  }
+  if (windowEndMs > prev) atRunning[running] = (atRunning[running] ?? 0) + (windowEndMs - prev);
+  // the peak: the largest count k with time at ≥ k for at least the minimum share
+  let peakRunning = 0;
+  let atLeast = 0;
+  for (let k = atRunning.length - 1; k >= 1; k--) {
+    atLeast += atRunning[k] ?? 0;
+    if (atLeast >= CLIENT_PEAK_MIN_SHARE * windowMs) {
+      peakRunning = k;
+      break;
+    }
+  }
+  let heldMs = 0;
+  for (let k = Math.max(1, peakRunning - Math.floor(peakRunning / 10)); k < atRunningWaiting.length; k++) heldMs += atRunningWaiting[k] ?? 0;
+  return {
+    meanRunning: runningMs / windowMs,
+    meanWaiting: waitingMs / windowMs,
+    maxWaiting,
+    peakRunning,
+    heldAtPeakShare: peakRunning > 0 ? heldMs / windowMs : 0,
+  };
 }
 
 /** Failures of the cell up to the window's end, by code, with the first message. */
@@ -362,8 +495,9 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   }
 
   const inWindow = input.metricsSamples.filter((s) => s.atMs >= ws && s.atMs <= we);
-  const { meanRunning: server, maxWaiting } = samplesLoad(inWindow);
+  const { meanRunning: server, maxWaiting, runningFrom } = samplesLoad(inWindow);
   const client = clientActiveRequests(timelines, ws, we);
+  const own = clientLoad(timelines, ws, we, input.ttftFrom ?? 'send');
 
   const figures: CellFigures = {
     outputTokens,
@@ -377,7 +511,14 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     completedRequests,
     failedRequests: 0,
     startedRequests: timelines.length,
+    clientRunningRequests: own.meanRunning,
+    clientWaitingRequests: own.meanWaiting,
+    clientMaxWaitingRequests: own.maxWaiting,
   };
+  // the running figure Requests queued is judged on (status.ts): the server's; the client's own
+  // when the server has neither running nor waiting; none when it has a waiting figure only
+  if (runningFrom !== undefined) figures.runningFrom = runningFrom;
+  else if (maxWaiting === undefined) figures.runningFrom = 'client';
   const perRequest = median(perRequestTps);
   if (perRequest !== undefined) figures.perRequestTokensPerSecond = perRequest;
   const tbt = distribution(tbtValues);

@@ -3,7 +3,7 @@
  */
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
-import { connectionRetrySummary, errorSummary, samplesLoad, ttftStartMs, type ErrorSummary, type StreamEndings } from './figures.js';
+import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from './figures.js';
 import { mean } from './stats.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
@@ -11,10 +11,27 @@ import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
 /** a cell is "requests queued" when mean running < this share of C */
 export const QUEUED_RUNNING_SHARE = 0.95;
 
+/**
+ * client-side evidence (no server figures): a cell is "requests queued" when the server never ran
+ * all C at once and was held at its peak, with a request waiting, for at least this share of the window
+ */
+export const CLIENT_QUEUED_HELD_SHARE = 0.5;
+
 /** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
 export interface CellStatusEvidence {
   capacity?: { requiredTokens: number; kvCapacityTokens: number };
-  queued?: { maxWaiting?: number; meanRunning?: number; meanClientInFlight?: number; concurrency: number };
+  queued?: {
+    maxWaiting?: number;
+    meanRunning?: number;
+    meanClientInFlight?: number;
+    concurrency: number;
+    /** 'client': the client's own timelines showed it (the server has no figures); absent: the server's samples */
+    source?: 'server' | 'client';
+    /** client-side only */
+    meanWaiting?: number;
+    peakRunning?: number;
+    heldAtPeakShare?: number;
+  };
   warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
   errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
   clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number; cpuCores?: number; cpuBoundCores?: number };
@@ -46,6 +63,12 @@ export interface CellStatusInput {
   samples?: readonly MetricsSample[];
   /** the window's completed requests by ending (figures.ts streamEndings); evidence when any is not 'done' */
   streamEndings?: StreamEndings;
+  /**
+   * the window; with the timelines, requests-queued is judged from the client's own timelines
+   * (clientLoad) when the samples (or figures) carry neither a running nor a waiting figure
+   */
+  windowStartMs?: number;
+  windowEndMs?: number;
   /** the readiness gate timed out, after waiting this long */
   gateTimedOut?: boolean;
   gateWaitedMs?: number;
@@ -76,9 +99,26 @@ export interface CellStatusResult {
  *   a core) over the same span (the figures may be wrong, so it comes first);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
- * - requests-queued, only when server samples exist: any sample with waiting > 0, or the mean of
- *   running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the sample
- *   times), or that minus one request in one sample when that is lower.
+ * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
+ *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
+ *   sample times), or that minus one request in one sample when that is lower;
+ * - requests-queued, from the client's own timelines when the server exposes neither running nor
+ *   waiting (evidence source 'client'; clientLoad in figures.ts): the most requests running at
+ *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
+ *   that peak (within 10 %) with a request waiting for at least half the window
+ *   (CLIENT_QUEUED_HELD_SHARE). Why not METHOD.md's rule on the client's counts: in a closed loop
+ *   every new request waits for its first token (prefill, one engine step) even on a server that
+ *   never queues, so "waiting > 0" always holds and mean running stays below 0.95 × C whenever
+ *   TTFT is over 5 % of a request (sglang-h200 at 64 tokens: about 9 %). A server that queues
+ *   holds a cap: its running count sits at its limit while the others wait. One that runs all C
+ *   has no cap: its running count reaches C (measured on the simulator, tiny and sglang-h200,
+ *   C = 1–8, 64 tokens, 2–5 s windows: peak = C in every cell; with one slot at C = 2 and 4: peak
+ *   1, held ≥ 0.9 of the window; a real llama.cpp b4748 with -np 1 and no --metrics, 64 tokens,
+ *   4 s, contexts 0 and 1K: C = 1 Valid, C = 2 and 4 peak 1, held 0.87–0.93; docs/method.md).
+ *   A cap just under C (C − 1 slots) at large TTFT cannot be told from a server that runs all C
+ *   with a long TTFT, and is read Valid; at large C the rule errs the same way (sglang-h200 16K/32:
+ *   peak 29, held 0.45, Valid, where the server's own queue gauge says Requests queued).
+ *   `queued` then carries the client's figures.
  * `activeDisagreement` evidence is added when figures.activeRequestsDisagree, and
  * `connectionRetries` when a request was resent on a fresh connection, and `streamEndings` when a
  * completed stream ended without a complete `data: [DONE]` event (a close after the finish reason,
@@ -116,18 +156,34 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
     ? serverLoad(input.samples)
     : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
-  const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
-  // Compared with what the client actually had in flight at the sample times (at most C): a worker
-  // waiting out its backoff after a failure is the client holding back, not the server queueing.
-  const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
-  const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
-  if (waitingSeen || runningShort) {
-    statuses.push('requests-queued');
-    const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
-    if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
-    if (meanRunning !== undefined) queued.meanRunning = meanRunning;
-    if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
-    evidence.queued = queued;
+  if (meanRunning !== undefined || maxWaiting !== undefined) {
+    const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
+    // Compared with what the client actually had in flight at the sample times (at most C): a worker
+    // waiting out its backoff after a failure is the client holding back, not the server queueing.
+    const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
+    const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
+    if (waitingSeen || runningShort) {
+      statuses.push('requests-queued');
+      const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
+      if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
+      if (meanRunning !== undefined) queued.meanRunning = meanRunning;
+      if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
+      evidence.queued = queued;
+    }
+  } else if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined && input.windowEndMs > input.windowStartMs) {
+    const own = clientLoad(input.timelines, input.windowStartMs, input.windowEndMs, MATRIX_TTFT_FROM);
+    if (clientQueued(own, concurrency)) {
+      statuses.push('requests-queued');
+      evidence.queued = {
+        concurrency,
+        source: 'client',
+        meanRunning: own.meanRunning,
+        meanWaiting: own.meanWaiting,
+        maxWaiting: own.maxWaiting,
+        peakRunning: own.peakRunning,
+        heldAtPeakShare: own.heldAtPeakShare,
+      };
+    }
   }
   if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
     evidence.activeDisagreement = { server: figures.serverActiveRequests, client: figures.clientActiveRequests };
@@ -138,6 +194,14 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   if (endings !== undefined && endings.closeAfterFinish + endings.unterminatedLast > 0) evidence.streamEndings = { ...endings };
   if (statuses.length === 0) statuses.push('valid');
   return { status: statuses[0]!, statuses, evidence };
+}
+
+/**
+ * The client-side rule (see cellStatuses): the server never ran all C at once, and sat at its
+ * peak with a request waiting for at least CLIENT_QUEUED_HELD_SHARE of the window.
+ */
+export function clientQueued(load: Pick<ClientLoad, 'peakRunning' | 'heldAtPeakShare'>, concurrency: number): boolean {
+  return load.peakRunning >= 1 && load.peakRunning < concurrency && load.heldAtPeakShare >= CLIENT_QUEUED_HELD_SHARE;
 }
 
 /**

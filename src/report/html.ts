@@ -45,7 +45,8 @@ export function contextAxis(contexts: readonly number[]): Axis {
 function statusText(cell: CellResult): string {
   const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)];
   const shown = all.length > 1 ? all.filter((s) => s !== 'valid') : all;
-  return shown.map(statusLabel).join(', ');
+  // judged from the client's own timelines (the server exposes no running or waiting figure)
+  return shown.map((s) => (s === 'requests-queued' && cell.evidence.queued?.source === 'client' ? `${statusLabel(s)} (client-side)` : statusLabel(s))).join(', ');
 }
 
 export function renderHtml(full: SpeedMatrixResult): string {

@@ -160,7 +160,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -461,6 +461,8 @@ export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evide
   if (all.length === 0) return STATUS_LABELS.valid;
   return all
     .map((s) => {
+      // judged from the client's own timelines: the server exposes no running or waiting figure
+      if (s === 'requests-queued' && cell.evidence.queued?.source === 'client') return `${STATUS_LABELS[s]} (client-side)`;
       if (s !== 'errors') return STATUS_LABELS[s];
       const count = cell.evidence.errors?.count ?? cell.figures?.failedRequests;
       return count === undefined ? STATUS_LABELS.errors : `${STATUS_LABELS.errors} (${count})`;
@@ -643,6 +645,43 @@ export function streamEndingNotes(cells: readonly CellResult[]): string[] {
     `Stream endings (${list}): the server closed the connection after the chunk with the finish reason without sending \`data: [DONE]\`, or sent \`data: [DONE]\` with no blank line after it before closing. Both were read as completed requests, as curl and most clients read them; a close before any finish reason, or a broken connection, is still a failure.`,
     '',
   ];
+}
+
+type RunningSource = NonNullable<NonNullable<CellResult['figures']>['runningFrom']>;
+
+/** How each source of a cell's running figure reads on the page (figures.runningFrom). */
+export const RUNNING_SOURCE_TEXT: Readonly<Record<RunningSource, string>> = {
+  'decode-counters': "the server's decode counters (llama.cpp `n_decode_total` × `n_busy_slots_per_decode`)",
+  samples: "the server's running-requests metric, sampled",
+  slots: "the server's busy slots (llama.cpp `GET /slots`), sampled",
+  client: "client-side timelines: the server exposes no running or waiting figure, so a request counts as waiting from its send to its first token and as running from its first to its last token",
+};
+
+/**
+ * Where the cells' running figures came from (the figure Requests queued is judged on), one line
+ * per source with its cells, and for client-side Requests queued cells the client's numbers.
+ * Nothing when every measured cell used the server's running-requests metric.
+ */
+export function runningSourceNotes(cells: readonly CellResult[]): string[] {
+  const measured = cells.filter((c) => c.figures?.runningFrom !== undefined);
+  if (measured.length === 0 || measured.every((c) => c.figures!.runningFrom === 'samples')) return [];
+  const bySource = new Map<RunningSource, string[]>();
+  for (const c of measured) {
+    const from = c.figures!.runningFrom!;
+    bySource.set(from, [...(bySource.get(from) ?? []), cellKey(c.context, c.concurrency)]);
+  }
+  const out = ['Running requests (what Requests queued is judged on) came from:', ''];
+  for (const [from, keys] of bySource) out.push(`- ${RUNNING_SOURCE_TEXT[from]}: ${keys.join(', ')}`);
+  out.push('');
+  const clientQueued = cells.filter((c) => c.evidence.queued?.source === 'client');
+  if (clientQueued.length > 0) {
+    const line = (c: CellResult): string => {
+      const q = c.evidence.queued!;
+      return `- ${cellKey(c.context, c.concurrency)}: at most ${formatCount(q.peakRunning)} of ${formatCount(q.concurrency)} ran at once, held there with requests waiting ${formatNumber((q.heldAtPeakShare ?? 0) * 100, 0)} % of the window (mean running ${formatRate(q.meanRunning)}, waiting ${formatRate(q.meanWaiting)})`;
+    };
+    out.push('Requests queued (client-side): the server never ran all requests at once and held its peak while others waited:', '', ...clientQueued.map(line), '');
+  }
+  return out;
 }
 
 /** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */

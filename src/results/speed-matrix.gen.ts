@@ -644,7 +644,7 @@ export interface CellEvidence {
     kvCapacityTokens: number;
   };
   /**
-   * Requests queued: the samples that showed it
+   * Requests queued: the samples that showed it, or the client-side evidence (source client)
    */
   queued?: {
     maxWaiting?: number;
@@ -654,6 +654,22 @@ export interface CellEvidence {
      */
     meanClientInFlight?: number;
     concurrency: number;
+    /**
+     * client: the server exposes neither a running nor a waiting figure, and the client's own timelines showed it (client-side evidence: meanRunning, meanWaiting, maxWaiting, peakRunning, heldAtPeakShare are the client's); absent or server: the server's samples showed it
+     */
+    source?: 'server' | 'client';
+    /**
+     * client-side: mean requests waiting for their first token
+     */
+    meanWaiting?: number;
+    /**
+     * client-side: most requests running at once (held for at least 0.5 % of the window)
+     */
+    peakRunning?: number;
+    /**
+     * client-side: share of the window the running count was at its peak (within 10 %) while a request waited
+     */
+    heldAtPeakShare?: number;
   };
   warmupTimedOut?: {
     phase: 'drain' | 'gate';
@@ -761,6 +777,22 @@ export interface CellFigures {
    * max of the server's waiting-requests metric inside the window
    */
   maxWaitingRequests?: number;
+  /**
+   * where the running figure that Requests queued is judged on came from: decode-counters (llama.cpp n_decode_total × n_busy_slots_per_decode), samples (the server's running-requests metric, sampled), slots (llama.cpp GET /slots busy slots, sampled), client (the server exposes no running or waiting figure: the client's own timelines); absent when the server has a waiting figure only
+   */
+  runningFrom?: 'decode-counters' | 'samples' | 'slots' | 'client';
+  /**
+   * client-side: time-weighted mean over the window of requests between their first and their last token
+   */
+  clientRunningRequests?: number;
+  /**
+   * client-side: time-weighted mean over the window of requests sent (headers written) and without a first token
+   */
+  clientWaitingRequests?: number;
+  /**
+   * client-side: most requests waiting for their first token at once inside the window
+   */
+  clientMaxWaitingRequests?: number;
   completedRequests: number;
   /**
    * requests of the cell that failed up to the window's end, stalls included (see stallLimitMs)

@@ -1,19 +1,22 @@
 /**
- * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]`:
- * serves the simulator until the process is stopped. `--tokenizer-json PATH` first writes the
- * sim's tokenizer as a Hugging Face tokenizer.json (src/sim/tokenizer-json.ts), the local
- * tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
+ * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]
+ * [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]`: serves the simulator until the process is stopped.
+ * `--tokenizer-json PATH` first writes the sim's tokenizer as a Hugging Face tokenizer.json (src/sim/tokenizer-json.ts),
+ * the local tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
  */
 import { writeFileSync } from 'node:fs';
 import { simTokenizerJsonText } from './tokenizer-json.js';
 
 import { createSimServer, type SimServer } from './server.js';
-import { resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type SimPersonality } from './profiles.js';
+import { LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
 
 export const SIM_USAGE =
   'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]\n' +
+  '                            [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]\n' +
   `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1\n` +
-  '  --tokenizer-json PATH: write the sim\'s tokenizer.json there first (for LLM_BENCH_TOKENIZER)';
+  '  --tokenizer-json PATH: write the sim\'s tokenizer.json there first (for LLM_BENCH_TOKENIZER)\n' +
+  '  llama.cpp personality: --llamacpp-metrics picks the /metrics names (default b4748; current: today\'s, no decode counters; off: no --metrics),\n' +
+  '  --llamacpp-slots off answers /slots with 501 (no --slots)';
 
 export interface SimCliArgs {
   profile: string;
@@ -22,6 +25,8 @@ export interface SimCliArgs {
   personality?: SimPersonality;
   /** write the sim's tokenizer.json here before serving */
   tokenizerJson?: string;
+  llamacppMetrics?: LlamacppMetricsNames;
+  llamacppSlots?: boolean;
 }
 
 export function parseSimArgs(argv: readonly string[]): SimCliArgs {
@@ -60,6 +65,20 @@ export function parseSimArgs(argv: readonly string[]): SimCliArgs {
       case '--tokenizer-json':
         out.tokenizerJson = takeValue();
         break;
+      case '--llamacpp-metrics': {
+        const v = takeValue();
+        if (!(LLAMACPP_METRICS_NAMES as readonly string[]).includes(v)) {
+          throw new Error(`--llamacpp-metrics ${v} is invalid: use one of ${LLAMACPP_METRICS_NAMES.join(', ')}`);
+        }
+        out.llamacppMetrics = v as LlamacppMetricsNames;
+        break;
+      }
+      case '--llamacpp-slots': {
+        const v = takeValue();
+        if (v !== 'on' && v !== 'off') throw new Error(`--llamacpp-slots ${v} is invalid: use on or off`);
+        out.llamacppSlots = v === 'on';
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(SIM_USAGE);
@@ -81,7 +100,10 @@ export async function startSimCli(argv: readonly string[], out: (line: string) =
     }
     out(`sim tokenizer written to ${args.tokenizerJson} (LLM_BENCH_TOKENIZER=${args.tokenizerJson})\n`);
   }
-  const profile = resolveSimProfile(args.profile, {}, args.personality);
+  const overrides: SimProfileOverrides = {};
+  if (args.llamacppMetrics !== undefined) overrides.llamacppMetrics = args.llamacppMetrics;
+  if (args.llamacppSlots !== undefined) overrides.llamacppSlots = args.llamacppSlots;
+  const profile = resolveSimProfile(args.profile, overrides, args.personality);
   const sim = createSimServer(profile);
   const url = await sim.listen(args.host, args.port);
   out(

@@ -99,10 +99,30 @@ function bare(name: string, type: 'gauge' | 'counter', help: string, value: numb
 
 /**
  * llama.cpp `/metrics` (ENGINES.md §3): no labels; token and seconds counters grow when a request
- * ends (llama.cpp's on_prediction), so they lag the stream.
+ * ends (llama.cpp's on_prediction), so they lag the stream. `names`: b4748's (recorded from a real
+ * server), or 'current': today's upstream names without the decode counters (SimProfileParams
+ * llamacppMetrics).
  */
-export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals): string {
+export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals, names: 'b4748' | 'current' = 'b4748'): string {
   const c = engine.counters;
+  if (names === 'current') {
+    return (
+      bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed, excluding cached tokens', t.promptTokensFinished) +
+      bare('llamacpp:prompt_tokens_cached_total', 'counter', 'Number of prompt tokens reused from the cache', c.prefixHitsTokensTotal) +
+      bare('llamacpp:prompt_seconds_total', 'counter', 'Total time spent processing prompts', t.promptSecondsTotal) +
+      bare('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed', t.predictedTokensFinished) +
+      bare('llamacpp:tokens_predicted_seconds_total', 'counter', 'Total time spent generating tokens', t.predictedSecondsTotal) +
+      bare('llamacpp:n_tokens_max', 'counter', 'Largest observed sequence length (prompt + generation)', engine.running.reduce((m, r) => Math.max(m, r.prompt.tokens + r.generated), 0)) +
+      bare('llamacpp:spec_decode_num_draft_tokens_total', 'counter', 'Speculative: Total draft tokens generated', 0) +
+      bare('llamacpp:spec_decode_num_accepted_tokens_total', 'counter', 'Speculative: Total draft tokens accepted by the target model', 0) +
+      bare('llamacpp:spec_decode_num_drafts_total', 'counter', 'Speculative: Total speculative decoding verification steps', 0) +
+      bare('llamacpp:prompt_tokens_seconds', 'gauge', 'Average prompt throughput in tokens/s', 0) +
+      bare('llamacpp:predicted_tokens_seconds', 'gauge', 'Average generation throughput in tokens/s', 0) +
+      bare('llamacpp:kv_cache_tokens', 'gauge', 'KV-cache tokens.', engine.kvUsedTokens) +
+      bare('llamacpp:requests_processing', 'gauge', 'Number of requests processing', engine.running.length) +
+      bare('llamacpp:requests_deferred', 'gauge', 'Number of requests deferred', engine.waiting.length)
+    );
+  }
   return (
     bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.promptTokensFinished) +
     bare('llamacpp:prompt_seconds_total', 'counter', 'Prompt process time', t.promptSecondsTotal) +

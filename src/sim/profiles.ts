@@ -153,7 +153,21 @@ export interface SimProfileParams {
   admissionLimit?: number;
   /** wire knobs set on this profile (each unset one: the personality's own behaviour) */
   wire: Partial<SimWireKnobs>;
+  /**
+   * llama.cpp personality: the `/metrics` it serves. 'b4748' (default): the names of b4748, the
+   * build our real checks run, decode counters included. 'current': today's upstream names
+   * (`prompt_tokens_cached_total`, `n_tokens_max`, `spec_decode_*`; no `kv_cache_usage_ratio`)
+   * without the decode counters `n_decode_total` and `n_busy_slots_per_decode`, and with
+   * `kv_cache_tokens`, as the fork of issue 18 serves them. 'off': started without `--metrics`
+   * (HTTP 501, as llama.cpp answers).
+   */
+  llamacppMetrics?: LlamacppMetricsNames;
+  /** llama.cpp personality: `GET /slots` answers (default true; false: started without `--slots`, HTTP 501) */
+  llamacppSlots?: boolean;
 }
+
+export const LLAMACPP_METRICS_NAMES = ['b4748', 'current', 'off'] as const;
+export type LlamacppMetricsNames = (typeof LLAMACPP_METRICS_NAMES)[number];
 
 /** What callers may override: any parameter, and any subset of the fault rates and wire knobs. */
 export type SimProfileOverrides = Partial<Omit<SimProfileParams, 'faults' | 'wire'>> & { faults?: Partial<SimFaultRates>; wire?: Partial<SimWireKnobs> };
@@ -337,6 +351,9 @@ export function resolveSimProfile(
     if (!Number.isInteger(v) || v < 1) {
       throw new Error(`sim profile field ${key} = ${String(v)} is invalid: it must be an integer ≥ 1`);
     }
+  }
+  if (p.llamacppMetrics !== undefined && !(LLAMACPP_METRICS_NAMES as readonly string[]).includes(p.llamacppMetrics)) {
+    throw new Error(`sim profile field llamacppMetrics = ${String(p.llamacppMetrics)} is invalid: use one of ${LLAMACPP_METRICS_NAMES.join(', ')}`);
   }
   if (!(p.stepBaseMs > 0)) throw new Error(`sim profile field stepBaseMs = ${p.stepBaseMs} is invalid: it must be > 0`);
   if (!(Number.isFinite(p.faults.usageFactor) && p.faults.usageFactor >= 0)) {

@@ -106,6 +106,13 @@ function llamacppRoutes(ctx: RouteContext): PersonalityRoute {
       });
       return true;
     }
+    // started without --slots / --metrics: llama.cpp answers 501 with its not_supported_error
+    if (method === 'GET' && path === '/slots' && profile.llamacppSlots === false) {
+      throw new RequestError(501, 'This server does not support slots endpoint. Start it with `--slots`', null, 'NotSupportedError');
+    }
+    if (method === 'GET' && path === '/metrics' && profile.llamacppMetrics === 'off') {
+      throw new RequestError(501, 'This server does not support metrics endpoint. Start it with `--metrics`', null, 'NotSupportedError');
+    }
     if (method === 'GET' && path === '/slots') {
       const running = engine.running;
       const out = [];
@@ -117,7 +124,7 @@ function llamacppRoutes(ctx: RouteContext): PersonalityRoute {
       return true;
     }
     if (method === 'GET' && path === '/metrics') {
-      sendText(res, renderLlamacppMetrics(engine, ctx.totals));
+      sendText(res, renderLlamacppMetrics(engine, ctx.totals, profile.llamacppMetrics === 'current' ? 'current' : 'b4748'));
       return true;
     }
     if (method === 'POST' && path === '/tokenize') {

@@ -134,6 +134,8 @@ export function accuracyStatuses(cell: AccuracyCell, concurrency: number) {
     figures: cell.figures,
     timelines: cell.raw.timelines,
     samples: cell.raw.samples,
+    windowStartMs: cell.raw.windowStartMs,
+    windowEndMs: cell.raw.windowEndMs,
     gateTimedOut: cell.raw.gate.timedOut,
     gateWaitedMs: cell.raw.gate.waitedMs,
     drainTimedOut: cell.raw.drain.timedOut,

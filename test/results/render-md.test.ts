@@ -312,3 +312,33 @@ describe('where the counts came from', () => {
     expect(clean).not.toContain('disagrees with the streamed tokens');
   });
 });
+
+describe('where running came from, and client-side Requests queued', () => {
+  const cells = sglangCells();
+  const clientQueued: CellResult = {
+    ...cells[1]!,
+    status: 'requests-queued',
+    statuses: ['requests-queued'],
+    figures: { ...cells[1]!.figures!, runningFrom: 'client', clientRunningRequests: 0.98, clientWaitingRequests: 1.01 },
+    evidence: { queued: { concurrency: 2, source: 'client', meanRunning: 0.98, meanWaiting: 1.01, maxWaiting: 2, peakRunning: 1, heldAtPeakShare: 0.97 } },
+  };
+  const counters: CellResult = { ...cells[0]!, figures: { ...cells[0]!.figures!, runningFrom: 'decode-counters' } };
+
+  test('a client-side Requests queued names its evidence in the grid and under All measurements', () => {
+    expect(gridCell(clientQueued)).toBe('114.2 · Requests queued (client-side) · 186 ms TTFT');
+    const result = sglangResult();
+    result.cells = [counters, clientQueued, ...cells.slice(2)];
+    const md = renderMarkdown(result);
+    expect(md).toContain('Running requests (what Requests queued is judged on) came from:');
+    expect(md).toContain("- the server's decode counters (llama.cpp `n_decode_total` × `n_busy_slots_per_decode`): 8K/1");
+    expect(md).toMatch(/^- client-side timelines: the server exposes no running or waiting figure, .*: 8K\/2$/m);
+    expect(md).toContain('- 8K/2: at most 1 of 2 ran at once, held there with requests waiting 97 % of the window (mean running 1.0, waiting 1.0)');
+  });
+
+  test('nothing is added when every cell used the sampled running metric (or predates the field)', () => {
+    expect(renderMarkdown(sglangResult())).not.toContain('Running requests (what Requests queued is judged on)');
+    const result = sglangResult();
+    result.cells = result.cells.map((c) => (c.figures ? { ...c, figures: { ...c.figures, runningFrom: 'samples' } } : c));
+    expect(renderMarkdown(result)).not.toContain('Running requests (what Requests queued is judged on)');
+  });
+});

@@ -48,3 +48,29 @@ test('serves and prints its URL', async () => {
     await sim.close();
   }
 });
+
+test('--llamacpp-metrics and --llamacpp-slots: the llama.cpp personality serves today\'s names, or answers 501 as without --metrics / --slots', async () => {
+  expect(parseSimArgs(['--personality', 'llamacpp', '--llamacpp-metrics', 'current', '--llamacpp-slots=off'])).toMatchObject({ llamacppMetrics: 'current', llamacppSlots: false });
+  expect(() => parseSimArgs(['--llamacpp-metrics', 'b9999'])).toThrow(/--llamacpp-metrics b9999 is invalid: use one of b4748, current, off/);
+  expect(() => parseSimArgs(['--llamacpp-slots', 'maybe'])).toThrow(/--llamacpp-slots maybe is invalid/);
+  const urls: string[] = [];
+  const said = (line: string) => urls.push(/listening on (\S+)/.exec(line)![1]!);
+  const current = await startSimCli(['--personality', 'llamacpp', '--port', '0', '--llamacpp-metrics', 'current'], said);
+  const off = await startSimCli(['--personality', 'llamacpp', '--port', '0', '--llamacpp-metrics', 'off', '--llamacpp-slots', 'off'], said);
+  try {
+    const [currentUrl, offUrl] = urls as [string, string];
+    const text = await (await fetch(`${currentUrl}/metrics`)).text();
+    expect(text).toContain('llamacpp:requests_processing');
+    expect(text).toContain('llamacpp:prompt_tokens_cached_total');
+    expect(text).not.toContain('n_decode_total');
+    expect(text).not.toContain('n_busy_slots_per_decode');
+    expect(text).not.toContain('kv_cache_usage_ratio');
+    expect((await fetch(`${offUrl}/metrics`)).status).toBe(501);
+    const slots = await fetch(`${offUrl}/slots`);
+    expect(slots.status).toBe(501);
+    expect(await slots.json()).toMatchObject({ error: { code: 501, type: 'not_supported_error' } });
+  } finally {
+    await current.close();
+    await off.close();
+  }
+});

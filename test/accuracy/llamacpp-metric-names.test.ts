@@ -1,0 +1,129 @@
+/**
+ * Issue 18 (5): llama.cpp renames its metrics between versions. The llama.cpp personality serves
+ * b4748's names (decode counters included) or today's (`llamacppMetrics: 'current'`: no
+ * `n_decode_total` / `n_busy_slots_per_decode`), or none at all (`'off'`, and `/slots` off: a
+ * server started without `--metrics` or `--slots`). The statuses must not depend on the names:
+ * 1 and 4 streams on 4 slots Valid, 8 streams Requests queued; the cell names where its running
+ * figure came from (decode counters, requests_processing samples, client-side timelines), and the
+ * client's own running count agrees with the server's within 5 %.
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import type { SimHandle } from '../../src/sim/index.js';
+import type { LlamacppMetricsNames } from '../../src/sim/profiles.js';
+import { accuracyStatuses, fmt, openAccuracyRun, runAccuracyCell, startThreadSim, type AccuracyCell, type OpenedAccuracyRun } from './harness.js';
+
+const SLOTS = 4;
+// 128 tokens: a request lasts about 190 ms, so the hand-over between two requests on one slot (close, connect,
+// prefill: about 4 ms, when the slot is idle and the decode-counter mean does not see it) stays near 2 %
+const MAX_TOKENS = 128;
+const LEVELS = [1, SLOTS, 2 * SLOTS];
+
+interface Server {
+  sim: SimHandle;
+  run: OpenedAccuracyRun;
+  cells: Map<number, AccuracyCell>;
+}
+const servers = new Map<string, Promise<Server>>();
+
+/** A 4-slot llama.cpp personality (about 700 tok/s for one stream, as the real CPU server) with the given names. */
+function server(names: LlamacppMetricsNames, slots = true): Promise<Server> {
+  const key = `${names}/${slots}`;
+  let s = servers.get(key);
+  if (!s) {
+    s = (async () => {
+      const sim = await startThreadSim({
+        personality: 'llamacpp',
+        overrides: {
+          maxRunningRequests: SLOTS,
+          kvCapacityTokens: 65_536,
+          maxModelLen: 16_384,
+          stepBaseMs: 1.2,
+          stepPerRequestMs: 0.3,
+          stepPerKvTokenMs: 0,
+          eosProbability: 0,
+          llamacppMetrics: names,
+          llamacppSlots: slots,
+        },
+      });
+      const run = await openAccuracyRun(sim, { target: { engine: 'llamacpp' }, matrix: { contexts: [0], concurrency: LEVELS, maxOutputTokens: MAX_TOKENS } });
+      return { sim, run, cells: new Map() };
+    })();
+    servers.set(key, s);
+  }
+  return s;
+}
+
+async function cell(names: LlamacppMetricsNames, c: number, slots = true): Promise<AccuracyCell> {
+  const s = await server(names, slots);
+  let got = s.cells.get(c);
+  if (!got) {
+    got = await runAccuracyCell(s.run, s.sim, { context: 0, concurrency: c, windowMs: 2_000, gateTimeoutMs: 10_000, metricsIntervalMs: 100 });
+    s.cells.set(c, got);
+  }
+  return got;
+}
+
+afterAll(async () => {
+  for (const p of servers.values()) {
+    const s = await p.catch(() => undefined);
+    await s?.run.opened.close();
+    await s?.sim.close();
+  }
+});
+
+const expected = (c: number) => (c > SLOTS ? ['requests-queued'] : ['valid']);
+
+describe('llama.cpp metric names: b4748 and today\'s give the same statuses', () => {
+  for (const names of ['b4748', 'current'] as const) {
+    for (const c of LEVELS) {
+      test(`${names}: 0/${c} on ${SLOTS} slots is ${expected(c)[0]}`, async () => {
+        const x = await cell(names, c);
+        const verdict = accuracyStatuses(x, c);
+        expect(x.figures.failedRequests).toBe(0);
+        expect(verdict.statuses, JSON.stringify({ figures: x.figures, queued: verdict.evidence.queued })).toEqual(expected(c));
+        // the server's samples showed it (no client-side source)
+        if (c > SLOTS) expect(verdict.evidence.queued?.source).toBeUndefined();
+      });
+    }
+  }
+
+  test('b4748 reads running from the decode counters, today\'s names from requests_processing samples', async () => {
+    expect((await cell('b4748', SLOTS)).figures.runningFrom).toBe('decode-counters');
+    const current = await cell('current', SLOTS);
+    expect(current.figures.runningFrom).toBe('samples');
+    // today's names have no kv_cache_usage_ratio: KV usage is unknown, never 0
+    const sample = current.raw.samples[0]!;
+    expect(sample.decodeCallsTotal).toBeUndefined();
+    expect(sample.busySlotsPerDecode).toBeUndefined();
+    expect(sample.kvUsage).toBeUndefined();
+    expect(sample.running).toBeDefined();
+  });
+
+  for (const c of LEVELS) {
+    test(`0/${c}: the client's own running count agrees with the server's (decode counters) within 5 %`, async () => {
+      const x = await cell('b4748', c);
+      const server = x.figures.serverActiveRequests!;
+      const client = x.figures.clientRunningRequests!;
+      console.log(`llama.cpp b4748 0/${c}: server running ${fmt(server)} (${x.figures.runningFrom}), client-side running ${fmt(client)}`);
+      expect(Math.abs(client - server) / server).toBeLessThan(0.05);
+    });
+  }
+});
+
+describe('llama.cpp started without --metrics or --slots: client-side evidence', () => {
+  for (const c of LEVELS) {
+    test(`0/${c} on ${SLOTS} slots is ${expected(c)[0]} from the client's timelines`, async () => {
+      const x = await cell('off', c, false);
+      expect(x.raw.samples).toEqual([]);
+      expect(x.figures.runningFrom).toBe('client');
+      expect(x.figures.averageActiveRequestsSource).toBe('client');
+      const verdict = accuracyStatuses(x, c);
+      console.log(`llama.cpp, no metrics 0/${c}: client running ${fmt(x.figures.clientRunningRequests)}, waiting ${fmt(x.figures.clientWaitingRequests)}, evidence ${JSON.stringify(verdict.evidence.queued ?? {})}`);
+      expect(verdict.statuses).toEqual(expected(c));
+      if (c > SLOTS) {
+        expect(verdict.evidence.queued).toMatchObject({ source: 'client', concurrency: c, peakRunning: SLOTS });
+        expect(verdict.evidence.queued!.meanWaiting!).toBeGreaterThan(c - SLOTS - 1);
+      }
+    });
+  }
+});
