@@ -236,6 +236,14 @@ export function finishCell(run: RunContext, key: string, result: CellResult, tc:
         `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
     );
   }
+  if (result.status === 'stream-buffered' && !(run.thresholds.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {
+    const b = result.evidence.streamBuffered;
+    failures.push(
+      `${key}: the stream was buffered on the way (${b ? `${Math.round(b.zeroGapShare * 100)} % of the gaps between a request's chunks under 0.5 ms, median burst ${b.burstTokens.median} tokens, largest ${b.burstTokens.max}` : 'bursts'}), ` +
+        "so its TTFT and time between tokens are the proxy's, not the server's. Turn buffering off on the way (nginx: proxy_buffering off; no gzip on text/event-stream), " +
+        'or accept the status in the threshold file (tolerances.acceptStatuses: ["stream-buffered"])',
+    );
+  }
   if (figures && figures.failedRequests > 0 && !cfg.allowErrors && budget?.max?.failedRequests === undefined) {
     const e = result.evidence.errors;
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';

@@ -17,7 +17,7 @@ import type { CellStatusResult } from '../metrics/status.js';
 import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../metrics/types.js';
 import type { CellRepeats, FigureSpread, PrefillRepeats } from '../results/types.js';
 
-const STATUS_ORDER: readonly CellStatus[] = ['not-run', 'client-limited', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
+const STATUS_ORDER: readonly CellStatus[] = ['not-run', 'client-limited', 'stream-buffered', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
 
 function medianOf(values: Array<number | undefined>, integer = false): number | undefined {
   const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));

@@ -528,9 +528,54 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   if (tbt !== undefined) figures.timeBetweenTokensMs = tbt;
   const ttft = distribution(ttftValues);
   if (ttft !== undefined) figures.ttftMs = ttft;
+  const notComputed = whyNotComputed(timelines, ws, we, tbt === undefined, ttft === undefined);
+  if (notComputed !== undefined) figures.notComputed = notComputed;
   if (server !== undefined) figures.serverActiveRequests = server;
   if (maxWaiting !== undefined) figures.maxWaitingRequests = maxWaiting;
   const prompt = median(promptTokens);
   if (prompt !== undefined) figures.promptTokens = prompt;
   return figures;
 }
+
+/**
+ * Why the time between tokens (and so per-request tok/s) or TTFT could not be computed, in words
+ * for the page: no token in the window, every request's window tokens at one instant (one chunk,
+ * or a burst that a buffering proxy released), or no request with two chunks in the window.
+ */
+export function whyNotComputed(
+  timelines: readonly RequestTimeline[],
+  ws: number,
+  we: number,
+  noTbt: boolean,
+  noTtft: boolean,
+): { timeBetweenTokensMs?: string; ttftMs?: string } | undefined {
+  if (!noTbt && !noTtft) return undefined;
+  const out: { timeBetweenTokensMs?: string; ttftMs?: string } = {};
+  if (noTbt) {
+    let withTokens = 0;
+    let oneInstant = 0;
+    for (const t of timelines) {
+      let first: number | undefined;
+      let spread = false;
+      const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+      for (let i = 0; i < n; i++) {
+        const at = t.chunkMs[i]!;
+        if (t.chunkTokens[i]! <= 0 || at < ws || at > we) continue;
+        if (first === undefined) first = at;
+        else if (at - first > 0) spread = true;
+      }
+      if (first === undefined) continue;
+      withTokens++;
+      if (!spread) oneInstant++;
+    }
+    out.timeBetweenTokensMs =
+      withTokens === 0
+        ? 'no token arrived inside the window'
+        : oneInstant === withTokens
+          ? "each request's tokens inside the window arrived at one instant (one chunk, or a burst a proxy held back), so there is no gap between tokens to time"
+          : 'no request had two token chunks inside the window';
+  }
+  if (noTtft) out.ttftMs = timelines.length === 0 ? 'no request was sent' : "no request's first token arrived by the window's end";
+  return out;
+}
+

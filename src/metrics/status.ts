@@ -1,6 +1,7 @@
 /**
  * Statuses of a cell and of a prefill row (METHOD.md "Statuses"), as pure rules with evidence.
  */
+import { streamBunching, type StreamBunching } from './bunching.js';
 import type { RequestTimeline } from '../client/types.js';
 import type { MetricsSample } from '../engines/types.js';
 import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from './figures.js';
@@ -19,6 +20,8 @@ export const CLIENT_QUEUED_HELD_SHARE = 0.5;
 
 /** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
 export interface CellStatusEvidence {
+  /** the streams arrived bunched (bunching.ts), so TTFT and the time between tokens are not the server's */
+  streamBuffered?: Omit<StreamBunching, 'buffered'>;
   capacity?: { requiredTokens: number; kvCapacityTokens: number };
   queued?: {
     maxWaiting?: number;
@@ -86,7 +89,7 @@ export interface CellStatusInput {
 }
 
 export interface CellStatusResult {
-  /** the one shown, by precedence: client-limited > warmup-timed-out > errors > requests-queued > valid */
+  /** the one shown, by precedence: client-limited > stream-buffered > warmup-timed-out > errors > requests-queued > valid */
   status: CellStatus;
   /** every status that applies, in that precedence order; ['valid'] when none */
   statuses: CellStatus[];
@@ -97,6 +100,8 @@ export interface CellStatusResult {
  * Which statuses apply to a measured cell. Rules:
  * - client-limited: loopDelayMs.p99 > loopDelayBoundMs, or the client's CPU > cpuBoundCores (0.9 of
  *   a core) over the same span (the figures may be wrong, so it comes first);
+ * - stream-buffered: with the timelines and the window, the chunks arrived bunched (bunching.ts:
+ *   most gaps between a request's chunks under 0.5 ms, or bursts of 16+ tokens at one instant);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
@@ -139,6 +144,15 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     statuses.push('client-limited');
     evidence.clientLimited = { eventLoopDelayP99Ms: p99 ?? 0, boundMs: input.loopDelayBoundMs };
     if (cpu !== undefined) Object.assign(evidence.clientLimited, { cpuCores: cpu, cpuBoundCores: cpuBound });
+  }
+  // chunks bunched on the way (a buffering proxy): the client-side times are the proxy's
+  if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined) {
+    const bunching = streamBunching(input.timelines, input.windowStartMs, input.windowEndMs);
+    if (bunching?.buffered) {
+      statuses.push('stream-buffered');
+      const { buffered: _, ...streamBuffered } = bunching;
+      evidence.streamBuffered = streamBuffered;
+    }
   }
   if (input.gateTimedOut === true || input.drainTimedOut === true) {
     statuses.push('warmup-timed-out');

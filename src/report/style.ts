@@ -18,13 +18,14 @@ export const STATUS_COLORS: Record<CellStatus, { fill: string; text: string }> =
   'warmup-timed-out': { fill: '#CC79A7', text: '#000' },
   errors: { fill: '#D55E00', text: '#fff' },
   'client-limited': { fill: '#56B4E9', text: '#000' },
+  'stream-buffered': { fill: '#0072B2', text: '#fff' },
   'not-run': { fill: '#FFFFFF', text: '#000' },
 };
 
 /** a planned cell with no result yet (partial page) or never run */
 export const MISSING_COLOR = { fill: '#F2F2F2', text: '#555' };
 
-export const STATUS_ORDER: readonly CellStatus[] = ['valid', 'requests-queued', 'over-capacity', 'warmup-timed-out', 'errors', 'client-limited', 'not-run'];
+export const STATUS_ORDER: readonly CellStatus[] = ['valid', 'requests-queued', 'over-capacity', 'warmup-timed-out', 'errors', 'client-limited', 'stream-buffered', 'not-run'];
 
 export function statusLabel(status: CellStatus): string {
   return STATUS_LABELS[status];

@@ -34,6 +34,7 @@ export const STATUS_LABELS: Record<CellStatus, string> = {
   'warmup-timed-out': 'Warm-up timed out',
   errors: 'Errors',
   'client-limited': 'Client-limited',
+  'stream-buffered': 'Stream buffered',
   'not-run': 'Not run',
 };
 
@@ -44,6 +45,7 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['warmup-timed-out', 'the server did not become idle before the cell, or not every request was streaming before the window, within the timeout; measured anyway.'],
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
   ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
+  ['stream-buffered', "the tokens arrived in bursts no engine produces: something between the server and the load generator (a proxy's buffering, a gzip tier) held the stream, so TTFT and the time between tokens are its, not the server's."],
   ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];
 
@@ -160,7 +162,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...notComputedNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -682,6 +684,38 @@ export function runningSourceNotes(cells: readonly CellResult[]): string[] {
     out.push('Requests queued (client-side): the server never ran all requests at once and held its peak while others waited:', '', ...clientQueued.map(line), '');
   }
   return out;
+}
+
+/** Cells whose streams arrived bunched (evidence streamBuffered), with the burst evidence. */
+export function bufferedNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.streamBuffered);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const b = c.evidence.streamBuffered!;
+    return (
+      `- ${cellKey(c.context, c.concurrency)}: ${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms; ` +
+      `tokens per burst median ${formatCount(b.burstTokens.median)}, p90 ${formatCount(b.burstTokens.p90)}, largest ${formatCount(b.burstTokens.max)} ` +
+      `(${formatCount(b.oneBurstRequests)} of ${formatCount(b.requests)} requests in one burst)`
+    );
+  };
+  return [
+    "Stream buffered on the way: the tokens arrived in bursts no engine produces (each of a request's chunks comes from its own decode step), so something between the server and the load generator held them, and the TTFT and time between tokens shown are its, not the server's:",
+    '',
+    ...flagged.map(line),
+    '',
+  ];
+}
+
+/** Figures a measured cell could not compute, with the reason (never a bare dash without one). */
+export function notComputedNotes(cells: readonly CellResult[]): string[] {
+  const lines: string[] = [];
+  for (const c of cells) {
+    const n = c.figures?.notComputed;
+    if (!n) continue;
+    if (n.timeBetweenTokensMs) lines.push(`- ${cellKey(c.context, c.concurrency)}: time between tokens and per-request tok/s: ${n.timeBetweenTokensMs}`);
+    if (n.ttftMs) lines.push(`- ${cellKey(c.context, c.concurrency)}: TTFT: ${n.ttftMs}`);
+  }
+  return lines.length === 0 ? [] : ['Figures shown as — could not be computed:', '', ...lines, ''];
 }
 
 /** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */

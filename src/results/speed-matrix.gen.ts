@@ -10,7 +10,7 @@
  */
 export type EngineKind = 'vllm' | 'sglang' | 'openai' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama';
 /**
- * not-run: the cell could not start (notRunReason says why: the server was unreachable, its tokenizer failed)
+ * not-run: the cell could not start (notRunReason says why: the server was unreachable, its tokenizer failed); stream-buffered: the chunks arrived in bursts no engine produces (a proxy buffered the stream), so TTFT and time between tokens are the proxy's
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "CellStatus".
@@ -22,6 +22,7 @@ export type CellStatus =
   | 'warmup-timed-out'
   | 'errors'
   | 'client-limited'
+  | 'stream-buffered'
   | 'not-run';
 
 /**
@@ -616,6 +617,22 @@ export interface CellSeries {
  */
 export interface CellEvidence {
   /**
+   * the cell's streams arrived bunched (src/metrics/bunching.ts): the share of gaps between a request's chunks under 0.5 ms, and the tokens per burst
+   */
+  streamBuffered?: {
+    gaps: number;
+    zeroGapShare: number;
+    burstTokens: {
+      median: number;
+      p90: number;
+      p99: number;
+      max: number;
+      bursts: number;
+    };
+    oneBurstRequests: number;
+    requests: number;
+  };
+  /**
    * the server's final usage disagrees with the streamed tokens; the counts come from the stream (its text with a local tokenizer, token ids, or chunks)
    */
   usageDisagrees?: {
@@ -798,6 +815,13 @@ export interface CellFigures {
    * requests of the cell that failed up to the window's end, stalls included (see stallLimitMs)
    */
   failedRequests: number;
+  /**
+   * why a figure is absent (the page shows the reason, never a bare dash)
+   */
+  notComputed?: {
+    timeBetweenTokensMs?: string;
+    ttftMs?: string;
+  };
   /**
    * a request silent this long after its first token, inside the window, stalled and counts as failed (code stall): LLM_BENCH_STALL_S, else min(window, max(5 s, 50 × median time between tokens))
    */

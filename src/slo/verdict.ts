@@ -46,6 +46,8 @@ export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
     misses.push({ constraint: 'unmeasured', label: 'not measured', detail: `${cell.contextLabel}/${cell.concurrency} has no figures (${cell.status})` });
   } else if (cell.status === 'client-limited') {
     misses.push({ constraint: 'unmeasured', label: 'Client-limited', detail: `${cell.contextLabel}/${cell.concurrency} is Client-limited: its figures may be wrong` });
+  } else if (cell.status === 'stream-buffered') {
+    misses.push({ constraint: 'unmeasured', label: 'Stream buffered', detail: `${cell.contextLabel}/${cell.concurrency}'s stream was buffered on the way: its TTFT and time between tokens are the proxy's` });
   } else {
     const f = cell.figures;
     const tbt = f.timeBetweenTokensMs;

@@ -23,7 +23,7 @@ export const PREFILL_FIGURES = ['promptTokensPerSecond', 'ttftMs'] as const;
 export type PrefillFigureName = (typeof PREFILL_FIGURES)[number];
 
 export const CELL_STATUSES = [
-  'valid', 'over-capacity', 'requests-queued', 'warmup-timed-out', 'errors', 'client-limited',
+  'valid', 'over-capacity', 'requests-queued', 'warmup-timed-out', 'errors', 'client-limited', 'stream-buffered',
 ] as const;
 export const PREFILL_STATUSES = ['valid', 'errors', 'over-capacity'] as const;
 

@@ -160,3 +160,60 @@ describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502
     }
   });
 });
+
+describe.skipIf(nginxMissing !== undefined)('a proxy pair that bunches the stream (a gzip tier, then a gunzip tier)', () => {
+  test.each([
+    ['with server metrics', {}],
+    ['without server metrics', { wire: { noMetrics: true } }],
+  ])('%s: the cells read Stream buffered with the burst evidence, and the run fails naming the fix', { timeout: 150_000 }, async (_name, overrides) => {
+    const sim = await startSim({ profile: 'tiny', thread: true, overrides });
+    // the inner tier buffers and compresses the event stream (deflate holds its output until its
+    // buffers fill or the response ends: with proxy_buffering off nginx would flush each read);
+    // the outer one asks it for gzip and inflates for the client
+    const inner = await startNginx(
+      `location / { proxy_pass ${sim.url}; proxy_http_version 1.1;
+        gzip on; gzip_types text/event-stream application/json; gzip_min_length 0; gzip_proxied any; }`,
+    );
+    const outer = await startNginx(
+      `location / { proxy_pass http://127.0.0.1:${inner.port}; proxy_http_version 1.1; proxy_buffering off;
+        proxy_set_header Accept-Encoding gzip; gunzip on; }`,
+    );
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'lsm-bunch-'));
+      const r = runBench({ ...TINY, LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '64', LLM_BENCH_URL: `http://127.0.0.1:${outer.port}`, LLM_BENCH_OUT: out }, 100);
+      expect(r.timedOut, r.out).toBe(false);
+      expect(r.code, r.out).toBe(1);
+      expect(r.out).toMatch(/the stream was buffered on the way \(\d+ % of the gaps between a request's chunks under 0\.5 ms, median burst \d+ tokens/);
+      expect(r.out).toMatch(/proxy_buffering off; no gzip on text\/event-stream/);
+      const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+      const cell = result.cells[0]!;
+      expect(cell.status).toBe('stream-buffered');
+      expect(cell.evidence.streamBuffered?.burstTokens.median).toBeGreaterThanOrEqual(16);
+      const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
+      expect(md).toContain('Stream buffered on the way');
+      // a figure that could not be computed says why
+      if (cell.figures?.timeBetweenTokensMs === undefined) expect(cell.figures?.notComputed?.timeBetweenTokensMs).toMatch(/arrived at one instant/);
+    } finally {
+      await outer.stop();
+      await inner.stop();
+      await sim.close();
+    }
+  });
+
+  test('the same pair without gzip (buffering off all the way) is Valid: the rule does not fire on a clean proxy', { timeout: 120_000 }, async () => {
+    const sim = await startSim({ profile: 'tiny', thread: true });
+    const inner = await startNginx(`location / { proxy_pass ${sim.url}; proxy_http_version 1.1; proxy_buffering off; }`);
+    const outer = await startNginx(`location / { proxy_pass http://127.0.0.1:${inner.port}; proxy_http_version 1.1; proxy_buffering off; }`);
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'lsm-clean-'));
+      const r = runBench({ ...TINY, LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '64', LLM_BENCH_URL: `http://127.0.0.1:${outer.port}`, LLM_BENCH_OUT: out }, 100);
+      expect(r.code, r.out).toBe(0);
+      const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+      expect(result.cells[0]!.status).toBe('valid');
+    } finally {
+      await outer.stop();
+      await inner.stop();
+      await sim.close();
+    }
+  });
+});
