@@ -108,8 +108,14 @@ export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): Tes
 type TestOptions = NonNullable<ViteUserConfig['test']>;
 /** `test.reporters`: names, [name, options] pairs or instances */
 export type Reporters = NonNullable<TestOptions['reporters']>;
-/** `test.benchmark.reporters` (what `vitest bench` reads): names or instances */
-export type BenchmarkReporters = NonNullable<NonNullable<TestOptions['benchmark']>['reporters']>;
+type BenchmarkOptions = NonNullable<TestOptions['benchmark']>;
+/**
+ * `test.benchmark.reporters` (what Vitest 4's `vitest bench` reads): names or instances. Vitest 5
+ * dropped the option (its `vitest bench` reads `test.reporters`), so under Vitest 5's types this is
+ * the same as `Reporters`; written so the emitted .d.ts compiles against either major.
+ */
+export type BenchmarkReporters = ReportersOf<BenchmarkOptions>;
+type ReportersOf<B> = B extends { reporters?: infer R } ? (unknown extends R ? Reporters : NonNullable<R>) : Reporters;
 
 /**
  * What is added to the configured reporters: the speed-matrix reporter, and with LLM_BENCH_JUNIT=PATH

@@ -2,7 +2,8 @@
 # The package as a user meets it: pack the tarball, install it into a fresh project that has only
 # vitest, run `init`, run the matrix on the embedded simulator (Node 20 = this node, then Node 22
 # and 24 from npm's `node` package), check the page and the JSON, check that a threshold breach
-# exits 1, that the types resolve under moduleResolution node16 and bundler, and that a missing
+# exits 1, the same with Vitest 5 on Node 22 and 24 (install, init, matrix, shards + merge, -u,
+# a breach, types), that the types resolve under moduleResolution node16 and bundler, and that a missing
 # peer or a wrong import path gives one line naming the fix. Run by .ci/run; by hand:
 #   bash scripts/pack-check/run.sh
 set -euo pipefail
@@ -143,5 +144,57 @@ out="$(node --input-type=module -e "await import('llm-speed-matrix/reporters/spe
 set -e
 [ "$code" -ne 0 ] && [[ "$out" == *"not an entry point of llm-speed-matrix. Fix: import one of"* ]] || fail "a wrong path: $out"
 echo "wrong path: $(echo "$out" | grep -m1 -o 'ConfigError: .\{0,90\}')…"
+
+# Vitest 5 (it needs Node 22.12+): npm itself runs on Node 22 / 24 here, so it picks versions as a
+# user's npm on that Node does (Vitest 5 for a plain `vitest`, as the README's install line says)
+node22="$(npx -y -p node@22 -- node -p process.execPath)"
+node24="$(npx -y -p node@24 -- node -p process.execPath)"
+npm_cli="$(npm root -g)/npm/bin/npm-cli.js"
+[ -f "$npm_cli" ] || fail "npm's CLI script is not at $npm_cli"
+step "Vitest 5 on Node $("$node22" -v): the README's install line in a fresh project, init, the tiny matrix"
+started5=$SECONDS
+proj5="$work/my-infra-v5"
+mkdir "$proj5" && cd "$proj5"
+npm init -y >/dev/null
+"$node22" "$npm_cli" i -D --no-audit --no-fund "$tarball" vitest >/dev/null
+v5="$(node -p "require('./node_modules/vitest/package.json').version")"
+[[ "$v5" == 5.* ]] || fail "npm on Node 22 installed vitest $v5 for the README's line, expected 5.x (a new major: check it, then widen the peer range and this step)"
+"$node22" "$npm_cli" ls --all >/dev/null 2>&1 || { "$node22" "$npm_cli" ls; fail "npm ls marks the Vitest $v5 install invalid (the peer range)"; }
+echo "installed vitest $v5; npm ls clean"
+"$node22" node_modules/llm-speed-matrix/bin/llm-speed-matrix.mjs init > "$work/init5.log" 2>&1 || { cat "$work/init5.log"; fail "init with vitest $v5 failed"; }
+grep -q "wrote     vitest.config.mts" "$work/init5.log" || { cat "$work/init5.log"; fail "init with vitest $v5 did not write the config"; }
+"${small[@]}" "$node22" node_modules/vitest/vitest.mjs bench --run > "$work/v5.log" 2>&1 || { tail -40 "$work/v5.log"; fail "vitest $v5 bench --run failed"; }
+grep -q "RUN  *v5\." <(sed 's/\x1b\[[0-9;]*m//g' "$work/v5.log") || fail "the run did not report Vitest 5"
+node "$here/check-result.mjs" reports 4
+mkdir -p test && printf "import { expect, test } from 'vitest';\ntest('own test', () => expect(1 + 1).toBe(2));\n" > test/own.test.ts
+"$node22" node_modules/vitest/vitest.mjs run > "$work/own5.log" 2>&1 || { cat "$work/own5.log"; fail "the project's own vitest run failed on vitest $v5"; }
+grep -q "1 passed" "$work/own5.log" && ! grep -q "decode" "$work/own5.log" || fail "vitest $v5 run: own test not run, or matrix cells ran"
+echo "own tests on vitest $v5: 1 passed, no matrix cell"
+
+step "Vitest $v5 on Node $("$node24" -v): a project that has Vitest 5 installs the package (no ERESOLVE); shards + merge; -u; a breach"
+"$node24" "$npm_cli" i -D --no-audit --no-fund "$tarball" >/dev/null || fail "installing the tarball into a project with vitest $v5 failed (peer range)"
+rm -rf reports .vitest-reports
+for i in 1 2; do
+  "${small[@]}" "$node24" node_modules/vitest/vitest.mjs run --project matrix-sharded --shard="$i/2" --reporter=blob --outputFile=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
+    || fail "vitest $v5 shard $i/2 failed"
+done
+LLM_BENCH_OUT=reports "$node24" node_modules/vitest/vitest.mjs --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the vitest $v5 merge failed"
+node "$here/check-result.mjs" reports 4
+"${small[@]}" "$node24" node_modules/vitest/vitest.mjs bench --run -u >/dev/null 2>&1 || fail "vitest $v5 bench --run -u failed"
+node -e "const t = require('./thresholds/sim-tiny.json'); if (Object.keys(t.cells).length !== 4) { console.error('-u under vitest $v5 wrote', Object.keys(t.cells)); process.exit(1) } console.log('-u under vitest $v5: thresholds/sim-tiny.json with 4 cells')"
+echo '{ "cells": { "0/1": { "min": { "perRequestTokensPerSecond": 1000000 } } } }' > thresholds/sim-tiny.json
+set +e
+"${small[@]}" LLM_BENCH_CONTEXTS=0 LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 "$node24" node_modules/vitest/vitest.mjs bench --run > "$work/breach5.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 1 ] && grep -q "0/1 perRequestTokensPerSecond" "$work/breach5.log" || { tail -30 "$work/breach5.log"; fail "a breach under vitest $v5 exited $code, expected 1 naming the budget"; }
+echo "breach under vitest $v5: exit 1, named"
+"$node24" "$npm_cli" i -D --no-audit --no-fund "typescript@$(node -p "require('$root/package.json').devDependencies.typescript")" "@types/node@22" >/dev/null
+cp "$here/types-check.mts" .
+"$node24" node_modules/typescript/bin/tsc --noEmit --strict --skipLibCheck --types node --module esnext --moduleResolution bundler --target es2022 \
+  bench/suite.ts bench/speed-matrix.bench.ts bench/shards/*.bench.ts vitest.config.mts || fail "init's files do not type-check against vitest $v5"
+"$node24" node_modules/typescript/bin/tsc --noEmit --strict --skipLibCheck false --types node --module node16 --moduleResolution node16 --target es2022 types-check.mts \
+  || fail "the package's types do not compile against vitest $v5"
+echo "types against vitest $v5: ok"
+echo "Vitest 5 steps: $((SECONDS - started5)) s"
 
 echo "pack-check OK"

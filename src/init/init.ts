@@ -7,7 +7,7 @@
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
-import { MISSING_VITEST } from '../meta/peer.js';
+import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
 import { ensureDir } from '../results/write.js';
 import { BENCH, configInstructions, SHARD, SUITE, THRESHOLDS_README, VITEST_CONFIG, VITEST_CONFIG_NAMES, WORKFLOW } from './templates.js';
 
@@ -95,9 +95,10 @@ export function runInit(options: InitOptions): InitReport {
     throw new ConfigError(`no package.json in ${dir}. Fix: run init in your project's root folder (or --dir PATH), or create one with \`npm init -y\``);
   }
   const vitestVersion = installedVitest(dir);
-  const major = Number(vitestVersion.split('.')[0]);
-  const minor = Number(vitestVersion.split('.')[1]);
-  if (major !== 4 || minor < 1) throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later 4.x. Fix: npm i -D vitest@^4.1.0`);
+  const support = vitestSupport(vitestVersion);
+  if (support === 'old') {
+    throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later (4.x or 5.x). Fix: npm i -D vitest@latest (Vitest 5 needs Node 22.12+; on Node 20: npm i -D vitest@^4.1.0)`);
+  }
 
   // the row-group files, ROW_GROUPS and the workflow's shard list must agree: a kept suite decides
   const kept = force ? undefined : existingRowGroups(dir);
@@ -110,6 +111,7 @@ export function runInit(options: InitOptions): InitReport {
   const shards = kept ?? options.shards ?? DEFAULT_SHARDS;
 
   const report: InitReport = { files: [], lines: [] };
+  if (support === 'newer') report.lines.push(`note: vitest ${vitestVersion} is newer than the versions llm-speed-matrix was checked with (4.1+, 5.x); if a cell misbehaves, try vitest@5`, '');
   const put = (path: string, text: string): void => {
     const full = join(dir, path);
     let action: InitAction;

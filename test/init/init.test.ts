@@ -5,6 +5,7 @@ import { afterEach, expect, test } from 'vitest';
 import { parseInitArgs, runInit } from '../../src/init/init.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { thresholdsSchemaRef } from '../../src/thresholds/update.js';
+import { VITEST_PEER_RANGE, vitestSupport } from '../../src/meta/peer.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -100,13 +101,26 @@ test('--force replaces a foreign vitest config and keeps the old one as .bak', (
   expect(readFileSync(join(dir, 'vite.config.js'), 'utf8')).toContain('withSpeedMatrix');
 });
 
+test('Vitest 4.1+ and 5.x are accepted; a later major runs with a note; the peer range says the same', () => {
+  for (const v of ['4.1.0', '4.1.12', '5.0.0', '5.1.2']) {
+    const r = runInit({ dir: project(v), force: false, shards: 2 });
+    expect(r.files.length).toBeGreaterThan(0);
+    expect(r.lines.join('\n')).not.toContain('newer than');
+  }
+  expect(runInit({ dir: project('6.0.0'), force: false, shards: 2 }).lines[0]).toMatch(/vitest 6\.0\.0 is newer than the versions .* checked with/);
+  expect(['4.0.9', '3.2.4', 'x'].map(vitestSupport)).toEqual(['old', 'old', 'old']);
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies: Record<string, string> };
+  expect(manifest.peerDependencies.vitest).toBe(VITEST_PEER_RANGE);
+});
+
 test('without vitest, without package.json, or with an old vitest: one line naming the fix, nothing written', () => {
   const noVitest = project(null);
-  expect(() => runInit({ dir: noVitest, force: false, shards: 4 })).toThrow(/vitest is not installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: noVitest, force: false, shards: 4 })).toThrow(/vitest is not installed.*Fix: npm i -D vitest$/);
   expect(existsSync(join(noVitest, 'bench'))).toBe(false);
 
   const old = project('3.2.4');
-  expect(() => runInit({ dir: old, force: false, shards: 4 })).toThrow(/vitest 3\.2\.4 is installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: old, force: false, shards: 4 })).toThrow(/vitest 3\.2\.4 is installed.*Fix: npm i -D vitest@latest .*on Node 20: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: project('4.0.18'), force: false, shards: 4 })).toThrow(/vitest 4\.0\.18 is installed/);
 
   const bare = mkdtempSync(join(tmpdir(), 'lsm-init-'));
   dirs.push(bare);
