@@ -73,6 +73,24 @@ set -e
 [ "$before" == "$(cat "$other/vitest.config.ts")" ] || fail "init changed the user's vitest.config.ts"
 echo "foreign config: kept, exit 1, line printed"
 
+step "the workflow fits the package manager (npm here; pnpm and yarn projects), and passes an offline linter"
+# @action-validator/cli checks a workflow against GitHub's schema (keys, needs, expressions' places) without a network
+lint() { npx -y @action-validator/cli@0.6.0 "$1" || fail "the workflow init wrote ($1) does not pass action-validator"; }
+grep -q "run: npm ci" .github/workflows/speed-matrix.yml || fail "the npm project's workflow does not run npm ci"
+lint .github/workflows/speed-matrix.yml
+for pm in "pnpm pnpm-lock.yaml pnpm@10.4.1 pnpm install --frozen-lockfile" "yarn yarn.lock yarn@4.5.0 yarn install --immutable"; do
+  set -- $pm
+  pmdir="$work/pm-$1" && mkdir "$pmdir" && ln -s "$proj/node_modules" "$pmdir/node_modules" && : > "$pmdir/$2"
+  node -e "const p = require('$proj/package.json'); p.packageManager = '$3'; require('fs').writeFileSync('$pmdir/package.json', JSON.stringify(p))"
+  (cd "$pmdir" && npx --no-install llm-speed-matrix init >/dev/null)
+  wf="$pmdir/.github/workflows/speed-matrix.yml"
+  shift 3
+  grep -q "run: $*" "$wf" || fail "the $pm project's workflow does not install with '$*'"
+  ! grep -q "npm ci\|cache: npm\|npx " "$wf" || fail "the $pm project's workflow still uses npm"
+  lint "$wf"
+  echo "workflow for $(basename "$pmdir"): installs with '$*', lint ok"
+done
+
 step "the project's own tests: a plain \`vitest run\` runs them, and no matrix cell"
 mkdir -p test && printf "import { expect, test } from 'vitest';\ntest('own test', () => expect(1 + 1).toBe(2));\n" > test/own.test.ts
 npx --no-install vitest run > "$work/own.log" 2>&1 || { cat "$work/own.log"; fail "the project's own vitest run failed"; }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
 import { ensureDir } from '../results/write.js';
+import { detectPackageManager } from './package-manager.js';
 import { BENCH, configInstructions, SHARD, SUITE, THRESHOLDS_README, VITEST_CONFIG, VITEST_CONFIG_NAMES, WORKFLOW } from './templates.js';
 
 export const INIT_USAGE =
@@ -129,7 +130,8 @@ export function runInit(options: InitOptions): InitReport {
   put('bench/speed-matrix.bench.ts', BENCH);
   for (let g = 1; g <= shards; g++) put(`bench/shards/row-group-${g}.bench.ts`, SHARD(g));
   put('thresholds/README.md', THRESHOLDS_README);
-  put('.github/workflows/speed-matrix.yml', WORKFLOW(shards));
+  const pm = detectPackageManager(dir);
+  put('.github/workflows/speed-matrix.yml', WORKFLOW(shards, pm));
 
   const existing = VITEST_CONFIG_NAMES.find((name) => existsSync(join(dir, name)));
   // an .mts config in a CommonJS package, so Vite loads its import syntax without a warning
@@ -151,6 +153,7 @@ export function runInit(options: InitOptions): InitReport {
     const note = action === 'kept' ? ' (it exists and differs; --force overwrites it)' : '';
     report.lines.push(`${action.padEnd(9)} ${path}${note}`);
   }
+  report.lines.push(`the workflow installs with ${pm.name} (\`${pm.install}\`, from ${pm.source})`);
   if (report.configToEdit) report.lines.push('', configInstructions(report.configToEdit));
   report.lines.push(
     '',
