@@ -71,7 +71,18 @@ set -e
 [ "$code" -eq 1 ] || fail "init with a foreign vitest.config.ts exited $code, expected 1"
 [[ "$out" == *"withSpeedMatrix"* ]] || fail "init did not print the line to add"
 [ "$before" == "$(cat "$other/vitest.config.ts")" ] || fail "init changed the user's vitest.config.ts"
-echo "foreign config: kept, exit 1, line printed"
+[[ "$out" == *"first: add withSpeedMatrix to vitest.config.ts"* && "$out" != *"next:"* ]] || fail "init with a foreign config printed a next step that cannot work yet: $out"
+# the bench files are there but the config lacks the line: the run fails naming it (not exit 0, no page)
+set +e
+out="$(cd "$other" && LLM_BENCH_SIM_PROFILE=tiny npx --no-install vitest bench --run 2>&1)"; code=$?
+set -e
+[ "$code" -ne 0 ] && [[ "$out" == *"your Vitest config has no withSpeedMatrix"* ]] || { echo "$out" | tail -20; fail "vitest bench without withSpeedMatrix exited $code without naming the fix"; }
+echo "foreign config: kept, exit 1, line printed and no next step; vitest bench without the line: exit $code, names withSpeedMatrix"
+set +e
+out="$(timeout 60 npx --no-install vitest bench --watch --ui --open=false < /dev/null 2>&1)"
+set -e
+[[ "$out" == *"--ui needs @vitest/ui"*"Fix: npm i -D @vitest/ui@$vitest_version"* ]] || { echo "$out" | tail -20; fail "vitest --ui without @vitest/ui did not name the fix"; }
+echo "--ui without @vitest/ui: $(echo "$out" | grep -m1 -o 'Fix: npm i -D @vitest/ui@[0-9.]*')"
 
 step "the workflow fits the package manager (npm here; pnpm and yarn projects), and passes an offline linter"
 # @action-validator/cli checks a workflow against GitHub's schema (keys, needs, expressions' places) without a network

@@ -154,7 +154,17 @@ export function runInit(options: InitOptions): InitReport {
     report.lines.push(`${action.padEnd(9)} ${path}${note}`);
   }
   report.lines.push(`the workflow installs with ${pm.name} (\`${pm.install}\`, from ${pm.source})`);
-  if (report.configToEdit) report.lines.push('', configInstructions(report.configToEdit));
+  if (report.configToEdit) {
+    // the matrix cannot run before the config has the line: say only what comes first
+    report.lines.push(
+      '',
+      configInstructions(report.configToEdit),
+      '',
+      `first: add withSpeedMatrix to ${report.configToEdit} as above (or \`npx llm-speed-matrix init --force\`), then run \`npx llm-speed-matrix init\` again:`,
+      `  it reports ${report.configToEdit} as unchanged and prints the commands that run the matrix.`,
+    );
+    return report;
+  }
   report.lines.push(
     '',
     'next:',

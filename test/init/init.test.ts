@@ -86,10 +86,16 @@ test('an existing vitest config is not clobbered: init prints the line to add an
   expect(text).toContain('vitest.config.mts exists, so init left it as it is');
   expect(text).toContain("import { withSpeedMatrix } from 'llm-speed-matrix/vitest';");
   expect(text).toContain('defineConfig(withSpeedMatrix(');
+  // no step that cannot work yet: what comes first, and no bench command
+  expect(text).toContain('first: add withSpeedMatrix to vitest.config.mts');
+  expect(text).not.toContain('next:');
+  expect(text).not.toContain('vitest bench');
 
-  // once the line is in, init leaves it alone and is satisfied
+  // once the line is in, init leaves it alone and is satisfied, and gives the commands
   writeFileSync(join(dir, 'vitest.config.mts'), "import { withSpeedMatrix } from 'llm-speed-matrix/vitest';\n" + mine);
-  expect(runInit({ dir, force: false, shards: 4 }).configToEdit).toBeUndefined();
+  const again = runInit({ dir, force: false, shards: 4 });
+  expect(again.configToEdit).toBeUndefined();
+  expect(again.lines.join('\n')).toContain('next:\n  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run');
 });
 
 test('--force replaces a foreign vitest config and keeps the old one as .bak', () => {
