@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
+import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { ensureDir } from '../results/write.js';
 import { detectPackageManager } from './package-manager.js';
 import { BENCH, configInstructions, SHARD, SUITE, THRESHOLDS_README, VITEST_CONFIG, VITEST_CONFIG_NAMES, WORKFLOW } from './templates.js';
@@ -16,7 +17,8 @@ export const INIT_USAGE =
   'usage: llm-speed-matrix init [--force] [--shards N] [--dir PATH]\n' +
   '  --force     overwrite files that exist (an existing Vitest config is kept as <name>.bak)\n' +
   '  --shards N  row-group files and CI machines for the sharded matrix (default 4, 1–32)\n' +
-  '  --dir PATH  the project folder (default: the current folder)';
+  '  --dir PATH  the project folder (default: the current folder)\n' +
+  '  -h, --help  this text';
 
 export interface InitOptions {
   dir: string;
@@ -37,34 +39,29 @@ export interface InitReport {
   lines: string[];
 }
 
-export function parseInitArgs(argv: readonly string[]): InitOptions {
-  const out: InitOptions = { dir: process.cwd(), force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined || v === '') throw new ConfigError(`init ${flag} needs a value\n${INIT_USAGE}`);
-      return v;
-    };
-    switch (flag) {
-      case '--force':
-        out.force = true;
-        break;
-      case '--shards': {
-        const v = value();
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1 || n > 32) throw new ConfigError(`init --shards ${v} is invalid: use an integer 1–32 (the number of CI machines)`);
-        out.shards = n;
-        break;
-      }
-      case '--dir':
-        out.dir = resolve(value());
-        break;
-      default:
-        throw new ConfigError(`init: unknown option "${arg}"\n${INIT_USAGE}`);
-    }
+/** init's options, for the shared parser (src/meta/cli-args.ts). */
+const INIT_OPTIONS: Record<string, OptionSpec> = {
+  force: { type: 'boolean' },
+  shards: { type: 'string', what: 'a number', example: '--shards 4' },
+  dir: { type: 'string', what: 'a folder', example: '--dir packages/infra' },
+};
+
+/** init's arguments; `--help` gives `'help'` (the caller prints INIT_USAGE, exit 0). */
+export function parseInitArgs(argv: readonly string[]): InitOptions;
+export function parseInitArgs(argv: readonly string[], help: 'allow-help'): InitOptions | 'help';
+export function parseInitArgs(argv: readonly string[], help?: 'allow-help'): InitOptions | 'help' {
+  const parsed = parseCommandArgs(argv, INIT_OPTIONS, false);
+  if (parsed.kind === 'help') {
+    if (help) return 'help';
+    throw new ConfigError(INIT_USAGE);
+  }
+  if (parsed.kind === 'error') throw new ConfigError(`init: ${parsed.message}\n${INIT_USAGE}`);
+  const { force, shards, dir } = parsed.values as { force?: boolean; shards?: string; dir?: string };
+  const out: InitOptions = { dir: dir === undefined ? process.cwd() : resolve(dir), force: force === true };
+  if (shards !== undefined) {
+    const n = Number(shards);
+    if (!Number.isInteger(n) || n < 1 || n > 32) throw new ConfigError(`init --shards ${shards} is invalid: use an integer 1–32 (the number of CI machines)`);
+    out.shards = n;
   }
   return out;
 }
@@ -178,7 +175,12 @@ export function runInit(options: InitOptions): InitReport {
 
 /** The command: prints the report; exit 1 when the Vitest config still needs the line added. */
 export function runInitCli(argv: readonly string[]): number {
-  const report = runInit(parseInitArgs(argv));
+  const options = parseInitArgs(argv, 'allow-help');
+  if (options === 'help') {
+    console.log(INIT_USAGE);
+    return 0;
+  }
+  const report = runInit(options);
   console.log(report.lines.join('\n'));
   return report.configToEdit ? 1 : 0;
 }

@@ -137,8 +137,12 @@ test('init arguments are checked', () => {
   expect(parseInitArgs(['--force', '--shards', '3', '--dir=/tmp/x'])).toEqual({ force: true, shards: 3, dir: '/tmp/x' });
   expect(() => parseInitArgs(['--shards', '0'])).toThrow(ConfigError);
   expect(() => parseInitArgs(['--shards', '0'])).toThrow(/--shards 0 is invalid: use an integer 1–32/);
-  expect(() => parseInitArgs(['--forse'])).toThrow(/unknown option "--forse"/);
-  expect(() => parseInitArgs(['--dir'])).toThrow(/--dir needs a value/);
+  expect(() => parseInitArgs(['--forse'])).toThrow(/unknown option "--forse" \(did you mean --force\?\)/);
+  expect(() => parseInitArgs(['--dir'])).toThrow(/--dir needs a folder, e\.g\. --dir packages\/infra/);
+  expect(() => parseInitArgs(['--dir='])).toThrow(/--dir needs a folder/);
+  expect(() => parseInitArgs(['--force=yes'])).toThrow(/--force takes no value/);
+  expect(() => parseInitArgs(['extra'])).toThrow(/unexpected argument "extra"/);
+  expect(parseInitArgs(['-h'], 'allow-help')).toBe('help');
 });
 
 test("a new threshold file's $schema points at the schema shipped with the package, relative to the file", () => {
