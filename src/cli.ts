@@ -3,6 +3,8 @@
  * files; `report` draws one or several as HTML. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
 import { ConfigError } from './config/errors.js';
+import { suggest } from './meta/cli-args.js';
+import { packageInfo } from './meta/package.js';
 
 const USAGE = `usage: llm-speed-matrix <command> [options]
 
@@ -17,9 +19,38 @@ commands:
         compare two speed-matrix.json files; exit 1 on a regression beyond tolerance
   report <a.json> [b.json …] [--label NAME …] [--out FILE]
         the HTML report of one result, or one page overlaying several (ratios to the first)
-  help  this text
+  help [command]
+        this text, or a command's own options (also: <command> --help)
+  version
+        the package version (also: --version, -v)
 
 Run the speed matrix itself with:  npx vitest bench --run   (see README.md)`;
+
+const COMMANDS = ['init', 'sim', 'compare', 'report', 'help', 'version'] as const;
+
+/** A command's own usage text, for `help <command>` (each module is loaded only when asked for). */
+async function usageOf(command: string): Promise<string | undefined> {
+  switch (command) {
+    case 'init':
+      return (await import('./init/init.js')).INIT_USAGE;
+    case 'sim':
+      return (await import('./sim/cli.js')).SIM_USAGE;
+    case 'compare':
+      return (await import('./compare/cli.js')).COMPARE_USAGE;
+    case 'report':
+      return (await import('./report/cli.js')).REPORT_USAGE;
+    case 'help':
+    case 'version':
+      return USAGE;
+    default:
+      return undefined;
+  }
+}
+
+function unknownCommand(command: string): string {
+  const near = suggest(command, COMMANDS);
+  return `unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}\n\n${USAGE}`;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -46,14 +77,33 @@ export async function main(argv: string[]): Promise<number> {
         const { runCompareCli } = await import('./compare/cli.js');
         return await runCompareCli(rest);
       }
+      case 'version':
+      case '--version':
+      case '-v':
+      case '-V':
+        console.log(packageInfo().version);
+        return 0;
+      case 'help': {
+        const topic = rest[0];
+        if (topic === undefined) {
+          console.log(USAGE);
+          return 0;
+        }
+        const usage = await usageOf(topic);
+        if (usage === undefined) {
+          console.error(unknownCommand(topic));
+          return 2;
+        }
+        console.log(usage);
+        return 0;
+      }
       case undefined:
-      case 'help':
       case '--help':
       case '-h':
         console.log(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        console.error(`unknown command "${command}"\n\n${USAGE}`);
+        console.error(unknownCommand(command));
         return 2;
     }
   } catch (err) {

@@ -14,6 +14,8 @@
  * left out of it. For finer control, `speedMatrixProjects()` and `speedMatrixReporters()` give the
  * parts.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProjectInlineConfiguration, ViteUserConfig } from 'vitest/config';
 import { JUnitReporter, type Reporter } from 'vitest/node';
@@ -108,8 +110,14 @@ export function speedMatrixProjects(options: SpeedMatrixVitestOptions = {}): Tes
 type TestOptions = NonNullable<ViteUserConfig['test']>;
 /** `test.reporters`: names, [name, options] pairs or instances */
 export type Reporters = NonNullable<TestOptions['reporters']>;
-/** `test.benchmark.reporters` (what `vitest bench` reads): names or instances */
-export type BenchmarkReporters = NonNullable<NonNullable<TestOptions['benchmark']>['reporters']>;
+type BenchmarkOptions = NonNullable<TestOptions['benchmark']>;
+/**
+ * `test.benchmark.reporters` (what Vitest 4's `vitest bench` reads): names or instances. Vitest 5
+ * dropped the option (its `vitest bench` reads `test.reporters`), so under Vitest 5's types this is
+ * the same as `Reporters`; written so the emitted .d.ts compiles against either major.
+ */
+export type BenchmarkReporters = ReportersOf<BenchmarkOptions>;
+type ReportersOf<B> = B extends { reporters?: infer R } ? (unknown extends R ? Reporters : NonNullable<R>) : Reporters;
 
 /**
  * What is added to the configured reporters: the speed-matrix reporter, and with LLM_BENCH_JUNIT=PATH
@@ -138,6 +146,44 @@ export function speedMatrixReporters(existing?: Reporters, options: SpeedMatrixV
 export function speedMatrixBenchmarkReporters(existing?: BenchmarkReporters, options: SpeedMatrixVitestOptions = {}): BenchmarkReporters {
   const list: BenchmarkReporters = existing === undefined ? ['default'] : Array.isArray(existing) ? [...existing] : [existing];
   return [...list, ...addedReporters(options)];
+}
+
+/** Whether the command line or the config turns Vitest's UI on (`--ui`, `--ui=true`, `test.ui: true`). */
+export function wantsUi(argv: readonly string[], configUi?: boolean): boolean {
+  let ui = configUi === true;
+  for (const arg of argv) {
+    if (arg === '--ui' || arg === '--ui=true') ui = true;
+    else if (arg === '--no-ui' || arg === '--ui=false') ui = false;
+  }
+  return ui;
+}
+
+/** The version of a package as Node finds it from `dir` up (node_modules/<name>/package.json), or undefined. */
+function installedVersion(dir: string, name: string): string | undefined {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const manifest = join(at, 'node_modules', name, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? '';
+      } catch {
+        return '';
+      }
+    }
+    if (dirname(at) === at) return undefined;
+  }
+}
+
+/**
+ * The one line for `vitest --ui` (or `vitest bench --watch --ui`) in a project without @vitest/ui,
+ * an optional peer: Vitest itself says only "Cannot find dependency '@vitest/ui'". It names the
+ * install at Vitest's own version (the UI must match it). Undefined when the UI is not asked for,
+ * is installed, or Yarn PnP resolves packages (no node_modules to look in).
+ */
+export function uiHint(argv: readonly string[], configUi: boolean | undefined, root: string): string | undefined {
+  if (!wantsUi(argv, configUi) || process.versions.pnp) return undefined;
+  if (installedVersion(root, '@vitest/ui') !== undefined) return undefined;
+  const vitest = installedVersion(root, 'vitest');
+  return `[speed-matrix] --ui needs @vitest/ui, an optional peer that is not installed. Fix: npm i -D @vitest/ui${vitest ? `@${vitest}` : ''}`;
 }
 
 /**
@@ -172,6 +218,8 @@ export function withSpeedMatrix(config: ViteUserConfig = {}, options: SpeedMatri
     };
   };
   const projects = test.projects ? test.projects.map(withoutMatrix) : [own];
+  const hint = uiHint(options.argv ?? process.argv, test.ui, typeof config.root === 'string' ? resolve(config.root) : process.cwd());
+  if (hint) process.stderr.write(`${hint}\n`);
   const reporters = speedMatrixReporters(test.reporters, options);
   return {
     ...config,

@@ -2,7 +2,8 @@
 # The package as a user meets it: pack the tarball, install it into a fresh project that has only
 # vitest, run `init`, run the matrix on the embedded simulator (Node 20 = this node, then Node 22
 # and 24 from npm's `node` package), check the page and the JSON, check that a threshold breach
-# exits 1, that the types resolve under moduleResolution node16 and bundler, and that a missing
+# exits 1, the same with Vitest 5 on Node 22 and 24 (install, init, matrix, shards + merge, -u,
+# a breach, types), that the types resolve under moduleResolution node16 and bundler, and that a missing
 # peer or a wrong import path gives one line naming the fix. Run by .ci/run; by hand:
 #   bash scripts/pack-check/run.sh
 set -euo pipefail
@@ -70,7 +71,36 @@ set -e
 [ "$code" -eq 1 ] || fail "init with a foreign vitest.config.ts exited $code, expected 1"
 [[ "$out" == *"withSpeedMatrix"* ]] || fail "init did not print the line to add"
 [ "$before" == "$(cat "$other/vitest.config.ts")" ] || fail "init changed the user's vitest.config.ts"
-echo "foreign config: kept, exit 1, line printed"
+[[ "$out" == *"first: add withSpeedMatrix to vitest.config.ts"* && "$out" != *"next:"* ]] || fail "init with a foreign config printed a next step that cannot work yet: $out"
+# the bench files are there but the config lacks the line: the run fails naming it (not exit 0, no page)
+set +e
+out="$(cd "$other" && LLM_BENCH_SIM_PROFILE=tiny npx --no-install vitest bench --run 2>&1)"; code=$?
+set -e
+[ "$code" -ne 0 ] && [[ "$out" == *"your Vitest config has no withSpeedMatrix"* ]] || { echo "$out" | tail -20; fail "vitest bench without withSpeedMatrix exited $code without naming the fix"; }
+echo "foreign config: kept, exit 1, line printed and no next step; vitest bench without the line: exit $code, names withSpeedMatrix"
+set +e
+out="$(timeout 60 npx --no-install vitest bench --watch --ui --open=false < /dev/null 2>&1)"
+set -e
+[[ "$out" == *"--ui needs @vitest/ui"*"Fix: npm i -D @vitest/ui@$vitest_version"* ]] || { echo "$out" | tail -20; fail "vitest --ui without @vitest/ui did not name the fix"; }
+echo "--ui without @vitest/ui: $(echo "$out" | grep -m1 -o 'Fix: npm i -D @vitest/ui@[0-9.]*')"
+
+step "the workflow fits the package manager (npm here; pnpm and yarn projects), and passes an offline linter"
+# @action-validator/cli checks a workflow against GitHub's schema (keys, needs, expressions' places) without a network
+lint() { npx -y @action-validator/cli@0.6.0 "$1" || fail "the workflow init wrote ($1) does not pass action-validator"; }
+grep -q "run: npm ci" .github/workflows/speed-matrix.yml || fail "the npm project's workflow does not run npm ci"
+lint .github/workflows/speed-matrix.yml
+for pm in "pnpm pnpm-lock.yaml pnpm@10.4.1 pnpm install --frozen-lockfile" "yarn yarn.lock yarn@4.5.0 yarn install --immutable"; do
+  set -- $pm
+  pmdir="$work/pm-$1" && mkdir "$pmdir" && ln -s "$proj/node_modules" "$pmdir/node_modules" && : > "$pmdir/$2"
+  node -e "const p = require('$proj/package.json'); p.packageManager = '$3'; require('fs').writeFileSync('$pmdir/package.json', JSON.stringify(p))"
+  (cd "$pmdir" && npx --no-install llm-speed-matrix init >/dev/null)
+  wf="$pmdir/.github/workflows/speed-matrix.yml"
+  shift 3
+  grep -q "run: $*" "$wf" || fail "the $pm project's workflow does not install with '$*'"
+  ! grep -q "npm ci\|cache: npm\|npx " "$wf" || fail "the $pm project's workflow still uses npm"
+  lint "$wf"
+  echo "workflow for $(basename "$pmdir"): installs with '$*', lint ok"
+done
 
 step "the project's own tests: a plain \`vitest run\` runs them, and no matrix cell"
 mkdir -p test && printf "import { expect, test } from 'vitest';\ntest('own test', () => expect(1 + 1).toBe(2));\n" > test/own.test.ts
@@ -143,5 +173,57 @@ out="$(node --input-type=module -e "await import('llm-speed-matrix/reporters/spe
 set -e
 [ "$code" -ne 0 ] && [[ "$out" == *"not an entry point of llm-speed-matrix. Fix: import one of"* ]] || fail "a wrong path: $out"
 echo "wrong path: $(echo "$out" | grep -m1 -o 'ConfigError: .\{0,90\}')…"
+
+# Vitest 5 (it needs Node 22.12+): npm itself runs on Node 22 / 24 here, so it picks versions as a
+# user's npm on that Node does (Vitest 5 for a plain `vitest`, as the README's install line says)
+node22="$(npx -y -p node@22 -- node -p process.execPath)"
+node24="$(npx -y -p node@24 -- node -p process.execPath)"
+npm_cli="$(npm root -g)/npm/bin/npm-cli.js"
+[ -f "$npm_cli" ] || fail "npm's CLI script is not at $npm_cli"
+step "Vitest 5 on Node $("$node22" -v): the README's install line in a fresh project, init, the tiny matrix"
+started5=$SECONDS
+proj5="$work/my-infra-v5"
+mkdir "$proj5" && cd "$proj5"
+npm init -y >/dev/null
+"$node22" "$npm_cli" i -D --no-audit --no-fund "$tarball" vitest >/dev/null
+v5="$(node -p "require('./node_modules/vitest/package.json').version")"
+[[ "$v5" == 5.* ]] || fail "npm on Node 22 installed vitest $v5 for the README's line, expected 5.x (a new major: check it, then widen the peer range and this step)"
+"$node22" "$npm_cli" ls --all >/dev/null 2>&1 || { "$node22" "$npm_cli" ls; fail "npm ls marks the Vitest $v5 install invalid (the peer range)"; }
+echo "installed vitest $v5; npm ls clean"
+"$node22" node_modules/llm-speed-matrix/bin/llm-speed-matrix.mjs init > "$work/init5.log" 2>&1 || { cat "$work/init5.log"; fail "init with vitest $v5 failed"; }
+grep -q "wrote     vitest.config.mts" "$work/init5.log" || { cat "$work/init5.log"; fail "init with vitest $v5 did not write the config"; }
+"${small[@]}" "$node22" node_modules/vitest/vitest.mjs bench --run > "$work/v5.log" 2>&1 || { tail -40 "$work/v5.log"; fail "vitest $v5 bench --run failed"; }
+grep -q "RUN  *v5\." <(sed 's/\x1b\[[0-9;]*m//g' "$work/v5.log") || fail "the run did not report Vitest 5"
+node "$here/check-result.mjs" reports 4
+mkdir -p test && printf "import { expect, test } from 'vitest';\ntest('own test', () => expect(1 + 1).toBe(2));\n" > test/own.test.ts
+"$node22" node_modules/vitest/vitest.mjs run > "$work/own5.log" 2>&1 || { cat "$work/own5.log"; fail "the project's own vitest run failed on vitest $v5"; }
+grep -q "1 passed" "$work/own5.log" && ! grep -q "decode" "$work/own5.log" || fail "vitest $v5 run: own test not run, or matrix cells ran"
+echo "own tests on vitest $v5: 1 passed, no matrix cell"
+
+step "Vitest $v5 on Node $("$node24" -v): a project that has Vitest 5 installs the package (no ERESOLVE); shards + merge; -u; a breach"
+"$node24" "$npm_cli" i -D --no-audit --no-fund "$tarball" >/dev/null || fail "installing the tarball into a project with vitest $v5 failed (peer range)"
+rm -rf reports .vitest-reports
+for i in 1 2; do
+  "${small[@]}" "$node24" node_modules/vitest/vitest.mjs run --project matrix-sharded --shard="$i/2" --reporter=blob --outputFile=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
+    || fail "vitest $v5 shard $i/2 failed"
+done
+LLM_BENCH_OUT=reports "$node24" node_modules/vitest/vitest.mjs --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the vitest $v5 merge failed"
+node "$here/check-result.mjs" reports 4
+"${small[@]}" "$node24" node_modules/vitest/vitest.mjs bench --run -u >/dev/null 2>&1 || fail "vitest $v5 bench --run -u failed"
+node -e "const t = require('./thresholds/sim-tiny.json'); if (Object.keys(t.cells).length !== 4) { console.error('-u under vitest $v5 wrote', Object.keys(t.cells)); process.exit(1) } console.log('-u under vitest $v5: thresholds/sim-tiny.json with 4 cells')"
+echo '{ "cells": { "0/1": { "min": { "perRequestTokensPerSecond": 1000000 } } } }' > thresholds/sim-tiny.json
+set +e
+"${small[@]}" LLM_BENCH_CONTEXTS=0 LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 "$node24" node_modules/vitest/vitest.mjs bench --run > "$work/breach5.log" 2>&1; code=$?
+set -e
+[ "$code" -eq 1 ] && grep -q "0/1 perRequestTokensPerSecond" "$work/breach5.log" || { tail -30 "$work/breach5.log"; fail "a breach under vitest $v5 exited $code, expected 1 naming the budget"; }
+echo "breach under vitest $v5: exit 1, named"
+"$node24" "$npm_cli" i -D --no-audit --no-fund "typescript@$(node -p "require('$root/package.json').devDependencies.typescript")" "@types/node@22" >/dev/null
+cp "$here/types-check.mts" .
+"$node24" node_modules/typescript/bin/tsc --noEmit --strict --skipLibCheck --types node --module esnext --moduleResolution bundler --target es2022 \
+  bench/suite.ts bench/speed-matrix.bench.ts bench/shards/*.bench.ts vitest.config.mts || fail "init's files do not type-check against vitest $v5"
+"$node24" node_modules/typescript/bin/tsc --noEmit --strict --skipLibCheck false --types node --module node16 --moduleResolution node16 --target es2022 types-check.mts \
+  || fail "the package's types do not compile against vitest $v5"
+echo "types against vitest $v5: ok"
+echo "Vitest 5 steps: $((SECONDS - started5)) s"
 
 echo "pack-check OK"

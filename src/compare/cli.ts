@@ -5,7 +5,7 @@
  * Without --out the diff page is printed; with it, a one-line verdict and the regressions.
  * When GITHUB_STEP_SUMMARY is set the diff page is appended to it.
  */
-import { takeOption } from '../meta/args.js';
+import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
@@ -21,7 +21,8 @@ export const COMPARE_USAGE = `usage: llm-speed-matrix compare <base.json> <new.j
 Compares two speed-matrix.json files cell by cell. Exit 0: no regression; 1: a figure regressed
 beyond its tolerance; 2: usage error or files that cannot be compared.
   --out FILE         write the Markdown diff page to FILE (default: print it)
-  --thresholds FILE  take regression tolerances from FILE's "tolerances.regression" block`;
+  --thresholds FILE  take regression tolerances from FILE's "tolerances.regression" block
+  -h, --help         this text`;
 
 export interface CompareIo {
   out: (text: string) => void;
@@ -42,42 +43,29 @@ interface CompareArgs {
   thresholds?: string;
 }
 
-function parseArgs(argv: string[]): CompareArgs | string {
-  const positional: string[] = [];
-  const args: Partial<CompareArgs> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const valueOf = (name: string): string | undefined => {
-      const { value, last } = takeOption(argv, i, name);
-      i = last;
-      return value;
-    };
-    if (a === '--out' || a.startsWith('--out=')) {
-      const v = valueOf('--out');
-      if (!v) return '--out needs a file name, e.g. --out diff.md';
-      args.out = v;
-    } else if (a === '--thresholds' || a.startsWith('--thresholds=')) {
-      const v = valueOf('--thresholds');
-      if (!v) return '--thresholds needs a file name, e.g. --thresholds thresholds/my-server.json';
-      args.thresholds = v;
-    } else if (a.startsWith('-')) {
-      return `unknown option "${a}"`;
-    } else {
-      positional.push(a);
-    }
-  }
-  if (positional.length !== 2) return `expected two result files (base and new), got ${positional.length}`;
-  return { ...args, base: positional[0]!, next: positional[1]! } as CompareArgs;
+const COMPARE_OPTIONS: Record<string, OptionSpec> = {
+  out: { type: 'string', what: 'a file name', example: '--out diff.md' },
+  thresholds: { type: 'string', what: 'a file name', example: '--thresholds thresholds/my-server.json' },
+};
+
+/** The arguments, `'help'` for --help/-h, or a message (the shared parser: src/meta/cli-args.ts). */
+function parseArgs(argv: readonly string[]): CompareArgs | 'help' | { error: string } {
+  const parsed = parseCommandArgs(argv, COMPARE_OPTIONS, true);
+  if (parsed.kind === 'help') return 'help';
+  if (parsed.kind === 'error') return { error: parsed.message };
+  const { out, thresholds } = parsed.values as { out?: string; thresholds?: string };
+  if (parsed.positionals.length !== 2) return { error: `expected two result files (base and new), got ${parsed.positionals.length}` };
+  return { base: parsed.positionals[0]!, next: parsed.positionals[1]!, ...(out ? { out } : {}), ...(thresholds ? { thresholds } : {}) };
 }
 
 export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const args = parseArgs(argv);
+  if (args === 'help') {
     io.out(COMPARE_USAGE);
     return 0;
   }
-  const args = parseArgs(argv);
-  if (typeof args === 'string') {
-    io.err(`llm-speed-matrix compare: ${args}\n\n${COMPARE_USAGE}`);
+  if ('error' in args) {
+    io.err(`llm-speed-matrix compare: ${args.error}\n\n${COMPARE_USAGE}`);
     return 2;
   }
   try {

@@ -7,15 +7,18 @@
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
-import { MISSING_VITEST } from '../meta/peer.js';
+import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
+import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { ensureDir } from '../results/write.js';
+import { detectPackageManager } from './package-manager.js';
 import { BENCH, configInstructions, SHARD, SUITE, THRESHOLDS_README, VITEST_CONFIG, VITEST_CONFIG_NAMES, WORKFLOW } from './templates.js';
 
 export const INIT_USAGE =
   'usage: llm-speed-matrix init [--force] [--shards N] [--dir PATH]\n' +
   '  --force     overwrite files that exist (an existing Vitest config is kept as <name>.bak)\n' +
   '  --shards N  row-group files and CI machines for the sharded matrix (default 4, 1–32)\n' +
-  '  --dir PATH  the project folder (default: the current folder)';
+  '  --dir PATH  the project folder (default: the current folder)\n' +
+  '  -h, --help  this text';
 
 export interface InitOptions {
   dir: string;
@@ -36,34 +39,29 @@ export interface InitReport {
   lines: string[];
 }
 
-export function parseInitArgs(argv: readonly string[]): InitOptions {
-  const out: InitOptions = { dir: process.cwd(), force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined || v === '') throw new ConfigError(`init ${flag} needs a value\n${INIT_USAGE}`);
-      return v;
-    };
-    switch (flag) {
-      case '--force':
-        out.force = true;
-        break;
-      case '--shards': {
-        const v = value();
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1 || n > 32) throw new ConfigError(`init --shards ${v} is invalid: use an integer 1–32 (the number of CI machines)`);
-        out.shards = n;
-        break;
-      }
-      case '--dir':
-        out.dir = resolve(value());
-        break;
-      default:
-        throw new ConfigError(`init: unknown option "${arg}"\n${INIT_USAGE}`);
-    }
+/** init's options, for the shared parser (src/meta/cli-args.ts). */
+const INIT_OPTIONS: Record<string, OptionSpec> = {
+  force: { type: 'boolean' },
+  shards: { type: 'string', what: 'a number', example: '--shards 4' },
+  dir: { type: 'string', what: 'a folder', example: '--dir packages/infra' },
+};
+
+/** init's arguments; `--help` gives `'help'` (the caller prints INIT_USAGE, exit 0). */
+export function parseInitArgs(argv: readonly string[]): InitOptions;
+export function parseInitArgs(argv: readonly string[], help: 'allow-help'): InitOptions | 'help';
+export function parseInitArgs(argv: readonly string[], help?: 'allow-help'): InitOptions | 'help' {
+  const parsed = parseCommandArgs(argv, INIT_OPTIONS, false);
+  if (parsed.kind === 'help') {
+    if (help) return 'help';
+    throw new ConfigError(INIT_USAGE);
+  }
+  if (parsed.kind === 'error') throw new ConfigError(`init: ${parsed.message}\n${INIT_USAGE}`);
+  const { force, shards, dir } = parsed.values as { force?: boolean; shards?: string; dir?: string };
+  const out: InitOptions = { dir: dir === undefined ? process.cwd() : resolve(dir), force: force === true };
+  if (shards !== undefined) {
+    const n = Number(shards);
+    if (!Number.isInteger(n) || n < 1 || n > 32) throw new ConfigError(`init --shards ${shards} is invalid: use an integer 1–32 (the number of CI machines)`);
+    out.shards = n;
   }
   return out;
 }
@@ -95,9 +93,10 @@ export function runInit(options: InitOptions): InitReport {
     throw new ConfigError(`no package.json in ${dir}. Fix: run init in your project's root folder (or --dir PATH), or create one with \`npm init -y\``);
   }
   const vitestVersion = installedVitest(dir);
-  const major = Number(vitestVersion.split('.')[0]);
-  const minor = Number(vitestVersion.split('.')[1]);
-  if (major !== 4 || minor < 1) throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later 4.x. Fix: npm i -D vitest@^4.1.0`);
+  const support = vitestSupport(vitestVersion);
+  if (support === 'old') {
+    throw new ConfigError(`vitest ${vitestVersion} is installed; llm-speed-matrix needs Vitest 4.1 or later (4.x or 5.x). Fix: npm i -D vitest@latest (Vitest 5 needs Node 22.12+; on Node 20: npm i -D vitest@^4.1.0)`);
+  }
 
   // the row-group files, ROW_GROUPS and the workflow's shard list must agree: a kept suite decides
   const kept = force ? undefined : existingRowGroups(dir);
@@ -110,6 +109,7 @@ export function runInit(options: InitOptions): InitReport {
   const shards = kept ?? options.shards ?? DEFAULT_SHARDS;
 
   const report: InitReport = { files: [], lines: [] };
+  if (support === 'newer') report.lines.push(`note: vitest ${vitestVersion} is newer than the versions llm-speed-matrix was checked with (4.1+, 5.x); if a cell misbehaves, try vitest@5`, '');
   const put = (path: string, text: string): void => {
     const full = join(dir, path);
     let action: InitAction;
@@ -127,7 +127,8 @@ export function runInit(options: InitOptions): InitReport {
   put('bench/speed-matrix.bench.ts', BENCH);
   for (let g = 1; g <= shards; g++) put(`bench/shards/row-group-${g}.bench.ts`, SHARD(g));
   put('thresholds/README.md', THRESHOLDS_README);
-  put('.github/workflows/speed-matrix.yml', WORKFLOW(shards));
+  const pm = detectPackageManager(dir);
+  put('.github/workflows/speed-matrix.yml', WORKFLOW(shards, pm));
 
   const existing = VITEST_CONFIG_NAMES.find((name) => existsSync(join(dir, name)));
   // an .mts config in a CommonJS package, so Vite loads its import syntax without a warning
@@ -149,7 +150,18 @@ export function runInit(options: InitOptions): InitReport {
     const note = action === 'kept' ? ' (it exists and differs; --force overwrites it)' : '';
     report.lines.push(`${action.padEnd(9)} ${path}${note}`);
   }
-  if (report.configToEdit) report.lines.push('', configInstructions(report.configToEdit));
+  report.lines.push(`the workflow installs with ${pm.name} (\`${pm.install}\`, from ${pm.source})`);
+  if (report.configToEdit) {
+    // the matrix cannot run before the config has the line: say only what comes first
+    report.lines.push(
+      '',
+      configInstructions(report.configToEdit),
+      '',
+      `first: add withSpeedMatrix to ${report.configToEdit} as above (or \`npx llm-speed-matrix init --force\`), then run \`npx llm-speed-matrix init\` again:`,
+      `  it reports ${report.configToEdit} as unchanged and prints the commands that run the matrix.`,
+    );
+    return report;
+  }
   report.lines.push(
     '',
     'next:',
@@ -163,7 +175,12 @@ export function runInit(options: InitOptions): InitReport {
 
 /** The command: prints the report; exit 1 when the Vitest config still needs the line added. */
 export function runInitCli(argv: readonly string[]): number {
-  const report = runInit(parseInitArgs(argv));
+  const options = parseInitArgs(argv, 'allow-help');
+  if (options === 'help') {
+    console.log(INIT_USAGE);
+    return 0;
+  }
+  const report = runInit(options);
   console.log(report.lines.join('\n'));
   return report.configToEdit ? 1 : 0;
 }

@@ -7,6 +7,7 @@
  * has no file parallelism).
  */
 import { importVitest } from '../meta/peer.js';
+import { ConfigError } from '../config/errors.js';
 import { resolveSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
 import { asUserError } from '../errors.js';
@@ -23,6 +24,12 @@ import { maxSearchCells } from '../slo/capacity.js';
 import { loadThresholds, ThresholdsError } from '../thresholds/load.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
+
+/** A bench file that Vitest runs outside the matrix projects: the config lacks withSpeedMatrix. */
+export const NOT_A_MATRIX_PROJECT =
+  'this speed-matrix file runs outside the matrix projects: your Vitest config has no withSpeedMatrix, so no cell would run and no page would be written. ' +
+  "Fix: in your vitest config, import { withSpeedMatrix } from 'llm-speed-matrix/vitest' and export default defineConfig(withSpeedMatrix({ /* your config */ })) " +
+  '(`npx llm-speed-matrix init` prints the line)';
 
 export interface DefineOptions {
   /**
@@ -44,6 +51,9 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
 
 async function define(input: SuiteInput, options: DefineOptions): Promise<void> {
   const { afterAll, describe, inject, test } = await importVitest();
+  // the matrix projects' global setup always provides this; without it the file runs in a project
+  // withSpeedMatrix did not make (Vitest 4's bench runner would then skip every cell, exit 0, no page)
+  if (inject('speedMatrixUpdate') === undefined) throw new ConfigError(NOT_A_MATRIX_PROJECT);
   const cfg = resolveSuite(input);
   if (options.rows) {
     checkRowGroup(options.rows);
@@ -68,7 +78,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   const resume = cfg.resumePath ? loadResume(cfg.resumePath, info) : undefined;
   if (resume) info.resumedFrom = { path: cfg.resumePath!, startedAt: resume.previous.info.startedAt };
   const plan = options.rows ? selectRowGroup(fullPlan, options.rows) : fullPlan;
-  const updating = inject('speedMatrixUpdate') ?? false;
+  const updating = inject('speedMatrixUpdate') === true;
   const thresholds = loadThresholds(cfg.thresholdsPath, {
     cellKeys: fullPlan.cells.map((c) => c.key),
     prefillKeys: fullPlan.prefill.map((p) => p.key),

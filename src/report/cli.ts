@@ -4,7 +4,7 @@
  * overlays them, each run named by its --label (in order) or from its run info.
  * Exit 0: written; 2: usage error, or a file that cannot be read (wrong schema version, invalid).
  */
-import { takeOption } from '../meta/args.js';
+import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { loadResultFile } from '../compare/load.js';
@@ -17,7 +17,8 @@ export const REPORT_USAGE = `usage: llm-speed-matrix report <a.json> [b.json …
 One speed-matrix.json: its HTML report. Two or more: one page that overlays them (charts per run,
 each cell's ratios to the first run).
   --label NAME  name of the next run, in the order of the files (default: engine, version, start time)
-  --out FILE    where to write the page (default: report.html, or compare.html for several runs)`;
+  --out FILE    where to write the page (default: report.html, or compare.html for several runs)
+  -h, --help    this text`;
 
 export interface ReportIo {
   out: (text: string) => void;
@@ -35,31 +36,18 @@ interface ReportArgs {
   out?: string;
 }
 
+const REPORT_OPTIONS: Record<string, OptionSpec> = {
+  label: { type: 'string', multiple: true, what: 'a name', example: '--label fp8' },
+  out: { type: 'string', what: 'a file name', example: '--out compare.html' },
+};
+
+/** The arguments, 'help' for --help/-h, or a message (the shared parser: src/meta/cli-args.ts). */
 function parseArgs(argv: readonly string[]): ReportArgs | string {
-  const args: ReportArgs = { files: [], labels: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const valueOf = (name: string): string | undefined => {
-      const { value, last } = takeOption(argv, i, name);
-      i = last;
-      return value;
-    };
-    if (a === '--label' || a.startsWith('--label=')) {
-      const v = valueOf('--label');
-      if (!v) return '--label needs a name, e.g. --label fp8';
-      args.labels.push(v);
-    } else if (a === '--out' || a.startsWith('--out=')) {
-      const v = valueOf('--out');
-      if (!v) return '--out needs a file name, e.g. --out compare.html';
-      args.out = v;
-    } else if (a === '--help' || a === '-h') {
-      return 'help';
-    } else if (a.startsWith('-')) {
-      return `unknown option "${a}"`;
-    } else {
-      args.files.push(a);
-    }
-  }
+  const parsed = parseCommandArgs(argv, REPORT_OPTIONS, true);
+  if (parsed.kind === 'help') return 'help';
+  if (parsed.kind === 'error') return parsed.message;
+  const { label, out } = parsed.values as { label?: string[]; out?: string };
+  const args: ReportArgs = { files: parsed.positionals, labels: label ?? [], ...(out ? { out } : {}) };
   if (args.files.length === 0) return 'give at least one speed-matrix.json';
   if (args.labels.length > args.files.length) return `${args.labels.length} labels for ${args.files.length} files; give at most one --label per file`;
   return args;

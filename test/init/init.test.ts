@@ -5,6 +5,7 @@ import { afterEach, expect, test } from 'vitest';
 import { parseInitArgs, runInit } from '../../src/init/init.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { thresholdsSchemaRef } from '../../src/thresholds/update.js';
+import { VITEST_PEER_RANGE, vitestSupport } from '../../src/meta/peer.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -85,10 +86,16 @@ test('an existing vitest config is not clobbered: init prints the line to add an
   expect(text).toContain('vitest.config.mts exists, so init left it as it is');
   expect(text).toContain("import { withSpeedMatrix } from 'llm-speed-matrix/vitest';");
   expect(text).toContain('defineConfig(withSpeedMatrix(');
+  // no step that cannot work yet: what comes first, and no bench command
+  expect(text).toContain('first: add withSpeedMatrix to vitest.config.mts');
+  expect(text).not.toContain('next:');
+  expect(text).not.toContain('vitest bench');
 
-  // once the line is in, init leaves it alone and is satisfied
+  // once the line is in, init leaves it alone and is satisfied, and gives the commands
   writeFileSync(join(dir, 'vitest.config.mts'), "import { withSpeedMatrix } from 'llm-speed-matrix/vitest';\n" + mine);
-  expect(runInit({ dir, force: false, shards: 4 }).configToEdit).toBeUndefined();
+  const again = runInit({ dir, force: false, shards: 4 });
+  expect(again.configToEdit).toBeUndefined();
+  expect(again.lines.join('\n')).toContain('next:\n  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run');
 });
 
 test('--force replaces a foreign vitest config and keeps the old one as .bak', () => {
@@ -100,13 +107,26 @@ test('--force replaces a foreign vitest config and keeps the old one as .bak', (
   expect(readFileSync(join(dir, 'vite.config.js'), 'utf8')).toContain('withSpeedMatrix');
 });
 
+test('Vitest 4.1+ and 5.x are accepted; a later major runs with a note; the peer range says the same', () => {
+  for (const v of ['4.1.0', '4.1.12', '5.0.0', '5.1.2']) {
+    const r = runInit({ dir: project(v), force: false, shards: 2 });
+    expect(r.files.length).toBeGreaterThan(0);
+    expect(r.lines.join('\n')).not.toContain('newer than');
+  }
+  expect(runInit({ dir: project('6.0.0'), force: false, shards: 2 }).lines[0]).toMatch(/vitest 6\.0\.0 is newer than the versions .* checked with/);
+  expect(['4.0.9', '3.2.4', 'x'].map(vitestSupport)).toEqual(['old', 'old', 'old']);
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies: Record<string, string> };
+  expect(manifest.peerDependencies.vitest).toBe(VITEST_PEER_RANGE);
+});
+
 test('without vitest, without package.json, or with an old vitest: one line naming the fix, nothing written', () => {
   const noVitest = project(null);
-  expect(() => runInit({ dir: noVitest, force: false, shards: 4 })).toThrow(/vitest is not installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: noVitest, force: false, shards: 4 })).toThrow(/vitest is not installed.*Fix: npm i -D vitest$/);
   expect(existsSync(join(noVitest, 'bench'))).toBe(false);
 
   const old = project('3.2.4');
-  expect(() => runInit({ dir: old, force: false, shards: 4 })).toThrow(/vitest 3\.2\.4 is installed.*Fix: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: old, force: false, shards: 4 })).toThrow(/vitest 3\.2\.4 is installed.*Fix: npm i -D vitest@latest .*on Node 20: npm i -D vitest@\^4\.1\.0/);
+  expect(() => runInit({ dir: project('4.0.18'), force: false, shards: 4 })).toThrow(/vitest 4\.0\.18 is installed/);
 
   const bare = mkdtempSync(join(tmpdir(), 'lsm-init-'));
   dirs.push(bare);
@@ -117,8 +137,12 @@ test('init arguments are checked', () => {
   expect(parseInitArgs(['--force', '--shards', '3', '--dir=/tmp/x'])).toEqual({ force: true, shards: 3, dir: '/tmp/x' });
   expect(() => parseInitArgs(['--shards', '0'])).toThrow(ConfigError);
   expect(() => parseInitArgs(['--shards', '0'])).toThrow(/--shards 0 is invalid: use an integer 1–32/);
-  expect(() => parseInitArgs(['--forse'])).toThrow(/unknown option "--forse"/);
-  expect(() => parseInitArgs(['--dir'])).toThrow(/--dir needs a value/);
+  expect(() => parseInitArgs(['--forse'])).toThrow(/unknown option "--forse" \(did you mean --force\?\)/);
+  expect(() => parseInitArgs(['--dir'])).toThrow(/--dir needs a folder, e\.g\. --dir packages\/infra/);
+  expect(() => parseInitArgs(['--dir='])).toThrow(/--dir needs a folder/);
+  expect(() => parseInitArgs(['--force=yes'])).toThrow(/--force takes no value/);
+  expect(() => parseInitArgs(['extra'])).toThrow(/unexpected argument "extra"/);
+  expect(parseInitArgs(['-h'], 'allow-help')).toBe('help');
 });
 
 test("a new threshold file's $schema points at the schema shipped with the package, relative to the file", () => {
