@@ -14,8 +14,10 @@ installed a stand-in module is registered so the import succeeds.
 """
 import argparse
 import sys
-import types
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llama_vocab import Vocab, check_checkout  # noqa: E402
 
 # A llama-2-style chat template (what the server's /apply-template and /v1/chat/completions render).
 CHAT_TEMPLATE = (
@@ -40,36 +42,20 @@ def main() -> int:
     args = ap.parse_args()
 
     src = args.llama_cpp_dir.resolve()
-    vocab_path = src / "models" / "ggml-vocab-llama-spm.gguf"
-    if not (src / "gguf-py" / "gguf").is_dir():
-        print(f"make-model: {src}/gguf-py/gguf not found: pass the root of a llama.cpp source checkout", file=sys.stderr)
-        return 2
-    if not vocab_path.is_file():
-        print(f"make-model: {vocab_path} not found: check out the llama.cpp models/ folder", file=sys.stderr)
+    if check_checkout("make-model", src) != 0:
         return 2
     if args.embd % args.heads != 0:
         print(f"make-model: --embd ({args.embd}) must be a multiple of --heads ({args.heads})", file=sys.stderr)
         return 2
 
-    try:
-        import sentencepiece  # noqa: F401
-    except ImportError:
-        sys.modules["sentencepiece"] = types.SimpleNamespace(SentencePieceProcessor=object)
-    sys.path.insert(0, str(src / "gguf-py"))
     import numpy as np
-    import gguf
 
-    reader = gguf.GGUFReader(str(vocab_path))
-
-    def field(name: str):
-        f = reader.fields.get(name)
-        if f is None:
-            raise SystemExit(f"make-model: {vocab_path} has no {name}")
-        return f
-
-    def scalar(name: str):
-        f = field(name)
-        return f.parts[f.data[0]][0]
+    vocab = Vocab("make-model", src)
+    vocab_path = vocab.path
+    gguf = vocab.gguf
+    reader = vocab.reader
+    field = vocab.field
+    scalar = vocab.scalar
 
     tok_field = field("tokenizer.ggml.tokens")
     tokens = [bytes(tok_field.parts[i]) for i in tok_field.data]

@@ -27,8 +27,10 @@ Token ids equal llama.cpp's.
 import argparse
 import json
 import sys
-import types
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llama_vocab import Vocab, check_checkout  # noqa: E402
 
 SPACE = "\u2581"
 # llama.cpp token types (gguf TokenType): 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
@@ -42,35 +44,14 @@ def main() -> int:
     args = ap.parse_args()
 
     src = args.llama_cpp_dir.resolve()
-    vocab_path = src / "models" / "ggml-vocab-llama-spm.gguf"
-    if not (src / "gguf-py" / "gguf").is_dir():
-        print(f"make-tokenizer-json: {src}/gguf-py/gguf not found: pass the root of a llama.cpp source checkout", file=sys.stderr)
+    if check_checkout("make-tokenizer-json", src) != 0:
         return 2
-    if not vocab_path.is_file():
-        print(f"make-tokenizer-json: {vocab_path} not found: check out the llama.cpp models/ folder", file=sys.stderr)
-        return 2
-
-    try:
-        import sentencepiece  # noqa: F401
-    except ImportError:
-        # gguf-py imports it at load time but reading needs none of it (see make-model.py)
-        sys.modules["sentencepiece"] = types.SimpleNamespace(SentencePieceProcessor=object)
-    sys.path.insert(0, str(src / "gguf-py"))
-    import gguf
-
-    reader = gguf.GGUFReader(str(vocab_path))
-
-    def field(name: str):
-        f = reader.fields.get(name)
-        if f is None:
-            raise SystemExit(f"make-tokenizer-json: {vocab_path} has no {name}")
-        return f
+    vocab = Vocab("make-tokenizer-json", src)
+    vocab_path = vocab.path
+    field = vocab.field
 
     def scalar(name: str, default=None):
-        f = reader.fields.get(name)
-        if f is None:
-            return default
-        return f.parts[f.data[0]][0]
+        return vocab.scalar(name, default, required=False)
 
     model = bytes(field("tokenizer.ggml.model").parts[field("tokenizer.ggml.model").data[0]]).decode()
     if model != "llama":
