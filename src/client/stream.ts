@@ -132,6 +132,16 @@ function validate(opts: StreamRequestOptions): void {
  */
 export async function streamRequest(opts: StreamRequestOptions): Promise<RequestTimeline> {
   validate(opts);
+  // undici's dispatch takes an origin and drops any path on it: a base URL's path prefix (a
+  // gateway's /api) goes in front of the request's path instead, whoever the caller is
+  let base: URL;
+  try {
+    base = new URL(opts.origin);
+  } catch {
+    throw new ClientError('invalid-option', `streamRequest origin: must be an absolute URL such as http://127.0.0.1:8000 (got ${JSON.stringify(opts.origin)})`);
+  }
+  const origin = base.origin;
+  const path = base.pathname.replace(/\/+$/, '') + opts.path;
   const payload = JSON.stringify(opts.body);
   const timeline: RequestTimeline = {
     id: opts.id,
@@ -304,8 +314,8 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
       try {
         opts.dispatcher.dispatch(
           {
-            origin: opts.origin,
-            path: opts.path,
+            origin,
+            path,
             method: 'POST',
             headers,
             body: payload,

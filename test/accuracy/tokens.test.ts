@@ -34,7 +34,7 @@ function expectChunksMatchTruth(cell: AccuracyCell): void {
     expect(rec, t.id).toBeDefined();
     expect(t.chunkTokens.length).toBeGreaterThan(0);
     expect(t.chunkTokens.length).toBeLessThanOrEqual(rec.tokens.length);
-    expect(t.chunkTokens).toEqual(rec.tokens.slice(0, t.chunkTokens.length).map(([, n]) => n));
+    expect(Array.from(t.chunkTokens)).toEqual(rec.tokens.slice(0, t.chunkTokens.length).map(([, n]) => n));
     // and each arrived after the sim wrote it
     for (let i = 0; i < t.chunkMs.length; i++) expect(t.chunkMs[i]!).toBeGreaterThanOrEqual(rec.tokens[i]![0]);
   }
