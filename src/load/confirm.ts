@@ -59,10 +59,6 @@ export interface AdapterConfirmation {
 const SHAPE_STATUSES = new Set([400, 404, 405, 413, 415, 422, 501]);
 
 /** Finish reasons that are no finish: `null` sent as a string, or empty (TGI completions). */
-function realFinish(reason: string | undefined): boolean {
-  return reason !== undefined && reason !== '' && reason !== 'null';
-}
-
 /** One streamed request through `adapter`; resolves whether it confirms the adapter. Never rejects. */
 export async function confirmAdapter(target: HttpTarget, adapter: EngineAdapter, model: string, o: ConfirmOptions): Promise<AdapterConfirmation> {
   const req = adapter.buildStreamRequest({ model, endpoint: o.endpoint, prompt: CONFIRM_PROMPT, maxTokens: CONFIRM_MAX_TOKENS, forceLength: true, requestId: `${o.requestId}-${adapter.kind}` });
@@ -80,7 +76,8 @@ export async function confirmAdapter(target: HttpTarget, adapter: EngineAdapter,
       body: req.body,
       decode: (p) => {
         const d = adapter.decodeChunk(p);
-        if (d.hasText || realFinish(d.finishReason) || d.final === true) textOrFinish++;
+        // the decoders give no finishReason for null, "null" or "" (engines/openai.ts finishReasonOf)
+        if (d.hasText || d.finishReason !== undefined || d.final === true) textOrFinish++;
         if (d.error) errorEvent ??= d.error.message;
         return d;
       },
