@@ -19,6 +19,8 @@
  * - dispatch+sse:    undici-dispatch feeding this project's SSE parser (src/client/sse.ts), which
  *                    counts events;
  * - dispatch+sse+json: the same, and JSON.parse of every event's data;
+ * - dispatch+esp, dispatch+esp+json: the same two with the eventsource-parser library instead
+ *                    (a streaming TextDecoder, then its feed(); docs/libraries.md);
  * - streamRequest:   this project's client (src/client/stream.ts): SSE parser, JSON.parse, the
  *                    vLLM decoder, the token counter, arrival timestamps — everything a cell does
  *                    per event.
@@ -36,7 +38,7 @@ import { Client } from 'undici';
 import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/client/types.js';
 
-const READERS = ['net', 'net+json', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'streamRequest'] as const;
+const READERS = ['net', 'net+json', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -136,6 +138,21 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
       c.dispatch(
         { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
         { onRequestStart: () => undefined, onResponseData: (_c, chunk) => parser.push(chunk), onResponseError: (_c, e) => console.error(e.message) },
+      );
+    } else if (reader === 'dispatch+esp' || reader === 'dispatch+esp+json') {
+      const json = reader === 'dispatch+esp+json';
+      const { createParser } = await import('eventsource-parser');
+      const parser = createParser({
+        onEvent: (e) => {
+          if (json && e.data !== '[DONE]') JSON.parse(e.data);
+          events++;
+        },
+      });
+      const decoder = new TextDecoder();
+      const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
+      c.dispatch(
+        { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
+        { onRequestStart: () => undefined, onResponseData: (_c, chunk) => parser.feed(decoder.decode(chunk, { stream: true })), onResponseError: (_c, e) => console.error(e.message) },
       );
     } else if (reader === 'undici-dispatch') {
       const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });

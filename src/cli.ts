@@ -13,6 +13,7 @@ commands:
         set up the speed matrix in this project: bench files, vitest.config.ts, thresholds/,
         a GitHub Actions workflow (never overwrites without --force)
   sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]
+      [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]
         serve the embedded simulated inference server (default profile tiny, port 8000); --tokenizer-json
         first writes its tokenizer as a Hugging Face tokenizer.json (for LLM_BENCH_TOKENIZER)
   compare <base.json> <new.json> [--out diff.md] [--thresholds FILE]
@@ -57,13 +58,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'sim': {
-        const { runSimCli, SIM_USAGE } = await import('./sim/cli.js');
-        if (rest.includes('--help') || rest.includes('-h')) {
-          process.stdout.write(`${SIM_USAGE}\n`);
-          return 0;
-        }
-        await runSimCli(rest);
-        return 0;
+        const { runSimCli } = await import('./sim/cli.js');
+        return await runSimCli(rest);
       }
       case 'init': {
         const { runInitCli } = await import('./init/init.js');

@@ -2,7 +2,18 @@
  * Public surface of llm-speed-matrix: named exports only.
  */
 export { defineSpeedMatrix, type DefineOptions } from './matrix/define.js';
-export type { SuiteInput } from './config/schema.js';
+export type {
+  SuiteInput,
+  TargetInput,
+  MatrixInput,
+  TimeoutsInput,
+  HardwareInput,
+  EngineInfoInput,
+  SloInput,
+  MinBoundInput,
+  MaxBoundInput,
+} from './config/suite-input.js';
+export type { RowGroup } from './matrix/groups.js';
 export { resolveSuite, type ResolvedSuite } from './config/resolve.js';
 export { SpeedMatrixError } from './errors.js';
 export { ConfigError } from './config/errors.js';

@@ -6,6 +6,8 @@ import { startSim, type SimHandle } from 'llm-speed-matrix/sim';
 import { defineConfig } from 'vitest/config';
 
 const suite: SuiteInput = { name: 'check', matrix: { contexts: [0, 8192], concurrency: [1, 4] } };
+// a partial matrix: the rest from the profile or the default matrix
+const partial: SuiteInput = { matrix: { windowS: 10 }, timeouts: { headersMs: 300_000 } };
 const define: (s: SuiteInput) => Promise<void> = defineSpeedMatrix;
 const config = defineConfig(withSpeedMatrix({ test: { include: ['test/**/*.test.ts'] } }));
 const projects: number = speedMatrixProjects().length;
@@ -13,4 +15,4 @@ const reporter = new SpeedMatrixReporter();
 const sim: Promise<SimHandle> = startSim({ profile: 'tiny' });
 const status: CellStatus = 'valid';
 const firstCell = (r: SpeedMatrixResult): number => r.cells[0]?.concurrency ?? 0;
-export { suite, define, config, projects, reporter, sim, status, firstCell };
+export { suite, partial, define, config, projects, reporter, sim, status, firstCell };

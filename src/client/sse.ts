@@ -30,6 +30,13 @@
  *
  * An event larger than `maxEventBytes` (default 16 MiB) makes `push` throw a ClientError with code
  * `protocol`; the parser then ignores all further input.
+ *
+ * Hand-written, measured against eventsource-parser 3.1.1 (docs/libraries.md, perf/libraries.ts;
+ * its 4.x needs Node 22.12): it follows the browser's rules where this parser departs on purpose
+ * (it drops the last event of a clean end and keeps trailing whitespace: 8 of the 17 byte cases of
+ * test/client/sse.test.ts differ), holds a CR that ends a socket read until the next one (a later
+ * arrival time), cannot report how the stream ended (`unterminatedLine`), and costs 2.2–2.6× the
+ * CPU per event on one core (404 vs 153–182 ns), +12–25 % per event with JSON.parse at 1,024 streams.
  */
 import { ClientError } from './errors.js';
 

@@ -1,9 +1,11 @@
 /**
  * User-facing configuration of a speed-matrix suite (what `defineSpeedMatrix` takes), validated
- * with zod. Input types and resolved types are kept apart: `SuiteInput` is what a user writes,
+ * with zod. Input types and resolved types are kept apart: `SuiteInput` is what a user writes
+ * (documented field by field in suite-input.ts, checked below to match these schemas),
  * `ResolvedSuite` has every default filled in (see resolve.ts).
  */
 import { z } from 'zod';
+import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput } from './suite-input.js';
 
 import { ENGINE_KINDS } from '../engines/types.js';
 import { SloSchema } from '../slo/slo.js';
@@ -57,13 +59,14 @@ export const TargetSchema = z.strictObject({
   simProfile: z.string().min(1).optional(),
 });
 
+/** Every field optional: an absent one comes from the profile's or the default matrix (resolve.ts). */
 export const MatrixSchema = z.strictObject({
   /** rows: context lengths in tokens */
-  contexts: z.array(tokens).min(1, 'needs at least one context, e.g. [0, 8192]'),
+  contexts: z.array(tokens).min(1, 'needs at least one context, e.g. [0, 8192]').optional(),
   /** columns: simultaneous requests */
-  concurrency: z.array(positiveInt).min(1, 'needs at least one level, e.g. [1, 4, 16]'),
+  concurrency: z.array(positiveInt).min(1, 'needs at least one level, e.g. [1, 4, 16]').optional(),
   /** prefill rows: context lengths in tokens (may be empty) */
-  prefill: z.array(positiveInt).default([]),
+  prefill: z.array(positiveInt).optional(),
   windowS: z.number().positive().max(3600).optional(),
   maxOutputTokens: positiveInt.optional(),
 });
@@ -103,4 +106,26 @@ export const SuiteSchema = z.strictObject({
   promptMode: z.enum(['shared', 'distinct']).default('shared'),
 });
 
-export type SuiteInput = z.input<typeof SuiteSchema>;
+export type { SuiteInput };
+
+/**
+ * The documented interfaces (suite-input.ts) and what zod accepts, kept the same at compile time:
+ * the same field names at every level, and each assignable to the other. A field added to a schema
+ * and not to its interface (or the other way round), or a changed field type, fails `tsc`.
+ */
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type InSync<Doc, Schema extends z.ZodType> = SameKeys<Doc, z.input<Schema>> extends true ? Assignable<Doc, z.input<Schema>> : false;
+type Check<T extends true> = T;
+/** compile-time only: each line fails to type-check when an interface and its schema drift apart */
+export type SuiteInputInSync = [
+  Check<InSync<SuiteInput, typeof SuiteSchema>>,
+  Check<InSync<TargetInput, typeof TargetSchema>>,
+  Check<InSync<MatrixInput, typeof MatrixSchema>>,
+  Check<InSync<TimeoutsInput, typeof TimeoutsSchema>>,
+  Check<InSync<HardwareInput, typeof HardwareSchema>>,
+  Check<InSync<EngineInfoInput, typeof EngineInfoSchema>>,
+  Check<InSync<SloInput, typeof SloSchema>>,
+  Check<SameKeys<NonNullable<SloInput['failedRequests']>, NonNullable<z.input<typeof SloSchema>['failedRequests']>>>,
+  Check<SameKeys<NonNullable<SloInput['goodput']>, NonNullable<z.input<typeof SloSchema>['goodput']>>>,
+];

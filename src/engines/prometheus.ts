@@ -1,6 +1,13 @@
 /**
  * Prometheus text exposition (0.0.4, and the OpenMetrics subset engines emit) → samples, plus the
  * few reductions adapters need. Lines that do not parse are counted and skipped; never throws.
+ *
+ * Hand-written, measured against the npm libraries (docs/libraries.md, perf/libraries.ts):
+ * parse-prometheus-text-format 1.1.1 merges every labelled histogram into one series without
+ * labels and drops its _count/_sum (wrong on the vLLM, SGLang and TRT-LLM TTFT histograms that
+ * readHistogram sums), and throws away the whole scrape for one line it cannot read;
+ * prom2javascript 0.2.0 throws on metric names with a colon (vllm:, sglang:, llamacpp:), on NaN,
+ * -Inf and timestamps. CPU decides nothing here (about 70–90 µs per scrape either way, once a second).
  */
 
 export interface PromSample {

@@ -11,7 +11,7 @@ import { ConfigError } from '../config/errors.js';
 import { resolveSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
 import { asUserError } from '../errors.js';
-import type { SuiteInput } from '../config/schema.js';
+import type { SuiteInput } from '../config/suite-input.js';
 import { openRun, describeRun } from './open.js';
 import { gateTimeoutMs, planMatrix } from './plan.js';
 import { RunPrompts } from './prompts.js';
@@ -36,10 +36,37 @@ export interface DefineOptions {
    * Run only one group of rows (see src/matrix/groups.ts), so a matrix split over several bench
    * files can be spread over machines with `vitest --shard`; the page of the merged run is the
    * page of the whole matrix.
+   * @default every row
+   * @example { index: 2, of: 4 }
    */
   rows?: RowGroup;
 }
 
+/**
+ * Declares the speed matrix of a bench file: call it once, at the top level, with `await`. It
+ * resolves the suite (every `LLM_BENCH_*` variable wins over its fields), reaches the server or
+ * starts the embedded simulator, warms it up, and registers one Vitest test per prefill row
+ * ("prefill 8K") and per cell ("decode 8K/16", so `-t "8K/16"` selects one cell). Each test
+ * measures its cell, hands the result to the speed-matrix reporter (reports/speed-matrix.json,
+ * .md, .html) and checks the cell's status and threshold budgets. Needs the matrix projects of
+ * `withSpeedMatrix` in the Vitest config; run with `npx vitest bench --run`.
+ *
+ * A setup mistake (a bad field, an unreachable server, a threshold file that does not fit) throws
+ * one error naming the field and the fix (`LLM_BENCH_DEBUG=1` keeps the stack).
+ *
+ * @param input the suite: target, matrix, timeouts, thresholds, slo…; `{}` measures the simulator
+ * @param options `rows`: this file runs one group of the matrix's rows (sharded CI)
+ * @returns once the tests are registered
+ * @example
+ * ```ts
+ * import { defineSpeedMatrix } from 'llm-speed-matrix';
+ *
+ * await defineSpeedMatrix({
+ *   target: { url: 'http://127.0.0.1:8000' },
+ *   matrix: { contexts: [0, 8192, 32768], concurrency: [1, 4, 16], windowS: 30 },
+ * });
+ * ```
+ */
 export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineOptions = {}): Promise<void> {
   try {
     await define(input, options);

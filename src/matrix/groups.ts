@@ -11,8 +11,15 @@ import { ConfigError } from '../config/errors.js';
 import type { MatrixPlan } from './plan.js';
 
 export interface RowGroup {
-  /** 1-based */
+  /**
+   * Which group this file runs, 1-based (1 … of).
+   * @example 2
+   */
   index: number;
+  /**
+   * How many groups the rows are dealt into, a count (the number of row-group files).
+   * @example 4
+   */
   of: number;
 }
 

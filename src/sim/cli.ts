@@ -5,6 +5,8 @@
  * the local tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
  */
 import { writeFileSync } from 'node:fs';
+import { ConfigError } from '../config/errors.js';
+import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { simTokenizerJsonText } from './tokenizer-json.js';
 
 import { createSimServer, type SimServer } from './server.js';
@@ -29,62 +31,56 @@ export interface SimCliArgs {
   llamacppSlots?: boolean;
 }
 
-export function parseSimArgs(argv: readonly string[]): SimCliArgs {
-  const out: SimCliArgs = { profile: 'tiny', port: 8000, host: '127.0.0.1' };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const takeValue = (): string => {
-      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined || v === '') throw new Error(`${flag} needs a value\n${SIM_USAGE}`);
-      return v;
-    };
-    switch (flag) {
-      case '--profile':
-        out.profile = takeValue();
-        break;
-      case '--port': {
-        const v = takeValue();
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port ${v} is invalid: use an integer 0–65535 (0 = any free port)`);
-        out.port = n;
-        break;
-      }
-      case '--host':
-        out.host = takeValue();
-        break;
-      case '--personality': {
-        const v = takeValue();
-        if (!(SIM_PERSONALITY_NAMES as readonly string[]).includes(v)) {
-          throw new Error(`--personality ${v} is invalid: use one of ${SIM_PERSONALITY_NAMES.join(', ')}`);
-        }
-        out.personality = v as SimPersonality;
-        break;
-      }
-      case '--tokenizer-json':
-        out.tokenizerJson = takeValue();
-        break;
-      case '--llamacpp-metrics': {
-        const v = takeValue();
-        if (!(LLAMACPP_METRICS_NAMES as readonly string[]).includes(v)) {
-          throw new Error(`--llamacpp-metrics ${v} is invalid: use one of ${LLAMACPP_METRICS_NAMES.join(', ')}`);
-        }
-        out.llamacppMetrics = v as LlamacppMetricsNames;
-        break;
-      }
-      case '--llamacpp-slots': {
-        const v = takeValue();
-        if (v !== 'on' && v !== 'off') throw new Error(`--llamacpp-slots ${v} is invalid: use on or off`);
-        out.llamacppSlots = v === 'on';
-        break;
-      }
-      case '--help':
-      case '-h':
-        throw new Error(SIM_USAGE);
-      default:
-        throw new Error(`unknown option ${arg} for sim\n${SIM_USAGE}`);
+/** sim's options, for the shared parser (src/meta/cli-args.ts); values are checked below. */
+const SIM_OPTIONS: Record<string, OptionSpec> = {
+  profile: { type: 'string', what: 'a profile name', example: '--profile tiny' },
+  port: { type: 'string', what: 'a port number', example: '--port 0' },
+  host: { type: 'string', what: 'a host', example: '--host 127.0.0.1' },
+  personality: { type: 'string', what: 'an engine personality', example: '--personality bare' },
+  'tokenizer-json': { type: 'string', what: 'a file path', example: '--tokenizer-json tokenizer.json' },
+  'llamacpp-metrics': { type: 'string', what: `one of ${LLAMACPP_METRICS_NAMES.join(', ')}`, example: '--llamacpp-metrics current' },
+  'llamacpp-slots': { type: 'string', what: 'on or off', example: '--llamacpp-slots off' },
+};
+
+/**
+ * sim's arguments; `--help` / `-h` gives `'help'` when allowed (the caller prints SIM_USAGE on
+ * stdout, exit 0), else a ConfigError carrying the usage. Every mistake is a ConfigError (exit 2)
+ * naming the option and the fix, followed by the usage.
+ */
+export function parseSimArgs(argv: readonly string[]): SimCliArgs;
+export function parseSimArgs(argv: readonly string[], help: 'allow-help'): SimCliArgs | 'help';
+export function parseSimArgs(argv: readonly string[], help?: 'allow-help'): SimCliArgs | 'help' {
+  const parsed = parseCommandArgs(argv, SIM_OPTIONS, false);
+  if (parsed.kind === 'help') {
+    if (help) return 'help';
+    throw new ConfigError(SIM_USAGE);
+  }
+  if (parsed.kind === 'error') throw new ConfigError(`sim: ${parsed.message}\n${SIM_USAGE}`);
+  const v = parsed.values as Record<string, string | undefined>;
+  const out: SimCliArgs = { profile: v.profile ?? 'tiny', port: 8000, host: v.host ?? '127.0.0.1' };
+  if (v.port !== undefined) {
+    const n = Number(v.port);
+    if (!/^\d+$/.test(v.port) || !Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port ${v.port} is invalid: use an integer 0–65535 (0 = any free port)`);
+    out.port = n;
+  }
+  if (v.personality !== undefined) {
+    if (!(SIM_PERSONALITY_NAMES as readonly string[]).includes(v.personality)) {
+      throw new ConfigError(`--personality ${v.personality} is invalid: use one of ${SIM_PERSONALITY_NAMES.join(', ')}`);
     }
+    out.personality = v.personality as SimPersonality;
+  }
+  if (v['tokenizer-json'] !== undefined) out.tokenizerJson = v['tokenizer-json'];
+  const metrics = v['llamacpp-metrics'];
+  if (metrics !== undefined) {
+    if (!(LLAMACPP_METRICS_NAMES as readonly string[]).includes(metrics)) {
+      throw new ConfigError(`--llamacpp-metrics ${metrics} is invalid: use one of ${LLAMACPP_METRICS_NAMES.join(', ')}`);
+    }
+    out.llamacppMetrics = metrics as LlamacppMetricsNames;
+  }
+  const slots = v['llamacpp-slots'];
+  if (slots !== undefined) {
+    if (slots !== 'on' && slots !== 'off') throw new ConfigError(`--llamacpp-slots ${slots} is invalid: use on or off`);
+    out.llamacppSlots = slots === 'on';
   }
   return out;
 }
@@ -113,12 +109,20 @@ export async function startSimCli(argv: readonly string[], out: (line: string) =
   return sim;
 }
 
-/** `llm-speed-matrix sim …`: prints the URL and serves until SIGINT/SIGTERM; resolves once listening. */
-export async function runSimCli(argv: string[]): Promise<void> {
+/**
+ * `llm-speed-matrix sim …`: prints the URL and serves until SIGINT/SIGTERM; resolves once listening
+ * (0), or at once after printing the usage for --help / -h (0). A usage mistake throws a ConfigError.
+ */
+export async function runSimCli(argv: readonly string[]): Promise<number> {
+  if (parseSimArgs(argv, 'allow-help') === 'help') {
+    process.stdout.write(`${SIM_USAGE}\n`);
+    return 0;
+  }
   const sim = await startSimCli(argv, (line) => process.stdout.write(line));
   const stop = (): void => {
     void sim.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  return 0;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test, vi } from 'vitest';
 import { main } from '../../src/cli.js';
 import { INIT_USAGE } from '../../src/init/init.js';
-import { SIM_USAGE } from '../../src/sim/cli.js';
+import { parseSimArgs, SIM_USAGE } from '../../src/sim/cli.js';
 import { COMPARE_USAGE } from '../../src/compare/cli.js';
 import { REPORT_USAGE } from '../../src/report/cli.js';
 import { editDistance, parseCommandArgs, suggest } from '../../src/meta/cli-args.js';
@@ -67,6 +67,12 @@ test('unknown commands and options: exit 2 on stderr, with the nearest name', as
   expect(cmp.err).toContain('unknown option "--thresold" (did you mean --thresholds?)');
   const rep = await cli('report', 'a.json', '--lable', 'x');
   expect(rep.err).toContain('unknown option "--lable" (did you mean --label?)');
+  const sim = await cli('sim', '--prfile', 'tiny');
+  expect(sim.code).toBe(2);
+  expect(sim.err).toContain('unknown option "--prfile" (did you mean --profile?)');
+  expect(sim.err).toContain(SIM_USAGE);
+  expect(sim.out).toBe('');
+  expect((await cli('sim', '--llamacpp-slot=off')).err).toContain('unknown option "--llamacpp-slot" (did you mean --llamacpp-slots?)');
   // nothing near: no guess
   expect((await cli('init', '--zzzzzzzz')).err).not.toContain('did you mean');
 });
@@ -85,6 +91,33 @@ test('the shared parser: values, repeats, missing values, a value that is the ne
   expect(editDistance('forse', 'force')).toBe(1);
   expect(suggest('--shard', ['--shards', '--dir'])).toBe('--shards');
   expect(suggest('--q', ['--shards', '--dir'])).toBeUndefined();
+});
+
+test('sim on the shared parser: every option, --name=value, its value checks and missing values, exit 2 before anything listens', async () => {
+  expect(parseSimArgs([])).toEqual({ profile: 'tiny', port: 8000, host: '127.0.0.1' });
+  expect(
+    parseSimArgs(['--profile=sglang-h200', '--port', '0', '--host=::1', '--personality', 'bare', '--tokenizer-json', 't.json', '--llamacpp-metrics=off', '--llamacpp-slots', 'on']),
+  ).toEqual({ profile: 'sglang-h200', port: 0, host: '::1', personality: 'bare', tokenizerJson: 't.json', llamacppMetrics: 'off', llamacppSlots: true });
+  expect(parseSimArgs(['--port', '9', '-h'], 'allow-help')).toBe('help');
+  const bad: Array<[string[], string]> = [
+    [['--port', '65536'], '--port 65536 is invalid: use an integer 0–65535 (0 = any free port)'],
+    [['--port', '1.5'], '--port 1.5 is invalid'],
+    [['--port', ' 80'], '--port  80 is invalid'],
+    [['--personality', 'vlm'], '--personality vlm is invalid: use one of vllm, sglang, llamacpp, tgi, trtllm, ollama, bare'],
+    [['--llamacpp-metrics', 'b1'], '--llamacpp-metrics b1 is invalid: use one of b4748, current, off'],
+    [['--llamacpp-slots', 'yes'], '--llamacpp-slots yes is invalid: use on or off'],
+    [['--profile'], '--profile needs a profile name, e.g. --profile tiny'],
+    [['--port', '--host', 'x'], '--port needs a port number, e.g. --port 0'],
+    [['--host='], '--host needs a host, e.g. --host 127.0.0.1'],
+    [['extra'], 'unexpected argument "extra"'],
+  ];
+  for (const [argv, message] of bad) {
+    expect(() => parseSimArgs(argv), argv.join(' ')).toThrow(message);
+    const r = await cli('sim', ...argv);
+    expect(r.code, argv.join(' ')).toBe(2);
+    expect(r.err, argv.join(' ')).toContain(message);
+    expect(r.out, argv.join(' ')).toBe('');
+  }
 });
 
 test('the installed command (bin, built dist/): --version on stdout, exit 0', () => {

@@ -48,6 +48,37 @@ describe('resolveSuite', () => {
     expect(r.matrix).toMatchObject({ contexts: [0, 8192], concurrency: [1, 4], windowS: 30, maxOutputTokens: 4096 });
   });
 
+  test('a partial matrix: each absent field from the simulator profile or the default matrix', () => {
+    // only windowS: the rest of the reference run of the profile, or of a server
+    const sim = resolveSuite({ matrix: { windowS: 12 } }, {});
+    const simFull = resolveSuite({}, {});
+    expect(sim.matrix).toEqual({ ...simFull.matrix, windowS: 12 });
+    const tiny = resolveSuite({ target: { simProfile: 'tiny' }, matrix: { concurrency: [2, 1] } }, {});
+    expect(tiny.matrix).toEqual({ contexts: [0, 1024, 4096], concurrency: [1, 2], prefill: [1024, 4096], windowS: 5, maxOutputTokens: 256 });
+    const url = { url: 'http://127.0.0.1:8000' };
+    expect(resolveSuite({ target: url, matrix: { windowS: 12 } }, {}).matrix).toEqual({
+      contexts: [0, 8192, 32768],
+      concurrency: [1, 2, 4, 8, 16],
+      prefill: [8192, 32768],
+      windowS: 12,
+      maxOutputTokens: 4096,
+    });
+    expect(resolveSuite({ target: url, matrix: { maxOutputTokens: 64 } }, {}).matrix.maxOutputTokens).toBe(64);
+    // the user's rows: no prefill rows of the base's unless asked for
+    expect(resolveSuite({ target: url, matrix: { contexts: [0] } }, {}).matrix).toMatchObject({ contexts: [0], concurrency: [1, 2, 4, 8, 16], prefill: [] });
+    expect(resolveSuite({ target: url, matrix: { contexts: [0], prefill: [1024] } }, {}).matrix.prefill).toEqual([1024]);
+    expect(resolveSuite({ target: url, matrix: { prefill: [] } }, {}).matrix).toMatchObject({ contexts: [0, 8192, 32768], prefill: [] });
+    // the environment still wins, field by field
+    expect(resolveSuite({ target: url, matrix: { windowS: 12 } }, { LLM_BENCH_DURATION_S: '3', LLM_BENCH_CONCURRENCY: '4' }).matrix).toMatchObject({
+      windowS: 3,
+      concurrency: [4],
+      contexts: [0, 8192, 32768],
+    });
+    // a given field is still checked
+    expect(() => resolveSuite({ matrix: { concurrency: [] } }, {})).toThrow(/matrix\.concurrency[\s\S]*needs at least one level/);
+    expect(() => resolveSuite({ matrix: { windowS: 0 } }, {})).toThrow(/matrix\.windowS/);
+  });
+
   test('a bad suite names the field and the fix', () => {
     expect(() => resolveSuite({ matrix: { contexts: [], concurrency: [1] } }, {})).toThrow(/matrix\.contexts[\s\S]*needs at least one context/);
     expect(() => resolveSuite({ target: { url: 'ftp://x' } }, {})).toThrow(/target\.url[\s\S]*http\(s\) URL/);

@@ -12,7 +12,7 @@ test('parses --profile, --port, --host, --personality (also --flag=value)', () =
     personality: 'vllm',
   });
   expect(() => parseSimArgs(['--port', 'abc'])).toThrow(/--port abc is invalid/);
-  expect(() => parseSimArgs(['--what'])).toThrow(/unknown option --what/);
+  expect(() => parseSimArgs(['--what'])).toThrow(/unknown option "--what"/);
 });
 
 test('an unknown profile is a clear error listing the valid ones', async () => {

@@ -56,7 +56,7 @@ describe('simTokenizerJson', () => {
 
   it('llm-speed-matrix sim --tokenizer-json PATH writes it before serving', async () => {
     expect(parseSimArgs(['--tokenizer-json', 'x.json']).tokenizerJson).toBe('x.json');
-    expect(() => parseSimArgs(['--tokenizer-json'])).toThrow(/--tokenizer-json needs a value/);
+    expect(() => parseSimArgs(['--tokenizer-json'])).toThrow('--tokenizer-json needs a file path, e.g. --tokenizer-json tokenizer.json');
     const path = join(mkdtempSync(join(tmpdir(), 'lsm-simtok-')), 'tokenizer.json');
     const lines: string[] = [];
     const sim = await startSimCli(['--port', '0', '--tokenizer-json', path], (l) => lines.push(l));

@@ -1,0 +1,458 @@
+/**
+ * What a user writes in `defineSpeedMatrix(suite)`, as plain interfaces whose fields carry their
+ * documentation: the unit, the default and an example of each, so an editor shows them on hover
+ * and the emitted `.d.ts` keeps them (zod's `.describe()` reaches no declaration file).
+ *
+ * zod (schema.ts) stays the validator. These interfaces must describe exactly what it accepts:
+ * schema.ts asserts at compile time that `SuiteInput` and `z.input<typeof SuiteSchema>` (and each
+ * nested part) have the same fields and are assignable both ways, so a field added to one and not
+ * the other fails `tsc`. test/config/suite-docs.test.ts reads the built declarations and fails on
+ * a field without its comment, default or example.
+ */
+import type { EngineKind } from '../engines/types.js';
+
+/**
+ * The machine the server runs on, as shown on the page. Each field given here wins over what is
+ * detected (nvidia-smi, /proc) for a server on this machine; a remote server's hardware is only
+ * what is written here.
+ */
+export interface HardwareInput {
+  /**
+   * Kind of accelerator, free text.
+   * @default detected for a local server, else not shown
+   * @example 'Discrete GPU'
+   */
+  type?: string;
+  /**
+   * GPU model, free text.
+   * @default detected for a local server (nvidia-smi), else not shown
+   * @example 'H200 NVL'
+   */
+  gpu?: string;
+  /**
+   * Number of GPUs serving the model, a positive integer (count).
+   * @default detected for a local server, else not shown
+   * @example 4
+   */
+  gpuCount?: number;
+  /**
+   * GPU memory, free text with its unit.
+   * @default detected for a local server, else not shown
+   * @example '141 GB'
+   */
+  vram?: string;
+  /**
+   * CPU model, free text.
+   * @default detected for a local server, else not shown
+   * @example 'AMD EPYC 9654'
+   */
+  cpu?: string;
+  /**
+   * Host memory, free text with its unit.
+   * @default detected for a local server, else not shown
+   * @example '512 GB'
+   */
+  ram?: string;
+  /**
+   * Operating system, free text.
+   * @default detected for a local server, else not shown
+   * @example 'Ubuntu 24.04'
+   */
+  os?: string;
+}
+
+/** How the engine was built and run, as shown on the page beside its detected name and version. */
+export interface EngineInfoInput {
+  /**
+   * Weight quantization, free text.
+   * @default not shown
+   * @example 'fp8'
+   */
+  quantization?: string;
+  /**
+   * Compute backend, free text.
+   * @default not shown
+   * @example 'CUDA 12.8'
+   */
+  backend?: string;
+  /**
+   * Where the engine's source comes from.
+   * @default not shown
+   * @example 'https://github.com/sgl-project/sglang'
+   */
+  repository?: string;
+  /**
+   * Build name or number.
+   * @default not shown
+   * @example 'b4748'
+   */
+  build?: string;
+  /**
+   * Source commit of the build.
+   * @default not shown
+   * @example '3f2a9c1'
+   */
+  commit?: string;
+}
+
+/** The server to measure. Without `url` the run measures the embedded simulator (`simProfile`). */
+export interface TargetInput {
+  /**
+   * Base URL of the server, http(s). A gateway's path prefix is kept; a trailing `/v1` is
+   * understood (and said once). `LLM_BENCH_URL` wins over it.
+   * @default none: the embedded simulator is measured
+   * @example 'http://127.0.0.1:8000'
+   */
+  url?: string;
+  /**
+   * Served model id. `LLM_BENCH_MODEL` wins over it.
+   * @default the first model of GET /v1/models
+   * @example 'Qwen/Qwen3-8B'
+   */
+  model?: string;
+  /**
+   * Sent as `Authorization: Bearer …`; never stored or printed. `LLM_BENCH_API_KEY` wins over it.
+   * @default none (no Authorization header)
+   * @example process.env.MY_SERVER_KEY
+   */
+  apiKey?: string;
+  /**
+   * The adapter to use instead of auto-detection. `LLM_BENCH_ENGINE` wins over it.
+   * @default detected from the server's endpoints; 'openai' (generic) when nothing tells it apart
+   * @example 'sglang'
+   */
+  engine?: EngineKind;
+  /**
+   * Which OpenAI endpoint is measured: `/v1/chat/completions` or `/v1/completions`.
+   * `LLM_BENCH_ENDPOINT` wins over it.
+   * @default 'chat'
+   * @example 'completions'
+   */
+  endpoint?: 'chat' | 'completions';
+  /**
+   * KV-cache capacity in tokens, when the server does not expose it (or to override it): cells
+   * needing more (concurrency × (context + maxOutputTokens)) are Over capacity, not run.
+   * @default read from the server where it exposes it, else unknown (every cell runs)
+   * @example 1441792
+   */
+  kvCapacityTokens?: number;
+  /**
+   * Most requests the server runs at once (requests), when it does not expose it.
+   * @default read from the server where it exposes it, else unknown
+   * @example 256
+   */
+  maxRunningRequests?: number;
+  /**
+   * The server's launch command, shown on the page with secrets redacted.
+   * `LLM_BENCH_LAUNCH_COMMAND` wins over it.
+   * @default not shown
+   * @example 'vllm serve Qwen/Qwen3-8B --max-num-seqs 256'
+   */
+  launchCommand?: string;
+  /**
+   * The machine the server runs on.
+   * @default detected for a server on this machine, else not shown
+   * @example { gpu: 'H200 NVL', gpuCount: 1, vram: '141 GB' }
+   */
+  hardware?: HardwareInput;
+  /**
+   * How the engine was built and run.
+   * @default not shown
+   * @example { quantization: 'fp8', build: 'b4748' }
+   */
+  engineInfo?: EngineInfoInput;
+  /**
+   * Revision of the model served (a Hugging Face commit or tag), stored in the run settings.
+   * @default not stored
+   * @example 'main'
+   */
+  revision?: string;
+  /**
+   * Path of the model's Hugging Face tokenizer.json, read from the local file only: sizes prompts
+   * when the server has no tokenize endpoint, and counts output tokens from the streamed text when
+   * the stream carries no usage or token ids (docs/tokenizer.md). `LLM_BENCH_TOKENIZER` wins over it.
+   * @default none (the server's tokenize endpoint and usage)
+   * @example './models/qwen3-8b/tokenizer.json'
+   */
+  tokenizer?: string;
+  /**
+   * Embedded simulator profile measured when `url` is absent (docs/sim-profiles.md).
+   * `LLM_BENCH_SIM_PROFILE` wins over it.
+   * @default 'sglang-h200'
+   * @example 'tiny'
+   */
+  simProfile?: string;
+}
+
+/**
+ * The matrix: rows are context lengths, columns concurrent requests, plus prefill rows. Every field
+ * is optional; an absent one comes from the simulator profile's reference matrix (against the
+ * simulator) or the default matrix (against a server), so `{ windowS: 10 }` alone shortens the
+ * default run. The LLM_BENCH_CONTEXTS / _CONCURRENCY / _PREFILL / _DURATION_S / _MAX_TOKENS
+ * variables win over them.
+ */
+export interface MatrixInput {
+  /**
+   * Decode rows: context lengths in tokens (integers ≥ 0; 0 = a short prompt), at least one.
+   * @default the profile's reference contexts against the simulator; [0, 8192, 32768] against a server
+   * @example [0, 8192, 65536]
+   */
+  contexts?: number[];
+  /**
+   * Columns: simultaneous requests (positive integers), at least one.
+   * @default the profile's reference levels against the simulator; [1, 2, 4, 8, 16] against a server
+   * @example [1, 4, 16, 64]
+   */
+  concurrency?: number[];
+  /**
+   * Prefill rows: prompt lengths in tokens (positive integers), each measured by one cold request;
+   * may be empty.
+   * @default [] when `contexts` is given (the rows are the user's); else the profile's reference
+   * prefill rows against the simulator, [8192, 32768] against a server
+   * @example [8192, 65536]
+   */
+  prefill?: number[];
+  /**
+   * Measurement window of each cell, in seconds (> 0, at most 3600).
+   * @default 30; 5 against the simulator
+   * @example 60
+   */
+  windowS?: number;
+  /**
+   * `max_tokens` of every decode request, in tokens (positive integer).
+   * @default the profile's against the simulator; 4096 against a server
+   * @example 1024
+   */
+  maxOutputTokens?: number;
+}
+
+/** Limits of the phases around a cell, in milliseconds. */
+export interface TimeoutsInput {
+  /**
+   * A request with no response headers this long has failed (`headers-timeout`), in ms.
+   * @default 120000
+   * @example 300000
+   */
+  headersMs?: number;
+  /**
+   * The transport gives up on a request whose body sends no byte this long, in ms. Long, because a
+   * server that sends its headers first is silent while it prefills (the cell's own stall limit is
+   * LLM_BENCH_STALL_S or derived per cell).
+   * @default 60000
+   * @example 180000
+   */
+  stallMs?: number;
+  /**
+   * Before a cell, wait at most this long for the server to go idle (drain barrier), in ms.
+   * @default 120000
+   * @example 300000
+   */
+  drainMs?: number;
+  /**
+   * Readiness gate: base time for every request of a cell to start streaming before the window
+   * opens, in ms; 0.05 ms per context token per request is added.
+   * @default 60000
+   * @example 120000
+   */
+  gateMs?: number;
+  /**
+   * Readiness gate: how long everything must have been running before the window opens, in ms
+   * (integer ≥ 0).
+   * @default 500
+   * @example 1000
+   */
+  gateSettleMs?: number;
+}
+
+/** A lower bound on a figure: `{ min: 20 }`. */
+export interface MinLimit {
+  /**
+   * The lowest value that meets it, in the figure's unit (> 0).
+   * @example 20
+   */
+  min: number;
+}
+
+/** An upper bound on a figure: `{ max: 2000 }`. */
+export interface MaxLimit {
+  /**
+   * The highest value that meets it, in the figure's unit (> 0).
+   * @example 2000
+   */
+  max: number;
+}
+
+/** The median meets a lower bound (the same as a bare `{ min }`). */
+export interface MedianMin {
+  /**
+   * The bound on the median.
+   * @example { min: 20 }
+   */
+  median: MinLimit;
+}
+/** The 10th percentile meets a lower bound: 90 % of requests at least this fast. */
+export interface P10Min {
+  /**
+   * The bound on the 10th percentile.
+   * @example { min: 15 }
+   */
+  p10: MinLimit;
+}
+/** The 1st percentile meets a lower bound: 99 % of requests at least this fast. */
+export interface P1Min {
+  /**
+   * The bound on the 1st percentile.
+   * @example { min: 10 }
+   */
+  p1: MinLimit;
+}
+/** The median meets an upper bound (the same as a bare `{ max }`). */
+export interface MedianMax {
+  /**
+   * The bound on the median.
+   * @example { max: 1000 }
+   */
+  median: MaxLimit;
+}
+/** The 90th percentile meets an upper bound. */
+export interface P90Max {
+  /**
+   * The bound on the 90th percentile.
+   * @example { max: 2000 }
+   */
+  p90: MaxLimit;
+}
+/** The 99th percentile meets an upper bound. */
+export interface P99Max {
+  /**
+   * The bound on the 99th percentile.
+   * @example { max: 5000 }
+   */
+  p99: MaxLimit;
+}
+
+/** `{ min }` (on the median) or one quantile's: `{ p10: { min } }`. */
+export type MinBoundInput = MinLimit | MedianMin | P10Min | P1Min;
+/** `{ max }` (on the median) or one quantile's: `{ p90: { max } }`. */
+export type MaxBoundInput = MaxLimit | MedianMax | P90Max | P99Max;
+
+/**
+ * The service-level objective capacity is measured against (docs/capacity.md): per context, the
+ * most simultaneous requests whose cell meets every constraint given. `LLM_BENCH_SLO` wins over it.
+ */
+export interface SloInput {
+  /**
+   * Per-request output speed, in tokens per second (tok/s).
+   * @default no constraint
+   * @example { p10: { min: 20 } }
+   */
+  perRequestTokensPerSecond?: MinBoundInput;
+  /**
+   * Time to first token, in ms.
+   * @default no constraint
+   * @example { p90: { max: 2000 } }
+   */
+  ttftMs?: MaxBoundInput;
+  /**
+   * Time between tokens (per-request means), in ms.
+   * @default no constraint
+   * @example { p99: { max: 100 } }
+   */
+  timeBetweenTokensMs?: MaxBoundInput;
+  /**
+   * Failed requests of the cell (count).
+   * @default no constraint
+   * @example { max: 0 }
+   */
+  failedRequests?: {
+    /**
+     * The most failed requests that meet it, a count (integer ≥ 0).
+     * @example 0
+     */
+    max: number;
+  };
+  /**
+   * Goodput: the share of the cell's requests that met the per-request constraints, a fraction.
+   * @default no constraint
+   * @example { min: 0.9 }
+   */
+  goodput?: {
+    /**
+     * The lowest share that meets it, a fraction in (0, 1].
+     * @example 0.9
+     */
+    min: number;
+  };
+}
+
+/**
+ * A speed-matrix suite, what `defineSpeedMatrix` takes. Every field is optional: `{}` measures the
+ * embedded simulator with its reference matrix. Unknown fields are an error naming the field.
+ */
+export interface SuiteInput {
+  /**
+   * Names the threshold file (thresholds/<name>.json) and the page; letters, digits, ".", "_", "-".
+   * `LLM_BENCH_NAME` wins over it.
+   * @default 'sim-<profile>' against the simulator, else 'target'
+   * @example 'h200-sglang'
+   */
+  name?: string;
+  /**
+   * The server to measure.
+   * @default {} (the embedded simulator)
+   * @example { url: 'http://127.0.0.1:8000', engine: 'sglang' }
+   */
+  target?: TargetInput;
+  /**
+   * Rows, columns, prefill rows, window and output length; an absent field comes from the
+   * simulator profile or the default matrix.
+   * @default the profile's reference matrix against the simulator; contexts [0, 8192, 32768] ×
+   * concurrency [1, 2, 4, 8, 16], prefill [8192, 32768], 30 s windows against a server
+   * @example { contexts: [8192, 65536], concurrency: [1, 8, 32], windowS: 30 }
+   */
+  matrix?: MatrixInput;
+  /**
+   * Limits of the phases around a cell, in ms.
+   * @default {} (each limit's own default)
+   * @example { headersMs: 300000 }
+   */
+  timeouts?: TimeoutsInput;
+  /**
+   * Path of the threshold file. `LLM_BENCH_THRESHOLDS` wins over it.
+   * @default 'thresholds/<name>.json'
+   * @example 'thresholds/h200.json'
+   */
+  thresholds?: string;
+  /**
+   * Event-loop delay p99 inside the window above which a cell is Client-limited, in ms (> 0).
+   * @default 50
+   * @example 100
+   */
+  clientLimitedLoopDelayMs?: number;
+  /**
+   * Let Client-limited cells pass their threshold check.
+   * @default false
+   * @example true
+   */
+  allowClientLimited?: boolean;
+  /**
+   * Let cells with failed requests pass (also LLM_BENCH_ALLOW_ERRORS=1); otherwise a cell with a
+   * failed request fails unless its threshold budget sets max.failedRequests.
+   * @default false
+   * @example true
+   */
+  allowErrors?: boolean;
+  /**
+   * The service-level objective capacity is measured against: per context, the most simultaneous
+   * requests whose cell meets it. `LLM_BENCH_SLO` wins over it.
+   * @default none (no capacity search)
+   * @example { perRequestTokensPerSecond: { min: 20 }, ttftMs: { p90: { max: 2000 } } }
+   */
+  slo?: SloInput;
+  /**
+   * One shared context per cell (prefix-cache friendly, the reference method) or one per stream.
+   * @default 'shared'
+   * @example 'distinct'
+   */
+  promptMode?: 'shared' | 'distinct';
+}
