@@ -4,7 +4,7 @@
  * Synchronous on purpose: the reporter calls it after every cell and two writes must never interleave.
  */
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import { renderMarkdown } from './render-md.js';
 import { renderHtml, RESULT_HTML } from '../report/html.js';
@@ -84,18 +84,11 @@ export class WriteError extends Error {
   }
 }
 
-/** Write `text` to `path` so a reader sees either the old file or the whole new one; a failure is a WriteError naming the file. */
-export function writeFileAtomic(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.${++tempCounter}.tmp`;
-  try {
-    writeFileSync(temp, text);
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    const e = error as NodeJS.ErrnoException;
-    const cause = e.code === 'ENOSPC' ? 'ENOSPC: the disk is full' : e.code === 'EDQUOT' ? 'EDQUOT: over the disk quota' : e.message;
-    throw new WriteError(path, e.code, cause);
-  }
+/** The WriteError for `path` from a failed write or rename (a full disk and a quota said in words). */
+function writeErrorOf(path: string, error: unknown): WriteError {
+  const e = error as NodeJS.ErrnoException;
+  const cause = e.code === 'ENOSPC' ? 'ENOSPC: the disk is full' : e.code === 'EDQUOT' ? 'EDQUOT: over the disk quota' : e.message;
+  return new WriteError(path, e.code, cause);
 }
 
 /**
@@ -113,16 +106,25 @@ export function writeFilesTogether(files: readonly { path: string; text: string 
       try {
         writeFileSync(temp, f.text);
       } catch (error) {
-        const e = error as NodeJS.ErrnoException;
-        const cause = e.code === 'ENOSPC' ? 'ENOSPC: the disk is full' : e.code === 'EDQUOT' ? 'EDQUOT: over the disk quota' : e.message;
-        throw new WriteError(f.path, e.code, cause);
+        throw writeErrorOf(f.path, error);
       }
     }
+    files.forEach((f, i) => {
+      try {
+        renameSync(temps[i]!, f.path);
+      } catch (error) {
+        throw writeErrorOf(f.path, error);
+      }
+    });
   } catch (error) {
     for (const t of temps) rmSync(t, { force: true });
     throw error;
   }
-  files.forEach((f, i) => renameSync(temps[i]!, f.path));
+}
+
+/** Write `text` to `path` so a reader sees either the old file or the whole new one; a failure is a WriteError naming the file. */
+export function writeFileAtomic(path: string, text: string): void {
+  writeFilesTogether([{ path, text }]);
 }
 
 /** Validate, then write the JSON, the Markdown page and the HTML report together; returns their paths. Throws (writing nothing) when invalid or when one cannot be written. */
