@@ -15,6 +15,7 @@
  * NextConnection). It is never opened earlier: a thread-per-connection server (llama.cpp's HTTP
  * server has n_parallel + 2 threads) would spend a thread on every idle spare.
  */
+import { splitBaseUrl } from './base-url.js';
 import type { Socket } from 'node:net';
 import { buildConnector, Client } from 'undici';
 import { ClientError } from './errors.js';
@@ -125,7 +126,7 @@ export function createWorkerDispatchers(
   const preconnect = async (opts: PreconnectOptions = {}): Promise<PreconnectReport> => {
     const given = opts.path ?? DEFAULT_PRECONNECT_PATH;
     // the base URL's path prefix (a gateway's /api) goes in front, as on every request of the run
-    const path = url.pathname.replace(/\/+$/, '') + given;
+    const path = splitBaseUrl(origin).pathPrefix + given;
     if (!given.startsWith('/')) throw new ClientError('invalid-option', `preconnect path must start with "/" (got ${JSON.stringify(given)})`);
     const concurrency = positiveInt('preconnect concurrency', opts.concurrency, DEFAULT_PRECONNECT_CONCURRENCY);
     const timeoutMs = positiveInt('preconnect timeoutMs', opts.timeoutMs, DEFAULT_PRECONNECT_TIMEOUT_MS);

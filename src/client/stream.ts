@@ -34,6 +34,7 @@ import type { Dispatcher } from 'undici';
 import { monoMs } from '../clock.js';
 import type { DecodedChunk } from '../engines/types.js';
 import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
+import { splitBaseUrl } from './base-url.js';
 import { ClientError } from './errors.js';
 import { errorMessageFromBody } from './error-body.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
@@ -134,14 +135,14 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
   validate(opts);
   // undici's dispatch takes an origin and drops any path on it: a base URL's path prefix (a
   // gateway's /api) goes in front of the request's path instead, whoever the caller is
-  let base: URL;
+  let base: { origin: string; pathPrefix: string };
   try {
-    base = new URL(opts.origin);
+    base = splitBaseUrl(opts.origin);
   } catch {
     throw new ClientError('invalid-option', `streamRequest origin: must be an absolute URL such as http://127.0.0.1:8000 (got ${JSON.stringify(opts.origin)})`);
   }
   const origin = base.origin;
-  const path = base.pathname.replace(/\/+$/, '') + opts.path;
+  const path = base.pathPrefix + opts.path;
   const payload = JSON.stringify(opts.body);
   const timeline: RequestTimeline = {
     id: opts.id,

@@ -120,7 +120,7 @@ function sortedUnique(xs: number[]): number[] {
  * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
  * adapter's paths start with `/v1/…` (OpenAI's client takes `…/v1` as its base URL, so users paste
  * it): `https://gw/api/v1` → `https://gw/api`, said once in `note` so it is not silently doubled.
- * A gateway's path prefix is kept (src/engines/http.ts splitBaseUrl).
+ * A gateway's path prefix is kept (src/client/base-url.ts splitBaseUrl).
  */
 export function baseUrlOf(given: string | undefined): { url: string; note?: string } | undefined {
   if (given === undefined) return undefined;

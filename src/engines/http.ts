@@ -100,17 +100,6 @@ export function redactTarget(text: string, target: HttpTarget): string {
   return redactUrlCredentials(redactValues(text, [target.apiKey, password]));
 }
 
-/**
- * A base URL's origin and path prefix: `https://gw.example/api` → origin `https://gw.example`,
- * prefix `/api` (no trailing slash; '' for a bare origin). Streaming requests go to the origin
- * through undici's `dispatch`, which takes the path separately, so the prefix must travel with the
- * path: every request of the run, control and streaming alike, goes under the base URL.
- */
-export function splitBaseUrl(baseUrl: string): { origin: string; pathPrefix: string } {
-  const u = new URL(baseUrl);
-  return { origin: u.origin, pathPrefix: u.pathname.replace(/\/+$/, '') };
-}
-
 function joinUrl(baseUrl: string, path: string): string {
   const base = baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl;
   return path.startsWith('/') ? base + path : `${base}/${path}`;

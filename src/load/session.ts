@@ -9,7 +9,6 @@ import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { compactTimeline } from '../client/compact.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
-import { splitBaseUrl } from '../engines/http.js';
 import type { LocalTokenizer } from '../tokenizer/local.js';
 import { recountChunkTokens } from '../tokenizer/recount.js';
 
@@ -106,13 +105,12 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     requestId: o.id,
   });
   const { onChunk } = o;
-  // a gateway's path prefix (https://gw/api) stays in front of the engine's path
-  const { origin, pathPrefix } = splitBaseUrl(session.target.baseUrl);
   const timeline = streamRequest({
     id: o.id,
     dispatcher: o.dispatcher,
-    origin,
-    path: pathPrefix + req.path,
+    // the base URL, a gateway's path prefix included (streamRequest keeps it in front of the path)
+    origin: session.target.baseUrl,
+    path: req.path,
     headers: requestHeaders(session),
     body: req.body,
     decode: onChunk

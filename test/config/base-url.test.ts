@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { baseUrlOf, resolveSuite } from '../../src/config/resolve.js';
-import { splitBaseUrl } from '../../src/engines/http.js';
+import { splitBaseUrl } from '../../src/client/base-url.js';
 
 describe('the base URL (issue 19: a base URL is a base URL)', () => {
   test('a gateway path prefix is kept; trailing slashes dropped', () => {
