@@ -59,3 +59,22 @@ export function errorMessageFromBody(text: string): string {
   }
   return summarizeHtml(trimmed) ?? truncate(trimmed, 500);
 }
+
+/**
+ * A response's Content-Encoding when it is one we did not ask for (we never send Accept-Encoding,
+ * so anything but none or `identity`), lowercased; else undefined. undici hands such a body over
+ * as it came, so its JSON or event stream cannot be read.
+ */
+export function unrequestedEncoding(header: string | string[] | undefined): string | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim().toLowerCase();
+  return value === undefined || value === '' || value === 'identity' ? undefined : value;
+}
+
+/** What to tell the user about a body compressed although we asked for no encoding. */
+export function unrequestedEncodingMessage(encoding: string): string {
+  return (
+    `the response came with Content-Encoding: ${encoding} although the request asked for no encoding; ` +
+    'a proxy or gateway on the way compresses it (nginx: gzip off for this location; or have it honour Accept-Encoding)'
+  );
+}
+

@@ -36,7 +36,7 @@ import type { DecodedChunk } from '../engines/types.js';
 import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
 import { splitBaseUrl } from './base-url.js';
 import { ClientError } from './errors.js';
-import { errorMessageFromBody } from './error-body.js';
+import { errorMessageFromBody, unrequestedEncoding, unrequestedEncodingMessage } from './error-body.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
 import { TokenCounter } from './token-count.js';
 import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from './types.js';
@@ -269,13 +269,9 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<Request
             });
             return;
           }
-          const encoding = resHeaders['content-encoding'];
-          if (typeof encoding === 'string' && encoding.trim() !== '' && encoding.trim().toLowerCase() !== 'identity') {
-            fail(
-              'protocol',
-              `the stream came with Content-Encoding: ${encoding} although the request asked for no encoding; a proxy or gateway on the way compresses it (nginx: gzip off for this location)`,
-              true,
-            );
+          const encoding = unrequestedEncoding(resHeaders['content-encoding']);
+          if (encoding !== undefined) {
+            fail('protocol', unrequestedEncodingMessage(encoding), true);
             return;
           }
           const type = resHeaders['content-type'];

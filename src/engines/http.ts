@@ -11,6 +11,7 @@ import { redactUrlCredentials, redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from './types.js';
 import { tlsProblem } from '../client/tls.js';
+import { unrequestedEncoding } from '../client/error-body.js';
 
 /** Default limit for one control-plane call (headers and body together). */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
@@ -62,17 +63,6 @@ export interface HttpResult {
   contentType?: string;
   /** content-encoding header, lowercased, when sent and not identity (we never ask for one) */
   contentEncoding?: string;
-}
-
-/**
- * The message for a body a proxy compressed although we asked for no encoding: undici (rightly)
- * hands the bytes over as they came, so the JSON or the event stream cannot be read.
- */
-export function unrequestedEncodingMessage(encoding: string): string {
-  return (
-    `the response came with Content-Encoding: ${encoding} although the request asked for no encoding; ` +
-    'a proxy or gateway on the way compresses it (nginx: gzip off for this location; or have it honour Accept-Encoding)'
-  );
 }
 
 /** A control-plane call that got no HTTP response (connect refused, timeout, reset). */
@@ -140,9 +130,8 @@ export async function httpCall(
     const contentType = (Array.isArray(ct) ? ct[0] : ct)?.toLowerCase();
     const result: HttpResult = { status: res.statusCode, text };
     if (contentType !== undefined) result.contentType = contentType;
-    const ce = res.headers['content-encoding'];
-    const contentEncoding = (Array.isArray(ce) ? ce[0] : ce)?.toLowerCase().trim();
-    if (contentEncoding !== undefined && contentEncoding !== '' && contentEncoding !== 'identity') result.contentEncoding = contentEncoding;
+    const contentEncoding = unrequestedEncoding(res.headers['content-encoding']);
+    if (contentEncoding !== undefined) result.contentEncoding = contentEncoding;
     const trimmed = text.trimStart();
     if (trimmed.startsWith('{') || trimmed.startsWith('[') || contentType?.includes('json')) {
       try {

@@ -4,9 +4,10 @@
  * use (ENGINES.md §0, §7.5) and probes only `/v1/models`. It has no metrics and no tokenizer.
  * vllm.ts and sglang.ts extend it.
  */
+import { unrequestedEncodingMessage } from '../client/error-body.js';
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, unrequestedEncodingMessage, type HttpCallOptions, type HttpResult } from './http.js';
+import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
