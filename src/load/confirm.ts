@@ -58,7 +58,6 @@ export interface AdapterConfirmation {
 /** HTTP statuses that refuse the request itself (its fields, path or body), not the server's state. */
 const SHAPE_STATUSES = new Set([400, 404, 405, 413, 415, 422, 501]);
 
-/** Finish reasons that are no finish: `null` sent as a string, or empty (TGI completions). */
 /** One streamed request through `adapter`; resolves whether it confirms the adapter. Never rejects. */
 export async function confirmAdapter(target: HttpTarget, adapter: EngineAdapter, model: string, o: ConfirmOptions): Promise<AdapterConfirmation> {
   const req = adapter.buildStreamRequest({ model, endpoint: o.endpoint, prompt: CONFIRM_PROMPT, maxTokens: CONFIRM_MAX_TOKENS, forceLength: true, requestId: `${o.requestId}-${adapter.kind}` });
