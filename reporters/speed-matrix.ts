@@ -197,7 +197,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } | undefined {
     try {
-      const paths = writeResults(this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env), result);
+      const paths = writeResults(this.resultsFolder(), result);
       this.lastWritten = { at: new Date().toISOString(), keys: new Set(resultKeys(result)) };
       if (this.writeFailure !== undefined) this.log(`${PREFIX} results written again after the failure (${this.writeFailure})`);
       this.writeFailure = undefined;
@@ -212,9 +212,14 @@ export default class SpeedMatrixReporter implements Reporter {
     }
   }
 
+  /** the results folder resolved in onInit (without it, as onInit would resolve it from the working folder) */
+  private resultsFolder(): string {
+    return this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env);
+  }
+
   /** The run's last write failed: say what the files left in the folder hold, and what they miss. */
   private failFinalWrite(result: SpeedMatrixResult): void {
-    const dir = this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env);
+    const dir = this.resultsFolder();
     const keys = resultKeys(result);
     const last = this.lastWritten;
     const missing = keys.filter((k) => !last?.keys.has(k));
