@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { RequestTimeline } from '../src/client/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/figures.js';
 import { quantile } from '../src/metrics/stats.js';
 import {

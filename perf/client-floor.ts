@@ -36,7 +36,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import { SseParser } from '../src/client/sse.js';
-import type { RequestTimeline } from '../src/client/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
 
 const READERS = ['net', 'net+json', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest'] as const;
 type Reader = (typeof READERS)[number];

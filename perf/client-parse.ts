@@ -6,8 +6,8 @@
 import { Bench } from 'tinybench';
 import { SseParser } from '../src/client/sse.js';
 import { TokenCounter } from '../src/client/token-count.js';
-import type { RequestTimeline } from '../src/client/types.js';
-import type { DecodedChunk } from '../src/engines/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
+import type { DecodedChunk } from '../src/shapes/engine.js';
 
 const EVENTS = 1000;
 

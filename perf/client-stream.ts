@@ -11,8 +11,8 @@ import { once } from 'node:events';
 import { monoMs } from '../src/clock.js';
 import { createWorkerDispatchers } from '../src/client/pool.js';
 import { streamRequest } from '../src/client/stream.js';
-import type { RequestTimeline } from '../src/client/types.js';
-import type { DecodedChunk } from '../src/engines/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
+import type { DecodedChunk } from '../src/shapes/engine.js';
 import { EventLoopMonitor } from '../src/metrics/loop-monitor.js';
 import { distribution } from '../src/metrics/stats.js';
 

@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { renderHtml } from '../src/report/html.js';
-import { cellKey, contextLabel } from '../src/results/labels.js';
-import type { CellResult, FigureSpread, PrefillRowResult, SpeedMatrixResult } from '../src/results/types.js';
+import { cellKey, contextLabel } from '../src/shapes/labels.js';
+import type { CellResult, FigureSpread, PrefillRowResult, SpeedMatrixResult } from '../src/shapes/result.js';
 import { validateResult } from '../src/results/validate.js';
 import { launchBrowser, browserMissing } from '../test/report/browser.js';
 

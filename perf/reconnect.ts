@@ -24,7 +24,7 @@ import { monoMs } from '../src/clock.js';
 import { ConnectionPolicy } from '../src/client/connections.js';
 import { NextConnection } from '../src/client/pool.js';
 import { streamRequest } from '../src/client/stream.js';
-import type { RequestTimeline } from '../src/client/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { decodeLlamacppChunk } from '../src/engines/llamacpp.js';
 import { distribution } from '../src/metrics/stats.js';
 

@@ -14,8 +14,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseContext } from '../src/results/labels.js';
-import type { SpeedMatrixResult } from '../src/results/types.js';
+import { parseContext } from '../src/shapes/labels.js';
+import type { SpeedMatrixResult } from '../src/shapes/result.js';
 
 const PAGES: Record<string, string> = {
   'sglang-h200': 'speed-matrix-sglang-h200-bf16.txt',

@@ -10,7 +10,7 @@
  * The figures of a run on this 2-core VM are in docs/accuracy.md ("Memory").
  */
 import { compactTimeline } from '../src/client/compact.js';
-import type { RequestTimeline } from '../src/client/types.js';
+import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { resolveSuite } from '../src/config/resolve.js';
 import { runCell } from '../src/load/cell.js';
 import { openRun } from '../src/matrix/open.js';

@@ -6,13 +6,14 @@
  * (the single writer). Thin I/O over the pure collect / render / update functions.
  * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
  */
+import type {} from '../src/matrix/task-meta.js';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/report/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
-import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/results/types.js';
+import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';

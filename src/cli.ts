@@ -2,7 +2,7 @@
  * The `llm-speed-matrix` command: `init` sets a project up; `sim` serves the embedded simulator; `compare` diffs two result
  * files; `report` draws one or several as HTML. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
-import { ConfigError } from './config/errors.js';
+import { ConfigError } from './errors.js';
 import { suggest } from './meta/cli-args.js';
 import { packageInfo } from './meta/package.js';
 

@@ -39,3 +39,11 @@ export function asUserError<E>(error: E, debug: boolean): E {
   if (!debug && error instanceof SpeedMatrixError) error.stack = `${error.name}: ${error.message}`;
   return error;
 }
+
+/** A configuration or setup mistake by the user: the message names the field, the rule and the fix. */
+export class ConfigError extends SpeedMatrixError<'config'> {
+  override name = 'ConfigError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('config', message, options);
+  }
+}

@@ -3,7 +3,7 @@
  * as `llm-speed-matrix/src/matrix/runner.js` or `llm-speed-matrix/reporters/speed-matrix` fails
  * here with the list of the paths that exist, instead of Node's ERR_PACKAGE_PATH_NOT_EXPORTED.
  */
-import { ConfigError } from './config/errors.js';
+import { ConfigError } from './errors.js';
 
 export const ENTRY_POINTS = [
   "'llm-speed-matrix' (defineSpeedMatrix, the types)",

@@ -22,7 +22,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LlamacppAdapter } from '../../src/engines/llamacpp.js';
-import type { EndpointKind } from '../../src/engines/types.js';
+import type { EndpointKind } from '../../src/shapes/engine.js';
 import {
   dataEvents,
   parseHttpResponse,

@@ -8,7 +8,7 @@
  * - the chunks' text (kept for the local tokenizer's recount, already done at the end) is dropped.
  * So a finished request holds 10 B per chunk, at most 10 B per token.
  */
-import type { RequestTimeline } from './types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 
 export function compactTimeline(t: RequestTimeline): RequestTimeline {
   if (Array.isArray(t.chunkMs)) t.chunkMs = Float64Array.from(t.chunkMs);

@@ -1,5 +1,5 @@
 import { SpeedMatrixError } from '../errors.js';
-import type { ClientErrorCode } from './types.js';
+import type { ClientErrorCode } from '../shapes/timeline.js';
 
 /**
  * Codes of the one error class of the client. Request failures use the ClientErrorCode union

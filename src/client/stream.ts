@@ -32,14 +32,14 @@
  */
 import type { Dispatcher } from 'undici';
 import { monoMs } from '../clock.js';
-import type { DecodedChunk } from '../engines/types.js';
+import type { DecodedChunk } from '../shapes/engine.js';
 import { noteResponseEnd, unwatchSend, watchSend, type ConnectionPolicy, type SendRecord } from './connections.js';
 import { splitBaseUrl } from './base-url.js';
 import { ClientError } from './errors.js';
 import { errorMessageFromBody, unrequestedEncoding, unrequestedEncodingMessage } from './error-body.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
 import { TokenCounter } from './token-count.js';
-import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from './types.js';
+import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from '../shapes/timeline.js';
 
 /** the server's error message from an error body (error-body.ts), for this module's callers */
 export { errorMessageFromBody };

@@ -22,8 +22,8 @@
  * chunk's tokens become its tokenized text, chunks left with no token are dropped, reasoning tokens
  * are recounted, and `tokenSource` becomes `local-tokenizer`. Arrival times stay per chunk.
  */
-import type { DecodedChunk } from '../engines/types.js';
-import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from './types.js';
+import type { DecodedChunk } from '../shapes/engine.js';
+import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../shapes/timeline.js';
 
 export interface TokenCounterOptions {
   /** keep each token-carrying chunk's text in `timeline.chunkText` */

@@ -6,9 +6,9 @@
  * way (max output tokens, window, endpoint); its contexts and concurrency may differ, so a run of
  * part of the matrix can still be checked.
  */
-import { ConfigError } from '../config/errors.js';
-import { cellKey } from '../results/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import { ConfigError } from '../errors.js';
+import { cellKey } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
 import { compareCell, comparePrefill, matrixDifferences } from './compare.js';
 import { compareCapacityRow } from './capacity.js';

@@ -12,7 +12,7 @@
  * new matrix's largest column (not the server) set it. Capacities measured at different SLOs
  * are not compared.
  */
-import type { CapacityRow, SpeedMatrixResult } from '../results/types.js';
+import type { CapacityRow, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
 import type { FigureTolerance } from './tolerances.js';
 

@@ -9,7 +9,7 @@ import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { compareResults, matrixDifferences } from './compare.js';
 import { checkResultFile, readResultJson } from './load.js';

@@ -16,8 +16,8 @@
  *                 Over capacity); a cell or row absent from one result is reported, not gated.
  * A regressed figure always fails the gate.
  */
-import { cellKey, compareCellKeys, contextLabel } from '../results/labels.js';
-import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
+import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from '../thresholds/evaluate.js';
 import {
   HIGHER_IS_BETTER_FIGURES,

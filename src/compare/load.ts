@@ -3,8 +3,8 @@
  * the file (and the variable or argument it came from), what is wrong and the fix.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/errors.js';
-import type { SpeedMatrixResult } from '../results/types.js';
+import { ConfigError } from '../errors.js';
+import type { SpeedMatrixResult } from '../shapes/result.js';
 import { validateResult } from '../results/validate.js';
 
 /** The schema version this tool reads and writes. */

@@ -3,9 +3,9 @@
  * regressions, a total tok/s grid with the change per cell, and every compared figure.
  */
 import { formatValue } from '../thresholds/evaluate.js';
-import { cellKey, contextLabel } from '../results/labels.js';
+import { cellKey, contextLabel } from '../shapes/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../results/render-md.js';
-import type { RunInfo } from '../results/types.js';
+import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
 import type { CapacityDelta } from './capacity.js';
 import { bindingText } from '../slo/capacity.js';

@@ -2,10 +2,10 @@
  * Environment overrides for CI and quick runs (LLM_BENCH_*). Each bad value is an error naming
  * the variable, what was wrong and an example of a good value.
  */
-import { parseContext } from '../results/labels.js';
-import { ConfigError } from './errors.js';
+import { parseContext } from '../shapes/labels.js';
+import { ConfigError } from '../errors.js';
 import { parseSloText } from '../slo/slo.js';
-import type { Slo } from '../results/types.js';
+import type { Slo } from '../shapes/result.js';
 
 export interface EnvOverrides {
   url?: string;

@@ -6,11 +6,11 @@
 import { statSync } from 'node:fs';
 import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
-import type { Slo } from '../results/types.js';
-import { ConfigError } from './errors.js';
+import type { Slo } from '../shapes/result.js';
+import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
-import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../engines/types.js';
+import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
 
 export interface ResolvedMatrix {
   contexts: number[];

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput } from './suite-input.js';
 
-import { ENGINE_KINDS } from '../engines/types.js';
+import { ENGINE_KINDS } from '../shapes/engine.js';
 import { SloSchema } from '../slo/slo.js';
 
 const positiveInt = z.int().positive();

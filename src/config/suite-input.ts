@@ -9,7 +9,7 @@
  * the other fails `tsc`. test/config/suite-docs.test.ts reads the built declarations and fails on
  * a field without its comment, default or example.
  */
-import type { EngineKind } from '../engines/types.js';
+import type { EngineKind } from '../shapes/engine.js';
 
 /**
  * The machine the server runs on, as shown on the page. Each field given here wins over what is

@@ -24,7 +24,7 @@ import { OpenAIAdapter, ProbeError, probeModels } from './openai.js';
 import { SglangAdapter } from './sglang.js';
 import { TgiAdapter } from './tgi.js';
 import { TrtllmAdapter } from './trtllm.js';
-import { ENGINE_KINDS, type EngineAdapter, type EngineKind, type HttpTarget } from './types.js';
+import { ENGINE_KINDS, type EngineAdapter, type EngineKind, type HttpTarget } from '../shapes/engine.js';
 import { VllmAdapter } from './vllm.js';
 
 export interface EngineDetection {

@@ -9,7 +9,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { SpeedMatrixError } from '../errors.js';
 import { redactUrlCredentials, redactValues } from '../results/redact.js';
 import { Agent, request } from 'undici';
-import type { HttpTarget } from './types.js';
+import type { HttpTarget } from '../shapes/engine.js';
 import { tlsProblem } from '../client/tls.js';
 import { unrequestedEncoding } from '../client/error-body.js';
 

@@ -45,7 +45,7 @@ import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOpt
 import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
-import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from './types.js';
+import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from '../shapes/engine.js';
 import { monoMs } from '../clock.js';
 
 export const LLAMACPP_METRICS_PATH = '/metrics';

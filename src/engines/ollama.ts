@@ -14,7 +14,7 @@
  */
 import { asNumber, asRecord, asString, isOk, tryCall } from './http.js';
 import { OpenAIAdapter, probeModels } from './openai.js';
-import type { EngineKind, HttpTarget, ServerFacts } from './types.js';
+import type { EngineKind, HttpTarget, ServerFacts } from '../shapes/engine.js';
 
 /** The `/api/ps` entry of `model` (by name or model, with or without ":latest"), else the only one. */
 export function ollamaLoadedModel(json: unknown, model: string): Record<string, unknown> | undefined {

@@ -8,7 +8,7 @@ import { unrequestedEncodingMessage } from '../client/error-body.js';
 import { parseErrorJson } from './errors.js';
 import { SpeedMatrixError } from '../errors.js';
 import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
-import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from './types.js';
+import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from '../shapes/engine.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
 export const COMPLETIONS_PATH = '/v1/completions';

@@ -243,7 +243,7 @@ export function readHistogram(
   samples: readonly PromSample[],
   name: string,
   filter?: Record<string, string>,
-): import('./types.js').HistogramSnapshot | undefined {
+): import('../shapes/engine.js').HistogramSnapshot | undefined {
   const byBound = new Map<number, number>();
   let count = 0;
   let sumS = 0;

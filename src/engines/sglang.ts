@@ -22,7 +22,7 @@ import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall, type H
 import { CHAT_PATH, ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, sumMetricOverReplicas, type PromSample } from './prometheus.js';
 import { postForTokenCount, tokenizeCount, tokenizeError } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from '../shapes/engine.js';
 
 export const SGLANG_METRICS_PATH = '/metrics';
 export const SGLANG_TOKENIZE_PATH = '/v1/tokenize';

@@ -18,7 +18,7 @@ import { asNumber, asRecord, asString, isOk, postJson, timedGet, tryCall } from 
 import { OpenAIAdapter, probeModels } from './openai.js';
 import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
 
 export const TGI_METRICS_PATH = '/metrics';
 export const TGI_TOKENIZE_PATH = '/tokenize';

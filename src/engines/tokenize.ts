@@ -1,7 +1,7 @@
 /** Shared pieces of the engines' tokenize calls. */
 import { parseErrorBody } from './errors.js';
 import { asNumber, asRecord, isOk, postJson, redactTarget, type HttpResult } from './http.js';
-import type { HttpTarget } from './types.js';
+import type { HttpTarget } from '../shapes/engine.js';
 
 /** The setup error for a tokenize call that gave no count. */
 export function tokenizeError(target: HttpTarget, path: string, res: HttpResult): Error {

@@ -21,7 +21,7 @@ import { asNumber, asRecord, asString, isOk, timedGet, tryCall, type HttpResult 
 import { CHAT_PATH, COMPLETIONS_PATH, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { parsePrometheus, readHistogram, sumMetric, type PromSample } from './prometheus.js';
 import { postForTokenCount, tokenizeCount } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from './types.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts } from '../shapes/engine.js';
 
 export const TRTLLM_JSON_METRICS_PATH = '/metrics';
 export const TRTLLM_PROMETHEUS_PATH = '/prometheus/metrics';

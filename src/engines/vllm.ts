@@ -15,7 +15,7 @@ import { asNumber, asRecord, asString, isOk, timedGet, tryCall } from './http.js
 import { ContinuousUsageAdapter, modelsFacts, probeModels } from './openai.js';
 import { filterIfPresent, meanMetric, parsePrometheus, readHistogram, readLabels, sumMetric, type PromSample } from './prometheus.js';
 import { postForTokenCount, tokenizeCount } from './tokenize.js';
-import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from './types.js';
+import type { EndpointKind, EngineKind, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
 
 export const VLLM_METRICS_PATH = '/metrics';
 export const VLLM_TOKENIZE_PATH = '/tokenize';

@@ -6,7 +6,7 @@
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
 import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { ensureDir } from '../results/write.js';

@@ -6,8 +6,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
-import type { RequestTimeline } from '../client/types.js';
-import type { MetricsSample, ServerRequestTimings } from '../engines/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../results/redact.js';

@@ -27,10 +27,10 @@
  */
 import { createWorkerDispatchers } from '../client/pool.js';
 import { streamRequest } from '../client/stream.js';
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import { getAdapter, type EngineDetection } from '../engines/detect.js';
 import { probeModels } from '../engines/openai.js';
-import type { EndpointKind, EngineAdapter, HttpTarget } from '../engines/types.js';
+import type { EndpointKind, EngineAdapter, HttpTarget } from '../shapes/engine.js';
 import { redactSecrets, redactValues } from '../results/redact.js';
 
 /** output tokens of a confirmation request: enough for a text chunk and a finish */

@@ -3,7 +3,7 @@
  * whose prefix is unique to this run and context, so the prefill is cold. When the same context is
  * also a decode row, this request warms that row's prompt cache.
  */
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import { createWorkerDispatchers } from '../client/pool.js';
 import { sendRequest, sleep, type LoadSession } from './session.js';
 

@@ -3,8 +3,8 @@
  * probe found, and the request settings of the run.
  */
 import type { Dispatcher } from 'undici';
-import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../engines/types.js';
-import type { RequestTimeline } from '../client/types.js';
+import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { compactTimeline } from '../client/compact.js';

@@ -4,9 +4,10 @@
  * concurrency with adaptive cells (src/slo/capacity.ts searchCapacity), then store the row's
  * capacity (and the adaptive cells) for the reporter and check its budget and baseline.
  */
+import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
-import { cellKey, contextLabel } from '../results/labels.js';
-import type { CapacityRow, CellResult } from '../results/types.js';
+import { cellKey, contextLabel } from '../shapes/labels.js';
+import type { CapacityRow, CellResult } from '../shapes/result.js';
 import { capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
 import { judgeCell, unmeasuredVerdict } from '../slo/verdict.js';
 import { measureCell, overCapacityResult } from './cell-test.js';

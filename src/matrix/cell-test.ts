@@ -2,6 +2,7 @@
  * Body of one generated cell test: run the cell (or record it Over capacity and skip), compute
  * its figures and status, store the result in task meta, then assert status and budgets.
  */
+import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
@@ -10,9 +11,9 @@ import { escapeText } from '../results/render-md.js';
 import { isUnreachable } from '../engines/http.js';
 import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM, streamEndings } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
-import type { ServerCrossCheck } from '../results/speed-matrix.gen.js';
+import type { ServerCrossCheck } from '../shapes/result.gen.js';
 import { cellStatuses } from '../metrics/status.js';
-import type { CellResult } from '../results/types.js';
+import type { CellResult } from '../shapes/result.js';
 import { evaluateCell } from '../thresholds/evaluate.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import type { RunContext } from './context.js';
@@ -22,7 +23,7 @@ import { baselineCellFailures } from '../compare/baseline.js';
 import { computeGoodput, sumGoodput } from '../slo/goodput.js';
 import { cellSeries } from '../metrics/series.js';
 import { judgeCell } from '../slo/verdict.js';
-import type { Goodput } from '../results/types.js';
+import type { Goodput } from '../shapes/result.js';
 
 /** The Over capacity result of a planned cell (not run): the numbers that decide it. */
 export function overCapacityResult(cell: PlannedCell): CellResult {

@@ -1,5 +1,5 @@
 import type { ResolvedSuite } from '../config/resolve.js';
-import type { CellResult, RunInfo } from '../results/types.js';
+import type { CellResult, RunInfo } from '../shapes/result.js';
 import type { LoadedThresholds } from '../thresholds/load.js';
 import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';

@@ -7,7 +7,7 @@
  * has no file parallelism).
  */
 import { importVitest } from '../meta/peer.js';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { resolveSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
 import { asUserError } from '../errors.js';
@@ -19,7 +19,7 @@ import { createCellRunner, finishCell } from './cell-test.js';
 import { loadResume } from './resume.js';
 import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { createCapacityRunner } from './capacity-test.js';
-import { contextLabel } from '../results/labels.js';
+import { contextLabel } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { loadThresholds, ThresholdsError } from '../thresholds/load.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';

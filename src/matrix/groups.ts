@@ -7,7 +7,7 @@
  *     ((number of decode rows + k) mod n) + 1, so they fill the groups after the decode rows.
  * Every row lands in exactly one group, whatever n; a group may be empty.
  */
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import type { MatrixPlan } from './plan.js';
 
 export interface RowGroup {

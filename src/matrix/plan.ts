@@ -2,7 +2,7 @@
  * Plan of a run (pure): which prefill rows and cells exist, in which order they run, and which
  * cells are Over capacity (not run) with the numbers that decide it.
  */
-import { cellKey, contextLabel } from '../results/labels.js';
+import { cellKey, contextLabel } from '../shapes/labels.js';
 import { overCapacity } from '../metrics/status.js';
 import type { ResolvedMatrix } from '../config/resolve.js';
 

@@ -7,13 +7,14 @@
  * (`RunPrompts.rowPrompt` variants); the row prompt goes last, so it is the one that warms the
  * decode row. The row's figures are the medians (src/matrix/repeat.ts `prefillRepeats`).
  */
+import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
 import { prefillFigures } from '../metrics/status.js';
 import { MATRIX_TTFT_FROM } from '../metrics/figures.js';
-import type { PrefillRowResult } from '../results/types.js';
+import type { PrefillRowResult } from '../shapes/result.js';
 import { evaluatePrefill } from '../thresholds/evaluate.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';

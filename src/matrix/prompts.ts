@@ -7,7 +7,7 @@ import { PromptCalibrator, toleranceTokens, type CalibratedPrompt } from '../pro
 import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts } from '../prompts/cell.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { progress } from './progress.js';
 

@@ -14,8 +14,8 @@
  */
 import { median } from '../metrics/stats.js';
 import type { CellStatusResult } from '../metrics/status.js';
-import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../metrics/types.js';
-import type { CellRepeats, FigureSpread, PrefillRepeats } from '../results/types.js';
+import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../shapes/result.js';
+import type { CellRepeats, FigureSpread, PrefillRepeats } from '../shapes/result.js';
 
 const STATUS_ORDER: readonly CellStatus[] = ['not-run', 'client-limited', 'stream-buffered', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
 

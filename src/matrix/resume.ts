@@ -5,11 +5,11 @@
  * partial run measured something else: another target or model, another matrix, window, max output,
  * endpoint or repeat count.
  */
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { matrixDifferences } from '../compare/compare.js';
 import { loadResultFile } from '../compare/load.js';
-import { cellKey } from '../results/labels.js';
-import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../results/types.js';
+import { cellKey } from '../shapes/labels.js';
+import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 
 export const RESUME_VARIABLE = 'LLM_BENCH_RESUME';
 

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import type { HardwareInfo } from '../results/types.js';
+import type { HardwareInfo } from '../shapes/result.js';
 
 /** Runs a tool; resolves its stdout, or undefined when it is missing, fails or times out. */
 export type ExecTool = (command: string, args: readonly string[]) => Promise<string | undefined>;

@@ -6,7 +6,7 @@
  * redacted (src/results/redact.ts), and so is any value passed in `secrets` (the API key) wherever
  * it appears.
  */
-import type { ServerFacts } from '../engines/types.js';
+import type { ServerFacts } from '../shapes/engine.js';
 import { isSecretName, REDACTED, redactSecrets, redactValues } from '../results/redact.js';
 
 

@@ -3,7 +3,7 @@
  * (one Vitest per run, so the cells this package declares belong to the run the user started).
  * A project without it gets one line that names the fix, not a module-resolution trace.
  */
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 
 /** The Vitest versions this package works with (kept equal to peerDependencies in package.json). */
 export const VITEST_PEER_RANGE = '^4.1.0 || ^5.0.0';

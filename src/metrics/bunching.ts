@@ -19,7 +19,7 @@
  * proxy that delivers each request whole: no gap at all to look at).
  */
 import { distribution } from './stats.js';
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 
 /** two chunks of one request closer than this arrived together */
 export const ZERO_GAP_MS = 0.5;

@@ -16,12 +16,12 @@
  *   finished inside the window of (predicted_n − 1) / predicted_ms (predicted_ms runs from the
  *   first token to the last, so n − 1 intervals), vs the cell's per-request figure.
  */
-import type { RequestTimeline } from '../client/types.js';
-import type { HistogramSnapshot, MetricsSample, ServerRequestTimings } from '../engines/types.js';
-import type { CrossCheckItem, ServerCrossCheck } from '../results/speed-matrix.gen.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { HistogramSnapshot, MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
+import type { CrossCheckItem, ServerCrossCheck } from '../shapes/result.gen.js';
 import { MATRIX_TTFT_FROM, tokensInWindow, ttftStartMs } from './figures.js';
 import { median } from './stats.js';
-import type { CellFigures } from './types.js';
+import type { CellFigures } from '../shapes/result.js';
 
 export const CROSS_CHECK_TOLERANCE = 0.1;
 /** shortest span between two samples for the counter comparison */

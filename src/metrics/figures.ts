@@ -5,11 +5,11 @@
  *
  * "Inside the window" means windowStartMs ≤ t ≤ windowEndMs (both ends included).
  */
-import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../client/types.js';
-import type { MetricsSample } from '../engines/types.js';
+import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../shapes/timeline.js';
+import type { MetricsSample } from '../shapes/engine.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { distribution, mean, median } from './stats.js';
-import type { CellFigures } from './types.js';
+import type { CellFigures } from '../shapes/result.js';
 
 /** server and client active-request counts disagree when they differ by more than this share */
 export const ACTIVE_REQUESTS_DISAGREE_SHARE = 0.1;

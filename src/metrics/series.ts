@@ -4,9 +4,9 @@
  * is left out) and each request's mean time between tokens in the window, computed as the cell's
  * TBT figures are (figures.ts), so the histogram and the figures describe the same values.
  */
-import type { RequestTimeline } from '../client/types.js';
-import type { MetricsSample } from '../engines/types.js';
-import type { CellSeries } from '../results/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { MetricsSample } from '../shapes/engine.js';
+import type { CellSeries } from '../shapes/result.js';
 import { requestTimeBetweenTokensMs } from './figures.js';
 
 export interface CellSeriesInput {

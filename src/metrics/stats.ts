@@ -2,7 +2,7 @@
  * Pure statistics. Empty input gives `undefined`, never 0 or NaN. Non-finite values (NaN, ±∞)
  * are left out by `median`, `mean` and `distribution`.
  */
-import type { Distribution } from './types.js';
+import type { Distribution } from '../shapes/result.js';
 
 function finiteSorted(values: readonly number[]): number[] {
   const out: number[] = [];

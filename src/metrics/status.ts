@@ -2,12 +2,12 @@
  * Statuses of a cell and of a prefill row (METHOD.md "Statuses"), as pure rules with evidence.
  */
 import { streamBunching, type StreamBunching } from './bunching.js';
-import type { RequestTimeline } from '../client/types.js';
-import type { MetricsSample } from '../engines/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { MetricsSample } from '../shapes/engine.js';
 import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from './figures.js';
 import { mean } from './stats.js';
 import { DEFAULTS } from '../config/defaults.js';
-import type { CellFigures, CellStatus, PrefillFigures } from './types.js';
+import type { CellFigures, CellStatus, PrefillFigures } from '../shapes/result.js';
 
 /** a cell is "requests queued" when mean running < this share of C */
 export const QUEUED_RUNNING_SHARE = 0.95;
@@ -18,7 +18,7 @@ export const QUEUED_RUNNING_SHARE = 0.95;
  */
 export const CLIENT_QUEUED_HELD_SHARE = 0.5;
 
-/** Evidence per status; the same shape as CellEvidence in src/results/types.ts. */
+/** Evidence per status; the same shape as CellEvidence in src/shapes/result.ts. */
 export interface CellStatusEvidence {
   /** the streams arrived bunched (bunching.ts), so TTFT and the time between tokens are not the server's */
   streamBuffered?: Omit<StreamBunching, 'buffered'>;

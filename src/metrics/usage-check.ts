@@ -12,7 +12,7 @@
  * lengths differ by more than the tolerance (a server that answers a fixed usage block).
  * Pure; the cell test puts the result in `evidence.usageDisagrees`.
  */
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 
 export const USAGE_TOLERANCE_TOKENS = 2;
 export const USAGE_TOLERANCE_FRACTION = 0.02;

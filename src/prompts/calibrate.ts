@@ -25,8 +25,8 @@
  * land on N too. Results are cached per (target, prefix, lead, tail, seed).
  */
 import { retryWhileUnreachable } from '../engines/http.js';
-import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../engines/types.js';
-import { ConfigError } from '../config/errors.js';
+import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
+import { ConfigError } from '../errors.js';
 import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor } from './synth.js';
 
 /** Text used for a target of 0 tokens: the shortest ordinary prompt. */

@@ -6,7 +6,7 @@
  */
 import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { dirname, resolve } from 'node:path';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { loadResultFile } from '../compare/load.js';
 import { ensureDir, writeFileAtomic } from '../results/write.js';
 import { renderCompareHtml, runName } from './compare-html.js';

@@ -4,10 +4,10 @@
  * ratios to the first run's. Written by `llm-speed-matrix report a.json b.json … --out compare.html`
  * and, beside the baseline diff, as speed-matrix-diff.html.
  */
-import { cellKey, compareCellKeys, contextLabel } from '../results/labels.js';
+import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
 import { formatMs, formatRate } from '../results/format.js';
 import { matrixCells, summaryLine } from '../results/render-md.js';
-import type { CellResult, SpeedMatrixResult } from '../results/types.js';
+import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './style.js';
 import { escapeHtml, PALETTE } from './svg.js';

@@ -7,7 +7,7 @@
  * per cell its figures, spread, evidence, cross-check, server metrics over the window and the
  * distribution of its requests' time between tokens.
  */
-import { cellKey, contextLabel, parseContext } from '../results/labels.js';
+import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../results/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import {
@@ -21,7 +21,7 @@ import {
   streamEndingsText,
   TTFT_NOTE,
 } from '../results/render-md.js';
-import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../results/types.js';
+import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './style.js';
 import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';

@@ -4,10 +4,10 @@
  * colours (the same words as the Markdown page, src/results/render-md.ts STATUS_LABELS), and the
  * run's Hardware / Engine / Run sections.
  */
-import type { CellStatus } from '../metrics/types.js';
+import type { CellStatus } from '../shapes/result.js';
 import { redactSecrets } from '../results/redact.js';
 import { engineItems, hardwareItems, runItems, STATUS_LABELS, summaryLine } from '../results/render-md.js';
-import type { SpeedMatrixResult } from '../results/types.js';
+import type { SpeedMatrixResult } from '../shapes/result.js';
 import { escapeHtml } from './svg.js';
 
 /** Status fills: Okabe–Ito hues, one per status, with the text colour that reads on each. */

@@ -5,8 +5,8 @@
  * cells, so they do not count toward a run's completeness. Planned cell and prefill
  * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
  */
-import { cellKey, contextLabel, compareCellKeys, parseContext } from './labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from './types.js';
+import { cellKey, contextLabel, compareCellKeys, parseContext } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
 
 export interface CollectOptions {
   /** true while the run is still going */

@@ -1,5 +1,5 @@
 /**
- * Generates src/results/speed-matrix.gen.ts from src/results/speed-matrix.schema.json.
+ * Generates src/shapes/result.gen.ts from src/results/speed-matrix.schema.json.
  *
  *   npx tsx src/results/gen-types.ts           write the file
  *   npx tsx src/results/gen-types.ts --check   exit 1 when the file is stale (CI, unit test)
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 
 export const SCHEMA_PATH = fileURLToPath(new URL('./speed-matrix.schema.json', import.meta.url));
-export const GENERATED_PATH = fileURLToPath(new URL('./speed-matrix.gen.ts', import.meta.url));
+export const GENERATED_PATH = fileURLToPath(new URL('../shapes/result.gen.ts', import.meta.url));
 
 const BANNER = `/* eslint-disable */
 /**
@@ -46,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv.includes('--check')) {
     if (await isGeneratedCurrent()) return 0;
     process.stderr.write(
-      'src/results/speed-matrix.gen.ts is stale: it does not match src/results/speed-matrix.schema.json.\n' +
+      'src/shapes/result.gen.ts is stale: it does not match src/results/speed-matrix.schema.json.\n' +
         'Fix: run `npx tsx src/results/gen-types.ts` and commit the result.\n',
     );
     return 1;

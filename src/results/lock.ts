@@ -14,7 +14,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 
 export const LOCK_FILE = '.speed-matrix.lock';
 

@@ -3,8 +3,8 @@
  * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
  */
 import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from './format.js';
-import { cellKey } from './labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult } from './types.js';
+import { cellKey } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { describeCapacity } from '../slo/capacity.js';
 
 export const PREFIX = '[speed-matrix]';

@@ -15,11 +15,11 @@ import {
   formatRate,
   formatSeconds,
 } from './format.js';
-import { cellKey, contextLabel, parseCellKey, parseContext } from './labels.js';
+import { cellKey, contextLabel, parseCellKey, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from './redact.js';
-import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from './types.js';
-import type { CellStatus } from '../metrics/types.js';
-import type { CellFigures } from './speed-matrix.gen.js';
+import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
+import type { CellStatus } from '../shapes/result.js';
+import type { CellFigures } from '../shapes/result.gen.js';
 import { bindingText } from '../slo/capacity.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */

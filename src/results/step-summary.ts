@@ -6,7 +6,7 @@
 import { plannedCellKeys } from './collect.js';
 import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells, matrixCells, mermaidChart } from './render-md.js';
 import { describeCapacity } from '../slo/capacity.js';
-import type { SpeedMatrixResult } from './types.js';
+import type { SpeedMatrixResult } from '../shapes/result.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
   const { info } = result;

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { SpeedMatrixResult } from './types.js';
+import type { SpeedMatrixResult } from '../shapes/result.js';
 
 export const RESULT_SCHEMA_PATH = fileURLToPath(new URL('./speed-matrix.schema.json', import.meta.url));
 

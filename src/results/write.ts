@@ -5,10 +5,10 @@
  */
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { renderMarkdown } from './render-md.js';
 import { renderHtml, RESULT_HTML } from '../report/html.js';
-import type { SpeedMatrixResult } from './types.js';
+import type { SpeedMatrixResult } from '../shapes/result.js';
 import { assertValidResult } from './validate.js';
 
 export const RESULT_JSON = 'speed-matrix.json';

@@ -5,7 +5,7 @@
  * the local tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
  */
 import { writeFileSync } from 'node:fs';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { simTokenizerJsonText } from './tokenizer-json.js';
 

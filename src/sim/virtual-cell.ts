@@ -15,10 +15,10 @@
  * caches (a context of at most `tailTokens` is all tail, at least 1 token).
  */
 
-import type { RequestTimeline } from '../client/types.js';
-import type { MetricsSample } from '../engines/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { MetricsSample } from '../shapes/engine.js';
 import { computeCellFigures, type CellFiguresInput } from '../metrics/figures.js';
-import type { CellFigures } from '../metrics/types.js';
+import type { CellFigures } from '../shapes/result.js';
 import { EngineRequest, SimEngine, type FinishReason, type SimSink } from './engine.js';
 import { hashPromptBlocks } from './kv-cache.js';
 import type { SimProfile } from './profiles.js';

@@ -9,7 +9,7 @@
  * Rows whose every column meets the SLO report "at least the largest column": the tool does not
  * measure beyond the matrix the user asked for.
  */
-import type { CapacityRow, CellResult, Goodput, SloMiss, SloVerdict } from '../results/types.js';
+import type { CapacityRow, CellResult, Goodput, SloMiss, SloVerdict } from '../shapes/result.js';
 
 /** One concurrency judged against the SLO. */
 export interface Judged {

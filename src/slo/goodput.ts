@@ -6,10 +6,10 @@
  * tokens in the window. A failed request (an error by the window's end, or a stall) never meets.
  * Pure: no I/O, no clock.
  */
-import type { RequestTimeline } from '../client/types.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import { requestFailure, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../metrics/figures.js';
 import { quantile } from '../metrics/stats.js';
-import type { Goodput, Slo } from '../results/types.js';
+import type { Goodput, Slo } from '../shapes/result.js';
 
 export interface GoodputInput {
   timelines: readonly RequestTimeline[];

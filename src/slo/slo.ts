@@ -13,8 +13,8 @@
  *   goodput >= G  (0.9 or 90%) share of the cell's requests that met the per-request constraints
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/errors.js';
-import type { Slo } from '../results/types.js';
+import { ConfigError } from '../errors.js';
+import type { Slo } from '../shapes/result.js';
 
 export type { Slo };
 

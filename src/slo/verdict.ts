@@ -4,7 +4,7 @@
  * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. Pure.
  */
 import { formatCount, formatMs, formatNumber, formatRate } from '../results/format.js';
-import type { CellResult, Slo, SloMiss, SloVerdict } from '../results/types.js';
+import type { CellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 
 const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p99: ' p99' };
 

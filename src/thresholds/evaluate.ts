@@ -5,7 +5,7 @@
  * A Client-limited cell fails here only through its status (expected "valid", accepted via
  * tolerances.acceptStatuses); the cell test adds its own client-limited rule (config allowClientLimited).
  */
-import type { CapacityRow, CellResult, PrefillRowResult } from '../results/types.js';
+import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from './schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from './schema.js';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { SpeedMatrixError } from '../errors.js';
-import { cellKey, parseCellKey, contextLabel, parseContext } from '../results/labels.js';
+import { cellKey, parseCellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import {
   CELL_FIGURES,
   PREFILL_FIGURES,

@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../errors.js';
 
 export interface LocalTokenizer {
   /** the file it was read from */

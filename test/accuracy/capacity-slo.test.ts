@@ -51,8 +51,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { overCapacityResult } from '../../src/matrix/cell-test.js';
 import { planCell } from '../../src/matrix/plan.js';
-import { contextLabel } from '../../src/results/labels.js';
-import type { CapacityRow, CellResult, Slo } from '../../src/results/types.js';
+import { contextLabel } from '../../src/shapes/labels.js';
+import type { CapacityRow, CellResult, Slo } from '../../src/shapes/result.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
 import { bindingText, bracket, capacityRow, maxSearchCells, searchCapacity, type Judged } from '../../src/slo/capacity.js';

@@ -9,10 +9,10 @@
  * src/sim because it depends on the SLO and matrix layers (judgeCell, planCell), which the
  * simulator itself must not depend on.
  */
-import type { CellResult, Slo, SloMiss } from '../../src/results/types.js';
-import type { CellFigures } from '../../src/metrics/types.js';
+import type { CellResult, Slo, SloMiss } from '../../src/shapes/result.js';
+import type { CellFigures } from '../../src/shapes/result.js';
 import { planCell } from '../../src/matrix/plan.js';
-import { contextLabel } from '../../src/results/labels.js';
+import { contextLabel } from '../../src/shapes/labels.js';
 import { computeGoodput } from '../../src/slo/goodput.js';
 import { judgeCell } from '../../src/slo/verdict.js';
 import type { SimProfile } from '../../src/sim/profiles.js';

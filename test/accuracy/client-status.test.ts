@@ -17,7 +17,7 @@
  * it exists (lead: add it to SERVERS below with queues: true).
  */
 import { afterAll, describe, expect, test } from 'vitest';
-import type { CellFigures } from '../../src/metrics/types.js';
+import type { CellFigures } from '../../src/shapes/result.js';
 import { cellStatuses } from '../../src/metrics/status.js';
 import type { SimProfileOverrides } from '../../src/sim/index.js';
 import { fmt, openAccuracyRun, runAccuracyCell, startThreadSim, type AccuracyCell } from './harness.js';

@@ -8,7 +8,7 @@
  * error or close ends the record with end = 'error').
  */
 import { afterAll, describe, expect, test } from 'vitest';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { drawFaults, requestSeed } from '../../src/sim/faults.js';
 import { mulberry32 } from '../../src/random.js';
 import type { SimHandle } from '../../src/sim/index.js';

@@ -9,14 +9,14 @@
  * come from the same system-wide monotonic clock (src/clock.ts).
  */
 import { monoMs } from '../../src/clock.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { resolveSuite, type ResolvedSuite } from '../../src/config/resolve.js';
 import type { SuiteInput } from '../../src/config/schema.js';
 import { runCell, type CellRun } from '../../src/load/cell.js';
 import { computeCellFigures, MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/figures.js';
 import { median } from '../../src/metrics/stats.js';
 import { cellStatuses } from '../../src/metrics/status.js';
-import type { CellFigures } from '../../src/metrics/types.js';
+import type { CellFigures } from '../../src/shapes/result.js';
 import { openRun, type OpenedRun } from '../../src/matrix/open.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
 import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { compactTimeline } from '../../src/client/compact.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/figures.js';
 
 const timeline = (ms: number[], tokens: number[]): RequestTimeline => ({

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionPolicy } from '../../src/client/connections.js';
 import { createWorkerDispatchers, NextConnection } from '../../src/client/pool.js';
 import { streamRequest, type StreamRequestOptions } from '../../src/client/stream.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { DONE, decodeOpenAi, role, sleep, text } from './helpers.js';
 
 interface Srv {

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DecodedChunk } from '../../src/engines/types.js';
+import type { DecodedChunk } from '../../src/shapes/engine.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export function decodeOpenAi(payload: unknown): DecodedChunk {

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { Client } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { streamRequest } from '../../src/client/stream.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { LlamacppAdapter } from '../../src/engines/llamacpp.js';
 import { CROSS_CHECK_TOLERANCE } from '../../src/metrics/crosscheck.js';
 import { requestTimeBetweenTokensMs } from '../../src/metrics/figures.js';

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamRequest, type StreamRequestOptions } from '../../src/client/stream.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { decodeOpenAIChunk } from '../../src/engines/openai.js';
 import { sleep } from './helpers.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monoMs } from '../../src/clock.js';
 import { ClientError } from '../../src/client/errors.js';
 import { errorMessageFromBody, streamRequest, type StreamRequestOptions } from '../../src/client/stream.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { DONE, decodeOpenAi, ev, role, sleep, sseHead, startServer, text, withUsage, writeSlowly, type TestServer } from './helpers.js';
 
 let server: TestServer;

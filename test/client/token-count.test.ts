@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../src/client/token-count.js';
-import type { RequestTimeline } from '../../src/client/types.js';
-import type { DecodedChunk } from '../../src/engines/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
+import type { DecodedChunk } from '../../src/shapes/engine.js';
 
 function fresh(): RequestTimeline {
   return { id: 't', sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0 };

@@ -9,8 +9,8 @@ import { compareCapacity, compareCapacityRow } from '../../src/compare/capacity.
 import { compareResults } from '../../src/compare/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
-import { contextLabel } from '../../src/results/labels.js';
-import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/results/types.js';
+import { contextLabel } from '../../src/shapes/labels.js';
+import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { resolutionAt } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import { K, sglangResult } from '../results/fixtures/sglang-h200.js';

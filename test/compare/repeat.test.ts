@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { combineStatuses, figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/matrix/repeat.js';
-import type { CellFigures } from '../../src/metrics/types.js';
+import type { CellFigures } from '../../src/shapes/result.js';
 
 function figures(total: number, ttft: number, extra: Partial<CellFigures> = {}): CellFigures {
   return {

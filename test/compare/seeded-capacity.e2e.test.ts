@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { runCompareCli } from '../../src/compare/cli.js';
 import { validateResult } from '../../src/results/validate.js';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { maxSearchCells } from '../../src/slo/capacity.js';
 import { runVitest } from './run-vitest.js';
 

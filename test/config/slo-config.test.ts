@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { readEnvOverrides } from '../../src/config/env.js';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { resolveSuite } from '../../src/config/resolve.js';
 import type { SuiteInput } from '../../src/config/schema.js';
 

@@ -5,17 +5,17 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { TestContext } from 'vitest';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { resolveSuite } from '../../src/config/resolve.js';
 import { closeControlAgent } from '../../src/engines/http.js';
-import type { DecodedChunk, HistogramSnapshot, MetricsSample } from '../../src/engines/types.js';
+import type { DecodedChunk, HistogramSnapshot, MetricsSample } from '../../src/shapes/engine.js';
 import { createCellRunner } from '../../src/matrix/cell-test.js';
 import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
 import { crossCheckCell, histogramDelta, histogramMedian, relativeDifference } from '../../src/metrics/crosscheck.js';
 import { renderMarkdown } from '../../src/results/render-md.js';
-import type { CellResult } from '../../src/results/types.js';
+import type { CellResult } from '../../src/shapes/result.js';
 import { startSim } from '../../src/sim/index.js';
 
 afterAll(() => closeControlAgent());

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { decodeOpenAIChunk } from '../../src/engines/openai.js';
 import { getAdapter } from '../../src/engines/detect.js';
-import type { DecodedChunk } from '../../src/engines/types.js';
+import type { DecodedChunk } from '../../src/shapes/engine.js';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/engines/chunks.json', import.meta.url), 'utf8')) as Record<
   string,

@@ -9,7 +9,7 @@ import { Client } from 'undici';
 import { afterAll, describe, expect, test } from 'vitest';
 import { streamRequest } from '../../src/client/stream.js';
 import { TokenCounter } from '../../src/client/token-count.js';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { detectEngine, getAdapter } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
 import { decodeLlamacppChunk, LlamacppAdapter } from '../../src/engines/llamacpp.js';
@@ -17,7 +17,7 @@ import { ollamaLoadedModel } from '../../src/engines/ollama.js';
 import { parsePrometheus } from '../../src/engines/prometheus.js';
 import { tgiMetricsFromSamples } from '../../src/engines/tgi.js';
 import { latestIterationStats, trtllmPrometheusSample, trtllmStatsFacts, trtllmStatsSample } from '../../src/engines/trtllm.js';
-import type { RequestSpec } from '../../src/engines/types.js';
+import type { RequestSpec } from '../../src/shapes/engine.js';
 import { startFake, type FakeServer } from './fake-server.js';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'fixtures', 'engines', name), 'utf8');

@@ -13,7 +13,7 @@ import { createCellRunner } from '../../src/matrix/cell-test.js';
 import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
-import type { CellResult } from '../../src/results/types.js';
+import type { CellResult } from '../../src/shapes/result.js';
 import { startSim } from '../../src/sim/index.js';
 
 afterAll(() => closeControlAgent());

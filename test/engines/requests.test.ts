@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { getAdapter } from '../../src/engines/detect.js';
-import type { RequestSpec } from '../../src/engines/types.js';
+import type { RequestSpec } from '../../src/shapes/engine.js';
 
 const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
   model: 'm',

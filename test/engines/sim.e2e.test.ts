@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { countTokens as simCount, renderChat, startSim, type SimHandle } from '../../src/sim/index.js';
 import { detectEngine, getAdapter } from '../../src/engines/detect.js';
 import { asNumber, asRecord, closeControlAgent, postJson } from '../../src/engines/http.js';
-import type { EngineKind, HttpTarget } from '../../src/engines/types.js';
+import type { EngineKind, HttpTarget } from '../../src/shapes/engine.js';
 
 const personalities = ['vllm', 'sglang'] as const;
 const sims = new Map<string, SimHandle>();

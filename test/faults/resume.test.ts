@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { cleanEnv, root, runBench, TINY } from './helpers.js';
 
 const ENV = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: '1K', LLM_BENCH_DURATION_S: '1', LLM_BENCH_MAX_TOKENS: '24' };

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { cleanEnv, root, runBench, TINY } from './helpers.js';
 
 function outDir(): string {

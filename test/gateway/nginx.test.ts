@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { cleanEnv, root, runBench, TINY } from '../faults/helpers.js';
 import { freePort, nginxMissing, startNginx, type NginxHandle } from '../helpers/nginx.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { parseInitArgs, runInit } from '../../src/init/init.js';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { thresholdsSchemaRef } from '../../src/thresholds/update.js';
 import { VITEST_PEER_RANGE, vitestSupport } from '../../src/meta/peer.js';
 

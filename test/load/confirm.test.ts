@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { resolveSuite } from '../../src/config/resolve.js';
 import { detectEngine } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
-import type { HttpTarget } from '../../src/engines/types.js';
+import type { HttpTarget } from '../../src/shapes/engine.js';
 import { CONFIRM_MAX_TOKENS, confirmDetection } from '../../src/load/confirm.js';
 import { openRun } from '../../src/matrix/open.js';
 import { startSim, type SimHandle, type SimProfileOverrides } from '../../src/sim/index.js';

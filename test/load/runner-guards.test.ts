@@ -10,7 +10,7 @@ import { waitForIdle } from '../../src/load/drain.js';
 import type { LoadSession } from '../../src/load/session.js';
 import { ConnectionPolicy } from '../../src/client/connections.js';
 import { OpenAIAdapter } from '../../src/engines/openai.js';
-import type { MetricsSample } from '../../src/engines/types.js';
+import type { MetricsSample } from '../../src/shapes/engine.js';
 
 function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>, hasMetrics = readMetrics !== undefined): LoadSession {
   const adapter = new OpenAIAdapter();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { ServerFacts } from '../../src/engines/types.js';
+import type { ServerFacts } from '../../src/shapes/engine.js';
 import { argsAsFlags, launchCommandFrom, redactFacts, redactRecord } from '../../src/meta/launch.js';
 
 const facts = (launchArgs?: Record<string, unknown>, source = 'GET /get_server_info'): ServerFacts => ({

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { streamBunching } from '../../src/metrics/bunching.js';
 
 function timeline(chunks: Array<[number, number]>): RequestTimeline {

@@ -6,7 +6,7 @@
  * first token and then one token per `stepMs`.
  */
 import { describe, expect, test } from 'vitest';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { CLIENT_PEAK_MIN_SHARE, clientLoad, computeCellFigures } from '../../src/metrics/figures.js';
 import { cellStatuses, clientQueued } from '../../src/metrics/status.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, test } from 'vitest';
-import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/client/types.js';
-import type { MetricsSample } from '../../src/engines/types.js';
+import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/shapes/timeline.js';
+import type { MetricsSample } from '../../src/shapes/engine.js';
 import {
   cellFailures,
   longestSilenceMs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestTimeline, TokenSource } from '../../src/client/types.js';
+import type { RequestTimeline, TokenSource } from '../../src/shapes/timeline.js';
 import { usageDisagreement } from '../../src/metrics/usage-check.js';
 
 function req(counted: number[], usage: number | undefined, source: TokenSource = 'local-tokenizer'): RequestTimeline {

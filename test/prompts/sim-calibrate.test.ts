@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 import { getAdapter } from '../../src/engines/detect.js';
 import { asNumber, asRecord, closeControlAgent, postJson } from '../../src/engines/http.js';
-import type { EndpointKind, HttpTarget } from '../../src/engines/types.js';
+import type { EndpointKind, HttpTarget } from '../../src/shapes/engine.js';
 import { PromptCalibrator, toleranceTokens } from '../../src/prompts/calibrate.js';
 import { calibrationSamples, cellPrompts } from '../../src/prompts/cell.js';
 

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { detectEngine, getAdapter } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
-import type { ServerFacts } from '../../src/engines/types.js';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { ServerFacts } from '../../src/shapes/engine.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 
 const url = process.env.LLM_BENCH_REAL_URL?.trim().replace(/\/+$/, '') || undefined;
 const SKIP_REASON =

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { root, runVitest } from '../compare/run-vitest.js';
 import { launchBrowser, pageProblems, screenshotPaths, skipWithoutBrowser, tempDir, type ReportBrowser } from './browser.js';
 

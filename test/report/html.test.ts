@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import type { RequestTimeline } from '../../src/client/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { cellSeries } from '../../src/metrics/series.js';
 import { distinctLabels, runReportCli } from '../../src/report/cli.js';

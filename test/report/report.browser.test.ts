@@ -11,7 +11,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { CellResult, SpeedMatrixResult } from '../../src/results/types.js';
+import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { runVitest } from '../compare/run-vitest.js';
 import { launchBrowser, pageProblems, screenshotPaths, skipWithoutBrowser, tempDir, type ReportBrowser } from './browser.js';
 

@@ -7,7 +7,7 @@ import { startVitest } from 'vitest/node';
 import type { TestModule } from 'vitest/node';
 import SpeedMatrixReporter, { isUpdateMode } from '../../reporters/speed-matrix.js';
 import { validateResult } from '../../src/results/validate.js';
-import type { SpeedMatrixMeta } from '../../src/results/types.js';
+import type { SpeedMatrixMeta } from '../../src/shapes/result.js';
 import { sglangCells, sglangInfo } from '../results/fixtures/sglang-h200.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures', import.meta.url));

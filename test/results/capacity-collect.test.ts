@@ -14,7 +14,7 @@ import { collectResult, plannedCellKeys } from '../../src/results/collect.js';
 import { capacityLine, cellLine } from '../../src/results/progress.js';
 import { decodeGrid, gridAxes, renderMarkdown } from '../../src/results/render-md.js';
 import { renderStepSummary } from '../../src/results/step-summary.js';
-import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/results/types.js';
+import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { validateResult } from '../../src/results/validate.js';
 import { capacityRow, judgedOf } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';

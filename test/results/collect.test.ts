@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import { collectResult, plannedCellKeys } from '../../src/results/collect.js';
-import type { SpeedMatrixMeta } from '../../src/results/types.js';
+import type { SpeedMatrixMeta } from '../../src/shapes/result.js';
 import { sglangCells, sglangInfo, sglangPrefill } from './fixtures/sglang-h200.js';
 
 test('no run meta: no result', () => {

@@ -9,7 +9,7 @@ import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { resolveTolerances } from '../../src/compare/tolerances.js';
 import { codeBlock, codeSpan, escapeText, renderMarkdown } from '../../src/results/render-md.js';
 import { renderStepSummary } from '../../src/results/step-summary.js';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from './fixtures/sglang-h200.js';
 
 const EVIL = 'x</td><script>alert(1)</script>|**b**\n<img src=x onerror=alert(3)>';

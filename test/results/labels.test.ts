@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { cellKey, compareCellKeys, contextLabel, parseCellKey, parseContext } from '../../src/results/labels.js';
+import { cellKey, compareCellKeys, contextLabel, parseCellKey, parseContext } from '../../src/shapes/labels.js';
 
 test('contextLabel uses K = 1024 and exact numbers otherwise', () => {
   expect(contextLabel(0)).toBe('0');

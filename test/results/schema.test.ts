@@ -11,7 +11,7 @@ import { sglangResult } from './fixtures/sglang-h200.js';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-test('speed-matrix.gen.ts is current with the schema (fix: npx tsx src/results/gen-types.ts)', async () => {
+test('src/shapes/result.gen.ts is current with the schema (fix: npx tsx src/results/gen-types.ts)', async () => {
   expect(await isGeneratedCurrent()).toBe(true);
 });
 

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { checkResultsDir, ensureDir, resultsDir } from '../../src/results/write.js';
 
 describe('ensureDir', () => {

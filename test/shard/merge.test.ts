@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
-import type { CellResult, SpeedMatrixResult } from '../../src/results/types.js';
+import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { runVitest } from '../compare/run-vitest.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lsm-shard-'));

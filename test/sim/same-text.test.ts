@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { describe, expect, test } from 'vitest';
 import { streamRequest } from '../../src/client/stream.js';
 import { getAdapter } from '../../src/engines/detect.js';
-import type { EngineKind } from '../../src/engines/types.js';
+import type { EngineKind } from '../../src/shapes/engine.js';
 import { startSim, type SimPersonality } from '../../src/sim/index.js';
 import { SIM_PERSONALITY_NAMES } from '../../src/sim/profiles.js';
 

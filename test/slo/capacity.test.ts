@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { CellResult, Goodput, SloMiss, SloVerdict } from '../../src/results/types.js';
+import type { CellResult, Goodput, SloMiss, SloVerdict } from '../../src/shapes/result.js';
 import {
   searchCapacity,
   bindingText,

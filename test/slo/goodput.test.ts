@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { RequestEnd, RequestTimeline } from '../../src/client/types.js';
+import type { RequestEnd, RequestTimeline } from '../../src/shapes/timeline.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
-import type { Goodput } from '../../src/results/types.js';
+import type { Goodput } from '../../src/shapes/result.js';
 import { computeGoodput, requestTbtP99Ms, sumGoodput, type GoodputInput } from '../../src/slo/goodput.js';
 import { parseSloText } from '../../src/slo/slo.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { hasPerRequestConstraints, parseSloText, sloFromInput, SloSchema, sloText, type Slo } from '../../src/slo/slo.js';
 
 /** the error parseSloText throws, checked to be a ConfigError */

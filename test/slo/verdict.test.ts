@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { CellFigures } from '../../src/metrics/types.js';
-import type { CellResult, Goodput, SloMiss } from '../../src/results/types.js';
+import type { CellFigures } from '../../src/shapes/result.js';
+import type { CellResult, Goodput, SloMiss } from '../../src/shapes/result.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import { judgeCell } from '../../src/slo/verdict.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { evaluateCell, evaluatePrefill } from '../../src/thresholds/evaluate.js';
-import type { CellResult } from '../../src/results/types.js';
+import type { CellResult } from '../../src/shapes/result.js';
 import { sglangCells, sglangPrefill } from '../results/fixtures/sglang-h200.js';
 
 const cells = sglangCells();

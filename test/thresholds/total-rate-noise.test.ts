@@ -4,7 +4,7 @@
  * 16-token requests, 10 ms steps: 196.7 then 187.6 tok/s, the same 99.9 tok/s per request).
  */
 import { describe, expect, test } from 'vitest';
-import type { SpeedMatrixResult } from '../../src/results/types.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { updateThresholds } from '../../src/thresholds/update.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { resolveSuite } from '../../src/config/resolve.js';
 import { simTokenizerJsonText } from '../../src/sim/tokenizer-json.js';
 import { loadLocalTokenizer } from '../../src/tokenizer/local.js';

@@ -1,8 +1,8 @@
 /** Output tokens recounted from the streamed text with a local tokenizer: per chunk, exact in total. */
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../src/client/token-count.js';
-import type { RequestTimeline } from '../../src/client/types.js';
-import type { DecodedChunk } from '../../src/engines/types.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
+import type { DecodedChunk } from '../../src/shapes/engine.js';
 import { mulberry32 } from '../../src/random.js';
 import { countTokens, genPiece } from '../../src/sim/tokenizer.js';
 import { simTokenizerJson } from '../../src/sim/tokenizer-json.js';

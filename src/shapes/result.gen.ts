@@ -26,7 +26,7 @@ export type CellStatus =
   | 'not-run';
 
 /**
- * One speed-matrix run: server facts, settings, prefill rows and sustained-decode cells (speed-matrix.json). Source of truth for src/results/speed-matrix.gen.ts; figures are defined in docs/method.md.
+ * One speed-matrix run: server facts, settings, prefill rows and sustained-decode cells (speed-matrix.json). Source of truth for src/shapes/result.gen.ts; figures are defined in docs/method.md.
  */
 export interface SpeedMatrixResult {
   /**

@@ -1,16 +1,16 @@
 /**
  * Contract of the speed-matrix result (the JSON file and the Vitest task meta).
  * The source of truth is the JSON Schema src/results/speed-matrix.schema.json; the interfaces are
- * generated from it into src/results/speed-matrix.gen.ts (`npx tsx src/results/gen-types.ts`) and
- * re-exported here under their names.
+ * generated from it into src/shapes/result.gen.ts (`npx tsx src/results/gen-types.ts`) and
+ * re-exported here under their names, the figures of a cell and of a prefill row among them (as
+ * defined in docs/method.md; a figure that cannot be computed is `undefined`, never 0).
  *
- * src/metrics/types.ts re-exports the figure types from the generated file. ServerFacts
- * (src/engines/types.ts) stays hand-written next to the adapters; the assertion at the end of this
- * file makes `tsc` fail if it and the generated shape stop being mutually assignable.
+ * ServerFacts (src/shapes/engine.ts) stays hand-written; the assertion at the end of this file makes
+ * `tsc` fail if it and the generated shape stop being mutually assignable. The Vitest task meta
+ * that carries these shapes is declared in src/matrix/task-meta.ts (this folder imports nothing).
  */
-import type {} from 'vitest'; // load vitest's types before augmenting them (file order must not matter)
-import type * as Gen from './speed-matrix.gen.js';
-import type * as Engines from '../engines/types.js';
+import type * as Gen from './result.gen.js';
+import type * as Engines from './engine.js';
 
 export type {
   SpeedMatrixResult,
@@ -30,7 +30,11 @@ export type {
   SloMiss,
   SloVerdict,
   CapacityRow,
-} from './speed-matrix.gen.js';
+  CellFigures,
+  CellStatus,
+  Distribution,
+  PrefillFigures,
+} from './result.gen.js';
 
 /**
  * What each generated Vitest test stores in `task.meta.speedMatrix`. Cell and prefill metas may
@@ -43,12 +47,6 @@ export type SpeedMatrixMeta =
   | { kind: 'cell'; cell: Gen.CellResult; info?: Gen.RunInfo }
   /** a context row's capacity at the SLO, with the adaptive cells its search measured */
   | { kind: 'capacity'; row: Gen.CapacityRow; cells: Gen.CellResult[]; info?: Gen.RunInfo };
-
-declare module 'vitest' {
-  interface TaskMeta {
-    speedMatrix?: SpeedMatrixMeta;
-  }
-}
 
 // ---- drift guards: generated (schema) shapes ⇄ hand-written shapes ----------------------------
 /** true when A and B are assignable to each other (the same JSON shape). */
