@@ -30,6 +30,6 @@ export { runCell } from './load/cell.js';
 export type { CellFigures, PrefillFigures, CellStatus } from './shapes/result.js';
 export type { SpeedMatrixResult, CellResult, PrefillRowResult, RunInfo } from './shapes/result.js';
 export { contextLabel, parseContext, cellKey } from './shapes/labels.js';
-export { redactSecrets } from './results/redact.js';
+export { redactSecrets } from './redact.js';
 export { detectLocalHardware, isLocalTarget } from './meta/hardware.js';
 export { compareResults } from './compare/compare.js';

@@ -7,7 +7,7 @@
 import { monoMs } from '../clock.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { SpeedMatrixError } from '../errors.js';
-import { redactUrlCredentials, redactValues } from '../results/redact.js';
+import { redactUrlCredentials, redactValues } from '../redact.js';
 import { Agent, request } from 'undici';
 import type { HttpTarget } from '../shapes/engine.js';
 import { tlsProblem } from '../client/tls.js';

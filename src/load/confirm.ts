@@ -31,7 +31,7 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 import { getAdapter, type EngineDetection } from '../engines/detect.js';
 import { probeModels } from '../engines/openai.js';
 import type { EndpointKind, EngineAdapter, HttpTarget } from '../shapes/engine.js';
-import { redactSecrets, redactValues } from '../results/redact.js';
+import { redactSecrets, redactValues } from '../redact.js';
 
 /** output tokens of a confirmation request: enough for a text chunk and a finish */
 export const CONFIRM_MAX_TOKENS = 2;

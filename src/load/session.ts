@@ -8,7 +8,7 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest } from '../client/stream.js';
 import { compactTimeline } from '../client/compact.js';
-import { redactSecrets, redactValues } from '../results/redact.js';
+import { redactSecrets, redactValues } from '../redact.js';
 import type { LocalTokenizer } from '../tokenizer/local.js';
 import { recountChunkTokens } from '../tokenizer/recount.js';
 

@@ -7,7 +7,7 @@
  * it appears.
  */
 import type { ServerFacts } from '../shapes/engine.js';
-import { isSecretName, REDACTED, redactSecrets, redactValues } from '../results/redact.js';
+import { isSecretName, REDACTED, redactSecrets, redactValues } from '../redact.js';
 
 
 /** A deep copy with secret-named keys' values redacted and secret values removed from every string. */

@@ -5,7 +5,7 @@
  * run's Hardware / Engine / Run sections.
  */
 import type { CellStatus } from '../shapes/result.js';
-import { redactSecrets } from '../results/redact.js';
+import { redactSecrets } from '../redact.js';
 import { engineItems, hardwareItems, runItems, STATUS_LABELS, summaryLine } from '../results/render-md.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { escapeHtml } from './svg.js';

@@ -16,7 +16,7 @@ import {
   formatSeconds,
 } from './format.js';
 import { cellKey, contextLabel, parseCellKey, parseContext } from '../shapes/labels.js';
-import { redactSecrets } from './redact.js';
+import { redactSecrets } from '../redact.js';
 import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import type { CellFigures } from '../shapes/result.gen.js';

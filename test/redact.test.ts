@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { isSecretName, redactSecrets } from '../../src/results/redact.js';
+import { isSecretName, redactSecrets } from '../src/redact.js';
 
 test.each([
   ['--api-key sk-123', '--api-key <redacted>'],
@@ -39,13 +39,13 @@ test('isSecretName matches words, not substrings', () => {
 
 describe('URL user-info', () => {
   test('redactUrlCredentials: user:password@ and user@ of any scheme', async () => {
-    const { redactUrlCredentials } = await import('../../src/results/redact.js');
+    const { redactUrlCredentials } = await import('../src/redact.js');
     expect(redactUrlCredentials('GET http://user:sk-secret-123@127.0.0.1:1/v1/models failed')).toBe('GET http://<redacted>@127.0.0.1:1/v1/models failed');
     expect(redactUrlCredentials('https://token@host/x and wss://a:b@h')).toBe('https://<redacted>@host/x and wss://<redacted>@h');
     expect(redactUrlCredentials('mail me: user@example.com')).toBe('mail me: user@example.com');
   });
   test('redactTarget: the pattern, the password wherever it is echoed, and the API key', async () => {
-    const { redactTarget } = await import('../../src/engines/http.js');
+    const { redactTarget } = await import('../src/engines/http.js');
     const target = { baseUrl: 'http://user:p%40ss-123@127.0.0.1:1', apiKey: 'sk-key-999' };
     expect(redactTarget('probe of http://user:p%40ss-123@127.0.0.1:1: server said p@ss-123 and sk-key-999', target)).toBe(
       'probe of http://<redacted>@127.0.0.1:1: server said <redacted> and <redacted>',
@@ -54,7 +54,7 @@ describe('URL user-info', () => {
 });
 
 test('redactTarget: a raw "@" in the password leaves none of it', async () => {
-  const { redactTarget } = await import('../../src/engines/http.js');
+  const { redactTarget } = await import('../src/engines/http.js');
   const target = { baseUrl: 'http://u:p%40ss-99@127.0.0.1:1' };
   expect(redactTarget('GET http://u:p@ss-99@127.0.0.1:1/v1/models failed', target)).toBe('GET http://<redacted>@127.0.0.1:1/v1/models failed');
 });

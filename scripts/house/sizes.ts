@@ -1,0 +1,92 @@
+/**
+ * The house rules dependency-cruiser cannot see, read from the TypeScript syntax tree:
+ *   - no source file over MAX_FILE_LINES lines (generated files excepted);
+ *   - no function (declaration, method, arrow, expression) over MAX_FUNCTION_LINES lines;
+ *   - no `process.env` read outside src/config (configuration is read once, there).
+ * A string that merely contains "process.env" (the workflow text `init` writes) is not a read.
+ *
+ *   npx tsx scripts/house/sizes.ts      prints every breach, exit 1 when there is one
+ *
+ * test/house/house.test.ts runs the same check in the unit project.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+export const MAX_FILE_LINES = 400;
+export const MAX_FUNCTION_LINES = 120;
+/** the folders whose sources the rules cover */
+export const HOUSE_ROOTS = ['src', 'reporters'] as const;
+/** the one folder that may read the environment */
+export const ENV_FOLDER = 'src/config/';
+
+export interface Breach {
+  file: string;
+  line: number;
+  rule: 'file-lines' | 'function-lines' | 'process-env';
+  text: string;
+}
+
+function sourcesUnder(dir: string, root: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sourcesUnder(path, root));
+    else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(relative(root, path).split('\\').join('/'));
+  }
+  return out;
+}
+
+function functionName(node: ts.Node, sf: ts.SourceFile): string {
+  const named = node as ts.Node & { name?: ts.Node };
+  if (named.name) return named.name.getText(sf);
+  const parent = node.parent;
+  if (parent && ts.isVariableDeclaration(parent)) return parent.name.getText(sf);
+  if (parent && ts.isPropertyAssignment(parent)) return parent.name.getText(sf);
+  return '(anonymous)';
+}
+
+/** The breaches of one file's text (path relative to the repository root). */
+export function breachesOf(file: string, text: string): Breach[] {
+  const breaches: Breach[] = [];
+  if (file.endsWith('.gen.ts')) return breaches;
+  const lines = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
+  if (lines > MAX_FILE_LINES) breaches.push({ file, line: 1, rule: 'file-lines', text: `${lines} lines (at most ${MAX_FILE_LINES})` });
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const lineOf = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const first = lineOf(node.getStart(sf));
+      const span = lineOf(node.getEnd()) - first + 1;
+      if (span > MAX_FUNCTION_LINES) {
+        breaches.push({ file, line: first, rule: 'function-lines', text: `${functionName(node, sf)}: ${span} lines (at most ${MAX_FUNCTION_LINES})` });
+      }
+    }
+    if (
+      !file.startsWith(ENV_FOLDER) &&
+      ts.isPropertyAccessExpression(node) &&
+      node.name.text === 'env' &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'process'
+    ) {
+      breaches.push({ file, line: lineOf(node.getStart(sf)), rule: 'process-env', text: `process.env read outside ${ENV_FOLDER}: take the value from the resolved configuration` });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return breaches;
+}
+
+/** Every breach under the house roots of a repository. */
+export function houseBreaches(root: string): Breach[] {
+  return HOUSE_ROOTS.flatMap((dir) => sourcesUnder(join(root, dir), root)).flatMap((file) => breachesOf(file, readFileSync(join(root, file), 'utf8')));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const breaches = houseBreaches(root);
+  for (const b of breaches) console.log(`${b.file}:${b.line}  ${b.rule}  ${b.text}`);
+  console.log(breaches.length === 0 ? 'house rules: 0 breaches' : `house rules: ${breaches.length} breaches`);
+  process.exitCode = breaches.length === 0 ? 0 : 1;
+}
