@@ -11,7 +11,7 @@
  * one-slot `tiny` (it queues every C > 1).
  */
 import { clientLoad, MATRIX_TTFT_FROM } from '../src/metrics/figures.js';
-import { cellStatuses, clientQueued } from '../src/metrics/status.js';
+import { cellStatuses, clientQueued } from '../src/judge/status.js';
 import { openAccuracyRun, runAccuracyCell, startThreadSim } from '../test/accuracy/harness.js';
 import type { SimProfileOverrides } from '../src/sim/index.js';
 

@@ -11,7 +11,7 @@ import { runCell } from '../src/load/cell.js';
 import { openRun } from '../src/matrix/open.js';
 import { RunPrompts } from '../src/matrix/prompts.js';
 import { clientLoad, computeCellFigures, MATRIX_TTFT_FROM } from '../src/metrics/figures.js';
-import { cellStatuses } from '../src/metrics/status.js';
+import { cellStatuses } from '../src/judge/status.js';
 
 const url = process.env.URL ?? 'http://127.0.0.1:18282';
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(url)) throw new Error(`URL=${url}: loopback only (http://127.0.0.1:PORT)`);

@@ -10,8 +10,8 @@ import { ConfigError } from '../errors.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
-import { compareCell, comparePrefill, matrixDifferences } from './compare.js';
-import { compareCapacityRow } from './capacity.js';
+import { compareCell, comparePrefill, matrixDifferences } from '../judge/compare.js';
+import { compareCapacityRow } from '../judge/compare-capacity.js';
 import { loadResultFile } from './load.js';
 import { resolveTolerances, type ResolvedTolerances } from './tolerances.js';
 

@@ -9,13 +9,13 @@ import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../shapes/labels.js';
 import type { CapacityRow, CellResult } from '../shapes/result.js';
 import { capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
-import { judgeCell, unmeasuredVerdict } from '../slo/verdict.js';
+import { judgeCell, unmeasuredVerdict } from '../judge/slo-verdict.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
 import { progress } from './progress.js';
 import { baselineCapacityFailures } from '../compare/baseline.js';
-import { capacityBudgetFailures } from '../thresholds/evaluate.js';
+import { capacityBudgetFailures } from '../judge/thresholds.js';
 
 export function createCapacityRunner(run: RunContext) {
   const { cfg, opened, info } = run;

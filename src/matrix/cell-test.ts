@@ -12,17 +12,17 @@ import { isUnreachable } from '../engines/http.js';
 import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM, streamEndings } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
 import type { ServerCrossCheck } from '../shapes/result.gen.js';
-import { cellStatuses } from '../metrics/status.js';
+import { cellStatuses } from '../judge/status.js';
 import type { CellResult } from '../shapes/result.js';
-import { evaluateCell } from '../thresholds/evaluate.js';
+import { evaluateCell } from '../judge/thresholds.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { combineStatuses, medianFigures, repeatsOf } from './repeat.js';
+import { combineStatuses, medianFigures, repeatsOf } from '../metrics/repeat-figures.js';
 import { baselineCellFailures } from '../compare/baseline.js';
-import { computeGoodput, sumGoodput } from '../slo/goodput.js';
+import { computeGoodput, sumGoodput } from '../judge/goodput.js';
 import { cellSeries } from '../metrics/series.js';
-import { judgeCell } from '../slo/verdict.js';
+import { judgeCell } from '../judge/slo-verdict.js';
 import type { Goodput } from '../shapes/result.js';
 
 /** The Over capacity result of a planned cell (not run): the numbers that decide it. */

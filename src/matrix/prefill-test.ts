@@ -12,14 +12,14 @@ import type { TestContext } from 'vitest';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
-import { prefillFigures } from '../metrics/status.js';
+import { prefillFigures } from '../judge/status.js';
 import { MATRIX_TTFT_FROM } from '../metrics/figures.js';
 import type { PrefillRowResult } from '../shapes/result.js';
-import { evaluatePrefill } from '../thresholds/evaluate.js';
+import { evaluatePrefill } from '../judge/thresholds.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { prefillRepeats, type PrefillAttempt } from './repeat.js';
+import { prefillRepeats, type PrefillAttempt } from '../metrics/repeat-figures.js';
 import { baselinePrefillFailures } from '../compare/baseline.js';
 
 /** why a prefill request gave no figures */

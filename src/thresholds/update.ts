@@ -33,8 +33,8 @@ import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, contextLabel, parseContext } from '../shapes/labels.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { writeFileAtomic } from '../results/write.js';
-import { cellFigureValue, formatValue, prefillFigureValue } from './evaluate.js';
-import { spreadOf } from '../compare/compare.js';
+import { cellFigureValue, formatValue, prefillFigureValue } from '../judge/thresholds.js';
+import { spreadOf } from '../judge/compare.js';
 import { resolveTolerances, type FigureTolerance } from '../compare/tolerances.js';
 import {
   CELL_FIGURES,

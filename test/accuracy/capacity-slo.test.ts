@@ -57,7 +57,7 @@ import type { SimHandle } from '../../src/sim/index.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
 import { bindingText, bracket, capacityRow, maxSearchCells, searchCapacity, type Judged } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { judgeCell } from '../../src/judge/slo-verdict.js';
 import { trueCapacity, VirtualRow, type TrueCapacity } from './capacity-truth.js';
 import {
   accuracyStatuses,

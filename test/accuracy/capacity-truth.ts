@@ -13,8 +13,8 @@ import type { CellResult, Slo, SloMiss } from '../../src/shapes/result.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 import { planCell } from '../../src/matrix/plan.js';
 import { contextLabel } from '../../src/shapes/labels.js';
-import { computeGoodput } from '../../src/slo/goodput.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { computeGoodput } from '../../src/judge/goodput.js';
+import { judgeCell } from '../../src/judge/slo-verdict.js';
 import type { SimProfile } from '../../src/sim/profiles.js';
 import { runVirtualCell, virtualCellFigures, virtualTimelines, type VirtualCell } from '../../src/sim/virtual-cell.js';
 

@@ -18,7 +18,7 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { CellFigures } from '../../src/shapes/result.js';
-import { cellStatuses } from '../../src/metrics/status.js';
+import { cellStatuses } from '../../src/judge/status.js';
 import type { SimProfileOverrides } from '../../src/sim/index.js';
 import { fmt, openAccuracyRun, runAccuracyCell, startThreadSim, type AccuracyCell } from './harness.js';
 

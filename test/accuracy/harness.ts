@@ -15,7 +15,7 @@ import type { SuiteInput } from '../../src/config/schema.js';
 import { runCell, type CellRun } from '../../src/load/cell.js';
 import { computeCellFigures, MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/figures.js';
 import { median } from '../../src/metrics/stats.js';
-import { cellStatuses } from '../../src/metrics/status.js';
+import { cellStatuses } from '../../src/judge/status.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 import { openRun, type OpenedRun } from '../../src/matrix/open.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { asBaseline, baselineCapacityFailures, baselineCellFailures } from '../../src/compare/baseline.js';
-import { compareCapacity, compareCapacityRow } from '../../src/compare/capacity.js';
-import { compareResults } from '../../src/compare/compare.js';
+import { compareCapacity, compareCapacityRow } from '../../src/judge/compare-capacity.js';
+import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
 import { contextLabel } from '../../src/shapes/labels.js';

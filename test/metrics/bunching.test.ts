@@ -51,7 +51,7 @@ describe('streams bunched on the way', () => {
 describe('the status and the reasons on the cell', () => {
   const figures = { failedRequests: 0, clientActiveRequests: 2, activeRequestsDisagree: false } as const;
   test('bunched timelines make the cell Stream buffered, with the evidence; clean ones do not', async () => {
-    const { cellStatuses } = await import('../../src/metrics/status.js');
+    const { cellStatuses } = await import('../../src/judge/status.js');
     const bunchedCell = cellStatuses({
       concurrency: 2,
       figures,

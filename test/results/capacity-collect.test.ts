@@ -18,7 +18,7 @@ import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedM
 import { validateResult } from '../../src/results/validate.js';
 import { capacityRow, judgedOf } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { judgeCell } from '../../src/judge/slo-verdict.js';
 import { K, LEVELS, sglangCells, sglangInfo, sglangPrefill } from './fixtures/sglang-h200.js';
 
 const SLO = parseSloText('ttftP90<=1000');

@@ -1,7 +1,7 @@
 import { describe, expect, it, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
-import { cellStatuses, queuedRunningBound, overCapacity, prefillFigures, type CellStatusInput } from '../../src/metrics/status.js';
+import { cellStatuses, queuedRunningBound, overCapacity, prefillFigures, type CellStatusInput } from '../../src/judge/status.js';
 import { TokenCounter } from '../../src/client/token-count.js';
 import { decodeOpenAIChunk } from '../../src/engines/openai.js';
 

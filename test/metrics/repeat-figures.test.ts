@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { combineStatuses, figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/matrix/repeat.js';
+import { combineStatuses, figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/metrics/repeat-figures.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 
 function figures(total: number, ttft: number, extra: Partial<CellFigures> = {}): CellFigures {

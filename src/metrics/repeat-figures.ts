@@ -12,8 +12,8 @@
  * A prefill row measured n times (each with its own cold prompt): its figures are the medians over
  * the repeats that gave figures, with the same spread (`prefillRepeats`).
  */
-import { median } from '../metrics/stats.js';
-import type { CellStatusResult } from '../metrics/status.js';
+import { median } from './stats.js';
+import type { CellStatusResult } from '../judge/status.js';
 import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../shapes/result.js';
 import type { CellRepeats, FigureSpread, PrefillRepeats } from '../shapes/result.js';
 

@@ -7,8 +7,8 @@
  */
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from './schema.js';
-import { CELL_FIGURES, PREFILL_FIGURES } from './schema.js';
+import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
+import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
 
 /** The value a cell budget compares: medians for the distributions, undefined when absent. */
 export function cellFigureValue(cell: CellResult | undefined, name: CellFigureName): number | undefined {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { CellFigures } from '../../src/shapes/result.js';
 import type { CellResult, Goodput, SloMiss } from '../../src/shapes/result.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { judgeCell } from '../../src/judge/slo-verdict.js';
 
 const FIGURES: CellFigures = {
   outputTokens: 30_000,

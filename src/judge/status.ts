@@ -1,11 +1,11 @@
 /**
  * Statuses of a cell and of a prefill row (METHOD.md "Statuses"), as pure rules with evidence.
  */
-import { streamBunching, type StreamBunching } from './bunching.js';
+import { streamBunching, type StreamBunching } from '../metrics/bunching.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
-import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from './figures.js';
-import { mean } from './stats.js';
+import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from '../metrics/figures.js';
+import { mean } from '../metrics/stats.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CellFigures, CellStatus, PrefillFigures } from '../shapes/result.js';
 
