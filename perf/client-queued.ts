@@ -10,7 +10,8 @@
  * Servers: `tiny` and `sglang-h200` (they run every C at once), the same at 16K context, and a
  * one-slot `tiny` (it queues every C > 1).
  */
-import { clientLoad, MATRIX_TTFT_FROM } from '../src/metrics/figures.js';
+import { clientLoad } from '../src/metrics/client-load.js';
+import { MATRIX_TTFT_FROM } from '../src/metrics/request.js';
 import { cellStatuses, clientQueued } from '../src/judge/status.js';
 import { openAccuracyRun, runAccuracyCell, startThreadSim } from '../test/accuracy/harness.js';
 import type { SimProfileOverrides } from '../src/sim/index.js';

@@ -7,7 +7,7 @@
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import type { CellSeries } from '../shapes/result.js';
-import { requestTimeBetweenTokensMs } from './figures.js';
+import { requestTimeBetweenTokensMs } from './request.js';
 
 export interface CellSeriesInput {
   timelines: readonly RequestTimeline[];

@@ -4,7 +4,8 @@
  * (src/compare/baseline.ts).
  */
 import { describe, expect, test } from 'vitest';
-import { asBaseline, baselineCapacityFailures, baselineCellFailures } from '../../src/compare/baseline.js';
+import { asBaseline } from '../../src/compare/baseline.js';
+import { baselineCapacityFailures, baselineCellFailures } from '../../src/judge/baseline-gate.js';
 import { compareCapacity, compareCapacityRow } from '../../src/judge/compare-capacity.js';
 import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';

@@ -7,7 +7,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
-import { CLIENT_PEAK_MIN_SHARE, clientLoad, computeCellFigures } from '../../src/metrics/figures.js';
+import { CLIENT_PEAK_MIN_SHARE, clientLoad } from '../../src/metrics/client-load.js';
+import { computeCellFigures } from '../../src/metrics/figures.js';
 import { cellStatuses, clientQueued } from '../../src/judge/status.js';
 
 function request(id: string, sendMs: number, firstMs: number | undefined, tokenMs: number[], endMs: number, kind: 'done' | 'error' = 'done'): RequestTimeline {
