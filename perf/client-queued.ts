@@ -1,5 +1,5 @@
 /**
- * The measurement behind the client-side Requests queued rule (src/metrics/status.ts
+ * The measurement behind the client-side Requests queued rule (src/judge/status.ts
  * clientQueued, docs/method.md "Requests queued"): runs small cells against the simulator and
  * prints, per cell, the client's own load figures (clientLoad: mean running, mean waiting, peak
  * running, share held at the peak) beside the server's mean running, and what the client-side

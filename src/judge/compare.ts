@@ -61,7 +61,7 @@ export interface RowComparison {
 export interface Comparison {
   cells: RowComparison[];
   prefill: RowComparison[];
-  /** capacity at the SLO per context (runs with an SLO; src/compare/capacity.ts) */
+  /** capacity at the SLO per context (runs with an SLO; src/judge/compare-capacity.ts) */
   capacity: CapacityDelta[];
   /** why capacity was not compared (the two runs' SLOs differ) */
   capacityNote?: string;

@@ -3,7 +3,7 @@
  * Each message names the cell, the figure, the measured value, the budget and the margin:
  * `64K/16 perRequestTokensPerSecond 21.3 < min 24.0 (11.3% below)`.
  * A Client-limited cell fails here only through its status (expected "valid", accepted via
- * tolerances.acceptStatuses); the cell test adds its own client-limited rule (config allowClientLimited).
+ * tolerances.acceptStatuses); judge-cell.ts adds its own client-limited rule (config allowClientLimited).
  */
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';

@@ -120,7 +120,7 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     clientWaitingRequests: own.meanWaiting,
     clientMaxWaitingRequests: own.maxWaiting,
   };
-  // the running figure Requests queued is judged on (status.ts): the server's; the client's own
+  // the running figure Requests queued is judged on (src/judge/status.ts): the server's; the client's own
   // when the server has neither running nor waiting; none when it has a waiting figure only
   if (runningFrom !== undefined) figures.runningFrom = runningFrom;
   else if (maxWaiting === undefined) figures.runningFrom = 'client';

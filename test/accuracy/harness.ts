@@ -1,7 +1,7 @@
 /**
  * Accuracy harness: run real cells (src/load/cell.ts runCell) against the embedded simulator in a
  * worker thread, fetch the simulator's ground truth for every request of the cell, and rebuild
- * each figure from the truth with the same definitions (src/metrics/figures.ts), so measured and
+ * each figure from the truth with the same definitions (src/metrics/), so measured and
  * true values can be compared request by request (matched by X-Request-Id).
  *
  * Truth of a request: the monoMs() times at which the sim WROTE each chunk and how many tokens it

@@ -1,5 +1,5 @@
 /**
- * Capacity at the SLO in the baseline comparison: the pure rule (src/compare/capacity.ts), its place
+ * Capacity at the SLO in the baseline comparison: the pure rule (src/judge/compare-capacity.ts), its place
  * in compareResults and the diff page, the `capacity` regression tolerance, and the in-run gate
  * (src/compare/baseline.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * The client's own running and waiting counts (figures.ts clientLoad) and the client-side
+ * The client's own running and waiting counts (metrics/client-load.ts clientLoad) and the client-side
  * Requests queued rule (status.ts clientQueued), on hand-made timelines and on closed loops built
  * here: C workers, each sending its next request when the last one ended, on a server with S
  * slots (S ≥ C: it runs all at once) that admits in order, spends `prefillMs` before a request's
