@@ -29,7 +29,7 @@ import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
-import { requestTimeBetweenTokensMs } from '../src/metrics/figures.js';
+import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
 import {
   openAccuracyRun,

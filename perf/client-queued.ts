@@ -1,5 +1,5 @@
 /**
- * The measurement behind the client-side Requests queued rule (src/metrics/status.ts
+ * The measurement behind the client-side Requests queued rule (src/judge/status.ts
  * clientQueued, docs/method.md "Requests queued"): runs small cells against the simulator and
  * prints, per cell, the client's own load figures (clientLoad: mean running, mean waiting, peak
  * running, share held at the peak) beside the server's mean running, and what the client-side
@@ -10,8 +10,9 @@
  * Servers: `tiny` and `sglang-h200` (they run every C at once), the same at 16K context, and a
  * one-slot `tiny` (it queues every C > 1).
  */
-import { clientLoad, MATRIX_TTFT_FROM } from '../src/metrics/figures.js';
-import { cellStatuses, clientQueued } from '../src/metrics/status.js';
+import { clientLoad } from '../src/metrics/client-load.js';
+import { MATRIX_TTFT_FROM } from '../src/metrics/request.js';
+import { cellStatuses, clientQueued } from '../src/judge/status.js';
 import { openAccuracyRun, runAccuracyCell, startThreadSim } from '../test/accuracy/harness.js';
 import type { SimProfileOverrides } from '../src/sim/index.js';
 

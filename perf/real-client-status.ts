@@ -10,8 +10,10 @@ import { resolveSuite } from '../src/config/resolve.js';
 import { runCell } from '../src/load/cell.js';
 import { openRun } from '../src/matrix/open.js';
 import { RunPrompts } from '../src/matrix/prompts.js';
-import { clientLoad, computeCellFigures, MATRIX_TTFT_FROM } from '../src/metrics/figures.js';
-import { cellStatuses } from '../src/metrics/status.js';
+import { clientLoad } from '../src/metrics/client-load.js';
+import { computeCellFigures } from '../src/metrics/figures.js';
+import { MATRIX_TTFT_FROM } from '../src/metrics/request.js';
+import { cellStatuses } from '../src/judge/status.js';
 
 const url = process.env.URL ?? 'http://127.0.0.1:18282';
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(url)) throw new Error(`URL=${url}: loopback only (http://127.0.0.1:PORT)`);

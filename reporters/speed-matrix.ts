@@ -24,7 +24,7 @@ import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/results/step-summary.js';
 import { finishedCells } from '../src/results/render-md.js';
 import { writeFileAtomic } from '../src/results/write.js';
-import { compareResults } from '../src/compare/compare.js';
+import { compareResults } from '../src/judge/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/compare/render-md.js';
 import { resolveTolerances } from '../src/compare/tolerances.js';

@@ -32,4 +32,4 @@ export type { SpeedMatrixResult, CellResult, PrefillRowResult, RunInfo } from '.
 export { contextLabel, parseContext, cellKey } from './shapes/labels.js';
 export { redactSecrets } from './redact.js';
 export { detectLocalHardware, isLocalTarget } from './meta/hardware.js';
-export { compareResults } from './compare/compare.js';
+export { compareResults } from './judge/compare.js';

@@ -11,7 +11,7 @@ import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { loadThresholds } from '../thresholds/load.js';
-import { compareResults, matrixDifferences } from './compare.js';
+import { compareResults, matrixDifferences } from '../judge/compare.js';
 import { checkResultFile, readResultJson } from './load.js';
 import { renderDiffMarkdown } from './render-md.js';
 import { resolveTolerances } from './tolerances.js';

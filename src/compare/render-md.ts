@@ -2,12 +2,12 @@
  * Pure: a Comparison (and the two runs' info) → the Markdown diff page: verdict counts, the
  * regressions, a total tok/s grid with the change per cell, and every compared figure.
  */
-import { formatValue } from '../thresholds/evaluate.js';
+import { formatValue } from '../judge/thresholds.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../results/render-md.js';
 import type { RunInfo } from '../shapes/result.js';
-import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
-import type { CapacityDelta } from './capacity.js';
+import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
+import type { CapacityDelta } from '../judge/compare-capacity.js';
 import { bindingText } from '../slo/capacity.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {

@@ -12,9 +12,9 @@
  *
  * State, each figure only where the server exposes it (an absent series is unknown, never 0):
  * running from, best first, the decode counters `n_decode_total` × `n_busy_slots_per_decode` (a
- * window's mean busy slots that does not depend on when each scrape was served; metrics/figures.ts),
+ * window's mean busy slots that does not depend on when each scrape was served; metrics/server-load.ts),
  * else `requests_processing` sampled, else the busy slots of `GET /slots` sampled (`runningFrom:
- * 'slots'`), else nothing (the client's own timelines decide, metrics/status.ts); waiting =
+ * 'slots'`), else nothing (the client's own timelines decide, judge/status.ts); waiting =
  * `requests_deferred`. llama.cpp counts `tokens_predicted_total` when a request ends, so it is not
  * a generation counter over a window and is not reported as one; the cross-check uses the
  * per-request `timings` instead.

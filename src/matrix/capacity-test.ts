@@ -1,21 +1,20 @@
 /**
  * Body of a row's "capacity <context>" test (runs with an SLO, after the row's cells): judge the
  * row's columns against the SLO, search between the last passing and the first failing
- * concurrency with adaptive cells (src/slo/capacity.ts searchCapacity), then store the row's
- * capacity (and the adaptive cells) for the reporter and check its budget and baseline.
+ * concurrency with adaptive cells (src/slo/capacity.ts searchCapacity), judge the row (its
+ * capacity, budget and baseline: src/judge/judge-capacity.ts), then store the row (and the
+ * adaptive cells) for the reporter and throw when it fails.
  */
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../shapes/labels.js';
-import type { CapacityRow, CellResult } from '../shapes/result.js';
-import { capacityRow, describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
-import { judgeCell, unmeasuredVerdict } from '../slo/verdict.js';
+import type { CellResult } from '../shapes/result.js';
+import { describeCapacity, judgedOf, searchCapacity, type Judged } from '../slo/capacity.js';
+import { judgeCapacityRow, sloVerdict, unmeasuredVerdict } from '../judge/index.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
 import { progress } from './progress.js';
-import { baselineCapacityFailures } from '../compare/baseline.js';
-import { capacityBudgetFailures } from '../thresholds/evaluate.js';
 
 export function createCapacityRunner(run: RunContext) {
   const { cfg, opened, info } = run;
@@ -29,7 +28,7 @@ export function createCapacityRunner(run: RunContext) {
     progress(`${planned.key}: capacity search cell`);
     const result = planned.overCapacity ? overCapacityResult(planned) : await measureCell(run, planned, signal);
     result.adaptive = true;
-    result.slo = judgeCell(result, cfg.slo!);
+    result.slo = sloVerdict(result, cfg.slo!);
     return result;
   }
 
@@ -67,23 +66,19 @@ export function createCapacityRunner(run: RunContext) {
     const confirmation = search.confirmation
       ? { concurrency: search.confirmation.concurrency, verdict: search.confirmation.verdict, ...(search.confirmation.goodput ? { goodput: search.confirmation.goodput } : {}) }
       : undefined;
-    const row: CapacityRow = capacityRow({ context, contextLabel: label, judged: search.judged, ...(confirmation ? { confirmation } : {}) });
-    const budgetFailures = capacityBudgetFailures(row, run.thresholds.capacity?.[label]?.min, run.thresholds.tolerances?.slack ?? 0);
-    if (budgetFailures.length > 0) row.thresholdFailures = budgetFailures;
-    if (run.baseline) {
-      const baseSlo = run.baseline.result.info.run.slo?.text;
-      if (baseSlo !== slo.text && run.baseline.result.capacity) {
-        progress(`capacity ${label}: not compared with the baseline, which was judged at another SLO (${baseSlo ?? 'none'})`);
-      }
-      const regressions = baselineCapacityFailures(run.baseline, row, slo.text);
-      if (regressions.length > 0) row.baselineFailures = regressions;
+    const { row, unmeasured } = judgeCapacityRow({ context, contextLabel: label, judged: search.judged, ...(confirmation ? { confirmation } : {}) }, cells, {
+      slo,
+      ...(run.thresholds.capacity?.[label]?.min !== undefined ? { budgetMin: run.thresholds.capacity[label].min } : {}),
+      slack: run.thresholds.tolerances?.slack ?? 0,
+      ...(run.baseline ? { baseline: run.baseline } : {}),
+    });
+    const baseSlo = run.baseline?.result.info.run.slo?.text;
+    if (run.baseline && baseSlo !== slo.text && run.baseline.result.capacity) {
+      progress(`capacity ${label}: not compared with the baseline, which was judged at another SLO (${baseSlo ?? 'none'})`);
     }
     tc.task.meta.speedMatrix = { kind: 'capacity', row, cells, info };
     progress(`capacity at ${slo.text}: ${describeCapacity(row)}`);
     // a search cell that could not be measured (the server went away) leaves the answer open
-    const unmeasured = cells
-      .filter((c) => c.status === 'not-run')
-      .map((c) => `capacity ${label}: the search's cell at ${c.concurrency} could not be measured (${c.notRunReason ?? 'not run'}), so ${row.capacity} is only a lower bound`);
     const failures = [...unmeasured, ...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
     if (failures.length > 0) throw new Error(failures.join('\n'));
   };

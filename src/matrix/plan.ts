@@ -3,7 +3,7 @@
  * cells are Over capacity (not run) with the numbers that decide it.
  */
 import { cellKey, contextLabel } from '../shapes/labels.js';
-import { overCapacity } from '../metrics/status.js';
+import { overCapacity } from '../judge/status.js';
 import type { ResolvedMatrix } from '../config/resolve.js';
 
 export interface PlannedPrefill {

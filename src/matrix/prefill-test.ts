@@ -5,22 +5,21 @@
  *
  * LLM_BENCH_REPEAT=n sends n such requests, one after another, each with its own cold prompt
  * (`RunPrompts.rowPrompt` variants); the row prompt goes last, so it is the one that warms the
- * decode row. The row's figures are the medians (src/matrix/repeat.ts `prefillRepeats`).
+ * decode row. The row's figures are the medians (src/metrics/repeat-figures.ts `prefillRepeats`).
  */
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { runPrefillRequest } from '../load/prefill.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
-import { prefillFigures } from '../metrics/status.js';
-import { MATRIX_TTFT_FROM } from '../metrics/figures.js';
+import { prefillFigures } from '../metrics/prefill-figures.js';
+import { MATRIX_TTFT_FROM } from '../metrics/request.js';
 import type { PrefillRowResult } from '../shapes/result.js';
-import { evaluatePrefill } from '../thresholds/evaluate.js';
+import { judgePrefillRow, prefillStatus, type PrefillRules } from '../judge/index.js';
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { prefillRepeats, type PrefillAttempt } from './repeat.js';
-import { baselinePrefillFailures } from '../compare/baseline.js';
+import { prefillRepeats, type PrefillAttempt } from '../metrics/repeat-figures.js';
 
 /** why a prefill request gave no figures */
 function failureText(t: RequestTimeline): string {
@@ -55,11 +54,10 @@ export function createPrefillRunner(run: RunContext) {
       if (tc.signal.aborted) break;
     }
     const { figures, repeats } = prefillRepeats(measured);
-    const failed = repeats.failed > 0;
     const result: PrefillRowResult = {
       context: row.context,
       contextLabel: row.key,
-      status: failed ? 'errors' : 'valid',
+      status: prefillStatus(repeats),
       warmsDecodeRow: run.cfg.matrix.contexts.includes(row.context),
       ...(rowCalibration ? { calibration: rowCalibration } : {}),
       ...(figures ? { figures } : {}),
@@ -71,19 +69,30 @@ export function createPrefillRunner(run: RunContext) {
   };
 }
 
+/** The rules a prefill row of this run is judged against (src/judge/judge-prefill.ts). */
+function prefillRules(run: RunContext, key: string): PrefillRules {
+  const budget = run.thresholds.prefill[key];
+  return {
+    ...(budget ? { budget } : {}),
+    ...(run.thresholds.tolerances ? { tolerances: run.thresholds.tolerances } : {}),
+    ...(run.baseline ? { baseline: run.baseline } : {}),
+  };
+}
+
 /**
- * A prefill row's verdicts, stored and enforced: a failed request fails the row; then its threshold
- * budget and the baseline. The result goes to the reporter (task meta). Used for measured rows and
- * for rows taken from a resumed run.
+ * A prefill row's verdicts (src/judge/judge-prefill.ts), stored on the row and enforced: a failed
+ * request fails the row even under `-u`; its budget and baseline lines fail it except under `-u`.
+ * The row goes to the reporter (task meta). Used for measured rows and for rows taken from a
+ * resumed run.
  */
 export function finishPrefill(run: RunContext, key: string, result: PrefillRowResult, tc: TestContext): void {
-  const failures = evaluatePrefill(key, result, run.thresholds.prefill[key], run.thresholds.tolerances);
-  result.thresholdFailures = failures;
-  const regressions = run.baseline ? baselinePrefillFailures(run.baseline, result) : [];
-  if (run.baseline) result.baselineFailures = regressions;
+  const judgement = judgePrefillRow(key, result, prefillRules(run, key));
+  result.thresholdFailures = judgement.thresholdFailures;
+  // a kept (resumed) row may carry another run's baseline verdicts
+  if (judgement.baselineFailures) result.baselineFailures = judgement.baselineFailures;
   else delete result.baselineFailures;
   tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
-  if (result.status === 'errors') throw new Error(`prefill ${key} failed: ${result.error ?? 'see the page'}`);
-  const all = [...failures, ...regressions];
+  if (judgement.rowFailure !== undefined) throw new Error(judgement.rowFailure);
+  const all = [...judgement.thresholdFailures, ...(judgement.baselineFailures ?? [])];
   if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
 }

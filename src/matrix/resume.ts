@@ -6,7 +6,7 @@
  * endpoint or repeat count.
  */
 import { ConfigError } from '../errors.js';
-import { matrixDifferences } from '../compare/compare.js';
+import { matrixDifferences } from '../judge/compare.js';
 import { loadResultFile } from '../compare/load.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CellResult, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';

@@ -14,19 +14,13 @@
  * - zero-gap share: the share of the gaps between consecutive chunks that are under ZERO_GAP_MS;
  * - bursts: maximal runs of chunks with zero gaps between them, sized in tokens (a lone chunk is a
  *   burst of its own tokens).
- * The stream is buffered when the zero-gap share is at least BUFFERED_ZERO_GAP_SHARE over at least
- * MIN_GAPS gaps, or when the median burst holds at least BUFFERED_MEDIAN_BURST_TOKENS tokens (a
- * proxy that delivers each request whole: no gap at all to look at).
+ * Whether that makes the cell Stream buffered is the judge's (src/judge/buffered.ts).
  */
 import { distribution } from './stats.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 
 /** two chunks of one request closer than this arrived together */
 export const ZERO_GAP_MS = 0.5;
-export const BUFFERED_ZERO_GAP_SHARE = 0.5;
-export const MIN_GAPS = 10;
-/** more tokens at one instant than any engine step makes for one request */
-export const BUFFERED_MEDIAN_BURST_TOKENS = 16;
 
 export interface StreamBunching {
   /** gaps between consecutive token chunks of one request, inside the window */
@@ -37,7 +31,6 @@ export interface StreamBunching {
   /** requests with tokens in the window whose window tokens all arrived in one burst */
   oneBurstRequests: number;
   requests: number;
-  buffered: boolean;
 }
 
 /** The bunching evidence of a cell's requests over the window; undefined when no token arrived in it. */
@@ -79,13 +72,11 @@ export function streamBunching(timelines: readonly RequestTimeline[], windowStar
   if (requests === 0) return undefined;
   const d = distribution(bursts)!;
   const zeroGapShare = gaps > 0 ? zeroGaps / gaps : 0;
-  const buffered = (gaps >= MIN_GAPS && zeroGapShare >= BUFFERED_ZERO_GAP_SHARE) || d.median >= BUFFERED_MEDIAN_BURST_TOKENS;
   return {
     gaps,
     zeroGapShare,
     burstTokens: { median: d.median, p90: d.p90, p99: d.p99, max: Math.max(...bursts), bursts: d.samples },
     oneBurstRequests,
     requests,
-    buffered,
   };
 }

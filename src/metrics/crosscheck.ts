@@ -19,7 +19,7 @@
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { HistogramSnapshot, MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import type { CrossCheckItem, ServerCrossCheck } from '../shapes/result.gen.js';
-import { MATRIX_TTFT_FROM, tokensInWindow, ttftStartMs } from './figures.js';
+import { MATRIX_TTFT_FROM, tokensInWindow, ttftStartMs } from './request.js';
 import { median } from './stats.js';
 import type { CellFigures } from '../shapes/result.js';
 

@@ -2,12 +2,12 @@
  * Pure: what the HTML report draws for a cell, from the same inputs as its figures: the server's
  * metric samples inside the window (seconds since it opened; a metric the server does not report
  * is left out) and each request's mean time between tokens in the window, computed as the cell's
- * TBT figures are (figures.ts), so the histogram and the figures describe the same values.
+ * TBT figures are (request.ts), so the histogram and the figures describe the same values.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import type { CellSeries } from '../shapes/result.js';
-import { requestTimeBetweenTokensMs } from './figures.js';
+import { requestTimeBetweenTokensMs } from './request.js';
 
 export interface CellSeriesInput {
   timelines: readonly RequestTimeline[];

@@ -4,6 +4,9 @@
  */
 import type { Distribution } from '../shapes/result.js';
 
+/** The quantiles a distribution reports (and the per-request p99 of goodput): written once here. */
+export const QUANTILES = { median: 0.5, p90: 0.9, p99: 0.99 } as const;
+
 function finiteSorted(values: readonly number[]): number[] {
   const out: number[] = [];
   for (const v of values) if (Number.isFinite(v)) out.push(v);
@@ -31,7 +34,7 @@ export function quantile(sorted: readonly number[], q: number): number | undefin
 
 /** Median (quantile 0.5) of the finite values; `undefined` when there are none. */
 export function median(values: readonly number[]): number | undefined {
-  return quantile(finiteSorted(values), 0.5);
+  return quantile(finiteSorted(values), QUANTILES.median);
 }
 
 /** Arithmetic mean of the finite values; `undefined` when there are none. */
@@ -51,5 +54,5 @@ export function mean(values: readonly number[]): number | undefined {
 export function distribution(values: readonly number[]): Distribution | undefined {
   const s = finiteSorted(values);
   if (s.length === 0) return undefined;
-  return { median: quantile(s, 0.5)!, p90: quantile(s, 0.9)!, p99: quantile(s, 0.99)!, samples: s.length };
+  return { median: quantile(s, QUANTILES.median)!, p90: quantile(s, QUANTILES.p90)!, p99: quantile(s, QUANTILES.p99)!, samples: s.length };
 }

@@ -109,7 +109,7 @@ export interface MetricsSample {
   /**
    * llama.cpp: decode calls so far (`n_decode_total`) and the mean busy slots per decode call over
    * the server's life (`n_busy_slots_per_decode`, printed to 6 significant digits); two samples
-   * give the mean busy slots between them, whatever moment each was taken (metrics/figures.ts)
+   * give the mean busy slots between them, whatever moment each was taken (metrics/server-load.ts)
    */
   decodeCallsTotal?: number;
   busySlotsPerDecode?: number;

@@ -33,8 +33,8 @@ import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, contextLabel, parseContext } from '../shapes/labels.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { writeFileAtomic } from '../results/write.js';
-import { cellFigureValue, formatValue, prefillFigureValue } from './evaluate.js';
-import { spreadOf } from '../compare/compare.js';
+import { cellFigureValue, formatValue, prefillFigureValue } from '../judge/thresholds.js';
+import { spreadOf } from '../judge/compare.js';
 import { resolveTolerances, type FigureTolerance } from '../compare/tolerances.js';
 import {
   CELL_FIGURES,
@@ -237,6 +237,34 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     });
   }
 
+  const runSlo = result.info.run.slo?.text;
+  const capacity = capacityBudgets(result, existing, moves, (key, old, users) => budget(`capacity ${key} min`, 'min', old, users, tolerances.capacity, 0, true)!);
+
+  // a new file's $schema is set where it is written (it is relative to the file's folder)
+  const file: ThresholdsFile = { ...(existing?.$schema !== undefined ? { $schema: existing.$schema } : {}), cells: {}, prefill: {} };
+  if (existing?.target !== undefined) file.target = existing.target;
+  if (existing?.headroom !== undefined) file.headroom = existing.headroom;
+  if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
+  file.cells = cells;
+  file.prefill = prefill;
+  if (capacity) {
+    const slo = runSlo ?? existing?.slo;
+    if (slo !== undefined) file.slo = slo;
+    file.capacity = capacity;
+  }
+  return { file, moves, kept };
+}
+
+/**
+ * The capacity budgets of the rewritten file (see the comments inside); `minUsers` is the
+ * budget rule of updateThresholds for one row's capacity in whole users.
+ */
+function capacityBudgets(
+  result: SpeedMatrixResult,
+  existing: ThresholdsFile | undefined,
+  moves: string[],
+  minUsers: (key: string, old: number | undefined, users: number) => number,
+): Record<string, CapacityBudget> | undefined {
   // capacity at the SLO: min = capacity × (1 − headroom), and at least the capacity tolerance's
   // floor below it (1 user), in whole users; rows not searched in this run (or bounded by a cell
   // that was not measured) keep their budget; rows outside the matrix are dropped
@@ -257,24 +285,11 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
     if (!row) {
       if (old && contexts.has(key)) entry = old;
     } else {
-      entry = { min: budget(`capacity ${key} min`, 'min', old?.min, row.capacity, tolerances.capacity, 0, true)! };
+      entry = { min: minUsers(key, old?.min, row.capacity) };
     }
     if (entry) (capacity ??= {})[key] = entry;
   }
-
-  // a new file's $schema is set where it is written (it is relative to the file's folder)
-  const file: ThresholdsFile = { ...(existing?.$schema !== undefined ? { $schema: existing.$schema } : {}), cells: {}, prefill: {} };
-  if (existing?.target !== undefined) file.target = existing.target;
-  if (existing?.headroom !== undefined) file.headroom = existing.headroom;
-  if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
-  file.cells = cells;
-  file.prefill = prefill;
-  if (capacity) {
-    const slo = runSlo ?? existing?.slo;
-    if (slo !== undefined) file.slo = slo;
-    file.capacity = capacity;
-  }
-  return { file, moves, kept };
+  return capacity;
 }
 
 function ordered<T extends string>(names: readonly T[], values: Partial<Record<string, number | undefined>> | undefined) {

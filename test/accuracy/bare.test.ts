@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { simTokenizerJsonText } from '../../src/sim/tokenizer-json.js';
 import type { SimHandle } from '../../src/sim/index.js';
-import { streamEndings } from '../../src/metrics/figures.js';
+import { streamEndings } from '../../src/metrics/stream-endings.js';
 import { usageDisagreement } from '../../src/metrics/usage-check.js';
 import { accuracyStatuses, compareWithTruth, fmt, openAccuracyRun, runAccuracyCell, startThreadSim, type OpenedAccuracyRun } from './harness.js';
 

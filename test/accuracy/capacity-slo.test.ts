@@ -6,7 +6,7 @@
  * ⌈log2(gap)⌉ + 1 cells per context and SLO (maxSearchCells of the columns' bracket).
  *
  * The truth (capacity-truth.ts) is computed before any cell is measured, from the profile alone:
- * a dense sweep C = 1 … 64 in virtual time with the product's figure code and judgeCell.
+ * a dense sweep C = 1 … 64 in virtual time with the product's figure code and sloVerdict.
  *
  * Setup, and why:
  * - the fitted profile (steps of 16.7 ms + 0.093 ms per request + 3·10⁻⁶ ms per KV token; a serial
@@ -57,7 +57,7 @@ import type { SimHandle } from '../../src/sim/index.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
 import { bindingText, bracket, capacityRow, maxSearchCells, searchCapacity, type Judged } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import { trueCapacity, VirtualRow, type TrueCapacity } from './capacity-truth.js';
 import {
   accuracyStatuses,
@@ -246,7 +246,7 @@ describe.each(CONTEXTS)('capacity at 3 SLOs, context %i, against the sim truth',
       for (const slo of SLOS) {
         const truth = truths.get(key(slo, context))!;
         const judged: Judged[] = [];
-        for (const c of COLUMNS) judged.push({ concurrency: c, verdict: judgeCell(measured.get(c)!, slo), adaptive: false });
+        for (const c of COLUMNS) judged.push({ concurrency: c, verdict: sloVerdict(measured.get(c)!, slo), adaptive: false });
         const initial = bracket(judged);
         // the product's search (src/slo/capacity.ts), over cells measured here
         const probes: number[] = [];
@@ -263,7 +263,7 @@ describe.each(CONTEXTS)('capacity at 3 SLOs, context %i, against the sim truth',
               cell = await cellAt(c, `search ${slo.text}`);
               probes.push(c);
             }
-            return { concurrency: c, verdict: judgeCell(cell, slo), adaptive: true, ...(cell.status === 'over-capacity' ? { measured: false } : {}) };
+            return { concurrency: c, verdict: sloVerdict(cell, slo), adaptive: true, ...(cell.status === 'over-capacity' ? { measured: false } : {}) };
           },
         });
         const confirmation = search.confirmation ? { concurrency: search.confirmation.concurrency, verdict: search.confirmation.verdict } : undefined;

@@ -3,18 +3,18 @@
  * measured cell: every concurrency C = 1, 2, … of a context row is run in virtual time
  * (src/sim/virtual-cell.ts: the engine's own arithmetic, no client, no timers), its figures are
  * computed with the product's definitions (computeCellFigures) and judged with the product's
- * judgeCell. The true capacity is the largest C that meets the SLO below the first C that does not.
+ * sloVerdict. The true capacity is the largest C that meets the SLO below the first C that does not.
  *
  * Test code, not product code: an oracle for the accuracy tests. It lives here rather than in
- * src/sim because it depends on the SLO and matrix layers (judgeCell, planCell), which the
+ * src/sim because it depends on the SLO and matrix layers (sloVerdict, planCell), which the
  * simulator itself must not depend on.
  */
 import type { CellResult, Slo, SloMiss } from '../../src/shapes/result.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 import { planCell } from '../../src/matrix/plan.js';
 import { contextLabel } from '../../src/shapes/labels.js';
-import { computeGoodput } from '../../src/slo/goodput.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { computeGoodput } from '../../src/judge/goodput.js';
+import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import type { SimProfile } from '../../src/sim/profiles.js';
 import { runVirtualCell, virtualCellFigures, virtualTimelines, type VirtualCell } from '../../src/sim/virtual-cell.js';
 
@@ -100,7 +100,7 @@ export class VirtualRow {
       });
       result = { ...base, status: 'valid', statuses: ['valid'], evidence: {}, figures: p.figures!, goodput };
     }
-    result.slo = judgeCell(result, slo);
+    result.slo = sloVerdict(result, slo);
     return result;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Issue 18 (3): statuses without server metrics. Where a server exposes no running or waiting
- * figure, the client's own timelines decide Requests queued (src/metrics/status.ts clientQueued).
+ * figure, the client's own timelines decide Requests queued (src/judge/status.ts clientQueued).
  * Here the simulator's cells are judged twice: as the matrix judges them (server samples), and
  * with the server's figures taken away (samples [], no server fields), as a server without
  * metrics would be judged.
@@ -18,7 +18,7 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { CellFigures } from '../../src/shapes/result.js';
-import { cellStatuses } from '../../src/metrics/status.js';
+import { cellStatuses } from '../../src/judge/status.js';
 import type { SimProfileOverrides } from '../../src/sim/index.js';
 import { fmt, openAccuracyRun, runAccuracyCell, startThreadSim, type AccuracyCell } from './harness.js';
 

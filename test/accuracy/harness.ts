@@ -1,7 +1,7 @@
 /**
  * Accuracy harness: run real cells (src/load/cell.ts runCell) against the embedded simulator in a
  * worker thread, fetch the simulator's ground truth for every request of the cell, and rebuild
- * each figure from the truth with the same definitions (src/metrics/figures.ts), so measured and
+ * each figure from the truth with the same definitions (src/metrics/), so measured and
  * true values can be compared request by request (matched by X-Request-Id).
  *
  * Truth of a request: the monoMs() times at which the sim WROTE each chunk and how many tokens it
@@ -13,9 +13,10 @@ import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { resolveSuite, type ResolvedSuite } from '../../src/config/resolve.js';
 import type { SuiteInput } from '../../src/config/schema.js';
 import { runCell, type CellRun } from '../../src/load/cell.js';
-import { computeCellFigures, MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/figures.js';
+import { computeCellFigures } from '../../src/metrics/figures.js';
+import { MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/request.js';
 import { median } from '../../src/metrics/stats.js';
-import { cellStatuses } from '../../src/metrics/status.js';
+import { cellStatuses } from '../../src/judge/status.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 import { openRun, type OpenedRun } from '../../src/matrix/open.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';

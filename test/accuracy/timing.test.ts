@@ -16,7 +16,7 @@
  * total figures cancel a constant lag and are within a few µs.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { requestTimeBetweenTokensMs } from '../../src/metrics/figures.js';
+import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
 import { median } from '../../src/metrics/stats.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import {

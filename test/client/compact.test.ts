@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { compactTimeline } from '../../src/client/compact.js';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
-import { requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/figures.js';
+import { requestTimeBetweenTokensMs, tokensInWindow } from '../../src/metrics/request.js';
 
 const timeline = (ms: number[], tokens: number[]): RequestTimeline => ({
   id: 'r',

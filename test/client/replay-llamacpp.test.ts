@@ -15,7 +15,7 @@ import { streamRequest } from '../../src/client/stream.js';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { LlamacppAdapter } from '../../src/engines/llamacpp.js';
 import { CROSS_CHECK_TOLERANCE } from '../../src/metrics/crosscheck.js';
-import { requestTimeBetweenTokensMs } from '../../src/metrics/figures.js';
+import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
 import { replaySchedule, startReplayServer, type ReplayOptions, type ReplayServer } from '../helpers/replay-server.js';
 import { header, loadTranscript, parseHttpResponse, sseEvents, type Transcript, type TranscriptRequest } from '../helpers/transcript.js';
 

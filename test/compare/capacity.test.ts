@@ -1,12 +1,13 @@
 /**
- * Capacity at the SLO in the baseline comparison: the pure rule (src/compare/capacity.ts), its place
+ * Capacity at the SLO in the baseline comparison: the pure rule (src/judge/compare-capacity.ts), its place
  * in compareResults and the diff page, the `capacity` regression tolerance, and the in-run gate
  * (src/compare/baseline.ts).
  */
 import { describe, expect, test } from 'vitest';
-import { asBaseline, baselineCapacityFailures, baselineCellFailures } from '../../src/compare/baseline.js';
-import { compareCapacity, compareCapacityRow } from '../../src/compare/capacity.js';
-import { compareResults } from '../../src/compare/compare.js';
+import { asBaseline } from '../../src/compare/baseline.js';
+import { baselineCapacityFailures, baselineCellFailures } from '../../src/judge/baseline-gate.js';
+import { compareCapacity, compareCapacityRow } from '../../src/judge/compare-capacity.js';
+import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
 import { contextLabel } from '../../src/shapes/labels.js';

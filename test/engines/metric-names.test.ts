@@ -10,7 +10,7 @@ import { sglangMetricsFromSamples } from '../../src/engines/sglang.js';
 import { tgiMetricsFromSamples } from '../../src/engines/tgi.js';
 import { trtllmPrometheusSample, trtllmStatsSample } from '../../src/engines/trtllm.js';
 import { vllmMetricsFromSamples } from '../../src/engines/vllm.js';
-import { samplesLoad } from '../../src/metrics/figures.js';
+import { samplesLoad } from '../../src/metrics/server-load.js';
 import { startFake, type FakeServer } from './fake-server.js';
 
 const prom = (lines: string[]) => parsePrometheus(lines.map((l) => `${l}\n`).join('')).samples;

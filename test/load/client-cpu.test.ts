@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { cpuTimeMs, startCpuMeter } from '../../src/load/client-cpu.js';
-import { cellStatuses } from '../../src/metrics/status.js';
+import { cellStatuses } from '../../src/judge/status.js';
 
 describe('the load generator\'s CPU', () => {
   test('a busy loop on this thread reads about one core; an idle wait about none', async () => {

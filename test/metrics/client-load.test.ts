@@ -1,5 +1,5 @@
 /**
- * The client's own running and waiting counts (figures.ts clientLoad) and the client-side
+ * The client's own running and waiting counts (metrics/client-load.ts clientLoad) and the client-side
  * Requests queued rule (status.ts clientQueued), on hand-made timelines and on closed loops built
  * here: C workers, each sending its next request when the last one ended, on a server with S
  * slots (S ≥ C: it runs all at once) that admits in order, spends `prefillMs` before a request's
@@ -7,8 +7,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
-import { CLIENT_PEAK_MIN_SHARE, clientLoad, computeCellFigures } from '../../src/metrics/figures.js';
-import { cellStatuses, clientQueued } from '../../src/metrics/status.js';
+import { CLIENT_PEAK_MIN_SHARE, clientLoad } from '../../src/metrics/client-load.js';
+import { computeCellFigures } from '../../src/metrics/figures.js';
+import { cellStatuses, clientQueued } from '../../src/judge/status.js';
 
 function request(id: string, sendMs: number, firstMs: number | undefined, tokenMs: number[], endMs: number, kind: 'done' | 'error' = 'done'): RequestTimeline {
   const t: RequestTimeline = { id, sendMs, sentHeadersMs: sendMs, chunkMs: tokenMs, chunkTokens: tokenMs.map(() => 1), tokenSource: 'usage', reasoningTokens: 0 };

@@ -1,19 +1,11 @@
 import { describe, expect, it, test } from 'vitest';
 import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
-import {
-  cellFailures,
-  longestSilenceMs,
-  stallLimitMs,
-  decodeCounterRunning,
-  samplesLoad,
-  activeRequestsDisagree,
-  computeCellFigures,
-  errorSummary,
-  requestTimeBetweenTokensMs,
-  weakestTokenSource,
-  streamEndings,
-} from '../../src/metrics/figures.js';
+import { cellFailures, longestSilenceMs, stallLimitMs, errorSummary } from '../../src/metrics/failures.js';
+import { decodeCounterRunning, samplesLoad } from '../../src/metrics/server-load.js';
+import { activeRequestsDisagree, computeCellFigures, weakestTokenSource } from '../../src/metrics/figures.js';
+import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
+import { streamEndings } from '../../src/metrics/stream-endings.js';
 
 function tl(
   id: string,

@@ -18,7 +18,7 @@ import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedM
 import { validateResult } from '../../src/results/validate.js';
 import { capacityRow, judgedOf } from '../../src/slo/capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import { K, LEVELS, sglangCells, sglangInfo, sglangPrefill } from './fixtures/sglang-h200.js';
 
 const SLO = parseSloText('ttftP90<=1000');
@@ -29,7 +29,7 @@ function gp(met: number, judged: number, tokenShare: number): Goodput {
 
 /** judged at the SLO; measured cells get a goodput: 95 % (97 % of tokens) when they meet, 50 % (60 %) when not */
 function judge(cell: CellResult): CellResult {
-  cell.slo = judgeCell(cell, SLO);
+  cell.slo = sloVerdict(cell, SLO);
   if (cell.figures) cell.goodput = cell.slo.meets ? gp(19, 20, 0.97) : gp(10, 20, 0.6);
   return cell;
 }

@@ -4,7 +4,7 @@
  * break never splits a heading, a list item or a table row (issue 14, point 4).
  */
 import { describe, expect, test } from 'vitest';
-import { compareResults } from '../../src/compare/compare.js';
+import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { resolveTolerances } from '../../src/compare/tolerances.js';
 import { codeBlock, codeSpan, escapeText, renderMarkdown } from '../../src/results/render-md.js';

@@ -67,7 +67,7 @@ describe('the virtual cell (src/sim/virtual-cell.ts)', () => {
   });
 });
 
-describe('trueCapacity: a dense sweep judged with judgeCell', () => {
+describe('trueCapacity: a dense sweep judged with sloVerdict', () => {
   // [SLO, closed-form capacity]; each bound is off the grid of C, so no figure sits on it
   const cases: [string, number][] = [
     ['perRequest>=21', Math.floor(2000 / 21 - 20)], // 75.2 → 75

@@ -13,7 +13,7 @@ import {
   type CapacityInput,
   type Judged,
 } from '../../src/slo/capacity.js';
-import { unmeasuredVerdict } from '../../src/slo/verdict.js';
+import { unmeasuredVerdict } from '../../src/judge/slo-verdict.js';
 
 const MEETS: SloVerdict = { meets: true, misses: [] };
 

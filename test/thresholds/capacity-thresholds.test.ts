@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { capacityBudgetFailures } from '../../src/thresholds/evaluate.js';
+import { capacityBudgetFailures } from '../../src/judge/thresholds.js';
 import { contextLabel } from '../../src/shapes/labels.js';
 import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { resolutionAt } from '../../src/slo/capacity.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { collectResult } from '../../src/results/collect.js';
-import { evaluateCell, evaluatePrefill } from '../../src/thresholds/evaluate.js';
+import { evaluateCell, evaluatePrefill } from '../../src/judge/thresholds.js';
 import { loadThresholds, parseThresholds } from '../../src/thresholds/load.js';
 import { formatThresholds, roundBudget, updateThresholds, writeThresholds } from '../../src/thresholds/update.js';
 import { sglangCells, sglangInfo, sglangResult } from '../results/fixtures/sglang-h200.js';

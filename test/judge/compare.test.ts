@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { compareFigure, compareResults, formatChange, matrixDifferences, relativeChange } from '../../src/compare/compare.js';
+import { compareFigure, compareResults, formatChange, matrixDifferences, relativeChange } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/compare/render-md.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';

@@ -1,14 +1,14 @@
 /**
  * Goodput of a cell: the share of its requests, and of its output tokens in the window, that met
  * the SLO's per-request constraints. Each request is judged on its own figures, computed as the
- * cell's are (src/metrics/figures.ts): its tok/s (1000 / its mean time between tokens in the
+ * cell's are (src/metrics/request.ts): its tok/s (1000 / its mean time between tokens in the
  * window), its TTFT (from the same start as the cell's), and the p99 of its own gaps between
  * tokens in the window. A failed request (an error by the window's end, or a stall) never meets.
  * Pure: no I/O, no clock.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
-import { requestFailure, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../metrics/figures.js';
-import { quantile } from '../metrics/stats.js';
+import { requestFailure } from '../metrics/failures.js';
+import { requestTbtP99Ms, requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from '../metrics/request.js';
 import type { Goodput, Slo } from '../shapes/result.js';
 
 export interface GoodputInput {
@@ -19,21 +19,6 @@ export interface GoodputInput {
   /** the cell's stall limit (figures.stallLimitMs); a request silent this long has failed */
   stallLimitMs?: number;
   slo: Slo;
-}
-
-/** p99 of a request's gaps between tokens inside the window, per token (a k-token chunk's gap counts k times, each gap / k). */
-export function requestTbtP99Ms(t: RequestTimeline, windowStartMs: number, windowEndMs: number): number | undefined {
-  const gaps: number[] = [];
-  let prev: number | undefined;
-  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
-  for (let i = 0; i < n; i++) {
-    const at = t.chunkMs[i]!;
-    const k = t.chunkTokens[i]!;
-    if (k <= 0 || at < windowStartMs || at > windowEndMs) continue;
-    if (prev !== undefined) for (let j = 0; j < k; j++) gaps.push((at - prev) / k);
-    prev = at;
-  }
-  return quantile(gaps.sort((a, b) => a - b), 0.99);
 }
 
 export function computeGoodput(input: GoodputInput): Goodput {
@@ -59,7 +44,7 @@ export function computeGoodput(input: GoodputInput): Goodput {
     if (speed && tbt === undefined) continue;
     judged++;
     let ok = true;
-    if (slo.perRequestTokensPerSecond && !(1000 / tbt! >= slo.perRequestTokensPerSecond.min)) ok = false;
+    if (slo.perRequestTokensPerSecond && !(tokensPerSecondOfTbt(tbt!) >= slo.perRequestTokensPerSecond.min)) ok = false;
     if (slo.ttftMs && !(t.firstTokenMs - ttftStartMs(t, input.ttftFrom) <= slo.ttftMs.max)) ok = false;
     if (slo.timeBetweenTokensMs) {
       const p99 = requestTbtP99Ms(t, ws, we);

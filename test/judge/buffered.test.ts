@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { streamBunching } from '../../src/metrics/bunching.js';
+import { isBuffered } from '../../src/judge/buffered.js';
 
 function timeline(chunks: Array<[number, number]>): RequestTimeline {
   return { id: 'r', sendMs: 0, chunkMs: chunks.map((c) => c[0]), chunkTokens: chunks.map((c) => c[1]), tokenSource: 'chunks', reasoningTokens: 0 };
@@ -18,14 +19,14 @@ describe('streams bunched on the way', () => {
   test('an engine stream (one chunk per step, several tokens per chunk too) is not buffered', () => {
     for (const t of [[steady(10, 200, 10)], [steady(10, 200, 3, 4)], [steady(5, 50, 16.8), steady(7, 50, 16.8)]]) {
       const b = streamBunching(t, 0, 5_000)!;
-      expect(b.buffered).toBe(false);
+      expect(isBuffered(b)).toBe(false);
       expect(b.zeroGapShare).toBe(0);
     }
   });
 
   test('a buffering proxy (bursts of 40 chunks every 400 ms) is buffered, with the burst sizes', () => {
     const b = streamBunching([bunched(100, 10, 40, 400), bunched(120, 10, 40, 400)], 0, 5_000)!;
-    expect(b.buffered).toBe(true);
+    expect(isBuffered(b)).toBe(true);
     expect(b.zeroGapShare).toBeGreaterThan(0.9);
     expect(b.burstTokens.median).toBe(40);
     expect(b.burstTokens.max).toBe(40);
@@ -37,13 +38,13 @@ describe('streams bunched on the way', () => {
     const b = streamBunching([whole, timeline([[950, 60]])], 0, 5_000)!;
     expect(b.gaps).toBe(0);
     expect(b.oneBurstRequests).toBe(2);
-    expect(b.buffered).toBe(true);
+    expect(isBuffered(b)).toBe(true);
   });
 
   test('a few coalesced reads (a client hiccup) do not make a stream buffered; only the window counts', () => {
     const chunks: Array<[number, number]> = Array.from({ length: 100 }, (_, i) => [i * 10, 1]);
     chunks[50] = [chunks[49]![0], 1];
-    expect(streamBunching([timeline(chunks)], 0, 5_000)!.buffered).toBe(false);
+    expect(isBuffered(streamBunching([timeline(chunks)], 0, 5_000)!)).toBe(false);
     expect(streamBunching([bunched(10_000, 5, 40, 400)], 0, 5_000)).toBeUndefined();
   });
 });
@@ -51,7 +52,7 @@ describe('streams bunched on the way', () => {
 describe('the status and the reasons on the cell', () => {
   const figures = { failedRequests: 0, clientActiveRequests: 2, activeRequestsDisagree: false } as const;
   test('bunched timelines make the cell Stream buffered, with the evidence; clean ones do not', async () => {
-    const { cellStatuses } = await import('../../src/metrics/status.js');
+    const { cellStatuses } = await import('../../src/judge/status.js');
     const bunchedCell = cellStatuses({
       concurrency: 2,
       figures,

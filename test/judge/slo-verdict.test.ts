@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { CellFigures } from '../../src/shapes/result.js';
 import type { CellResult, Goodput, SloMiss } from '../../src/shapes/result.js';
 import { parseSloText } from '../../src/slo/slo.js';
-import { judgeCell } from '../../src/slo/verdict.js';
+import { sloVerdict } from '../../src/judge/slo-verdict.js';
 
 const FIGURES: CellFigures = {
   outputTokens: 30_000,
@@ -40,9 +40,9 @@ function cell(over: Partial<CellResult> = {}, figures: Partial<CellFigures> = {}
   };
 }
 
-const judge = (c: CellResult, slo: string) => judgeCell(c, parseSloText(slo));
+const judge = (c: CellResult, slo: string) => sloVerdict(c, parseSloText(slo));
 
-describe('judgeCell: a cell that meets', () => {
+describe('sloVerdict: a cell that meets', () => {
   test.each([
     'perRequest>=40',
     'perRequestP10>=25', // 1000 / TBT p90 40 = 25
@@ -73,7 +73,7 @@ describe('judgeCell: a cell that meets', () => {
   });
 });
 
-describe('judgeCell: each constraint’s miss', () => {
+describe('sloVerdict: each constraint’s miss', () => {
   test('per-request tok/s (median)', () => {
     expect(judge(cell(), 'perRequest>=50')).toEqual({
       meets: false,
@@ -147,7 +147,7 @@ describe('judgeCell: each constraint’s miss', () => {
   });
 });
 
-describe('judgeCell: the binding miss', () => {
+describe('sloVerdict: the binding miss', () => {
   const binding = (c: CellResult, slo: string): SloMiss | undefined => judge(c, slo).binding;
 
   test('the miss furthest past its bound, relative to the bound', () => {
@@ -187,7 +187,7 @@ describe('judgeCell: the binding miss', () => {
   });
 });
 
-describe('judgeCell: cells without figures to judge', () => {
+describe('sloVerdict: cells without figures to judge', () => {
   test('over capacity binds as kvCapacity, the detail naming the numbers', () => {
     const over = cell({
       concurrency: 128,

@@ -1,13 +1,18 @@
 /**
- * Statuses of a cell and of a prefill row (METHOD.md "Statuses"), as pure rules with evidence.
+ * Statuses of a measured cell (METHOD.md "Statuses"), as pure rules with evidence, and the Over
+ * capacity rule that keeps a cell from running.
  */
-import { streamBunching, type StreamBunching } from './bunching.js';
+import { streamBunching } from '../metrics/bunching.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
-import { clientLoad, connectionRetrySummary, errorSummary, MATRIX_TTFT_FROM, samplesLoad, ttftStartMs, type ClientLoad, type ErrorSummary, type StreamEndings } from './figures.js';
-import { mean } from './stats.js';
+import { MATRIX_TTFT_FROM } from '../metrics/request.js';
+import { queueLoad } from '../metrics/server-load.js';
+import { clientLoad, type ClientLoad } from '../metrics/client-load.js';
+import { connectionRetrySummary, errorSummary, type ErrorSummary } from '../metrics/failures.js';
+import type { StreamEndings } from '../metrics/stream-endings.js';
 import { DEFAULTS } from '../config/defaults.js';
-import type { CellFigures, CellStatus, PrefillFigures } from '../shapes/result.js';
+import type { CellEvidence, CellFigures, CellStatus } from '../shapes/result.js';
+import { isBuffered } from './buffered.js';
 
 /** a cell is "requests queued" when mean running < this share of C */
 export const QUEUED_RUNNING_SHARE = 0.95;
@@ -17,36 +22,6 @@ export const QUEUED_RUNNING_SHARE = 0.95;
  * all C at once and was held at its peak, with a request waiting, for at least this share of the window
  */
 export const CLIENT_QUEUED_HELD_SHARE = 0.5;
-
-/** Evidence per status; the same shape as CellEvidence in src/shapes/result.ts. */
-export interface CellStatusEvidence {
-  /** the streams arrived bunched (bunching.ts), so TTFT and the time between tokens are not the server's */
-  streamBuffered?: Omit<StreamBunching, 'buffered'>;
-  capacity?: { requiredTokens: number; kvCapacityTokens: number };
-  queued?: {
-    maxWaiting?: number;
-    meanRunning?: number;
-    meanClientInFlight?: number;
-    concurrency: number;
-    /** 'client': the client's own timelines showed it (the server has no figures); absent: the server's samples */
-    source?: 'server' | 'client';
-    /** client-side only */
-    meanWaiting?: number;
-    peakRunning?: number;
-    heldAtPeakShare?: number;
-  };
-  warmupTimedOut?: { phase: 'drain' | 'gate'; waitedMs: number };
-  errors?: { count: number; byCode: Record<string, number>; firstMessage?: string };
-  clientLimited?: { eventLoopDelayP99Ms: number; boundMs: number; cpuCores?: number; cpuBoundCores?: number };
-  activeDisagreement?: { server: number; client: number };
-  connectionRetries?: { count: number; firstReason?: string };
-  /**
-   * completed requests by how their streams ended; only when some ended otherwise than by a
-   * complete `data: [DONE]` (or the engine's final chunk): a close after the finish reason, or an
-   * unterminated last event
-   */
-  streamEndings?: StreamEndings;
-}
 
 export interface CellStatusInput {
   /** C, the cell's requests at once */
@@ -64,7 +39,7 @@ export interface CellStatusInput {
   failures?: ErrorSummary;
   /** the window's server samples; when given, requests-queued is judged from them, else from figures */
   samples?: readonly MetricsSample[];
-  /** the window's completed requests by ending (figures.ts streamEndings); evidence when any is not 'done' */
+  /** the window's completed requests by ending (metrics/stream-endings.ts); evidence when any is not 'done' */
   streamEndings?: StreamEndings;
   /**
    * the window; with the timelines, requests-queued is judged from the client's own timelines
@@ -72,6 +47,11 @@ export interface CellStatusInput {
    */
   windowStartMs?: number;
   windowEndMs?: number;
+  /**
+   * the client's load over the window (clientLoad, from MATRIX_TTFT_FROM), when the figures have
+   * it already; else computed here from the timelines when the client-side rule needs it
+   */
+  clientLoad?: ClientLoad;
   /** the readiness gate timed out, after waiting this long */
   gateTimedOut?: boolean;
   gateWaitedMs?: number;
@@ -93,14 +73,14 @@ export interface CellStatusResult {
   status: CellStatus;
   /** every status that applies, in that precedence order; ['valid'] when none */
   statuses: CellStatus[];
-  evidence: CellStatusEvidence;
+  evidence: CellEvidence;
 }
 
 /**
  * Which statuses apply to a measured cell. Rules:
  * - client-limited: loopDelayMs.p99 > loopDelayBoundMs, or the client's CPU > cpuBoundCores (0.9 of
  *   a core) over the same span (the figures may be wrong, so it comes first);
- * - stream-buffered: with the timelines and the window, the chunks arrived bunched (bunching.ts:
+ * - stream-buffered: with the timelines and the window, the chunks arrived bunched (buffered.ts:
  *   most gaps between a request's chunks under 0.5 ms, or bursts of 16+ tokens at one instant);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
@@ -108,7 +88,7 @@ export interface CellStatusResult {
  *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
  *   sample times), or that minus one request in one sample when that is lower;
  * - requests-queued, from the client's own timelines when the server exposes neither running nor
- *   waiting (evidence source 'client'; clientLoad in figures.ts): the most requests running at
+ *   waiting (evidence source 'client'; metrics/client-load.ts): the most requests running at
  *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
  *   that peak (within 10 %) with a request waiting for at least half the window
  *   (CLIENT_QUEUED_HELD_SHARE). Why not METHOD.md's rule on the client's counts: in a closed loop
@@ -132,7 +112,7 @@ export interface CellStatusResult {
  */
 export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const statuses: CellStatus[] = [];
-  const evidence: CellStatusEvidence = {};
+  const evidence: CellEvidence = {};
   const { figures, concurrency } = input;
 
   const p99 = input.loopDelayMs?.p99;
@@ -148,10 +128,9 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   // chunks bunched on the way (a buffering proxy): the client-side times are the proxy's
   if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined) {
     const bunching = streamBunching(input.timelines, input.windowStartMs, input.windowEndMs);
-    if (bunching?.buffered) {
+    if (bunching && isBuffered(bunching)) {
       statuses.push('stream-buffered');
-      const { buffered: _, ...streamBuffered } = bunching;
-      evidence.streamBuffered = streamBuffered;
+      evidence.streamBuffered = bunching;
     }
   }
   if (input.gateTimedOut === true || input.drainTimedOut === true) {
@@ -168,7 +147,7 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
   }
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
-    ? serverLoad(input.samples)
+    ? queueLoad(input.samples)
     : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
   if (meanRunning !== undefined || maxWaiting !== undefined) {
     const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
@@ -178,14 +157,14 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
     if (waitingSeen || runningShort) {
       statuses.push('requests-queued');
-      const queued: NonNullable<CellStatusEvidence['queued']> = { concurrency };
+      const queued: NonNullable<CellEvidence['queued']> = { concurrency };
       if (maxWaiting !== undefined) queued.maxWaiting = maxWaiting;
       if (meanRunning !== undefined) queued.meanRunning = meanRunning;
       if (meanClientInFlight !== undefined) queued.meanClientInFlight = meanClientInFlight;
       evidence.queued = queued;
     }
   } else if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined && input.windowEndMs > input.windowStartMs) {
-    const own = clientLoad(input.timelines, input.windowStartMs, input.windowEndMs, MATRIX_TTFT_FROM);
+    const own = input.clientLoad ?? clientLoad(input.timelines, input.windowStartMs, input.windowEndMs, MATRIX_TTFT_FROM);
     if (clientQueued(own, concurrency)) {
       statuses.push('requests-queued');
       evidence.queued = {
@@ -231,19 +210,6 @@ export function queuedRunningBound(offered: number, runningSamples: number | und
   return runningSamples !== undefined && runningSamples > 0 ? Math.min(share, offered - 1 / runningSamples) : share;
 }
 
-/** mean running and max waiting over samples (fields missing in every sample: undefined) */
-function serverLoad(samples: readonly MetricsSample[]): { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples?: number } {
-  const load = samplesLoad(samples);
-  const out: { meanRunning?: number; maxWaiting?: number; meanClientInFlight?: number; runningSamples?: number } = {};
-  if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
-  if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
-  // a mean of samples resolves one request in one sample; the decode counters' mean has no such step
-  if (load.runningFrom === 'samples') out.runningSamples = load.runningSamples;
-  const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
-  if (c !== undefined) out.meanClientInFlight = c;
-  return out;
-}
-
 /**
  * Whether a cell must not run (METHOD.md "Over capacity"): C × (context + max output) > the KV
  * capacity in tokens; equal is not over. Unknown capacity: run. A context-0 cell whose C is within
@@ -262,22 +228,4 @@ export function overCapacity(
   if (kvCapacityTokens === undefined) return undefined;
   const requiredTokens = concurrency * (context + maxOutputTokens);
   return requiredTokens > kvCapacityTokens ? { requiredTokens, kvCapacityTokens } : undefined;
-}
-
-/**
- * Prefill figures of one cold request: prompt tokens (server usage) / TTFT. Undefined when the
- * request failed, has no first token, no positive prompt token count, or a non-positive TTFT.
- * TTFT starts at the send time, or at sentHeadersMs with from = 'sent-headers' when recorded.
- * The first token is the first text chunk; when no chunk carried text (a reasoning parser that
- * swallowed the single `<think>` token of a max_tokens = 1 request) it is the first chunk whose
- * usage reports a generated token.
- */
-export function prefillFigures(t: RequestTimeline, from: 'send' | 'sent-headers' = 'send'): PrefillFigures | undefined {
-  if (t.end?.kind === 'error') return undefined;
-  const firstMs = t.firstTokenMs ?? t.firstOutputMs;
-  if (firstMs === undefined || t.promptTokens === undefined || !(t.promptTokens > 0)) return undefined;
-  const startMs = ttftStartMs(t, from);
-  const ttftMs = firstMs - startMs;
-  if (!(ttftMs > 0)) return undefined;
-  return { promptTokens: t.promptTokens, ttftMs, promptTokensPerSecond: t.promptTokens / (ttftMs / 1000) };
 }

@@ -5,6 +5,7 @@
  */
 import { formatCount, formatMs, formatNumber, formatRate } from '../results/format.js';
 import type { CellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
+import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 
 const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p99: ' p99' };
 
@@ -34,7 +35,8 @@ function apart(x: number | undefined, other: number | undefined, format: (v: num
   return String(x);
 }
 
-export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
+/** The verdict of one cell against the SLO (the rule in this file's header). */
+export function sloVerdict(cell: CellResult, slo: Slo): SloVerdict {
   const misses: SloMiss[] = [];
   if (cell.status === 'over-capacity') {
     const cap = cell.evidence.capacity;
@@ -53,8 +55,7 @@ export function judgeCell(cell: CellResult, slo: Slo): SloVerdict {
     const tbt = f.timeBetweenTokensMs;
     if (slo.perRequestTokensPerSecond) {
       const { stat, min } = slo.perRequestTokensPerSecond;
-      // a low quantile of 1000 / TBT is 1000 / the matching high quantile of TBT
-      const value = stat === 'median' ? f.perRequestTokensPerSecond : stat === 'p10' ? (tbt ? 1000 / tbt.p90 : undefined) : tbt ? 1000 / tbt.p99 : undefined;
+      const value = perRequestTokensPerSecondAt(f, stat);
       const label = `per-request tok/s${STAT_LABEL[stat]}`;
       if (!(value !== undefined && value >= min)) {
         misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${apart(value, min, (x) => formatNumber(x, 1))} < ${apart(min, value, (x) => formatNumber(x, 1))}` });

@@ -1,23 +1,18 @@
 /**
- * Pure: a cell measured n times (LLM_BENCH_REPEAT=n) → one set of figures, one status, and the
- * spread of the gated figures.
+ * Pure: a cell measured n times (LLM_BENCH_REPEAT=n) → one set of figures and the spread of the
+ * gated figures (its one status over the repeats is the judge's: src/judge/repeat.ts).
  *
  * Figures: every numeric field is the median over the repeats that have it (integer fields —
  * token and request counts, distribution sample counts — rounded to a whole number); a field no
  * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token,
  * active-request and running sources are the first repeat's.
- * Status: every status any repeat showed, in the order the status rules list them (the first is
- * the main one); each status's evidence comes from the first repeat that showed it.
  * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
  * A prefill row measured n times (each with its own cold prompt): its figures are the medians over
  * the repeats that gave figures, with the same spread (`prefillRepeats`).
  */
-import { median } from '../metrics/stats.js';
-import type { CellStatusResult } from '../metrics/status.js';
-import type { CellFigures, CellStatus, Distribution, PrefillFigures } from '../shapes/result.js';
+import { median } from './stats.js';
+import type { CellFigures, Distribution, PrefillFigures } from '../shapes/result.js';
 import type { CellRepeats, FigureSpread, PrefillRepeats } from '../shapes/result.js';
-
-const STATUS_ORDER: readonly CellStatus[] = ['not-run', 'client-limited', 'stream-buffered', 'warmup-timed-out', 'errors', 'requests-queued', 'over-capacity', 'valid'];
 
 function medianOf(values: Array<number | undefined>, integer = false): number | undefined {
   const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
@@ -71,23 +66,6 @@ export function medianFigures(list: readonly CellFigures[]): CellFigures {
     if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
   }
   return out;
-}
-
-/** One status for the repeats (see the file header). */
-export function combineStatuses(list: readonly CellStatusResult[]): CellStatusResult {
-  const first = list[0];
-  if (!first) throw new RangeError('combineStatuses needs at least one repeat');
-  if (list.length === 1) return first;
-  const seen = new Set(list.flatMap((v) => v.statuses));
-  const statuses = STATUS_ORDER.filter((s) => seen.has(s) && (s !== 'valid' || seen.size === 1));
-  const evidence: CellStatusResult['evidence'] = {};
-  for (const v of list) {
-    for (const [k, e] of Object.entries(v.evidence)) {
-      const key = k as keyof CellStatusResult['evidence'];
-      if (evidence[key] === undefined && e !== undefined) (evidence as Record<string, unknown>)[key] = e;
-    }
-  }
-  return { status: statuses[0] ?? 'valid', statuses: statuses.length > 0 ? statuses : ['valid'], evidence };
 }
 
 /** Spread of one figure's values (undefined when no repeat has it). */

@@ -2,7 +2,8 @@ import { describe, expect, test } from 'vitest';
 import type { RequestEnd, RequestTimeline } from '../../src/shapes/timeline.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import type { Goodput } from '../../src/shapes/result.js';
-import { computeGoodput, requestTbtP99Ms, sumGoodput, type GoodputInput } from '../../src/slo/goodput.js';
+import { computeGoodput, sumGoodput, type GoodputInput } from '../../src/judge/goodput.js';
+import { requestTbtP99Ms } from '../../src/metrics/request.js';
 import { parseSloText } from '../../src/slo/slo.js';
 
 /** A request: sent at `sendMs`, its token chunks [ms, tokens]; the first token is the first chunk unless given. */

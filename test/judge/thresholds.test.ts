@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { evaluateCell, evaluatePrefill } from '../../src/thresholds/evaluate.js';
+import { evaluateCell, evaluatePrefill } from '../../src/judge/thresholds.js';
 import type { CellResult } from '../../src/shapes/result.js';
 import { sglangCells, sglangPrefill } from '../results/fixtures/sglang-h200.js';
 

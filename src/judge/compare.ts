@@ -18,15 +18,15 @@
  */
 import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
-import { cellFigureValue, formatValue, prefillFigureValue } from '../thresholds/evaluate.js';
+import { cellFigureValue, formatValue, prefillFigureValue } from './thresholds.js';
 import {
   HIGHER_IS_BETTER_FIGURES,
   REGRESSION_CELL_FIGURES,
   REGRESSION_PREFILL_FIGURES,
   type FigureTolerance,
   type ResolvedTolerances,
-} from './tolerances.js';
-import { compareCapacity, type CapacityDelta } from './capacity.js';
+} from '../compare/tolerances.js';
+import { compareCapacity, type CapacityDelta } from './compare-capacity.js';
 
 export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
 
@@ -61,7 +61,7 @@ export interface RowComparison {
 export interface Comparison {
   cells: RowComparison[];
   prefill: RowComparison[];
-  /** capacity at the SLO per context (runs with an SLO; src/compare/capacity.ts) */
+  /** capacity at the SLO per context (runs with an SLO; src/judge/compare-capacity.ts) */
   capacity: CapacityDelta[];
   /** why capacity was not compared (the two runs' SLOs differ) */
   capacityNote?: string;

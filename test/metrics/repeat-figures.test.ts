@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { combineStatuses, figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/matrix/repeat.js';
+import { figureSpread, medianFigures, prefillRepeats, repeatsOf } from '../../src/metrics/repeat-figures.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 
 function figures(total: number, ttft: number, extra: Partial<CellFigures> = {}): CellFigures {
@@ -55,18 +55,6 @@ describe('repeats of a cell', () => {
     expect(r.count).toBe(3);
     expect(r.spread.totalTokensPerSecond?.relativeHalfRange).toBeCloseTo(0.1, 10);
     expect(r.spread.ttftMs?.relativeHalfRange).toBeCloseTo(0.25, 10);
-  });
-
-  test('statuses: every status any repeat showed, in rule order, evidence from the first that showed it', () => {
-    const c = combineStatuses([
-      { status: 'valid', statuses: ['valid'], evidence: {} },
-      { status: 'requests-queued', statuses: ['requests-queued'], evidence: { queued: { concurrency: 4, maxWaiting: 1 } } },
-      { status: 'errors', statuses: ['errors'], evidence: { errors: { count: 2, byCode: { stall: 2 } } } },
-    ]);
-    expect(c.status).toBe('errors');
-    expect(c.statuses).toEqual(['errors', 'requests-queued']);
-    expect(c.evidence).toEqual({ queued: { concurrency: 4, maxWaiting: 1 }, errors: { count: 2, byCode: { stall: 2 } } });
-    expect(combineStatuses([{ status: 'valid', statuses: ['valid'], evidence: {} }, { status: 'valid', statuses: ['valid'], evidence: {} }]).statuses).toEqual(['valid']);
   });
 });
 

@@ -3,12 +3,12 @@
  * Each message names the cell, the figure, the measured value, the budget and the margin:
  * `64K/16 perRequestTokensPerSecond 21.3 < min 24.0 (11.3% below)`.
  * A Client-limited cell fails here only through its status (expected "valid", accepted via
- * tolerances.acceptStatuses); the cell test adds its own client-limited rule (config allowClientLimited).
+ * tolerances.acceptStatuses); judge-cell.ts adds its own client-limited rule (config allowClientLimited).
  */
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from './schema.js';
-import { CELL_FIGURES, PREFILL_FIGURES } from './schema.js';
+import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
+import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
 
 /** The value a cell budget compares: medians for the distributions, undefined when absent. */
 export function cellFigureValue(cell: CellResult | undefined, name: CellFigureName): number | undefined {

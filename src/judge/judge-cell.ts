@@ -1,0 +1,114 @@
+/**
+ * Every decision about one cell, in two calls:
+ * - judgeCellStatus: a measured cell's status, statuses and evidence, from its repeats' figures
+ *   and timelines (status.ts for each repeat, repeat.ts over them);
+ * - judgeCell: what the cell's test enforces and the result stores, from the cell's result: its
+ *   threshold budget (thresholds.ts), the cell rules below, the SLO verdict (slo-verdict.ts) and
+ *   the baseline (baseline-gate.ts).
+ * The cell rules, each a failure line:
+ * - Client-limited fails unless the run allows it (allowClientLimited): its figures may be wrong;
+ * - Stream buffered fails unless the threshold file accepts the status (tolerances.acceptStatuses);
+ * - failed requests fail unless the budget sets max.failedRequests or the run allows errors;
+ * - no output tokens in the window fails (a Client-limited cell has its own line already).
+ * An Over capacity cell (not run) fails only when it has a budget that now fails: a budgeted cell
+ * that no longer fits (a smaller KV cache, a longer max output) is a regression, not a skip.
+ * Pure: the caller stores the judgement on the result and throws (src/matrix/cell-test.ts).
+ */
+import type { CellResult, Slo, SloVerdict } from '../shapes/result.js';
+import type { CellBudget, Tolerances } from '../thresholds/schema.js';
+import { escapeText } from '../results/render-md.js';
+import { cellStatuses, type CellStatusInput, type CellStatusResult } from './status.js';
+import { combineStatuses } from './repeat.js';
+import { evaluateCell } from './thresholds.js';
+import { sloVerdict } from './slo-verdict.js';
+import { baselineCellFailures, type Baseline } from './baseline-gate.js';
+
+/** What a cell is judged against: the run's rules and the cell's own budget. */
+export interface CellRules {
+  /** the threshold file's budget for this cell */
+  budget?: CellBudget;
+  tolerances?: Tolerances;
+  allowClientLimited: boolean;
+  allowErrors: boolean;
+  /** the run's SLO (LLM_BENCH_SLO) */
+  slo?: Slo;
+  /** LLM_BENCH_BASELINE */
+  baseline?: Baseline;
+  /** the run's max output tokens (an Over capacity cell's line shows its sum) */
+  maxOutputTokens: number;
+}
+
+/** What the judge decides about a cell beyond its status; stored on the result as they are. */
+export interface CellJudgement {
+  /** the budget's and the cell rules' failure lines (empty: pass); absent on an Over capacity cell that does not fail */
+  thresholdFailures?: string[];
+  /** the cell against the run's SLO; absent without one */
+  slo?: SloVerdict;
+  /** the baseline's regression lines; absent without a baseline (and on an Over capacity cell) */
+  baselineFailures?: string[];
+}
+
+/** A measured cell's status over its repeats (one CellStatusInput per repeat, in run order). */
+export function judgeCellStatus(repeats: readonly CellStatusInput[]): CellStatusResult {
+  return combineStatuses(repeats.map(cellStatuses));
+}
+
+/** The judgement of one cell's result (measured, kept from a resumed run, or Over capacity). */
+export function judgeCell(key: string, cell: CellResult, rules: CellRules): CellJudgement {
+  if (cell.status === 'over-capacity') return judgeOverCapacity(key, cell, rules);
+  const thresholdFailures = [...evaluateCell(key, cell, rules.budget, rules.tolerances), ...cellRuleFailures(key, cell, rules)];
+  return {
+    thresholdFailures,
+    // a kept cell is judged again: the SLO may have changed
+    ...(rules.slo ? { slo: sloVerdict(cell, rules.slo) } : {}),
+    ...(rules.baseline ? { baselineFailures: baselineCellFailures(rules.baseline, cell) } : {}),
+  };
+}
+
+function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): CellJudgement {
+  const out: CellJudgement = {};
+  const budgetFailures = evaluateCell(key, cell, rules.budget, rules.tolerances);
+  const cap = cell.evidence.capacity;
+  if (rules.budget !== undefined && budgetFailures.length > 0) {
+    const sum = cap
+      ? `${cell.concurrency} × (${cell.context} + ${rules.maxOutputTokens}) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${cap.kvCapacityTokens.toLocaleString('en-US')}`
+      : 'it would not fit in the KV cache';
+    out.thresholdFailures = [`${key} is Over capacity: ${sum}, but its budget expects it to run`, ...budgetFailures];
+  }
+  if (rules.slo) out.slo = sloVerdict(cell, rules.slo);
+  return out;
+}
+
+/** The cell rules of this file's header, as failure lines. */
+function cellRuleFailures(key: string, result: CellResult, rules: CellRules): string[] {
+  const failures: string[] = [];
+  const figures = result.figures;
+  if (result.status === 'client-limited' && !rules.allowClientLimited) {
+    const ev = result.evidence.clientLimited;
+    failures.push(
+      `${key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)` +
+        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
+    );
+  }
+  if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {
+    const b = result.evidence.streamBuffered;
+    failures.push(
+      `${key}: the stream was buffered on the way (${b ? `${Math.round(b.zeroGapShare * 100)} % of the gaps between a request's chunks under 0.5 ms, median burst ${b.burstTokens.median} tokens, largest ${b.burstTokens.max}` : 'bursts'}), ` +
+        "so its TTFT and time between tokens are the proxy's, not the server's. Turn buffering off on the way (nginx: proxy_buffering off; no gzip on text/event-stream), " +
+        'or accept the status in the threshold file (tolerances.acceptStatuses: ["stream-buffered"])',
+    );
+  }
+  if (figures && figures.failedRequests > 0 && !rules.allowErrors && rules.budget?.max?.failedRequests === undefined) {
+    const e = result.evidence.errors;
+    const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
+    failures.push(
+      `${key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
+        // the server's text is escaped here: failure lines reach the page and the job summary
+        `${e?.firstMessage ? `; first: ${escapeText(e.firstMessage)}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
+    );
+  }
+  if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {
+    failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
+  }
+  return failures;
+}

@@ -1,0 +1,140 @@
+/**
+ * The client's own view of a cell's load over the window, from the timelines alone: requests in
+ * flight (clientActiveRequests), and running and waiting (clientLoad) for servers that expose no
+ * running or waiting figure. Pure.
+ */
+import type { RequestTimeline } from '../shapes/timeline.js';
+import { MATRIX_TTFT_FROM, ttftStartMs } from './request.js';
+
+/**
+ * Time-weighted mean over the window of the number of requests in flight: a request is in flight
+ * for sendMs ≤ t < end.atMs, or to the window's end when it has no end.
+ */
+export function clientActiveRequests(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): number {
+  const windowMs = windowEndMs - windowStartMs;
+  let busyMs = 0;
+  for (const t of timelines) {
+    const from = Math.max(t.sendMs, windowStartMs);
+    const to = Math.min(t.end?.atMs ?? windowEndMs, windowEndMs);
+    if (to > from) busyMs += to - from;
+  }
+  return busyMs / windowMs;
+}
+
+/**
+ * The client's own view of the server's load over the window, for servers that expose no running
+ * or waiting figure (clientLoad). Time-weighted over [windowStartMs, windowEndMs].
+ */
+export interface ClientLoad {
+  /** mean count of requests between their first and their last token */
+  meanRunning: number;
+  /** mean count of requests sent (headers written) and without a first token yet */
+  meanWaiting: number;
+  /** most requests waiting at once */
+  maxWaiting: number;
+  /**
+   * the most requests running at once, held for at least CLIENT_PEAK_MIN_SHARE of the window (so
+   * that a hand-over a few ms long, one stream's last token read after the next one's first,
+   * does not count)
+   */
+  peakRunning: number;
+  /**
+   * share of the window (0..1) with running ≥ peakRunning − floor(peakRunning / 10) and at least
+   * one request waiting: a server held at its peak while requests wait for it
+   */
+  heldAtPeakShare: number;
+}
+
+/** a running count counts as the peak only when held this share of the window (0.5 %) */
+export const CLIENT_PEAK_MIN_SHARE = 0.005;
+
+/**
+ * The client's running and waiting counts over the window, from the timelines alone (METHOD.md
+ * has no such figure; docs/method.md "Requests queued" says where it is used):
+ * - waiting: from the TTFT start (ttftStartMs with `from`) to the first token, or to the
+ *   request's end (or the window's end) when it has none;
+ * - running: from the first token (the first token-carrying chunk or the first text, whichever
+ *   is earlier) to the last token-carrying chunk. The time from the last token to the stream's
+ *   end ([DONE], usage) is neither.
+ * Each interval is clipped to the window. peakRunning and heldAtPeakShare as in ClientLoad.
+ */
+export function clientLoad(
+  timelines: readonly RequestTimeline[],
+  windowStartMs: number,
+  windowEndMs: number,
+  from: 'send' | 'sent-headers' = MATRIX_TTFT_FROM,
+): ClientLoad {
+  const windowMs = windowEndMs - windowStartMs;
+  if (!(windowMs > 0)) return { meanRunning: 0, meanWaiting: 0, maxWaiting: 0, peakRunning: 0, heldAtPeakShare: 0 };
+  // +1/-1 steps of the running and waiting counts, clipped to the window
+  const steps: Array<[atMs: number, running: number, waiting: number]> = [];
+  const add = (a: number, b: number, running: number, waiting: number): void => {
+    const lo = Math.max(a, windowStartMs);
+    const hi = Math.min(b, windowEndMs);
+    if (!(hi > lo)) return;
+    steps.push([lo, running, waiting], [hi, -running, -waiting]);
+  };
+  for (const t of timelines) {
+    let firstChunk: number | undefined;
+    let lastChunk: number | undefined;
+    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+    for (let i = 0; i < n; i++) {
+      if (!(t.chunkTokens[i]! > 0)) continue;
+      const at = t.chunkMs[i]!;
+      if (firstChunk === undefined || at < firstChunk) firstChunk = at;
+      if (lastChunk === undefined || at > lastChunk) lastChunk = at;
+    }
+    const first = t.firstTokenMs !== undefined && (firstChunk === undefined || t.firstTokenMs < firstChunk) ? t.firstTokenMs : firstChunk;
+    const start = ttftStartMs(t, from);
+    if (first === undefined) {
+      add(start, t.end?.atMs ?? windowEndMs, 0, 1);
+      continue;
+    }
+    add(start, first, 0, 1);
+    add(first, Math.max(first, lastChunk ?? first), 1, 0);
+  }
+  // ends before starts at the same instant: a hand-over at one timestamp is not an overlap
+  steps.sort((a, b) => a[0] - b[0] || a[1] + a[2] - (b[1] + b[2]));
+  /** time (ms) at each running count, and at each running count with someone waiting */
+  const atRunning: number[] = [];
+  const atRunningWaiting: number[] = [];
+  let running = 0;
+  let waiting = 0;
+  let maxWaiting = 0;
+  let prev = windowStartMs;
+  let runningMs = 0;
+  let waitingMs = 0;
+  for (const [at, dr, dw] of steps) {
+    const span = at - prev;
+    if (span > 0) {
+      atRunning[running] = (atRunning[running] ?? 0) + span;
+      if (waiting > 0) atRunningWaiting[running] = (atRunningWaiting[running] ?? 0) + span;
+      runningMs += running * span;
+      waitingMs += waiting * span;
+      prev = at;
+    }
+    running += dr;
+    waiting += dw;
+    if (waiting > maxWaiting) maxWaiting = waiting;
+  }
+  if (windowEndMs > prev) atRunning[running] = (atRunning[running] ?? 0) + (windowEndMs - prev);
+  // the peak: the largest count k with time at ≥ k for at least the minimum share
+  let peakRunning = 0;
+  let atLeast = 0;
+  for (let k = atRunning.length - 1; k >= 1; k--) {
+    atLeast += atRunning[k] ?? 0;
+    if (atLeast >= CLIENT_PEAK_MIN_SHARE * windowMs) {
+      peakRunning = k;
+      break;
+    }
+  }
+  let heldMs = 0;
+  for (let k = Math.max(1, peakRunning - Math.floor(peakRunning / 10)); k < atRunningWaiting.length; k++) heldMs += atRunningWaiting[k] ?? 0;
+  return {
+    meanRunning: runningMs / windowMs,
+    meanWaiting: waitingMs / windowMs,
+    maxWaiting,
+    peakRunning,
+    heldAtPeakShare: peakRunning > 0 ? heldMs / windowMs : 0,
+  };
+}

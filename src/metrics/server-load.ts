@@ -1,0 +1,112 @@
+/**
+ * The server's load over a cell's window from its metrics samples: mean running (and where that
+ * came from) and max waiting, and the client's own in-flight count at the sample times. The
+ * figure Requests queued is judged on (src/judge/status.ts). Pure.
+ */
+import type { MetricsSample } from '../shapes/engine.js';
+import { mean } from './stats.js';
+
+/**
+ * Where a cell's running figure came from, best first:
+ * - 'decode-counters': llama.cpp's mean busy slots per decode call between the first and the last
+ *   sample (`n_decode_total` × `n_busy_slots_per_decode`, decodeCounterRunning);
+ * - 'samples': the mean of the server's running-requests metric over the samples (vLLM
+ *   `num_requests_running`, SGLang `num_running_reqs`, llama.cpp `requests_processing`, …);
+ * - 'slots': the mean of the busy slots that llama.cpp's `GET /slots` listed at each sample (its
+ *   metrics have no running figure, or are off);
+ * - 'client': no server figure at all; the client's own timelines (clientLoad) decide.
+ */
+export type RunningSource = 'decode-counters' | 'samples' | 'slots' | 'client';
+
+/** the window's server load: mean running (and how it was found) and max waiting */
+export interface SamplesLoad {
+  meanRunning?: number;
+  maxWaiting?: number;
+  /** how meanRunning was found (never 'client' here); undefined with meanRunning */
+  runningFrom?: Exclude<RunningSource, 'client'>;
+  /** samples with a running count (the resolution of a 'samples' or 'slots' mean) */
+  runningSamples: number;
+}
+
+/** the decode-counter mean is used only when its rounding error is at most this many requests */
+export const DECODE_COUNTER_MAX_ERROR = 0.02;
+
+/**
+ * Mean busy slots per decode call between two samples with llama.cpp's decode counters:
+ * (B₂·D₂ − B₁·D₁) / (D₂ − D₁), where D = n_decode_total and B = n_busy_slots_per_decode, its
+ * life-long mean. Both are printed to 6 significant digits; undefined when no decode call happened
+ * between them or when the rounding error exceeds DECODE_COUNTER_MAX_ERROR. A mean per decode call,
+ * not per unit of time: a call with fewer busy slots is a little shorter, so it leans low.
+ *
+ * It does not depend on when each scrape was served. A scrape's own timing can correlate with the
+ * load: a client whose event loop wakes late serves its timer right after a stream ended and its
+ * worker's next request went out, before the server admitted it (measured on a 4-slot llama.cpp,
+ * 2K/4: /slots read in-cell gave 3.47 busy on average while an outside poller saw 4 in 97 %).
+ */
+export function decodeCounterRunning(first: MetricsSample, last: MetricsSample): number | undefined {
+  const d1 = first.decodeCallsTotal;
+  const d2 = last.decodeCallsTotal;
+  const b1 = first.busySlotsPerDecode;
+  const b2 = last.busySlotsPerDecode;
+  if (d1 === undefined || d2 === undefined || b1 === undefined || b2 === undefined || !(d2 > d1)) return undefined;
+  const mean = (b2 * d2 - b1 * d1) / (d2 - d1);
+  // B and D are each printed to 6 significant digits (D from 10⁶ calls on): B·D is off by up to
+  // 5·10⁻⁶·B·D through B, and the mean by |B − mean|·5·10⁻⁶·D through D, at each end
+  const error = (5e-6 * (b1 * d1 + b2 * d2 + Math.abs(b1 - mean) * d1 + Math.abs(b2 - mean) * d2)) / (d2 - d1);
+  return error <= DECODE_COUNTER_MAX_ERROR && Number.isFinite(mean) ? Math.max(0, mean) : undefined;
+}
+
+/**
+ * The server load over metrics samples: mean running from the decode counters of the first and
+ * last sample where they exist (decodeCounterRunning), else the mean of the finite `running`
+ * values ('slots' when every one of them came from `/slots`, else 'samples'); max of the finite
+ * `waiting` values; undefined where no sample has the field (a figure the server does not expose
+ * is unknown, never 0).
+ */
+export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
+  const running: number[] = [];
+  let fromSlots = 0;
+  let maxWaiting: number | undefined;
+  const counted: MetricsSample[] = [];
+  for (const s of samples) {
+    if (s.running !== undefined && Number.isFinite(s.running)) {
+      running.push(s.running);
+      if (s.runningFrom === 'slots') fromSlots++;
+    }
+    if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
+    if (s.decodeCallsTotal !== undefined && s.busySlotsPerDecode !== undefined) counted.push(s);
+  }
+  const out: SamplesLoad = { runningSamples: running.length };
+  counted.sort((a, b) => a.atMs - b.atMs);
+  const fromCounters = counted.length >= 2 ? decodeCounterRunning(counted[0]!, counted[counted.length - 1]!) : undefined;
+  const m = fromCounters ?? mean(running);
+  if (m !== undefined) {
+    out.meanRunning = m;
+    out.runningFrom = fromCounters !== undefined ? 'decode-counters' : fromSlots === running.length ? 'slots' : 'samples';
+  }
+  if (maxWaiting !== undefined) out.maxWaiting = maxWaiting;
+  return out;
+}
+
+/** The window's server load as the Requests-queued rule reads it (src/judge/status.ts). */
+export interface QueueLoad {
+  meanRunning?: number;
+  maxWaiting?: number;
+  /** mean of the client's in-flight count at the sample times */
+  meanClientInFlight?: number;
+  /** samples a 'samples' or 'slots' mean was taken over (its resolution); absent for the decode counters' mean */
+  runningSamples?: number;
+}
+
+/** mean running and max waiting over samples (fields missing in every sample: undefined) */
+export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
+  const load = samplesLoad(samples);
+  const out: QueueLoad = {};
+  if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
+  if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
+  // a mean of samples resolves one request in one sample; the decode counters' mean has no such step
+  if (load.runningFrom === 'samples') out.runningSamples = load.runningSamples;
+  const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
+  if (c !== undefined) out.meanClientInFlight = c;
+  return out;
+}

@@ -1,0 +1,109 @@
+/** The cell's entry points: judgeCellStatus (a measured cell's status) and judgeCell (what its test enforces). */
+import { describe, expect, test } from 'vitest';
+import { judgeCell, judgeCellStatus, type CellRules } from '../../src/judge/index.js';
+import { asBaseline } from '../../src/compare/baseline.js';
+import { parseSloText } from '../../src/slo/slo.js';
+import type { CellResult } from '../../src/shapes/result.js';
+import { sglangCells, sglangResult } from '../results/fixtures/sglang-h200.js';
+
+const cells = sglangCells();
+const c64x16 = cells.find((c) => c.contextLabel === '64K' && c.concurrency === 16)!;
+const over = cells.find((c) => c.status === 'over-capacity')!;
+const overKey = `${over.contextLabel}/${over.concurrency}`;
+const rules: CellRules = { allowClientLimited: false, allowErrors: false, maxOutputTokens: 4096 };
+const copy = (c: CellResult, over: Partial<CellResult> = {}): CellResult => ({ ...structuredClone(c), ...over });
+
+const clientLimited = copy(c64x16, {
+  status: 'client-limited',
+  statuses: ['client-limited'],
+  evidence: { clientLimited: { eventLoopDelayP99Ms: 120.4, boundMs: 50 } },
+});
+const withFailures = copy(c64x16, { status: 'errors', statuses: ['errors'], evidence: { errors: { count: 3, byCode: { 'http-status': 3 }, firstMessage: 'a | b' } } });
+withFailures.figures!.failedRequests = 3;
+
+describe('judgeCell', () => {
+  test('a valid cell within its budget passes, with an empty failure list and no SLO or baseline verdict', () => {
+    const j = judgeCell('64K/16', c64x16, { ...rules, budget: { status: 'valid', min: { perRequestTokensPerSecond: 40 } } });
+    expect(j).toEqual({ thresholdFailures: [] });
+  });
+
+  test('a Client-limited cell gets its failure line unless the run allows Client-limited', () => {
+    const j = judgeCell('64K/16', clientLimited, rules);
+    expect(j.thresholdFailures).toEqual([
+      "64K/16 is Client-limited: the load generator's event-loop delay p99 was 120.4 ms (bound 50 ms), so its figures may be wrong; run fewer streams per process or set allowClientLimited",
+    ]);
+    expect(judgeCell('64K/16', clientLimited, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
+  });
+
+  test('a cell with failed requests fails (the server text escaped) unless its budget sets max.failedRequests or the run allows errors', () => {
+    const [line] = judgeCell('64K/16', withFailures, rules).thresholdFailures!;
+    expect(line).toBe(
+      '64K/16 had 3 failed requests (3 http-status); first: a \\| b. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1',
+    );
+    expect(judgeCell('64K/16', withFailures, { ...rules, allowErrors: true }).thresholdFailures).toEqual([]);
+    expect(judgeCell('64K/16', withFailures, { ...rules, budget: { max: { failedRequests: 5 } } }).thresholdFailures).toEqual([]);
+    // the budget's own bound still applies
+    expect(judgeCell('64K/16', withFailures, { ...rules, budget: { max: { failedRequests: 1 } } }).thresholdFailures).toEqual(['64K/16 failedRequests 3.0 > max 1.0 (200.0% above)']);
+  });
+
+  test('a Stream buffered cell fails unless the threshold file accepts the status', () => {
+    const buffered = copy(c64x16, {
+      status: 'stream-buffered',
+      statuses: ['stream-buffered'],
+      evidence: { streamBuffered: { gaps: 400, zeroGapShare: 0.95, burstTokens: { median: 40, p90: 40, p99: 40, max: 41, bursts: 20 }, oneBurstRequests: 0, requests: 2 } },
+    });
+    expect(judgeCell('64K/16', buffered, rules).thresholdFailures![0]).toMatch(/^64K\/16: the stream was buffered on the way \(95 % of the gaps .* median burst 40 tokens, largest 41\)/);
+    expect(judgeCell('64K/16', buffered, { ...rules, tolerances: { acceptStatuses: ['stream-buffered'] } }).thresholdFailures).toEqual([]);
+  });
+
+  test('a cell with no output tokens in its window fails (a Client-limited one has its own line)', () => {
+    const empty = copy(c64x16);
+    empty.figures!.outputTokens = 0;
+    expect(judgeCell('64K/16', empty, rules).thresholdFailures).toEqual(['64K/16 measured no output tokens in its window (0 failed requests)']);
+    const emptyLimited = copy(clientLimited);
+    emptyLimited.figures!.outputTokens = 0;
+    expect(judgeCell('64K/16', emptyLimited, rules).thresholdFailures).toHaveLength(1);
+  });
+
+  test('an Over capacity cell with a budget that now fails gets the sum and the budget lines; without a budget nothing', () => {
+    expect(judgeCell(overKey, over, rules)).toEqual({});
+    const j = judgeCell(overKey, over, { ...rules, budget: { status: 'valid', min: { totalTokensPerSecond: 100 } } });
+    const cap = over.evidence.capacity!;
+    expect(j.thresholdFailures).toEqual([
+      `${overKey} is Over capacity: ${over.concurrency} × (${over.context} + 4096) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity 1,000,000, but its budget expects it to run`,
+      `${overKey} status over-capacity, expected valid`,
+      `${overKey} totalTokensPerSecond missing (budget min 100.0)`,
+    ]);
+    // never gated against the baseline; judged against the SLO (it binds as KV capacity)
+    const withSlo = judgeCell(overKey, over, { ...rules, slo: parseSloText('ttftP90<=1000'), baseline: asBaseline('base.json', sglangResult()) });
+    expect(withSlo.baselineFailures).toBeUndefined();
+    expect(withSlo.slo?.binding?.constraint).toBe('kvCapacity');
+  });
+
+  test('with an SLO the verdict is given; with a baseline the regression lines', () => {
+    const slower = copy(c64x16);
+    slower.figures!.perRequestTokensPerSecond = c64x16.figures!.perRequestTokensPerSecond! / 2;
+    const j = judgeCell('64K/16', slower, { ...rules, slo: parseSloText('perRequest>=40'), baseline: asBaseline('base.json', sglangResult()) });
+    expect(j.slo?.meets).toBe(false);
+    expect(j.slo?.binding?.constraint).toBe('perRequestTokensPerSecond');
+    expect(j.baselineFailures).toHaveLength(1);
+    expect(j.baselineFailures![0]).toMatch(/^64K\/16 perRequestTokensPerSecond .* vs baseline .*: −50\.0%/);
+    expect(judgeCell('64K/16', c64x16, { ...rules, baseline: asBaseline('base.json', sglangResult()) }).baselineFailures).toEqual([]);
+  });
+});
+
+describe('judgeCellStatus', () => {
+  const figures = { failedRequests: 0, clientActiveRequests: 2, activeRequestsDisagree: false };
+  const input = { concurrency: 2, loopDelayBoundMs: 50 };
+  test('every status any repeat showed, the first by precedence; Valid only when each repeat was', () => {
+    const valid = { ...input, figures };
+    const limited = { ...input, figures, loopDelayMs: { p99: 80 } };
+    const failing = { ...input, figures: { ...figures, failedRequests: 2 } };
+    expect(judgeCellStatus([valid, valid])).toEqual({ status: 'valid', statuses: ['valid'], evidence: {} });
+    const j = judgeCellStatus([valid, failing, limited]);
+    expect(j.status).toBe('client-limited');
+    expect(j.statuses).toEqual(['client-limited', 'errors']);
+    expect(j.evidence.clientLimited).toEqual({ eventLoopDelayP99Ms: 80, boundMs: 50 });
+    expect(j.evidence.errors).toEqual({ count: 2, byCode: {} });
+  });
+});
