@@ -11,8 +11,8 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
-import { renderCompareHtml } from '../src/report/compare-html.js';
-import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
+import { renderCompareHtml } from '../src/pages/compare-html.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/pages/progress-lines.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
@@ -21,12 +21,12 @@ import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
 import { debugErrors, readEnvOverrides } from '../src/config/env.js';
 import { asUserError } from '../src/errors.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
-import { renderStepSummary } from '../src/results/step-summary.js';
-import { finishedCells } from '../src/results/render-md.js';
+import { renderStepSummary } from '../src/pages/step-summary.js';
+import { finishedCells } from '../src/pages/markdown.js';
 import { writeFileAtomic } from '../src/results/write.js';
 import { compareResults } from '../src/compare/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
-import { renderDiffMarkdown } from '../src/compare/render-md.js';
+import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/compare/tolerances.js';
 
 /** The diff page written next to the result when the run had a baseline. */

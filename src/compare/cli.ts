@@ -13,7 +13,7 @@ import { ConfigError } from '../errors.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { compareResults, matrixDifferences } from './compare.js';
 import { checkResultFile, readResultJson } from './load.js';
-import { renderDiffMarkdown } from './render-md.js';
+import { renderDiffMarkdown } from '../pages/diff-markdown.js';
 import { resolveTolerances } from './tolerances.js';
 
 export const COMPARE_USAGE = `usage: llm-speed-matrix compare <base.json> <new.json> [--out diff.md] [--thresholds thresholds.json]

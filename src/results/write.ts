@@ -6,8 +6,8 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { renderMarkdown } from './render-md.js';
-import { renderHtml, RESULT_HTML } from '../report/html.js';
+import { renderMarkdown } from '../pages/markdown.js';
+import { renderHtml, RESULT_HTML } from '../pages/html.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { assertValidResult } from './validate.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { asBaseline, baselineCapacityFailures, baselineCellFailures } from '../../src/compare/baseline.js';
 import { compareCapacity, compareCapacityRow } from '../../src/compare/capacity.js';
 import { compareResults } from '../../src/compare/compare.js';
-import { renderDiffMarkdown } from '../../src/compare/render-md.js';
+import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
 import { contextLabel } from '../../src/shapes/labels.js';
 import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/shapes/result.js';

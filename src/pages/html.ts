@@ -8,7 +8,7 @@
  * distribution of its requests' time between tokens.
  */
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
-import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../results/format.js';
+import { formatMs, formatNumber, formatPrefillRate, formatRate } from './format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import {
   ALL_MEASUREMENTS_COLUMNS,
@@ -20,10 +20,10 @@ import {
   NOT_YET,
   streamEndingsText,
   TTFT_NOTE,
-} from '../results/render-md.js';
+} from './markdown.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './style.js';
+import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './html-frame.js';
 import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
 
 export const RESULT_HTML = 'speed-matrix.html';

@@ -5,11 +5,11 @@
  * and, beside the baseline diff, as speed-matrix-diff.html.
  */
 import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
-import { formatMs, formatRate } from '../results/format.js';
-import { matrixCells, summaryLine } from '../results/render-md.js';
+import { formatMs, formatRate } from './format.js';
+import { matrixCells, summaryLine } from './markdown.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
-import { htmlPage, table } from './style.js';
+import { htmlPage, table } from './html-frame.js';
 import { escapeHtml, PALETTE } from './svg.js';
 
 export interface ComparedRun {

@@ -4,10 +4,10 @@
  */
 import { formatValue } from '../thresholds/evaluate.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
-import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../results/render-md.js';
+import { codeSpan, escapeCell, escapeText, markdownRow as row } from './markdown.js';
 import type { RunInfo } from '../shapes/result.js';
-import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from './compare.js';
-import type { CapacityDelta } from './capacity.js';
+import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../compare/compare.js';
+import type { CapacityDelta } from '../compare/capacity.js';
 import { bindingText } from '../slo/capacity.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {

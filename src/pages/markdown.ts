@@ -4,7 +4,7 @@
  * Prefill, Sustained decode (+ legend, TTFT note), with an SLO Capacity at your SLO, All
  * measurements; then, only when present, threshold failures and regressions.
  */
-import { plannedCellKeys, plannedPrefillKeys } from './collect.js';
+import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import {
   ABSENT,
   formatCount,

@@ -6,7 +6,7 @@
  */
 import type { CellStatus } from '../shapes/result.js';
 import { redactSecrets } from '../redact.js';
-import { engineItems, hardwareItems, runItems, STATUS_LABELS, summaryLine } from '../results/render-md.js';
+import { engineItems, hardwareItems, runItems, STATUS_LABELS, summaryLine } from './markdown.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { escapeHtml } from './svg.js';
 
