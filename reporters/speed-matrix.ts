@@ -22,7 +22,7 @@ import { debugErrors, readEnvOverrides } from '../src/config/env.js';
 import { asUserError } from '../src/errors.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/pages/step-summary.js';
-import { finishedCells } from '../src/pages/markdown.js';
+import { finishedCells } from '../src/pages/view.js';
 import { writeFileAtomic } from '../src/results/write.js';
 import { compareResults } from '../src/compare/compare.js';
 import { loadResultFile } from '../src/compare/load.js';

@@ -7,7 +7,7 @@ import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
 import { calibrationRecord } from '../prompts/calibrate.js';
-import { escapeText } from '../pages/markdown.js';
+import { escapeText } from '../pages/escape.js';
 import { isUnreachable } from '../engines/http.js';
 import { cellFailures, computeCellFigures, MATRIX_TTFT_FROM, streamEndings } from '../metrics/figures.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';

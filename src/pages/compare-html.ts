@@ -6,11 +6,13 @@
  */
 import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
 import { formatMs, formatRate } from './format.js';
-import { matrixCells, summaryLine } from './markdown.js';
+import { summaryLine } from './run-items.js';
+import { matrixCells } from './view.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './html-frame.js';
-import { escapeHtml, PALETTE } from './svg.js';
+import { escapeHtml } from './escape.js';
+import { PALETTE } from './svg.js';
 
 export interface ComparedRun {
   label: string;

@@ -4,7 +4,7 @@
  */
 import { formatValue } from '../thresholds/evaluate.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
-import { codeSpan, escapeCell, escapeText, markdownRow as row } from './markdown.js';
+import { codeSpan, escapeCell, escapeText, markdownRow as row } from './escape.js';
 import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../compare/compare.js';
 import type { CapacityDelta } from '../compare/capacity.js';

@@ -12,7 +12,8 @@
 import { describe, expect, test } from 'vitest';
 import { collectResult, plannedCellKeys } from '../../src/results/collect.js';
 import { capacityLine, cellLine } from '../../src/pages/progress-lines.js';
-import { decodeGrid, gridAxes, renderMarkdown } from '../../src/pages/markdown.js';
+import { decodeGrid, renderMarkdown } from '../../src/pages/markdown.js';
+import { gridAxes } from '../../src/pages/view.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { validateResult } from '../../src/results/validate.js';
