@@ -18,8 +18,6 @@ import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, tab
 import { escapeHtml } from './escape.js';
 import { DASHES, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
 
-export const RESULT_HTML = 'speed-matrix.html';
-
 /** `#cell-8K-16` */
 export function cellAnchor(context: number, concurrency: number): string {
   return `cell-${contextLabel(context)}-${concurrency}`;
