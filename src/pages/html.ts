@@ -1,7 +1,7 @@
 /**
  * Pure: SpeedMatrixResult → speed-matrix.html, one self-contained file (charts drawn here as SVG,
  * styles inline, no script, no request). The same figures as the Markdown page
- * (src/results/render-md.ts), drawn: the decode grid as a heat map of statuses (each cell links to
+ * (src/pages/markdown.ts), drawn: the decode grid as a heat map of statuses (each cell links to
  * its detail view), total and per-request tok/s and TTFT against requests at once, the Pareto
  * trade-off of per-request against total tok/s, prefill against context, capacity at the SLO, and
  * per cell its figures, spread, evidence, cross-check, server metrics over the window and the
