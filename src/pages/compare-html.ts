@@ -4,8 +4,7 @@
  * ratios to the first run's. Written by `llm-speed-matrix report a.json b.json … --out compare.html`
  * and, beside the baseline diff, as speed-matrix-diff.html.
  */
-import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
-import { formatMs, formatRate } from './format.js';
+import { cellKey, compareCellKeys } from '../shapes/labels.js';
 import { summaryLine } from './run-items.js';
 import { matrixCells } from './view.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
