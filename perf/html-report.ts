@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { renderHtml } from '../src/report/html.js';
+import { renderHtml } from '../src/pages/html.js';
 import { cellKey, contextLabel } from '../src/shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult, SpeedMatrixResult } from '../src/shapes/result.js';
 import { validateResult } from '../src/results/validate.js';

@@ -3,7 +3,9 @@
  * speed-matrix.md (in $LLM_BENCH_OUT, default reports/), after every finished cell (partial page)
  * and at run end (final page, built from ALL test cases, so it also works after
  * `vitest --merge-reports`). Under `-u` it rewrites the target's threshold file at run end
- * (the single writer). Thin I/O over the pure collect / render / update functions.
+ * (the single writer). Thin I/O over the pure collect / render (src/pages) / update functions.
+ * Its settings (folder, threshold file, baseline, -u, job summary, debug) are resolved once
+ * (src/config/settings.ts): given by withSpeedMatrix, else when it is constructed.
  * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
  */
 import type {} from '../src/matrix/task-meta.js';
@@ -11,39 +13,36 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
-import { renderCompareHtml } from '../src/report/compare-html.js';
-import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/results/progress.js';
+import { renderCompareHtml } from '../src/pages/compare-html.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/pages/progress-lines.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
-import { checkResultsDir, resultsDir, writeResults } from '../src/results/write.js';
+import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
-import { debugErrors, readEnvOverrides } from '../src/config/env.js';
+import { resolveRunSettings, type RunSettings, type SettingsOptions } from '../src/config/settings.js';
 import { asUserError } from '../src/errors.js';
 import type { ThresholdsFile } from '../src/thresholds/schema.js';
-import { renderStepSummary } from '../src/results/step-summary.js';
-import { finishedCells } from '../src/results/render-md.js';
-import { writeFileAtomic } from '../src/results/write.js';
+import { renderStepSummary } from '../src/pages/step-summary.js';
+import { finishedCells } from '../src/pages/view.js';
+import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
-import { renderDiffMarkdown } from '../src/compare/render-md.js';
+import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/compare/tolerances.js';
 
 /** The diff page written next to the result when the run had a baseline. */
 export const DIFF_MD = 'speed-matrix-diff.md';
 export const DIFF_HTML = 'speed-matrix-diff.html';
 
-export interface SpeedMatrixReporterOptions {
-  /** output folder; default $LLM_BENCH_OUT, else "reports" (relative to the Vitest root) */
-  outDir?: string;
-  /** threshold file rewritten under -u; default $LLM_BENCH_THRESHOLDS, else the run meta's thresholdsPath */
-  thresholdsPath?: string;
+/** `outDir`, `thresholdsPath` and `stepSummaryPath` (src/config/settings.ts) win over the environment. */
+export interface SpeedMatrixReporterOptions extends SettingsOptions {
   /** where progress lines go; default the Vitest logger */
   log?: (line: string) => void;
   /** projects whose tests get a "running" line even before they carry meta; default ["matrix", "matrix-sharded"] */
   projects?: string[];
-  /** file the job summary is appended to; default $GITHUB_STEP_SUMMARY (unset: none) */
-  stepSummaryPath?: string;
+  /** the settings already resolved (withSpeedMatrix does); default resolved from these options and the environment, once */
+  settings?: RunSettings;
 }
 
 /** True when Vitest runs with -u (snapshot update "all"): tests must not fail on threshold breaches. */
@@ -75,6 +74,8 @@ export default class SpeedMatrixReporter implements Reporter {
   private updating = false;
   private live: SpeedMatrixMeta[] = [];
   private readonly options: SpeedMatrixReporterOptions;
+  /** what this reporter reads of the configuration, resolved once (src/config/settings.ts) */
+  readonly settings: RunSettings;
   /** the results folder, resolved once in onInit */
   private outDir = '';
   /** this run's hold on the results folder (src/results/lock.ts), released when the process exits */
@@ -86,12 +87,13 @@ export default class SpeedMatrixReporter implements Reporter {
 
   constructor(options: SpeedMatrixReporterOptions = {}) {
     this.options = options;
+    this.settings = options.settings ?? resolveRunSettings(options);
   }
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
     this.updating = isUpdateMode(vitest);
-    this.outDir = resultsDir(vitest.config.root, this.options.outDir, process.env);
+    this.outDir = resolve(vitest.config.root, this.settings.outDir);
     // before anything is measured: a folder that cannot take the results stops the run now
     const matrixProjects = this.options.projects ?? ['matrix', 'matrix-sharded'];
     if (vitest.projects.some((p) => matrixProjects.includes(p.name))) {
@@ -99,7 +101,7 @@ export default class SpeedMatrixReporter implements Reporter {
         checkResultsDir(this.outDir);
         this.lock = lockResultsDir(this.outDir);
       } catch (error) {
-        throw asUserError(error, debugErrors(process.env));
+        throw asUserError(error, this.settings.debug);
       }
       const lock = this.lock;
       process.once('exit', () => lock.release());
@@ -160,7 +162,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */
   private writeDiff(result: SpeedMatrixResult, outDir: string): void {
-    const configured = process.env.LLM_BENCH_BASELINE?.trim() || result.info.baselinePath;
+    const configured = this.settings.baseline ?? result.info.baselinePath;
     if (!configured) return;
     const path = this.resolvePath(configured);
     if (!existsSync(path)) {
@@ -187,7 +189,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   /** GitHub Actions: append the grid and the failures to the job summary. */
   private appendStepSummary(result: SpeedMatrixResult): void {
-    const path = this.options.stepSummaryPath ?? process.env.GITHUB_STEP_SUMMARY;
+    const path = this.settings.stepSummaryPath;
     if (!path) return;
     try {
       appendFileSync(path, `${renderStepSummary(result)}\n`);
@@ -198,7 +200,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } | undefined {
     try {
-      const paths = writeResults(this.resultsFolder(), result);
+      const paths = writeResults(this.resultsFolder(), result, renderResultPages(result));
       this.lastWritten = { at: new Date().toISOString(), keys: new Set(resultKeys(result)) };
       if (this.writeFailure !== undefined) this.log(`${PREFIX} results written again after the failure (${this.writeFailure})`);
       this.writeFailure = undefined;
@@ -215,7 +217,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   /** the results folder resolved in onInit (without it, as onInit would resolve it from the working folder) */
   private resultsFolder(): string {
-    return this.outDir || resultsDir(process.cwd(), this.options.outDir, process.env);
+    return this.outDir || resolve(process.cwd(), this.settings.outDir);
   }
 
   /** The run's last write failed: say what the files left in the folder hold, and what they miss. */
@@ -244,24 +246,25 @@ export default class SpeedMatrixReporter implements Reporter {
     try {
       let existing: ThresholdsFile | undefined;
       if (existsSync(path)) existing = parseThresholds(readFileSync(path, 'utf8'), path);
-      const env = readEnvOverrides(process.env);
+      const update = this.settings.update;
+      if ('error' in update) throw new Error(update.error);
       const { file, moves, kept } = updateThresholds(result, existing, {
-        ...(env.headroom !== undefined ? { headroom: env.headroom } : {}),
-        ...(env.updateAll ? { force: true } : {}),
+        ...(update.headroom !== undefined ? { headroom: update.headroom } : {}),
+        ...(update.all ? { force: true } : {}),
       });
       writeThresholds(path, file);
       this.log(
         `${PREFIX} updated ${path}: ${moves.length} budget${moves.length === 1 ? '' : 's'} moved, ${kept} kept (met, within noise)` +
-          `${env.updateAll ? ' (LLM_BENCH_UPDATE=all)' : ''}${moves.length > 0 ? `:\n${moves.map((m) => `  ${m}`).join('\n')}` : ''}`,
+          `${update.all ? ' (LLM_BENCH_UPDATE=all)' : ''}${moves.length > 0 ? `:\n${moves.map((m) => `  ${m}`).join('\n')}` : ''}`,
       );
     } catch (error) {
       this.fail(`-u: ${path} left unchanged: ${(error as Error).message}`);
     }
   }
 
-  /** the threshold file: the reporter option, else $LLM_BENCH_THRESHOLDS, else the run's own */
+  /** the threshold file: the reporter option, else $LLM_BENCH_THRESHOLDS (both in the settings), else the run's own */
   private thresholdsPath(result: SpeedMatrixResult): string | undefined {
-    return this.options.thresholdsPath ?? process.env.LLM_BENCH_THRESHOLDS ?? result.info.thresholdsPath;
+    return this.settings.thresholdsPath ?? result.info.thresholdsPath;
   }
 
   private resolvePath(path: string): string {

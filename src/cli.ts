@@ -2,6 +2,7 @@
  * The `llm-speed-matrix` command: `init` sets a project up; `sim` serves the embedded simulator; `compare` diffs two result
  * files; `report` draws one or several as HTML. The matrix itself runs under Vitest (`npx vitest bench --run`).
  */
+import { debugErrors } from './config/env.js';
 import { ConfigError } from './errors.js';
 import { suggest } from './meta/cli-args.js';
 import { packageInfo } from './meta/package.js';
@@ -105,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     // user-facing failures (unknown profile, port in use, bad file) are one clear line;
     // LLM_BENCH_DEBUG=1 shows the stack
-    if (err instanceof Error && process.env.LLM_BENCH_DEBUG !== '1') {
+    if (err instanceof Error && !debugErrors()) {
       console.error(`llm-speed-matrix: ${err.message}`);
       return err instanceof ConfigError ? 2 : 1;
     }

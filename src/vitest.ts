@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestProjectInlineConfiguration, ViteUserConfig } from 'vitest/config';
 import { JUnitReporter, type Reporter } from 'vitest/node';
 import SpeedMatrixReporter, { type SpeedMatrixReporterOptions } from '../reporters/speed-matrix.js';
+import { resolveRunSettings, type RunSettings } from './config/settings.js';
 
 /**
  * The matrix suites users run with `vitest bench` (one file per target: bench/speed-matrix.bench.ts,
@@ -38,7 +39,7 @@ export interface SpeedMatrixVitestOptions {
   include?: string[];
   /** row-group files for sharded runs; default bench/shards/*.bench.ts */
   shards?: string[];
-  /** options of the speed-matrix reporter (results folder, threshold file, log) */
+  /** options of the speed-matrix reporter (results folder, threshold file, log, or its settings already resolved) */
   reporter?: SpeedMatrixReporterOptions;
   /** the command line Vitest was started with (default process.argv), to see which projects it selects */
   argv?: readonly string[];
@@ -119,16 +120,20 @@ type BenchmarkOptions = NonNullable<TestOptions['benchmark']>;
 export type BenchmarkReporters = ReportersOf<BenchmarkOptions>;
 type ReportersOf<B> = B extends { reporters?: infer R } ? (unknown extends R ? Reporters : NonNullable<R>) : Reporters;
 
+/** The reporter's settings: those already resolved (withSpeedMatrix), else resolved here, once. */
+function settingsOf(options: SpeedMatrixVitestOptions): RunSettings {
+  return options.reporter?.settings ?? resolveRunSettings(options.reporter);
+}
+
 /**
  * What is added to the configured reporters: the speed-matrix reporter, and with LLM_BENCH_JUNIT=PATH
  * Vitest's JUnit reporter (one <testcase> per cell and prefill row), as an instance because
  * `vitest bench` does not load reporters by name.
  */
-function addedReporters(options: SpeedMatrixVitestOptions): Reporter[] {
-  const junitPath = process.env.LLM_BENCH_JUNIT?.trim();
+function addedReporters(options: SpeedMatrixVitestOptions, settings: RunSettings): Reporter[] {
   return [
-    new SpeedMatrixReporter(options.reporter),
-    ...(junitPath ? [new JUnitReporter({ outputFile: junitPath, suiteName: 'speed-matrix' })] : []),
+    new SpeedMatrixReporter({ ...options.reporter, settings }),
+    ...(settings.junitPath ? [new JUnitReporter({ outputFile: settings.junitPath, suiteName: 'speed-matrix' })] : []),
   ];
 }
 
@@ -137,15 +142,16 @@ function addedReporters(options: SpeedMatrixVitestOptions): Reporter[] {
  * GitHub Actions, whose annotations a user would otherwise lose), and the speed-matrix reporter.
  */
 export function speedMatrixReporters(existing?: Reporters, options: SpeedMatrixVitestOptions = {}): Reporters {
-  const defaults: Reporters = ['default', ...(process.env.GITHUB_ACTIONS === 'true' ? (['github-actions'] as const) : [])];
+  const settings = settingsOf(options);
+  const defaults: Reporters = ['default', ...(settings.githubActions ? (['github-actions'] as const) : [])];
   const list: Reporters = existing === undefined ? defaults : Array.isArray(existing) ? [...existing] : [existing];
-  return [...list, ...addedReporters(options)];
+  return [...list, ...addedReporters(options, settings)];
 }
 
 /** The same for `test.benchmark.reporters`, read by `vitest bench`. */
 export function speedMatrixBenchmarkReporters(existing?: BenchmarkReporters, options: SpeedMatrixVitestOptions = {}): BenchmarkReporters {
   const list: BenchmarkReporters = existing === undefined ? ['default'] : Array.isArray(existing) ? [...existing] : [existing];
-  return [...list, ...addedReporters(options)];
+  return [...list, ...addedReporters(options, settingsOf(options))];
 }
 
 /** Whether the command line or the config turns Vitest's UI on (`--ui`, `--ui=true`, `test.ui: true`). */
@@ -220,13 +226,15 @@ export function withSpeedMatrix(config: ViteUserConfig = {}, options: SpeedMatri
   const projects = test.projects ? test.projects.map(withoutMatrix) : [own];
   const hint = uiHint(options.argv ?? process.argv, test.ui, typeof config.root === 'string' ? resolve(config.root) : process.cwd());
   if (hint) process.stderr.write(`${hint}\n`);
-  const reporters = speedMatrixReporters(test.reporters, options);
+  // the reporter's settings, resolved once here in Vitest's main process, for both reporter lists
+  const resolved: SpeedMatrixVitestOptions = { ...options, reporter: { ...options.reporter, settings: settingsOf(options) } };
+  const reporters = speedMatrixReporters(test.reporters, resolved);
   return {
     ...config,
     test: {
       ...test,
       reporters,
-      benchmark: { ...test.benchmark, reporters: speedMatrixBenchmarkReporters(test.benchmark?.reporters, options) },
+      benchmark: { ...test.benchmark, reporters: speedMatrixBenchmarkReporters(test.benchmark?.reporters, resolved) },
       projects: [...projects, ...speedMatrixProjects(options)],
     },
   };

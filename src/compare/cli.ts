@@ -10,10 +10,12 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
 import { ConfigError } from '../errors.js';
+import type { Env } from '../config/env.js';
+import { processSettings, resolveRunSettings } from '../config/settings.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { compareResults, matrixDifferences } from '../judge/compare.js';
 import { checkResultFile, readResultJson } from './load.js';
-import { renderDiffMarkdown } from './render-md.js';
+import { renderDiffMarkdown } from '../pages/diff-markdown.js';
 import { resolveTolerances } from './tolerances.js';
 
 export const COMPARE_USAGE = `usage: llm-speed-matrix compare <base.json> <new.json> [--out diff.md] [--thresholds thresholds.json]
@@ -27,13 +29,13 @@ beyond its tolerance; 2: usage error or files that cannot be compared.
 export interface CompareIo {
   out: (text: string) => void;
   err: (text: string) => void;
-  env: Record<string, string | undefined>;
+  /** the environment the settings are resolved from (src/config/settings.ts); default this process's */
+  env?: Env;
 }
 
 const defaultIo: CompareIo = {
   out: (t) => process.stdout.write(`${t}\n`),
   err: (t) => process.stderr.write(`${t}\n`),
-  env: process.env,
 };
 
 interface CompareArgs {
@@ -107,7 +109,7 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
       io.out(page);
     }
     for (const n of notes) io.err(n);
-    const summary = io.env.GITHUB_STEP_SUMMARY;
+    const summary = (io.env ? resolveRunSettings({}, io.env) : processSettings()).stepSummaryPath;
     if (summary) appendFileSync(summary, `${page}\n`);
     return comparison.failures.length > 0 ? 1 : 0;
   } catch (error) {

@@ -44,7 +44,7 @@ export interface EnvOverrides {
   tokenizer?: string;
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 /**
  * Every LLM_BENCH_* variable there is. A name that is not here is a typo (LLM_BENCH_CONCURENCY)
@@ -52,7 +52,7 @@ type Env = Record<string, string | undefined>;
  * ignored variable runs the wrong matrix.
  */
 export const KNOWN_ENV_VARIABLES: readonly string[] = [
-  // the run (this file, resolve.ts, the reporter and the progress lines)
+  // the run (this file, resolve.ts, and settings.ts for the reporter, the progress lines and the command line)
   'LLM_BENCH_URL', 'LLM_BENCH_MODEL', 'LLM_BENCH_API_KEY', 'LLM_BENCH_ENGINE', 'LLM_BENCH_ENDPOINT',
   'LLM_BENCH_CONTEXTS', 'LLM_BENCH_CONCURRENCY', 'LLM_BENCH_PREFILL', 'LLM_BENCH_DURATION_S', 'LLM_BENCH_MAX_TOKENS',
   'LLM_BENCH_OUT', 'LLM_BENCH_THRESHOLDS', 'LLM_BENCH_SIM_PROFILE', 'LLM_BENCH_SIM_OVERRIDES', 'LLM_BENCH_HEADROOM',
@@ -107,7 +107,7 @@ export function checkEnvNames(env: Env): void {
 }
 
 /** LLM_BENCH_DEBUG=1: expected errors keep their stack trace (see asUserError in src/errors.ts). */
-export function debugErrors(env: Env): boolean {
+export function debugErrors(env: Env = process.env): boolean {
   return /^(1|true|yes|on)$/i.test(env.LLM_BENCH_DEBUG?.trim() ?? '');
 }
 

@@ -61,8 +61,6 @@ export interface ResolvedSuite {
   stallLimitMs?: number;
   metricsIntervalMs: number;
   thresholdsPath: string;
-  outDir: string;
-  headroom: number;
   clientLimitedLoopDelayMs: number;
   allowClientLimited: boolean;
   /** cells with failed requests pass (suite allowErrors, LLM_BENCH_ALLOW_ERRORS=1) */
@@ -232,8 +230,6 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.stallS !== undefined ? { stallLimitMs: o.stallS * 1000 } : {}),
     metricsIntervalMs: DEFAULTS.metricsIntervalMs,
     thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
-    outDir: o.outDir ?? DEFAULTS.outDir,
-    headroom: o.headroom ?? DEFAULTS.headroom,
     clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
     allowClientLimited: suite.allowClientLimited,
     allowErrors: o.allowErrors ?? suite.allowErrors,

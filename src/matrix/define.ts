@@ -72,7 +72,7 @@ export async function defineSpeedMatrix(input: SuiteInput = {}, options: DefineO
     await define(input, options);
   } catch (error) {
     // a setup mistake or an unusable server: one clean line (LLM_BENCH_DEBUG=1 keeps the trace)
-    throw asUserError(error, debugErrors(process.env));
+    throw asUserError(error, debugErrors());
   }
 }
 

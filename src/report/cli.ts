@@ -9,8 +9,8 @@ import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { loadResultFile } from '../compare/load.js';
 import { ensureDir, writeFileAtomic } from '../results/write.js';
-import { renderCompareHtml, runName } from './compare-html.js';
-import { renderHtml } from './html.js';
+import { renderCompareHtml, runName } from '../pages/compare-html.js';
+import { renderHtml } from '../pages/html.js';
 
 export const REPORT_USAGE = `usage: llm-speed-matrix report <a.json> [b.json …] [--label NAME …] [--out FILE]
 

@@ -1,25 +1,23 @@
 /**
- * Writes speed-matrix.json (validated against the schema), speed-matrix.md and speed-matrix.html into a folder,
- * each atomically (temp file in the same folder, then rename), creating the folder first.
- * Synchronous on purpose: the reporter calls it after every cell and two writes must never interleave.
+ * Writes speed-matrix.json (validated against the schema) and the pages the caller rendered
+ * (speed-matrix.md and speed-matrix.html, src/pages) into a folder, each atomically (temp file in
+ * the same folder, then rename), creating the folder first. Synchronous on purpose: the reporter
+ * calls it after every cell and two writes must never interleave.
  */
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { renderMarkdown } from './render-md.js';
-import { renderHtml, RESULT_HTML } from '../report/html.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { assertValidResult } from './validate.js';
 
 export const RESULT_JSON = 'speed-matrix.json';
 export const RESULT_MD = 'speed-matrix.md';
+export const RESULT_HTML = 'speed-matrix.html';
 
-/** where results go when LLM_BENCH_OUT is not set (relative to the Vitest root) */
-export const DEFAULT_RESULTS_DIR = 'reports';
-
-/** The results folder: the reporter's option, else LLM_BENCH_OUT, else reports/, resolved against `root`. */
-export function resultsDir(root: string, option: string | undefined, env: NodeJS.ProcessEnv): string {
-  return resolve(root, option ?? (env.LLM_BENCH_OUT?.trim() || DEFAULT_RESULTS_DIR));
+/** A result's pages, rendered by the caller (src/pages/result-pages.ts), written beside its JSON. */
+export interface ResultPages {
+  markdown: string;
+  html: string;
 }
 
 /**
@@ -128,7 +126,7 @@ export function writeFileAtomic(path: string, text: string): void {
 }
 
 /** Validate, then write the JSON, the Markdown page and the HTML report together; returns their paths. Throws (writing nothing) when invalid or when one cannot be written. */
-export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } {
+export function writeResults(outDir: string, result: SpeedMatrixResult, pages: ResultPages): { jsonPath: string; mdPath: string; htmlPath: string } {
   const json = `${JSON.stringify(result, null, 2)}\n`;
   assertValidResult(JSON.parse(json)); // what the file will hold (undefined fields dropped)
   ensureDir(outDir);
@@ -137,8 +135,8 @@ export function writeResults(outDir: string, result: SpeedMatrixResult): { jsonP
   const htmlPath = join(outDir, RESULT_HTML);
   writeFilesTogether([
     { path: jsonPath, text: json },
-    { path: mdPath, text: renderMarkdown(result) },
-    { path: htmlPath, text: renderHtml(result) },
+    { path: mdPath, text: pages.markdown },
+    { path: htmlPath, text: pages.html },
   ]);
   return { jsonPath, mdPath, htmlPath };
 }

@@ -4,6 +4,7 @@
  * thresholds.schema.json (for editors) is generated from these schemas: `npx tsx src/thresholds/gen-schema.ts`.
  */
 import { z } from 'zod';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Cell figures a budget may name (CellFigures; ttftMs and timeBetweenTokensMs are their medians). */
 export const CELL_FIGURES = [
@@ -31,8 +32,6 @@ export const PREFILL_STATUSES = ['valid', 'errors', 'over-capacity'] as const;
 export const CELL_KEY_PATTERN = /^(0|[1-9][0-9]*K?)\/[1-9][0-9]*$/;
 /** a context label: "0", "8K", "1000" */
 export const PREFILL_KEY_PATTERN = /^(0|[1-9][0-9]*K?)$/;
-
-export const DEFAULT_HEADROOM = 0.1;
 
 const figure = z.number().finite().nonnegative();
 
@@ -122,7 +121,7 @@ export const ThresholdsFileSchema = z
       .min(0)
       .lt(1)
       .optional()
-      .describe('used by -u: min = measured × (1 − headroom), max = measured × (1 + headroom); default 0.10'),
+      .describe(`used by -u: min = measured × (1 − headroom), max = measured × (1 + headroom); default ${DEFAULTS.headroom.toFixed(2)}`),
     tolerances: TolerancesSchema.optional(),
     cells: z
       .record(

@@ -33,12 +33,12 @@ import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
 import { cellKey, compareCellKeys, contextLabel, parseContext } from '../shapes/labels.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { writeFileAtomic } from '../results/write.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from '../judge/thresholds.js';
 import { spreadOf } from '../judge/compare.js';
 import { resolveTolerances, type FigureTolerance } from '../compare/tolerances.js';
 import {
   CELL_FIGURES,
-  DEFAULT_HEADROOM,
   PREFILL_FIGURES,
   type CapacityBudget,
   type CellBudget,
@@ -139,7 +139,7 @@ export interface ThresholdsUpdate {
  * default; the file's own `headroom` entry is kept as the user wrote it.
  */
 export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
-  const headroom = options.headroom ?? existing?.headroom ?? DEFAULT_HEADROOM;
+  const headroom = options.headroom ?? existing?.headroom ?? DEFAULTS.headroom;
   const tolerances = resolveTolerances(existing?.tolerances?.regression);
   // the matrix's own cells (the capacity search's adaptive cells have no budgets: capacity has)
   const cellsByKey = new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c]));

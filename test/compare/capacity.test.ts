@@ -8,7 +8,7 @@ import { asBaseline } from '../../src/compare/baseline.js';
 import { baselineCapacityFailures, baselineCellFailures } from '../../src/judge/baseline-gate.js';
 import { compareCapacity, compareCapacityRow } from '../../src/judge/compare-capacity.js';
 import { compareResults } from '../../src/judge/compare.js';
-import { renderDiffMarkdown } from '../../src/compare/render-md.js';
+import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
 import { contextLabel } from '../../src/shapes/labels.js';
 import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/shapes/result.js';

@@ -4,7 +4,7 @@ import { simOverridesOf } from '../../src/matrix/open.js';
 import { parseThresholds } from '../../src/thresholds/load.js';
 import { isThresholdsSchemaCurrent } from '../../src/thresholds/gen-schema.js';
 import { resolveTolerances } from '../../src/compare/tolerances.js';
-import { renderStepSummary } from '../../src/results/step-summary.js';
+import { renderStepSummary } from '../../src/pages/step-summary.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
 describe('LLM_BENCH_REPEAT, LLM_BENCH_BASELINE, LLM_BENCH_SIM_OVERRIDES', () => {

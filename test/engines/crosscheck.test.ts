@@ -14,7 +14,7 @@ import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
 import { crossCheckCell, histogramDelta, histogramMedian, relativeDifference } from '../../src/metrics/crosscheck.js';
-import { renderMarkdown } from '../../src/results/render-md.js';
+import { renderMarkdown } from '../../src/pages/markdown.js';
 import type { CellResult } from '../../src/shapes/result.js';
 import { startSim } from '../../src/sim/index.js';
 

@@ -11,7 +11,7 @@ import { waitForIdle } from '../../src/load/drain.js';
 import type { LoadSession } from '../../src/load/session.js';
 import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
-import { renderMarkdown } from '../../src/results/render-md.js';
+import { renderMarkdown } from '../../src/pages/markdown.js';
 import { startSim } from '../../src/sim/index.js';
 import { post } from '../sim/helpers.js';
 

@@ -87,3 +87,12 @@ test('in GitHub Actions, Vitest’s github-actions reporter stays when no report
     else process.env.GITHUB_ACTIONS = before;
   }
 });
+
+test('withSpeedMatrix resolves the reporter settings once, for both reporter lists', () => {
+  const config = withSpeedMatrix({}, { reporter: { outDir: 'my-results', log: () => {} } });
+  const ours = (list: unknown) => (list as unknown[]).filter((r): r is SpeedMatrixReporter => r instanceof SpeedMatrixReporter);
+  const [run] = ours(config.test!.reporters);
+  const [bench] = ours(config.test!.benchmark!.reporters);
+  expect(run!.settings.outDir).toBe('my-results');
+  expect(bench!.settings).toBe(run!.settings);
+});

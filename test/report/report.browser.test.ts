@@ -141,7 +141,7 @@ describe.skipIf(skip)('single-run HTML report in Chromium', () => {
   });
 
   test('hostile text in the result is shown literally and never runs', { timeout: 60_000 }, async () => {
-    const { renderHtml } = await import('../../src/report/html.js');
+    const { renderHtml } = await import('../../src/pages/html.js');
     const script = '<script>window.__x=1</script>';
     const img = '<img src=x onerror="window.__y=1">';
     const md = '**bold** _em_ [link](http://127.0.0.1:9/)';

@@ -7,6 +7,7 @@ import { startVitest } from 'vitest/node';
 import type { TestModule } from 'vitest/node';
 import SpeedMatrixReporter, { isUpdateMode } from '../../reporters/speed-matrix.js';
 import { validateResult } from '../../src/results/validate.js';
+import { resolveRunSettings } from '../../src/config/settings.js';
 import type { SpeedMatrixMeta } from '../../src/shapes/result.js';
 import { sglangCells, sglangInfo } from '../results/fixtures/sglang-h200.js';
 
@@ -81,6 +82,32 @@ describe('reporter on a real Vitest run', () => {
     expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
     expect(lines).toContain('[speed-matrix] 8K/8 over-capacity · 4/4 done'); // skipped test, meta from collection
     expect(lines.filter((l) => / done$/.test(l))).toHaveLength(4);
+  });
+
+  test('LLM_BENCH_OUT, resolved once, is where the results are written and the folder the last line names', async () => {
+    const out = join(tempDir(), 'from-env');
+    const lines: string[] = [];
+    // an environment of its own, not process.env: the reporter reads nothing else
+    const settings = resolveRunSettings({}, { LLM_BENCH_OUT: out });
+    const reporter = new SpeedMatrixReporter({ settings, log: (l) => lines.push(l) });
+    expect(reporter.settings).toBe(settings);
+    await runFixture(reporter);
+    expect(existsSync(join(out, 'speed-matrix.json'))).toBe(true);
+    expect(lines).toContain(`[speed-matrix] wrote ${join(out, 'speed-matrix.md')}, ${join(out, 'speed-matrix.html')} and ${join(out, 'speed-matrix.json')}`);
+  });
+
+  test('a reporter added by hand resolves its settings once, when constructed', () => {
+    const before = process.env.LLM_BENCH_OUT;
+    process.env.LLM_BENCH_OUT = 'first';
+    try {
+      const reporter = new SpeedMatrixReporter({ log: () => {} });
+      process.env.LLM_BENCH_OUT = 'second';
+      expect(reporter.settings.outDir).toBe('first');
+      expect(new SpeedMatrixReporter({ outDir: 'option', log: () => {} }).settings.outDir).toBe('option');
+    } finally {
+      if (before === undefined) delete process.env.LLM_BENCH_OUT;
+      else process.env.LLM_BENCH_OUT = before;
+    }
   });
 
   test('-u rewrites the threshold file from the run', async () => {

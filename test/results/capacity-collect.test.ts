@@ -11,9 +11,10 @@
  */
 import { describe, expect, test } from 'vitest';
 import { collectResult, plannedCellKeys } from '../../src/results/collect.js';
-import { capacityLine, cellLine } from '../../src/results/progress.js';
-import { decodeGrid, gridAxes, renderMarkdown } from '../../src/results/render-md.js';
-import { renderStepSummary } from '../../src/results/step-summary.js';
+import { capacityLine, cellLine } from '../../src/pages/progress-lines.js';
+import { decodeGrid, renderMarkdown } from '../../src/pages/markdown.js';
+import { gridAxes } from '../../src/pages/view.js';
+import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { validateResult } from '../../src/results/validate.js';
 import { capacityRow, judgedOf } from '../../src/slo/capacity.js';

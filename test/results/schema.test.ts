@@ -6,6 +6,7 @@ import { afterAll, expect, test } from 'vitest';
 import { isGeneratedCurrent } from '../../src/results/gen-types.js';
 import { validateResult } from '../../src/results/validate.js';
 import { writeResults } from '../../src/results/write.js';
+import { renderResultPages } from '../../src/pages/result-pages.js';
 import { sglangResult } from './fixtures/sglang-h200.js';
 
 const dirs: string[] = [];
@@ -62,11 +63,11 @@ test('writeResults writes the JSON, the Markdown page and the HTML report into a
   const dir = mkdtempSync(join(tmpdir(), 'sm-write-'));
   dirs.push(dir);
   const out = join(dir, 'nested', 'reports');
-  const { jsonPath, mdPath, htmlPath } = writeResults(out, sglangResult());
+  const { jsonPath, mdPath, htmlPath } = writeResults(out, sglangResult(), renderResultPages(sglangResult()));
   expect(JSON.parse(readFileSync(jsonPath, 'utf8'))).toEqual(JSON.parse(JSON.stringify(sglangResult())));
   expect(readFileSync(mdPath, 'utf8')).toMatch(/^# Speed test matrix\n/);
   expect(readFileSync(htmlPath, 'utf8')).toMatch(/^<!doctype html>\n/);
-  writeResults(out, sglangResult()); // overwrite
+  writeResults(out, sglangResult(), renderResultPages(sglangResult())); // overwrite
   expect(readdirSync(out).sort()).toEqual(['speed-matrix.html', 'speed-matrix.json', 'speed-matrix.md']);
 });
 
@@ -75,6 +76,6 @@ test('writeResults refuses an invalid result and writes nothing', () => {
   dirs.push(dir);
   const bad = sglangResult();
   (bad as unknown as { partial: string }).partial = 'yes';
-  expect(() => writeResults(join(dir, 'out'), bad)).toThrow(/partial/);
+  expect(() => writeResults(join(dir, 'out'), bad, { markdown: '', html: '' })).toThrow(/partial/);
   expect(readdirSync(dir)).toEqual([]);
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { checkResultsDir, ensureDir, resultsDir } from '../../src/results/write.js';
+import { checkResultsDir, ensureDir } from '../../src/results/write.js';
 
 describe('ensureDir', () => {
   test('creates missing parents; an existing folder is fine', () => {
@@ -37,10 +37,5 @@ describe('checkResultsDir', () => {
   test('an unwritable one is a ConfigError naming LLM_BENCH_OUT and the fix', () => {
     expect(() => checkResultsDir('/proc/forbidden')).toThrow(ConfigError);
     expect(() => checkResultsDir('/sys/forbidden')).toThrow(/results cannot be written to \/sys\/forbidden .*set LLM_BENCH_OUT to a folder you can write/);
-  });
-  test('resultsDir: the reporter option, else LLM_BENCH_OUT, else reports/, from the root', () => {
-    expect(resultsDir('/r', 'mine', { LLM_BENCH_OUT: 'env' })).toBe('/r/mine');
-    expect(resultsDir('/r', undefined, { LLM_BENCH_OUT: ' out ' })).toBe('/r/out');
-    expect(resultsDir('/r', undefined, {})).toBe('/r/reports');
   });
 });

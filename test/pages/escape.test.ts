@@ -5,12 +5,13 @@
  */
 import { describe, expect, test } from 'vitest';
 import { compareResults } from '../../src/judge/compare.js';
-import { renderDiffMarkdown } from '../../src/compare/render-md.js';
+import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../../src/compare/tolerances.js';
-import { codeBlock, codeSpan, escapeText, renderMarkdown } from '../../src/results/render-md.js';
-import { renderStepSummary } from '../../src/results/step-summary.js';
+import { codeBlock, codeSpan, escapeText } from '../../src/pages/escape.js';
+import { renderMarkdown } from '../../src/pages/markdown.js';
+import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { sglangResult } from './fixtures/sglang-h200.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
 const EVIL = 'x</td><script>alert(1)</script>|**b**\n<img src=x onerror=alert(3)>';
 

@@ -1,9 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { collectResult } from '../../src/results/collect.js';
-import { renderMarkdown, gridCell, streamEndingNotes, streamEndingsText, summaryLine } from '../../src/results/render-md.js';
+import { renderMarkdown } from '../../src/pages/markdown.js';
+import { gridCell } from '../../src/pages/markdown-rows.js';
+import { streamEndingNotes } from '../../src/pages/markdown-notes.js';
+import { summaryLine } from '../../src/pages/run-items.js';
+import { streamEndingsText } from '../../src/pages/view.js';
 import { cellKey } from '../../src/shapes/labels.js';
 import type { CellResult, SpeedMatrixMeta } from '../../src/shapes/result.js';
-import { sglangCells, sglangInfo, sglangPrefill, sglangResult } from './fixtures/sglang-h200.js';
+import { sglangCells, sglangInfo, sglangPrefill, sglangResult } from '../results/fixtures/sglang-h200.js';
 
 const lines = (md: string) => md.split('\n');
 

@@ -4,6 +4,7 @@
  * values), a heat map and a histogram. Every data mark has class `mark`, every chart sits in a
  * `<figure class="chart" data-chart="NAME">` with a title, a description and axis titles with units.
  */
+import { escapeHtml } from './escape.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies (yellow left out: too light on white). */
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#000000', '#999933'] as const;
@@ -62,10 +63,6 @@ export interface LineChartSpec {
   markers?: boolean;
   width?: number;
   height?: number;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 const px = (n: number): string => String(Math.round(n * 10) / 10);

@@ -4,13 +4,14 @@
  * ratios to the first run's. Written by `llm-speed-matrix report a.json b.json … --out compare.html`
  * and, beside the baseline diff, as speed-matrix-diff.html.
  */
-import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
-import { formatMs, formatRate } from '../results/format.js';
-import { matrixCells, summaryLine } from '../results/render-md.js';
+import { cellKey, compareCellKeys } from '../shapes/labels.js';
+import { summaryLine } from './run-items.js';
+import { matrixCells } from './view.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
-import { htmlPage, table } from './style.js';
-import { escapeHtml, PALETTE } from './svg.js';
+import { htmlPage, table } from './html-frame.js';
+import { escapeHtml } from './escape.js';
+import { PALETTE } from './svg.js';
 
 export interface ComparedRun {
   label: string;

@@ -11,10 +11,11 @@ import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { cellSeries } from '../../src/metrics/series.js';
 import { distinctLabels, runReportCli } from '../../src/report/cli.js';
-import { renderCompareHtml } from '../../src/report/compare-html.js';
-import { renderHtml } from '../../src/report/html.js';
-import { escapeHtml, histogram, lineChart } from '../../src/report/svg.js';
-import { mermaidChart, renderMarkdown } from '../../src/results/render-md.js';
+import { renderCompareHtml } from '../../src/pages/compare-html.js';
+import { renderHtml } from '../../src/pages/html.js';
+import { escapeHtml } from '../../src/pages/escape.js';
+import { histogram, lineChart } from '../../src/pages/svg.js';
+import { mermaidChart, renderMarkdown } from '../../src/pages/markdown.js';
 import { validateResult } from '../../src/results/validate.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 

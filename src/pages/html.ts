@@ -1,32 +1,22 @@
 /**
  * Pure: SpeedMatrixResult → speed-matrix.html, one self-contained file (charts drawn here as SVG,
  * styles inline, no script, no request). The same figures as the Markdown page
- * (src/results/render-md.ts), drawn: the decode grid as a heat map of statuses (each cell links to
+ * (src/pages/markdown.ts), drawn: the decode grid as a heat map of statuses (each cell links to
  * its detail view), total and per-request tok/s and TTFT against requests at once, the Pareto
  * trade-off of per-request against total tok/s, prefill against context, capacity at the SLO, and
  * per cell its figures, spread, evidence, cross-check, server metrics over the window and the
  * distribution of its requests' time between tokens.
  */
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
-import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../results/format.js';
+import { formatMs, formatNumber, formatPrefillRate, formatRate } from './format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
-import {
-  ALL_MEASUREMENTS_COLUMNS,
-  cellMeasurementRow,
-  goodputText,
-  gridAxes,
-  matrixCells,
-  NOT_RUN,
-  NOT_YET,
-  streamEndingsText,
-  TTFT_NOTE,
-} from '../results/render-md.js';
+import { cellMeasurementRow } from './markdown-rows.js';
+import { ALL_MEASUREMENTS_COLUMNS, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, TTFT_NOTE } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, statusLabel, table } from './style.js';
-import { DASHES, escapeHtml, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
-
-export const RESULT_HTML = 'speed-matrix.html';
+import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
+import { escapeHtml } from './escape.js';
+import { DASHES, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
 
 /** `#cell-8K-16` */
 export function cellAnchor(context: number, concurrency: number): string {
@@ -40,13 +30,6 @@ export function concurrencyAxis(levels: readonly number[]): Axis {
 
 export function contextAxis(contexts: readonly number[]): Axis {
   return { title: 'Context (tokens)', ticks: [...contexts], format: contextLabel };
-}
-
-function statusText(cell: CellResult): string {
-  const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)];
-  const shown = all.length > 1 ? all.filter((s) => s !== 'valid') : all;
-  // judged from the client's own timelines (the server exposes no running or waiting figure)
-  return shown.map((s) => (s === 'requests-queued' && cell.evidence.queued?.source === 'client' ? `${statusLabel(s)} (client-side)` : statusLabel(s))).join(', ');
 }
 
 export function renderHtml(full: SpeedMatrixResult): string {
@@ -79,7 +62,7 @@ export function renderHtml(full: SpeedMatrixResult): string {
 }
 
 function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
-  const missing = result.partial ? NOT_YET : NOT_RUN;
+  const missing = missingText(result);
   const heat = contexts.flatMap((context, row) =>
     levels.map((c, col): HeatCell => {
       const cell = cells.get(cellKey(context, c));
@@ -93,8 +76,8 @@ function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: nu
         col,
         fill: color.fill,
         textColor: color.text,
-        text: f ? formatRate(f.totalTokensPerSecond) : statusLabel(cell.status),
-        title: `${key}: ${statusText(cell)}${figures} (select for details)`,
+        text: f ? formatRate(f.totalTokensPerSecond) : STATUS_LABELS[cell.status],
+        title: `${key}: ${statusWords(cell)}${figures} (select for details)`,
         href: `#${cellAnchor(context, c)}`,
         data: { cell: key, status: cell.status },
       };
@@ -110,7 +93,7 @@ function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: nu
     rowTitle: 'Context (tokens)',
     colTitle: 'Requests at once',
     cells: heat,
-    legend: STATUS_ORDER.filter((s) => seen.has(s)).map((s) => ({ name: statusLabel(s), color: STATUS_COLORS[s].fill, box: true })),
+    legend: STATUS_ORDER.filter((s) => seen.has(s)).map((s) => ({ name: STATUS_LABELS[s], color: STATUS_COLORS[s].fill, box: true })),
   });
 }
 
@@ -250,22 +233,22 @@ function prefillTable(result: SpeedMatrixResult): string {
     ['Context', 'Status', 'Prompt tok/s', 'TTFT', 'Prompt tokens'],
     keys.map((k) => {
       const p = rows.get(k);
-      return [escapeHtml(k), escapeHtml(p ? statusLabel(p.status) : result.partial ? NOT_YET : NOT_RUN), formatPrefillRate(p?.figures?.promptTokensPerSecond), formatMs(p?.figures?.ttftMs), formatNumber(p?.figures?.promptTokens, 0)];
+      return [escapeHtml(k), escapeHtml(p ? STATUS_LABELS[p.status] : missingText(result)), formatPrefillRate(p?.figures?.promptTokensPerSecond), formatMs(p?.figures?.ttftMs), formatNumber(p?.figures?.promptTokens, 0)];
     }),
     [1],
   );
 }
 
 function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
-  const missing = result.partial ? NOT_YET : NOT_RUN;
+  const missing = missingText(result);
   const showGoodput = result.info.run.slo !== undefined;
   const rows: string[][] = [];
   for (const context of contexts) {
     for (const c of levels) {
       const cell = cells.get(cellKey(context, c));
       const row = cellMeasurementRow(context, c, cell, missing).map((x) => escapeHtml(x));
-      if (cell?.status === 'not-run') row[3] = escapeHtml(`Not run: ${cell.notRunReason ?? ''}`);
-      else if (cell) row[3] = `<a href="#${cellAnchor(context, c)}">${escapeHtml(statusText(cell))}</a>`;
+      if (cell?.status === 'not-run') row[3] = escapeHtml(statusWords(cell));
+      else if (cell) row[3] = `<a href="#${cellAnchor(context, c)}">${escapeHtml(statusWords(cell))}</a>`;
       if (showGoodput) row.push(escapeHtml(goodputText(cell)));
       rows.push(row);
     }
@@ -314,7 +297,7 @@ function cellDetail(cell: CellResult, repeat: number | undefined): string {
   const out: string[] = [`<section class="cell-detail" id="${cellAnchor(cell.context, cell.concurrency)}" data-cell="${escapeHtml(key)}">`];
   const color = STATUS_COLORS[cell.status];
   out.push(
-    `<h3>${escapeHtml(key)}${cell.adaptive ? ' (capacity search)' : ''} <span class="status" style="background:${color.fill};color:${color.text}">${escapeHtml(statusText(cell))}</span> <a href="#chart-heatmap">back to the grid</a></h3>`,
+    `<h3>${escapeHtml(key)}${cell.adaptive ? ' (capacity search)' : ''} <span class="status" style="background:${color.fill};color:${color.text}">${escapeHtml(statusWords(cell))}</span> <a href="#chart-heatmap">back to the grid</a></h3>`,
   );
   if (cell.notRunReason) out.push(`<p>${escapeHtml(cell.notRunReason)}</p>`);
   if (f) {

@@ -3,8 +3,10 @@
  * the title, the sustained-decode grid, capacity at the SLO (when searched), and the failures — regressions against the baseline
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
-import { plannedCellKeys } from './collect.js';
-import { codeSpan, decodeGrid, escapeCell, escapeText, finishedCells, matrixCells, mermaidChart } from './render-md.js';
+import { plannedCellKeys } from '../results/collect.js';
+import { codeSpan, escapeCell, escapeText } from './escape.js';
+import { decodeGrid, mermaidChart } from './markdown.js';
+import { finishedCells, matrixCells } from './view.js';
 import { describeCapacity } from '../slo/capacity.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 

@@ -1,14 +1,14 @@
 /**
  * What the HTML pages share: the page frame (a Content-Security-Policy that allows no script and no
  * request, so the file opens anywhere and nothing in it can run), the stylesheet, the status
- * colours (the same words as the Markdown page, src/results/render-md.ts STATUS_LABELS), and the
+ * colours (the words are the view model's, src/pages/view.ts STATUS_LABELS), and the
  * run's Hardware / Engine / Run sections.
  */
 import type { CellStatus } from '../shapes/result.js';
 import { redactSecrets } from '../redact.js';
-import { engineItems, hardwareItems, runItems, STATUS_LABELS, summaryLine } from '../results/render-md.js';
+import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
-import { escapeHtml } from './svg.js';
+import { escapeHtml } from './escape.js';
 
 /** Status fills: Okabe–Ito hues, one per status, with the text colour that reads on each. */
 export const STATUS_COLORS: Record<CellStatus, { fill: string; text: string }> = {
@@ -26,10 +26,6 @@ export const STATUS_COLORS: Record<CellStatus, { fill: string; text: string }> =
 export const MISSING_COLOR = { fill: '#F2F2F2', text: '#555' };
 
 export const STATUS_ORDER: readonly CellStatus[] = ['valid', 'requests-queued', 'over-capacity', 'warmup-timed-out', 'errors', 'client-limited', 'stream-buffered', 'not-run'];
-
-export function statusLabel(status: CellStatus): string {
-  return STATUS_LABELS[status];
-}
 
 const CSS = `
 :root { color-scheme: light; }

@@ -1,0 +1,54 @@
+/**
+ * Escaping for every page: text from outside (a server's model id, error text, a file path) shown
+ * as written in Markdown (GitHub pages, PR comments, job summaries) and in HTML, never formatting
+ * or injecting anything.
+ */
+
+/** One Markdown table row; `|` and line breaks inside cells are escaped. */
+export function markdownRow(cells: readonly string[]): string {
+  return `| ${cells.map(escapeCell).join(' | ')} |`;
+}
+
+/** A table cell's (or our own list item's) text: `|` escaped, line breaks as spaces. Text from outside goes through escapeText first. */
+export function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+/**
+ * Text that came from outside (a server's model id, version, error text, a file path) for a
+ * Markdown heading, list item or table cell: on one line, with HTML (`<`, `>`, `&`) and the
+ * characters that format Markdown (`\ * ` [ ] | ~`, and `_` at a word's edge) escaped, so it shows as written and can
+ * neither format nor inject anything where the page is rendered (GitHub pages, PR comments, job
+ * summaries). Line breaks of any kind become spaces.
+ */
+export function escapeText(text: string): string {
+  return text
+    .replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ')
+    .replace(/[\\`*[\]|~]/g, (c) => `\\${c}`)
+    // an underscore formats only at a word's edge (`_b_`); inside a word (`owned_by`) it is left as it is
+    .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** An inline code span for text from outside (a path): on one line, fenced by more backticks than it holds. */
+export function codeSpan(text: string): string {
+  const flat = text.replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+/** A fenced code block whose fence is longer than any backtick run in `text`, so the text cannot close it. */
+export function codeBlock(text: string, lang = ''): string[] {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [`${fence}${lang}`, text, fence];
+}
+
+/** Text for HTML, in text and in attribute values (quotes escaped too). */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}

@@ -1,0 +1,143 @@
+/**
+ * The Markdown page's notes under All measurements, each only when a cell calls for it: why
+ * requests failed, resent requests and closing connections, usage that disagrees, stream endings,
+ * where the running figure came from, buffered streams, figures not computed.
+ */
+import { formatCount, formatNumber, formatRate } from './format.js';
+import { cellKey } from '../shapes/labels.js';
+import type { CellResult } from '../shapes/result.js';
+import { escapeText } from './escape.js';
+import { streamEndingsText } from './view.js';
+
+/** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */
+export function errorNotes(cells: readonly CellResult[]): string[] {
+  const failing = cells.filter((c) => c.evidence.errors && c.evidence.errors.count > 0);
+  if (failing.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const e = c.evidence.errors!;
+    const codes = Object.entries(e.byCode)
+      .map(([code, n]) => `${formatCount(n)} ${code}`)
+      .join(', ');
+    const first = e.firstMessage ? `; first: ${escapeText(e.firstMessage.length > 300 ? `${e.firstMessage.slice(0, 300)}…` : e.firstMessage)}` : '';
+    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
+  };
+  return ['Failed requests, by cause:', '', ...failing.map(line), ''];
+}
+
+/** Cells whose server usage disagreed with the streamed tokens (evidence.usageDisagrees). */
+export function usageNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.usageDisagrees);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const u = c.evidence.usageDisagrees!;
+    const constant = u.constant ? ', the same usage whatever the length' : '';
+    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
+  };
+  return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
+}
+
+/**
+ * Streams that ended otherwise than by a complete `data: [DONE]` event, per cell (evidence
+ * streamEndings): read as completed requests, so the page says how many and how.
+ */
+export function streamEndingNotes(cells: readonly CellResult[]): string[] {
+  const seen = cells.filter((c) => c.evidence.streamEndings && streamEndingsText(c.evidence.streamEndings) !== '');
+  if (seen.length === 0) return [];
+  const list = seen.map((c) => `${cellKey(c.context, c.concurrency)}: ${streamEndingsText(c.evidence.streamEndings!)}`).join('; ');
+  return [
+    `Stream endings (${list}): the server closed the connection after the chunk with the finish reason without sending \`data: [DONE]\`, or sent \`data: [DONE]\` with no blank line after it before closing. Both were read as completed requests, as curl and most clients read them; a close before any finish reason, or a broken connection, is still a failure.`,
+    '',
+  ];
+}
+
+type RunningSource = NonNullable<NonNullable<CellResult['figures']>['runningFrom']>;
+
+/** How each source of a cell's running figure reads on the page (figures.runningFrom). */
+export const RUNNING_SOURCE_TEXT: Readonly<Record<RunningSource, string>> = {
+  'decode-counters': "the server's decode counters (llama.cpp `n_decode_total` × `n_busy_slots_per_decode`)",
+  samples: "the server's running-requests metric, sampled",
+  slots: "the server's busy slots (llama.cpp `GET /slots`), sampled",
+  client: "client-side timelines: the server exposes no running or waiting figure, so a request counts as waiting from its send to its first token and as running from its first to its last token",
+};
+
+/**
+ * Where the cells' running figures came from (the figure Requests queued is judged on), one line
+ * per source with its cells, and for client-side Requests queued cells the client's numbers.
+ * Nothing when every measured cell used the server's running-requests metric.
+ */
+export function runningSourceNotes(cells: readonly CellResult[]): string[] {
+  const measured = cells.filter((c) => c.figures?.runningFrom !== undefined);
+  if (measured.length === 0 || measured.every((c) => c.figures!.runningFrom === 'samples')) return [];
+  const bySource = new Map<RunningSource, string[]>();
+  for (const c of measured) {
+    const from = c.figures!.runningFrom!;
+    bySource.set(from, [...(bySource.get(from) ?? []), cellKey(c.context, c.concurrency)]);
+  }
+  const out = ['Running requests (what Requests queued is judged on) came from:', ''];
+  for (const [from, keys] of bySource) out.push(`- ${RUNNING_SOURCE_TEXT[from]}: ${keys.join(', ')}`);
+  out.push('');
+  const clientQueued = cells.filter((c) => c.evidence.queued?.source === 'client');
+  if (clientQueued.length > 0) {
+    const line = (c: CellResult): string => {
+      const q = c.evidence.queued!;
+      return `- ${cellKey(c.context, c.concurrency)}: at most ${formatCount(q.peakRunning)} of ${formatCount(q.concurrency)} ran at once, held there with requests waiting ${formatNumber((q.heldAtPeakShare ?? 0) * 100, 0)} % of the window (mean running ${formatRate(q.meanRunning)}, waiting ${formatRate(q.meanWaiting)})`;
+    };
+    out.push('Requests queued (client-side): the server never ran all requests at once and held its peak while others waited:', '', ...clientQueued.map(line), '');
+  }
+  return out;
+}
+
+/** Cells whose streams arrived bunched (evidence streamBuffered), with the burst evidence. */
+export function bufferedNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.streamBuffered);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const b = c.evidence.streamBuffered!;
+    return (
+      `- ${cellKey(c.context, c.concurrency)}: ${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms; ` +
+      `tokens per burst median ${formatCount(b.burstTokens.median)}, p90 ${formatCount(b.burstTokens.p90)}, largest ${formatCount(b.burstTokens.max)} ` +
+      `(${formatCount(b.oneBurstRequests)} of ${formatCount(b.requests)} requests in one burst)`
+    );
+  };
+  return [
+    "Stream buffered on the way: the tokens arrived in bursts no engine produces (each of a request's chunks comes from its own decode step), so something between the server and the load generator held them, and the TTFT and time between tokens shown are its, not the server's:",
+    '',
+    ...flagged.map(line),
+    '',
+  ];
+}
+
+/** Figures a measured cell could not compute, with the reason (never a bare dash without one). */
+export function notComputedNotes(cells: readonly CellResult[]): string[] {
+  const lines: string[] = [];
+  for (const c of cells) {
+    const n = c.figures?.notComputed;
+    if (!n) continue;
+    if (n.timeBetweenTokensMs) lines.push(`- ${cellKey(c.context, c.concurrency)}: time between tokens and per-request tok/s: ${n.timeBetweenTokensMs}`);
+    if (n.ttftMs) lines.push(`- ${cellKey(c.context, c.concurrency)}: TTFT: ${n.ttftMs}`);
+  }
+  return lines.length === 0 ? [] : ['Figures shown as — could not be computed:', '', ...lines, ''];
+}
+
+/** What the load's connections showed: requests resent after a stale keep-alive connection, a server that closes after each response. */
+export function connectionNotes(cells: readonly CellResult[]): string[] {
+  const out: string[] = [];
+  const resent = cells.filter((c) => c.evidence.connectionRetries);
+  if (resent.length > 0) {
+    const list = resent.map((c) => `${cellKey(c.context, c.concurrency)}: ${formatCount(c.evidence.connectionRetries!.count)}`).join(', ');
+    const why = resent.find((c) => c.evidence.connectionRetries?.firstReason)?.evidence.connectionRetries?.firstReason;
+    out.push(
+      `Resent (${list}): requests whose send on a reused keep-alive connection failed before any answer, because the server had closed it${why ? ` (${escapeText(why)})` : ''}; each was sent once more on a fresh connection. They are not failures, and their TTFT starts at the resend.`,
+      '',
+    );
+  }
+  const closing = cells.find((c) => c.connections?.serverClosesAfterResponse);
+  if (closing) {
+    const c = closing.connections!;
+    out.push(
+      `Connections: the server closes the connection after each streamed response although it offers keep-alive, so requests said \`Connection: close\` and each worker's next connection was opened as its stream ended (${cellKey(closing.context, closing.concurrency)}: ${formatCount(c.opened)} connections for ${formatCount(c.requests)} requests).`,
+      '',
+    );
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+/**
+ * The view model every page shares (the Markdown page, the step summary, the HTML report, the
+ * comparison page): the grid's axes, the cells that count, the words for each status and for a
+ * missing cell, the shared column names and notes. Plain text: each page escapes it for its own
+ * format (src/pages/escape.ts), so the words are the same everywhere.
+ */
+import { plannedCellKeys } from '../results/collect.js';
+import { ABSENT, formatCount, formatNumber } from './format.js';
+import { parseCellKey } from '../shapes/labels.js';
+import type { CellResult, CellStatus, SpeedMatrixResult } from '../shapes/result.js';
+
+/** shown for a planned cell or prefill row that has not finished yet (partial page) */
+export const NOT_YET = '…';
+/** shown for a planned cell that never ran (final page of an interrupted or filtered run) */
+export const NOT_RUN = 'Not run';
+
+export const STATUS_LABELS: Record<CellStatus, string> = {
+  valid: 'Valid',
+  'over-capacity': 'Over capacity',
+  'requests-queued': 'Requests queued',
+  'warmup-timed-out': 'Warm-up timed out',
+  errors: 'Errors',
+  'client-limited': 'Client-limited',
+  'stream-buffered': 'Stream buffered',
+  'not-run': 'Not run',
+};
+
+/** Legend sentences, in the order they are listed. */
+export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
+  ['requests-queued', 'the server could not run all requests at once, so some waited in a queue.'],
+  ['over-capacity', "not run because this many requests at this context would exceed the server's KV cache."],
+  ['warmup-timed-out', 'the server did not become idle before the cell, or not every request was streaming before the window, within the timeout; measured anyway.'],
+  ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
+  ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
+  ['stream-buffered', "the tokens arrived in bursts no engine produces: something between the server and the load generator (a proxy's buffering, a gzip tier) held the stream, so TTFT and the time between tokens are its, not the server's."],
+  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
+];
+
+export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
+
+export const ALL_MEASUREMENTS_COLUMNS = [
+  'Phase', 'Context', 'Requests at once', 'Status', 'Total tok/s', 'Per request tok/s', 'TTFT',
+  'Time between tokens', 'Average active requests', 'Completed requests', 'Output tokens', 'Measured for',
+  'Failed requests', 'Client active',
+] as const;
+
+/** The grid's rows and columns: every context and concurrency of the run, of a finished cell or of a planned one, ascending. */
+export function gridAxes(result: SpeedMatrixResult): { contexts: number[]; levels: number[] } {
+  const planned = plannedCellKeys(result.info);
+  return {
+    contexts: sortedUnique([...result.info.run.contexts, ...matrixCells(result).map((c) => c.context), ...planned.map((k) => parseCellKey(k).context)]),
+    levels: sortedUnique([...result.info.run.concurrency, ...matrixCells(result).map((c) => c.concurrency), ...planned.map((k) => parseCellKey(k).concurrency)]),
+  };
+}
+
+/** The word for a planned cell or row without a result: not yet (partial page), or never run (final page). */
+export function missingText(result: Pick<SpeedMatrixResult, 'partial'>): string {
+  return result.partial ? NOT_YET : NOT_RUN;
+}
+
+/** the matrix's planned cells, without the capacity search's adaptive ones */
+export function matrixCells(result: Pick<SpeedMatrixResult, 'cells'>): CellResult[] {
+  return result.cells.filter((c) => !c.adaptive);
+}
+
+/** matrix cells that finished: measured or Over capacity, not Not run */
+export function finishedCells(result: Pick<SpeedMatrixResult, 'cells'>): number {
+  return matrixCells(result).filter((c) => c.status !== 'not-run').length;
+}
+
+export const GOODPUT_COLUMN = 'Goodput';
+
+/** "92 % (95 % of tokens)", or — without goodput */
+export function goodputText(cell: Pick<CellResult, 'goodput'> | undefined): string {
+  const g = cell?.goodput;
+  if (!g || g.requests.judged === 0) return ABSENT;
+  return `${percent(g.requests.share)} (${percent(g.tokens.share)} of tokens)`;
+}
+
+export function percent(share: number): string {
+  const p = share * 100;
+  return `${formatNumber(p, p > 0 && p < 10 ? 1 : 0)} %`;
+}
+
+export const SPREAD_COLUMN = 'Spread over repeats';
+
+/**
+ * The words of a cell's statuses, the same on every page: every non-valid status, the main one
+ * first, Errors with their count, Requests queued judged client-side said so, Not run with its
+ * reason. Plain text (the reason is the server's or the run's own): each page escapes it.
+ */
+export function statusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
+  if (cell.status === 'not-run') return cell.notRunReason ? `${STATUS_LABELS['not-run']}: ${cell.notRunReason}` : STATUS_LABELS['not-run'];
+  const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].filter((s) => s !== 'valid');
+  if (all.length === 0) return STATUS_LABELS.valid;
+  return all
+    .map((s) => {
+      // judged from the client's own timelines: the server exposes no running or waiting figure
+      if (s === 'requests-queued' && cell.evidence.queued?.source === 'client') return `${STATUS_LABELS[s]} (client-side)`;
+      if (s !== 'errors') return STATUS_LABELS[s];
+      const count = cell.evidence.errors?.count ?? cell.figures?.failedRequests;
+      return count === undefined ? STATUS_LABELS.errors : `${STATUS_LABELS.errors} (${count})`;
+    })
+    .join(', ');
+}
+
+/**
+ * `12 closed after finish_reason without [DONE], 3 unterminated last event (of 40 completed)`; ''
+ * when every stream ended normally. `code` formats `[DONE]` (a Markdown code span by default; the
+ * HTML report passes its own).
+ */
+export function streamEndingsText(
+  e: { done: number; closeAfterFinish: number; unterminatedLast: number },
+  code: (text: string) => string = (t) => `\`${t}\``,
+): string {
+  const parts: string[] = [];
+  if (e.closeAfterFinish > 0) parts.push(`${formatCount(e.closeAfterFinish)} closed after finish_reason without ${code('[DONE]')}`);
+  if (e.unterminatedLast > 0) parts.push(`${formatCount(e.unterminatedLast)} unterminated last event`);
+  if (parts.length === 0) return '';
+  return `${parts.join(', ')} (of ${formatCount(e.done + e.closeAfterFinish + e.unterminatedLast)} completed)`;
+}
+
+export function sortedUnique(xs: readonly number[]): number[] {
+  return [...new Set(xs)].sort((a, b) => a - b);
+}
+
+export function isText(x: string | undefined): x is string {
+  return x !== undefined && x !== '';
+}
