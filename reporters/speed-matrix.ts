@@ -29,7 +29,7 @@ import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
-import { resolveTolerances } from '../src/compare/tolerances.js';
+import { resolveTolerances } from '../src/thresholds/tolerances.js';
 
 /** The diff page written next to the result when the run had a baseline. */
 export const DIFF_MD = 'speed-matrix-diff.md';

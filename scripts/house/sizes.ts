@@ -2,7 +2,9 @@
  * The house rules dependency-cruiser cannot see, read from the TypeScript syntax tree:
  *   - no source file over MAX_FILE_LINES lines (generated files excepted);
  *   - no function (declaration, method, arrow, expression) over MAX_FUNCTION_LINES lines;
- *   - no `process.env` read outside src/config (configuration is read once, there).
+ *   - no `process.env` read outside src/config (configuration is read once, there);
+ *   - no two files of the same name in different folders, unless the name is one role
+ *     (SAME_ROLE_NAMES: every `cli.ts` is a subcommand's command line, …).
  * A string that merely contains "process.env" (the workflow text `init` writes) is not a read.
  *
  *   npx tsx scripts/house/sizes.ts      prints every breach, exit 1 when there is one
@@ -21,10 +23,19 @@ export const HOUSE_ROOTS = ['src', 'reporters'] as const;
 /** the one folder that may read the environment */
 export const ENV_FOLDER = 'src/config/';
 
+/** File names that may repeat across folders, because each copy plays the same role. */
+export const SAME_ROLE_NAMES: Readonly<Record<string, string>> = {
+  'cli.ts': "a subcommand's command line",
+  'index.ts': "a folder's entry point",
+  'errors.ts': "a layer's error classes",
+  'schema.ts': 'the zod schema of an input file',
+  'load.ts': 'reads and checks an input file',
+};
+
 export interface Breach {
   file: string;
   line: number;
-  rule: 'file-lines' | 'function-lines' | 'process-env';
+  rule: 'file-lines' | 'function-lines' | 'process-env' | 'same-name';
   text: string;
 }
 
@@ -78,9 +89,27 @@ export function breachesOf(file: string, text: string): Breach[] {
   return breaches;
 }
 
+/** Files that share a name with a file in another folder, where the name is not one role. */
+export function sameNameBreaches(files: readonly string[]): Breach[] {
+  const byName = new Map<string, string[]>();
+  for (const file of files) {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    byName.set(name, [...(byName.get(name) ?? []), file]);
+  }
+  const breaches: Breach[] = [];
+  for (const [name, paths] of byName) {
+    if (paths.length < 2 || SAME_ROLE_NAMES[name] !== undefined) continue;
+    for (const file of paths) {
+      breaches.push({ file, line: 1, rule: 'same-name', text: `${name} is also ${paths.filter((p) => p !== file).join(', ')}: name each file by its job` });
+    }
+  }
+  return breaches;
+}
+
 /** Every breach under the house roots of a repository. */
 export function houseBreaches(root: string): Breach[] {
-  return HOUSE_ROOTS.flatMap((dir) => sourcesUnder(join(root, dir), root)).flatMap((file) => breachesOf(file, readFileSync(join(root, file), 'utf8')));
+  const files = HOUSE_ROOTS.flatMap((dir) => sourcesUnder(join(root, dir), root));
+  return [...files.flatMap((file) => breachesOf(file, readFileSync(join(root, file), 'utf8'))), ...sameNameBreaches(files)];
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -13,7 +13,7 @@ import type { RegressionTolerances } from '../thresholds/schema.js';
 import { matrixDifferences } from '../judge/compare.js';
 import type { Baseline } from '../judge/baseline-gate.js';
 import { loadResultFile } from './load.js';
-import { resolveTolerances } from './tolerances.js';
+import { resolveTolerances } from '../thresholds/tolerances.js';
 
 export const BASELINE_VARIABLE = 'LLM_BENCH_BASELINE';
 

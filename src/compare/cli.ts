@@ -16,7 +16,7 @@ import { loadThresholds } from '../thresholds/load.js';
 import { compareResults, matrixDifferences } from '../judge/compare.js';
 import { checkResultFile, readResultJson } from './load.js';
 import { renderDiffMarkdown } from '../pages/diff-markdown.js';
-import { resolveTolerances } from './tolerances.js';
+import { resolveTolerances } from '../thresholds/tolerances.js';
 
 export const COMPARE_USAGE = `usage: llm-speed-matrix compare <base.json> <new.json> [--out diff.md] [--thresholds thresholds.json]
 

@@ -6,7 +6,7 @@
  */
 import { cellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
-import type { ResolvedTolerances } from '../compare/tolerances.js';
+import type { ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCell, comparePrefill } from './compare.js';
 import { compareCapacityRow } from './compare-capacity.js';
 

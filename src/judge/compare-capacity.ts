@@ -14,7 +14,7 @@
  */
 import type { CapacityRow, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import type { FigureTolerance } from '../compare/tolerances.js';
+import type { FigureTolerance } from '../thresholds/tolerances.js';
 
 export type CapacityVerdict = 'improved' | 'regressed' | 'within-noise' | 'not-comparable';
 

@@ -25,7 +25,7 @@ import {
   REGRESSION_PREFILL_FIGURES,
   type FigureTolerance,
   type ResolvedTolerances,
-} from '../compare/tolerances.js';
+} from '../thresholds/tolerances.js';
 import { compareCapacity, type CapacityDelta } from './compare-capacity.js';
 
 export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';

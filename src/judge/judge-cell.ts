@@ -16,7 +16,7 @@
  */
 import type { CellResult, Slo, SloVerdict } from '../shapes/result.js';
 import type { CellBudget, Tolerances } from '../thresholds/schema.js';
-import { escapeText } from '../results/render-md.js';
+import { escapeText } from '../text/escape.js';
 import { cellStatuses, type CellStatusInput, type CellStatusResult } from './status.js';
 import { combineStatuses } from './repeat.js';
 import { evaluateCell } from './thresholds.js';

@@ -3,7 +3,7 @@
  * the one that binds (the miss furthest past its bound, relative to it). Over capacity binds as
  * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. Pure.
  */
-import { formatCount, formatMs, formatNumber, formatRate } from '../pages/format.js';
+import { formatCount, formatMs, formatNumber, formatRate } from '../text/format.js';
 import type { CellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 

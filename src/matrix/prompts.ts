@@ -4,7 +4,7 @@
  * and the per-request prompts of a cell built on it (src/prompts/cell.ts).
  */
 import { PromptCalibrator, toleranceTokens, type CalibratedPrompt } from '../prompts/calibrate.js';
-import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts } from '../prompts/cell.js';
+import { calibrationSamples, cellPrompts, type CellPromptMode, type CellPrompts } from '../prompts/cell-prompts.js';
 import { runSingleRequest } from '../load/prefill.js';
 import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../errors.js';

@@ -10,7 +10,7 @@ import { matrixCells } from './view.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './html-frame.js';
-import { escapeHtml } from './escape.js';
+import { escapeHtml } from '../text/escape.js';
 import { PALETTE } from './svg.js';
 
 export interface ComparedRun {

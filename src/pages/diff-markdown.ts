@@ -4,7 +4,7 @@
  */
 import { formatValue } from '../judge/thresholds.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
-import { codeSpan, escapeCell, escapeText, markdownRow as row } from './escape.js';
+import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/escape.js';
 import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta } from '../judge/compare-capacity.js';

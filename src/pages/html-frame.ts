@@ -8,7 +8,7 @@ import type { CellStatus } from '../shapes/result.js';
 import { redactSecrets } from '../redact.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
-import { escapeHtml } from './escape.js';
+import { escapeHtml } from '../text/escape.js';
 
 /** Status fills: Okabe–Ito hues, one per status, with the text colour that reads on each. */
 export const STATUS_COLORS: Record<CellStatus, { fill: string; text: string }> = {

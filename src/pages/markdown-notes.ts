@@ -3,10 +3,10 @@
  * requests failed, resent requests and closing connections, usage that disagrees, stream endings,
  * where the running figure came from, buffered streams, figures not computed.
  */
-import { formatCount, formatNumber, formatRate } from './format.js';
+import { formatCount, formatNumber, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CellResult } from '../shapes/result.js';
-import { escapeText } from './escape.js';
+import { escapeText } from '../text/escape.js';
 import { streamEndingsText } from './view.js';
 
 /** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */

@@ -3,10 +3,10 @@
  * measurements row, the spread over repeats, the server cross-check. Status words come from the
  * view model (src/pages/view.ts), escaped for Markdown.
  */
-import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, formatSeconds } from './format.js';
+import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, formatSeconds } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult } from '../shapes/result.js';
-import { escapeText } from './escape.js';
+import { escapeText } from '../text/escape.js';
 import { NOT_YET, STATUS_LABELS, statusWords } from './view.js';
 
 /** Status text of a cell for the Markdown page: its status words (src/pages/view.ts), escaped. */

@@ -5,13 +5,13 @@
  * measurements; then, only when present, threshold failures and regressions.
  */
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
-import { ABSENT, formatMs, formatMsPrecise, formatNumber, formatRate } from './format.js';
+import { ABSENT, formatMs, formatMsPrecise, formatNumber, formatRate } from '../text/format.js';
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import { bindingText } from '../slo/capacity.js';
-import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from './escape.js';
+import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from '../text/escape.js';
 import { connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';

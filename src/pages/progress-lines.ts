@@ -2,7 +2,7 @@
  * Pure: one-line progress messages the reporter prints while a run goes.
  * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
  */
-import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from './format.js';
+import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
 import { describeCapacity } from '../slo/capacity.js';

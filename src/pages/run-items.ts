@@ -2,7 +2,7 @@
  * The run's description, as every page shows it: the summary line under the title and the
  * Hardware, Engine and Run sections (label, value; an absent value is left out by the page).
  */
-import { formatCount, formatNumber } from './format.js';
+import { formatCount, formatNumber } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellFigures } from '../shapes/result.gen.js';

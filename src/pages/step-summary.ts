@@ -4,7 +4,7 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { codeSpan, escapeCell, escapeText } from './escape.js';
+import { codeSpan, escapeCell, escapeText } from '../text/escape.js';
 import { decodeGrid, mermaidChart } from './markdown.js';
 import { finishedCells, matrixCells } from './view.js';
 import { describeCapacity } from '../slo/capacity.js';

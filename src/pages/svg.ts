@@ -4,7 +4,7 @@
  * values), a heat map and a histogram. Every data mark has class `mark`, every chart sits in a
  * `<figure class="chart" data-chart="NAME">` with a title, a description and axis titles with units.
  */
-import { escapeHtml } from './escape.js';
+import { escapeHtml } from '../text/escape.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies (yellow left out: too light on white). */
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#000000', '#999933'] as const;

@@ -5,7 +5,7 @@
  * format (src/pages/escape.ts), so the words are the same everywhere.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { ABSENT, formatCount, formatNumber } from './format.js';
+import { ABSENT, formatCount, formatNumber } from '../text/format.js';
 import { parseCellKey } from '../shapes/labels.js';
 import type { CellResult, CellStatus, SpeedMatrixResult } from '../shapes/result.js';
 

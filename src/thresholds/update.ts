@@ -36,7 +36,7 @@ import { writeFileAtomic } from '../results/write.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { cellFigureValue, formatValue, prefillFigureValue } from '../judge/thresholds.js';
 import { spreadOf } from '../judge/compare.js';
-import { resolveTolerances, type FigureTolerance } from '../compare/tolerances.js';
+import { resolveTolerances, type FigureTolerance } from './tolerances.js';
 import {
   CELL_FIGURES,
   PREFILL_FIGURES,

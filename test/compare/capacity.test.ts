@@ -9,7 +9,7 @@ import { baselineCapacityFailures, baselineCellFailures } from '../../src/judge/
 import { compareCapacity, compareCapacityRow } from '../../src/judge/compare-capacity.js';
 import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
-import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
+import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/thresholds/tolerances.js';
 import { contextLabel } from '../../src/shapes/labels.js';
 import type { CapacityRow, CellResult, SloMiss, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { resolutionAt } from '../../src/slo/capacity.js';

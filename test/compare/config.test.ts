@@ -3,7 +3,7 @@ import { resolveSuite } from '../../src/config/resolve.js';
 import { simOverridesOf } from '../../src/matrix/open.js';
 import { parseThresholds } from '../../src/thresholds/load.js';
 import { isThresholdsSchemaCurrent } from '../../src/thresholds/gen-schema.js';
-import { resolveTolerances } from '../../src/compare/tolerances.js';
+import { resolveTolerances } from '../../src/thresholds/tolerances.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { compareFigure, compareResults, formatChange, matrixDifferences, relativeChange } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
-import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/compare/tolerances.js';
+import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/thresholds/tolerances.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 

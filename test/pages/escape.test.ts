@@ -6,8 +6,8 @@
 import { describe, expect, test } from 'vitest';
 import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
-import { resolveTolerances } from '../../src/compare/tolerances.js';
-import { codeBlock, codeSpan, escapeText } from '../../src/pages/escape.js';
+import { resolveTolerances } from '../../src/thresholds/tolerances.js';
+import { codeBlock, codeSpan, escapeText } from '../../src/text/escape.js';
 import { renderMarkdown } from '../../src/pages/markdown.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';

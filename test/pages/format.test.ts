@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import {
   formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate, formatSeconds,
-} from '../../src/pages/format.js';
+} from '../../src/text/format.js';
 
 test('rates: one decimal with thousands commas', () => {
   expect(formatRate(2616.6)).toBe('2,616.6');

@@ -13,7 +13,7 @@ import { cellSeries } from '../../src/metrics/series.js';
 import { distinctLabels, runReportCli } from '../../src/report/cli.js';
 import { renderCompareHtml } from '../../src/pages/compare-html.js';
 import { renderHtml } from '../../src/pages/html.js';
-import { escapeHtml } from '../../src/pages/escape.js';
+import { escapeHtml } from '../../src/text/escape.js';
 import { histogram, lineChart } from '../../src/pages/svg.js';
 import { mermaidChart, renderMarkdown } from '../../src/pages/markdown.js';
 import { validateResult } from '../../src/results/validate.js';

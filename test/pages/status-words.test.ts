@@ -3,7 +3,7 @@
  * CellStatus (from the view model, src/pages/view.ts), each page escaping them for its format.
  */
 import { describe, expect, test } from 'vitest';
-import { escapeHtml, escapeText } from '../../src/pages/escape.js';
+import { escapeHtml, escapeText } from '../../src/text/escape.js';
 import { renderHtml } from '../../src/pages/html.js';
 import { renderMarkdown } from '../../src/pages/markdown.js';
 import { STATUS_LABELS, statusWords } from '../../src/pages/view.js';

@@ -5,7 +5,7 @@ import { getAdapter } from '../../src/engines/detect.js';
 import { asNumber, asRecord, closeControlAgent, postJson } from '../../src/engines/http.js';
 import type { EndpointKind, HttpTarget } from '../../src/shapes/engine.js';
 import { PromptCalibrator, toleranceTokens } from '../../src/prompts/calibrate.js';
-import { calibrationSamples, cellPrompts } from '../../src/prompts/cell.js';
+import { calibrationSamples, cellPrompts } from '../../src/prompts/cell-prompts.js';
 
 const sims = new Map<string, SimHandle>();
 beforeAll(async () => {

@@ -16,7 +16,7 @@ import {
   REGRESSION_PREFILL_FIGURES,
   type RegressionTolerance,
   type RegressionTolerances,
-} from '../thresholds/schema.js';
+} from './schema.js';
 
 export type CellCompareFigure = (typeof REGRESSION_CELL_FIGURES)[number];
 export type PrefillCompareFigure = (typeof REGRESSION_PREFILL_FIGURES)[number];

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { cellPrompts, requestTail, streamLead, TAIL_DIGITS } from '../../src/prompts/cell.js';
+import { cellPrompts, requestTail, streamLead, TAIL_DIGITS } from '../../src/prompts/cell-prompts.js';
 
 describe('cellPrompts', () => {
   const shared = 'RUN-42 context 4096\nSome calibrated filler text.';
