@@ -7,7 +7,7 @@
  * on its own first (slo-verdict.ts). Pure: the caller stores and throws (src/matrix/capacity-test.ts).
  */
 import type { CapacityRow, CellResult, Slo } from '../shapes/result.js';
-import { capacityRow, type CapacityInput } from '../slo/capacity.js';
+import { capacityRow, type CapacityInput } from './capacity-row.js';
 import { capacityBudgetFailures } from './thresholds.js';
 import { baselineCapacityFailures, type Baseline } from './baseline-gate.js';
 

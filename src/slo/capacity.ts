@@ -8,8 +8,11 @@
  *
  * Rows whose every column meets the SLO report "at least the largest column": the tool does not
  * measure beyond the matrix the user asked for.
+ *
+ * This file is the search procedure; the row's record (its capacity, binding constraint, goodput)
+ * is decided in judge/capacity-row.ts, and its words are text/capacity.ts.
  */
-import type { CapacityRow, CellResult, Goodput, SloMiss, SloVerdict } from '../shapes/result.js';
+import type { Goodput, SloVerdict } from '../shapes/result.js';
 
 /** One concurrency judged against the SLO. */
 export interface Judged {
@@ -101,65 +104,4 @@ export async function searchCapacity(input: SearchInput): Promise<SearchOutcome>
   const end = bracket(judged);
   if (end.hi === undefined || end.lo < 1) return { judged };
   return { judged, confirmation: await input.probe(end.lo, 'confirmation') };
-}
-
-export interface CapacityInput {
-  context: number;
-  contextLabel: string;
-  judged: readonly Judged[];
-  /** the final measured cell at the capacity */
-  confirmation?: { concurrency: number; verdict: SloVerdict; goodput?: Goodput };
-}
-
-/** The row's capacity record from everything judged (columns, adaptive cells) and the confirmation. */
-export function capacityRow(input: CapacityInput): CapacityRow {
-  const { lo, hi, loJudged, hiJudged } = bracket(input.judged);
-  const sorted = [...input.judged].sort((a, b) => a.concurrency - b.concurrency);
-  const row: CapacityRow = {
-    context: input.context,
-    contextLabel: input.contextLabel,
-    capacity: lo,
-    atLeast: hi === undefined && sorted.length > 0,
-    searched: sorted.map((j) => ({ concurrency: j.concurrency, meets: j.verdict.meets, adaptive: j.adaptive })),
-    adaptiveCells: sorted.filter((j) => j.adaptive && j.measured !== false).length + (input.confirmation ? 1 : 0),
-    resolution: resolutionAt(lo),
-  };
-  if (hiJudged?.verdict.binding) {
-    row.binding = hiJudged.verdict.binding;
-    row.bindingConcurrency = hiJudged.concurrency;
-  }
-  const goodput = input.confirmation?.goodput ?? loJudged?.goodput;
-  if (lo > 0 && goodput) row.goodput = goodput;
-  if (input.confirmation) {
-    const c = input.confirmation;
-    row.confirmation = { concurrency: c.concurrency, meets: c.verdict.meets, ...(c.verdict.binding ? { binding: c.verdict.binding } : {}) };
-  }
-  return row;
-}
-
-/** A judged entry from a cell result and its verdict. */
-export function judgedOf(cell: CellResult, adaptive: boolean): Judged | undefined {
-  if (!cell.slo) return undefined;
-  return {
-    concurrency: cell.concurrency,
-    verdict: cell.slo,
-    adaptive,
-    ...(cell.status === 'over-capacity' ? { measured: false } : {}),
-    ...(cell.goodput ? { goodput: cell.goodput } : {}),
-  };
-}
-
-/** One line: "8K: 47 users (binds: TTFT p90 2,340 ms > 2,000 ms at 48)". */
-export function describeCapacity(row: CapacityRow): string {
-  const users = (n: number) => `${n} user${n === 1 ? '' : 's'}`;
-  if (row.atLeast) return `${row.contextLabel}: ≥ ${users(row.capacity)} (every column met the SLO; the largest is ${row.capacity})`;
-  const binds = row.binding ? ` (binds: ${bindingText(row.binding, row.bindingConcurrency)})` : '';
-  const unconfirmed = row.confirmation && !row.confirmation.meets ? `; unconfirmed: the final cell at ${row.confirmation.concurrency} missed ${row.confirmation.binding?.detail ?? 'the SLO'}` : '';
-  return `${row.contextLabel}: ${users(row.capacity)}${binds}${unconfirmed}`;
-}
-
-/** "TTFT p90 2,340 ms > 2,000 ms at 48", or "KV capacity: 10 would not fit …". */
-export function bindingText(miss: SloMiss, at?: number): string {
-  if (miss.constraint === 'kvCapacity') return `KV capacity: ${miss.detail}`;
-  return `${miss.detail}${at !== undefined ? ` at ${at}` : ''}`;
 }

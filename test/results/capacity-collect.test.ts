@@ -17,7 +17,7 @@ import { gridAxes } from '../../src/pages/view.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { validateResult } from '../../src/results/validate.js';
-import { capacityRow, judgedOf } from '../../src/slo/capacity.js';
+import { capacityRow, judgedOf } from '../../src/judge/capacity-row.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import { K, LEVELS, sglangCells, sglangInfo, sglangPrefill } from './fixtures/sglang-h200.js';
