@@ -11,7 +11,7 @@ import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
-import { startLoopMonitor } from '../metrics/loop-monitor.js';
+import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
