@@ -13,7 +13,7 @@ import { createWorkerDispatchers } from '../src/client/pool.js';
 import { streamRequest } from '../src/client/stream.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import type { DecodedChunk } from '../src/shapes/engine.js';
-import { EventLoopMonitor } from '../src/metrics/loop-monitor.js';
+import { EventLoopMonitor } from '../src/load/loop-monitor.js';
 import { distribution } from '../src/metrics/stats.js';
 
 function arg(name: string, fallback: number): number {

@@ -1,5 +1,5 @@
 /**
- * Fits check: runs the sim's engine model (src/sim/engine.ts) in virtual time (src/sim/virtual-cell.ts)
+ * Fits check: runs the sim's engine model (src/sim/engine.ts) in virtual time (test/helpers/virtual-cell.ts)
  * through the same sequence as the reference pages (METHOD.md): cold prefill rows, then per cell a
  * scout request, C closed-loop workers, a readiness gate, a 30 s window. Prints sim vs page for
  * every figure.
@@ -8,7 +8,7 @@
  */
 
 import { getSimProfile, type SimProfile } from '../src/sim/profiles.js';
-import { runVirtualCell, textTokens, VirtualEngine } from '../src/sim/virtual-cell.js';
+import { runVirtualCell, textTokens, VirtualEngine } from '../test/helpers/virtual-cell.js';
 
 interface PageCell {
   ctxK: number;
@@ -77,7 +77,7 @@ const WINDOW_MS = 30_000;
 const SETTLE_MS = 1000;
 
 /**
- * One cell in virtual time (src/sim/virtual-cell.ts), read as the reference pages read it: TBT the
+ * One cell in virtual time (test/helpers/virtual-cell.ts), read as the reference pages read it: TBT the
  * median over requests of (last − first token time) / (tokens − 1) inside the window, TTFT the
  * median over every request with a first token, total tok/s the tokens inside the window.
  */

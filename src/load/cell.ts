@@ -8,10 +8,10 @@ import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
-import { createWorkerDispatchers } from '../client/pool.js';
+import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
-import { startLoopMonitor } from '../metrics/loop-monitor.js';
+import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
@@ -71,33 +71,52 @@ function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
 }
 
-export async function runCell(session: LoadSession, opts: CellRunOptions): Promise<CellRun> {
-  const { concurrency: C } = opts;
-  const say = opts.onPhase ?? (() => {});
-  const headers = requestHeaders(session);
+/** One request of the cell: its id, prompt, output cap, worker's client (C = the scout's), first-token hook. */
+type Send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => Promise<RequestTimeline>;
+
+/** What the C closed-loop workers share: read by the gate and the window, stopped by the end. */
+interface Workers {
+  /** every request the workers sent, in the order they ended */
+  readonly timelines: RequestTimeline[];
+  /** ids of the worker requests in flight; cellAbort aborts them all */
+  readonly inFlight: Set<string>;
+  /** worker w has had a token */
+  readonly gotToken: boolean[];
+  /** failed requests in a row per worker (a token resets it) */
+  readonly failingInARow: number[];
+  /** no new requests (the window has closed) */
+  stopping: boolean;
+  /** requests started by all workers: the prompt's request index */
+  requestCounter: number;
+}
+
+/**
+ * The cell's clients, one per worker and one for the scout, with their connections opened. A
+ * server that is down as the cell starts (a restart) is waited for; one that stays down means the
+ * cell cannot start (an unreachable HttpCallError, which the cell test stores as Not run).
+ */
+async function openPool(session: LoadSession, C: number, signal: AbortSignal | undefined, say: (m: string) => void): Promise<WorkerDispatchers> {
   const origin = session.target.baseUrl;
-  const cellTag = `${session.runId}-c${opts.context}x${C}`;
-
-  const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal, say);
-  if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
-
+  const headers = requestHeaders(session);
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
-  // a server that is down as the cell starts (a restart) is waited for; one that stays down means the
-  // cell cannot start (an unreachable HttpCallError, which the cell test stores as Not run)
   try {
     await retryWhileUnreachable(
       async () => {
         const report = await pool.preconnect({ headers });
         if (report.opened === 0) throw new HttpCallError(`no connection to ${displayOrigin(origin)} could be opened (${report.firstError ?? 'no answer'})`, 'transport');
       },
-      { budgetMs: session.timeouts.unreachableRetryMs, signal: opts.signal, onRetry: (_e, ms) => say(`the server is not answering; trying again in ${(ms / 1000).toFixed(1)} s`) },
+      { budgetMs: session.timeouts.unreachableRetryMs, signal, onRetry: (_e, ms) => say(`the server is not answering; trying again in ${(ms / 1000).toFixed(1)} s`) },
     );
   } catch (error) {
     await pool.destroyAll();
     throw error;
   }
-  const serverTimings = new Map<string, ServerRequestTimings>();
-  const send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) =>
+  return pool;
+}
+
+/** The cell's send: one request on the given client; the server's own timings are kept per id. */
+function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): Send {
+  return (id, prompt, maxTokens, dispatcherIndex, signal, onFirstToken) =>
     sendRequest(session, {
       id,
       prompt,
@@ -111,6 +130,122 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
         if (d.serverTimings) serverTimings.set(id, d.serverTimings);
       },
     });
+}
+
+/** Worker w: sends its next request the moment the previous one ends, backing off after a failure. */
+async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, cellTag: string, send: Send, state: Workers, signal: AbortSignal): Promise<void> {
+  let seq = 0;
+  let failures = 0;
+  while (!state.stopping && !signal.aborted) {
+    const id = `${cellTag}-w${w}-r${seq}`;
+    state.inFlight.add(id);
+    const t = await send(id, opts.promptFor(w, state.requestCounter++), session.maxOutputTokens, w, signal, () => {
+      state.gotToken[w] = true;
+      // a worker that streams again is not failing, though its request has not ended yet
+      state.failingInARow[w] = 0;
+    });
+    state.inFlight.delete(id);
+    state.timelines.push(t);
+    seq++;
+    // back off after a failure, and after a "successful" answer with no tokens, so a server
+    // that answers at once cannot turn a worker into a hot loop
+    if (t.end?.kind === 'error' || t.chunkMs.length === 0) {
+      failures++;
+      state.failingInARow[w] = failures;
+      if (!state.stopping) await sleep(backoffMs(failures), signal);
+    } else {
+      failures = 0;
+      state.failingInARow[w] = 0;
+    }
+  }
+}
+
+/**
+ * Readiness gate: every worker has a token and the server queue is empty, held for the settle
+ * time. Above the server's known running limit the queue can never empty: there it may hold the
+ * C − limit requests that cannot run (a departure from METHOD.md, see the README), else every
+ * such cell would time out its gate.
+ */
+async function readinessGate(session: LoadSession, opts: CellRunOptions, state: Workers, signal: AbortSignal, say: (m: string) => void): Promise<CellRun['gate']> {
+  const maxRunning = session.facts.maxRunningRequests?.value;
+  const queueAllowed = maxRunning !== undefined ? Math.max(0, opts.concurrency - maxRunning) : 0;
+  const gateStart = monoMs();
+  const gateDeadline = gateStart + opts.gateTimeoutMs;
+  let readySince: number | undefined;
+  let gateTimedOut = false;
+  let lastGateScrape = 0;
+  let queueSettled = true;
+  while (!signal.aborted) {
+    const now = monoMs();
+    if (now - lastGateScrape >= 250) {
+      lastGateScrape = now;
+      const s = await scrapeMetrics(session);
+      // a failed scrape of a server that has metrics says nothing: not settled
+      queueSettled = s === undefined ? !session.hasMetrics : s.waiting === undefined || s.waiting <= queueAllowed;
+    }
+    // every worker failing again and again: nothing will get ready, measure the failures now
+    if (state.failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {
+      say(`every worker's last ${FAILING_WORKER_REQUESTS} requests failed: opening the window now`);
+      break;
+    }
+    const ready = state.gotToken.every(Boolean) && queueSettled;
+    if (ready) {
+      readySince ??= now;
+      if (now - readySince >= opts.gateSettleMs) break;
+    } else {
+      readySince = undefined;
+    }
+    if (now >= gateDeadline) {
+      gateTimedOut = true;
+      say(`readiness gate timed out after ${Math.round(now - gateStart)} ms; measuring anyway`);
+      break;
+    }
+    await sleep(25, signal);
+  }
+  return { timedOut: gateTimedOut, waitedMs: monoMs() - gateStart };
+}
+
+/**
+ * The window: open for windowMs, the server's metrics scraped every metricsIntervalMs inside it
+ * (each with the client's in-flight count). Resolves when it closes (`windowCompleted`: not by
+ * an abort); `sampler` ends after the scrape in progress.
+ */
+async function measureWindow(
+  session: LoadSession,
+  opts: CellRunOptions,
+  state: Workers,
+  signal: AbortSignal,
+): Promise<{ windowStartMs: number; windowEndMs: number; windowCompleted: boolean; samples: MetricsSample[]; sampler: Promise<void> }> {
+  const windowStartMs = monoMs();
+  const windowDue = windowStartMs + opts.windowMs;
+  const samples: MetricsSample[] = [];
+  const sampler = (async () => {
+    let next = windowStartMs;
+    while (!state.stopping && !signal.aborted && next < windowDue) {
+      const clientInFlight = state.inFlight.size;
+      const s = await scrapeMetrics(session);
+      if (s && s.atMs <= windowDue) samples.push({ ...s, clientInFlight });
+      next += opts.metricsIntervalMs;
+      await sleep(Math.min(next, windowDue) - monoMs(), signal);
+    }
+  })();
+  await sleep(windowDue - monoMs(), signal);
+  // an abort that comes after the window closed does not throw away a measured cell
+  const windowCompleted = !signal.aborted;
+  return { windowStartMs, windowEndMs: monoMs(), windowCompleted, samples, sampler };
+}
+
+export async function runCell(session: LoadSession, opts: CellRunOptions): Promise<CellRun> {
+  const { concurrency: C } = opts;
+  const say = opts.onPhase ?? (() => {});
+  const cellTag = `${session.runId}-c${opts.context}x${C}`;
+
+  const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal, say);
+  if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
+
+  const pool = await openPool(session, C, opts.signal, say);
+  const serverTimings = new Map<string, ServerRequestTimings>();
+  const send = cellSend(session, pool, C, serverTimings);
 
   const cellAbort = new AbortController();
   // every worker's request (or backoff sleep) listens on it: C listeners are expected, not a leak
@@ -131,114 +266,30 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need
     await pool.retire(C);
 
-    const timelines: RequestTimeline[] = [];
-    /** ids of the worker requests in flight; cellAbort aborts them all */
-    const inFlight = new Set<string>();
-    const gotToken = new Array<boolean>(C).fill(false);
-    /** failed requests in a row per worker (a token resets it) */
-    const failingInARow = new Array<number>(C).fill(0);
-    let stopping = false;
-    let requestCounter = 0;
-
-    const worker = async (w: number) => {
-      let seq = 0;
-      let failures = 0;
-      while (!stopping && !cellAbort.signal.aborted) {
-        const id = `${cellTag}-w${w}-r${seq}`;
-        inFlight.add(id);
-        const t = await send(id, opts.promptFor(w, requestCounter++), session.maxOutputTokens, w, cellAbort.signal, () => {
-          gotToken[w] = true;
-          // a worker that streams again is not failing, though its request has not ended yet
-          failingInARow[w] = 0;
-        });
-        inFlight.delete(id);
-        timelines.push(t);
-        seq++;
-        // back off after a failure, and after a "successful" answer with no tokens, so a server
-        // that answers at once cannot turn a worker into a hot loop
-        if (t.end?.kind === 'error' || t.chunkMs.length === 0) {
-          failures++;
-          failingInARow[w] = failures;
-          if (!stopping) await sleep(backoffMs(failures), cellAbort.signal);
-        } else {
-          failures = 0;
-          failingInARow[w] = 0;
-        }
-      }
+    const state: Workers = {
+      timelines: [],
+      inFlight: new Set<string>(),
+      gotToken: new Array<boolean>(C).fill(false),
+      failingInARow: new Array<number>(C).fill(0),
+      stopping: false,
+      requestCounter: 0,
     };
-
     say(`starting ${C} workers`);
     // the event-loop monitor covers the burst before the window too: TTFT samples come from it
     const monitor = startLoopMonitor();
     const cpu = startCpuMeter();
-    const workers = Array.from({ length: C }, (_, w) => worker(w));
+    const workers = Array.from({ length: C }, (_, w) => runWorker(w, session, opts, cellTag, send, state, cellAbort.signal));
 
-    // Readiness gate: every worker has a token and the server queue is empty, held for the settle
-    // time. Above the server's known running limit the queue can never empty: there it may hold the
-    // C − limit requests that cannot run (a departure from METHOD.md, see the README), else every
-    // such cell would time out its gate.
-    const maxRunning = session.facts.maxRunningRequests?.value;
-    const queueAllowed = maxRunning !== undefined ? Math.max(0, C - maxRunning) : 0;
-    const gateStart = monoMs();
-    const gateDeadline = gateStart + opts.gateTimeoutMs;
-    let readySince: number | undefined;
-    let gateTimedOut = false;
-    let lastGateScrape = 0;
-    let queueSettled = true;
-    while (!cellAbort.signal.aborted) {
-      const now = monoMs();
-      if (now - lastGateScrape >= 250) {
-        lastGateScrape = now;
-        const s = await scrapeMetrics(session);
-        // a failed scrape of a server that has metrics says nothing: not settled
-        queueSettled = s === undefined ? !session.hasMetrics : s.waiting === undefined || s.waiting <= queueAllowed;
-      }
-      // every worker failing again and again: nothing will get ready, measure the failures now
-      if (failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {
-        say(`every worker's last ${FAILING_WORKER_REQUESTS} requests failed: opening the window now`);
-        break;
-      }
-      const ready = gotToken.every(Boolean) && queueSettled;
-      if (ready) {
-        readySince ??= now;
-        if (now - readySince >= opts.gateSettleMs) break;
-      } else {
-        readySince = undefined;
-      }
-      if (now >= gateDeadline) {
-        gateTimedOut = true;
-        say(`readiness gate timed out after ${Math.round(now - gateStart)} ms; measuring anyway`);
-        break;
-      }
-      await sleep(25, cellAbort.signal);
-    }
-    const gate = { timedOut: gateTimedOut, waitedMs: monoMs() - gateStart };
+    const gate = await readinessGate(session, opts, state, cellAbort.signal, say);
 
-    // Window.
     say(`window open for ${(opts.windowMs / 1000).toFixed(1)} s`);
-    const windowStartMs = monoMs();
-    const windowDue = windowStartMs + opts.windowMs;
-    const samples: MetricsSample[] = [];
-    const sampler = (async () => {
-      let next = windowStartMs;
-      while (!stopping && !cellAbort.signal.aborted && next < windowDue) {
-        const clientInFlight = inFlight.size;
-        const s = await scrapeMetrics(session);
-        if (s && s.atMs <= windowDue) samples.push({ ...s, clientInFlight });
-        next += opts.metricsIntervalMs;
-        await sleep(Math.min(next, windowDue) - monoMs(), cellAbort.signal);
-      }
-    })();
-    await sleep(windowDue - monoMs(), cellAbort.signal);
-    // an abort that comes after the window closed does not throw away a measured cell
-    const windowCompleted = !cellAbort.signal.aborted;
-    const windowEndMs = monoMs();
+    const { windowStartMs, windowEndMs, windowCompleted, samples, sampler } = await measureWindow(session, opts, state, cellAbort.signal);
     const loopDelayMs = monitor.stop();
     const clientCpu = cpu.stop();
 
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).
-    stopping = true;
-    const aborting = [...inFlight];
+    state.stopping = true;
+    const aborting = [...state.inFlight];
     cellAbort.abort();
     if (session.adapter.abort) {
       await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
@@ -248,13 +299,13 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
     const connections = {
       opened: pool.connectionsOpened(),
-      requests: scouts.length + timelines.length,
+      requests: scouts.length + state.timelines.length,
       serverClosesAfterResponse: session.connections.closesAfterResponse,
     };
     return {
       drain,
       scouts,
-      timelines,
+      timelines: state.timelines,
       gate,
       windowStartMs,
       windowEndMs,

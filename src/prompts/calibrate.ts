@@ -17,8 +17,8 @@
  *   content only, not the chat template the server wraps it in, so the template's tokens are
  *   measured once from the server's usage.prompt_tokens of the shortest prompt (its usage minus the
  *   local count of its content) and added to every count; a server that reports no usage leaves
- *   them out, and the record says so (`countedBy: 'local-tokenizer'`, no `templateTokens`).
- *   A tokenize endpoint, when there is one, is preferred: it counts what the server counts.
+ *   them out, and the record says so (`countedBy: 'local-tokenizer'`, no `templateTokens`)
+ *   (local-counter.ts). A tokenize endpoint, when there is one, is preferred: it counts what the server counts.
  *
  * The counted text is `lead + text + tail`: `text` is what a cell shares byte for byte; `lead` and
  * `tail` are samples of the per-stream lead and per-request tail (see cell.ts), so the real prompts
@@ -26,11 +26,12 @@
  */
 import { retryWhileUnreachable } from '../engines/http.js';
 import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
-import { ConfigError } from '../errors.js';
-import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor } from './synth.js';
+import { localPromptCounter, type LocalCounter } from './local-counter.js';
+import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor, SHORTEST_PROMPT } from './synth.js';
 
-/** Text used for a target of 0 tokens: the shortest ordinary prompt. */
-export const SHORTEST_PROMPT = 'Hi';
+/** Text used for a target of 0 tokens (synth.ts) */
+export { SHORTEST_PROMPT };
+
 /** Absolute part of the tolerance, tokens. */
 export const TOLERANCE_MIN_TOKENS = 64;
 /** Relative part of the tolerance. */
@@ -113,11 +114,6 @@ export interface CalibratorOptions {
   countedBy?: PromptTokenCounter;
   /** the template tokens `countTokens` adds (local tokenizer), once known */
   templateTokens?: () => number | undefined;
-}
-
-/** A local tokenizer's count of a text (src/tokenizer/local.ts LocalTokenizer). */
-export interface LocalCounter {
-  count(text: string): number;
 }
 
 export interface AdapterCalibratorOptions {
@@ -362,42 +358,6 @@ export class PromptCalibrator {
     if (best.words > 0) this.tokensPerWord = Math.max(0.05, (best.tokens - overhead) / best.words);
     return this.result(req, this.textAt(req, best.words), best.tokens, 'estimated', calls);
   }
-}
-
-/**
- * Counts a prompt with a local tokenizer: its content's count plus the chat template's tokens,
- * measured once as the server's usage.prompt_tokens of the shortest prompt minus the local count
- * of it. A server without usage (the measurement throws a ConfigError, or there is no measurement)
- * leaves the template out: `templateTokens()` stays undefined and the count is the content's.
- */
-export function localPromptCounter(
-  tokenizer: LocalCounter,
-  measurePromptTokens?: (text: string) => Promise<number>,
-): { count: (text: string) => Promise<number>; templateTokens: () => number | undefined } {
-  let template: Promise<number | undefined> | undefined;
-  let known: number | undefined;
-  const measureTemplate = async (): Promise<number | undefined> => {
-    if (!measurePromptTokens) return undefined;
-    let usage: number;
-    try {
-      usage = await measurePromptTokens(SHORTEST_PROMPT);
-    } catch (error) {
-      if (error instanceof ConfigError) return undefined; // no usage.prompt_tokens: content only
-      throw error;
-    }
-    known = Math.max(0, usage - tokenizer.count(SHORTEST_PROMPT));
-    return known;
-  };
-  return {
-    count: async (text) => {
-      if (!template) {
-        template = measureTemplate();
-        template.catch(() => (template = undefined));
-      }
-      return tokenizer.count(text) + ((await template) ?? 0);
-    },
-    templateTokens: () => known,
-  };
 }
 
 /** The point nearest N; on a tie, the one not above N. */

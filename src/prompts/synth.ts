@@ -7,6 +7,9 @@
  */
 import { fnv1a, mulberry32 } from '../random.js';
 
+/** Text used for a target of 0 tokens: the shortest ordinary prompt. */
+export const SHORTEST_PROMPT = 'Hi';
+
 /** Common English words of varied length and frequency. */
 export const FILLER_WORDS: readonly string[] = (
   'the of and to in is was for on that with as by at from it an be are this which or have had not ' +

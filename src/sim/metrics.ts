@@ -1,9 +1,11 @@
 /**
- * Prometheus text for `GET /metrics`, in the vLLM or SGLang naming (ENGINES.md §1, §2).
+ * The sim's metrics endpoints: Prometheus text in each personality's naming (ENGINES.md §1–§5),
+ * and the request totals the HTTP layer keeps for them.
  */
 
 import type { SimEngine } from './engine.js';
 import type { SimProfile } from './profiles.js';
+import type { TruthRecord } from './truth.js';
 
 const TTFT_BUCKETS_S = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160];
 
@@ -91,6 +93,28 @@ export interface RequestTotals {
   predictedTokensFinished: number;
   promptSecondsTotal: number;
   predictedSecondsTotal: number;
+}
+
+/** The request totals of one server, counted as requests arrive and end. */
+export class ServerTotals implements RequestTotals {
+  requestsReceived = 0;
+  requestsSucceeded = 0;
+  requestsFailed = 0;
+  promptTokensFinished = 0;
+  predictedTokensFinished = 0;
+  promptSecondsTotal = 0;
+  predictedSecondsTotal = 0;
+
+  noteEnd(t: TruthRecord): void {
+    if (t.end === 'done') this.requestsSucceeded++;
+    else if (t.end === 'error') this.requestsFailed++;
+    this.promptTokensFinished += t.promptComputedTokens;
+    this.predictedTokensFinished += t.completionTokens;
+    if (t.firstTokenMs !== undefined) {
+      this.promptSecondsTotal += t.promptMsUntil(t.firstTokenMs) / 1000;
+      if (t.endMs !== undefined) this.predictedSecondsTotal += Math.max(0, t.endMs - t.firstTokenMs) / 1000;
+    }
+  }
 }
 
 function bare(name: string, type: 'gauge' | 'counter', help: string, value: number): string {

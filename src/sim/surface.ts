@@ -1,7 +1,7 @@
 /**
  * What each simulated engine looks like from outside (ENGINES.md §1–§6): the traits that differ
  * between personalities. The engine model (scheduler, KV cache, timing) is shared; only this
- * surface changes. personality.ts, completion.ts, server.ts and routes.ts read it.
+ * surface changes. personality.ts, request.ts, completion.ts and the routes (routes*.ts) read it.
  */
 
 import type { SimPersonality, SimProfile, SimWireKnobs } from './profiles.js';
@@ -187,7 +187,7 @@ export const SURFACES: Record<SimPersonality, Surface> = {
     fingerprint: () => 'fp_ollama',
   },
   // a llama.cpp-derived server with its own Python HTTP stack and an OpenAI emulation (issue 18):
-  // none of the extras. Its own routes besides the OpenAI ones: Ollama's GET /api/tags (routes.ts).
+  // none of the extras. Its own routes besides the OpenAI ones: Ollama's GET /api/tags (routes-ollama.ts).
   bare: {
     ...BASE,
     ownedBy: () => 'user',

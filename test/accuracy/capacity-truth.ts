@@ -1,7 +1,7 @@
 /**
  * Ground truth for "capacity at an SLO" from the simulator's step model, independent of any
  * measured cell: every concurrency C = 1, 2, … of a context row is run in virtual time
- * (src/sim/virtual-cell.ts: the engine's own arithmetic, no client, no timers), its figures are
+ * (test/helpers/virtual-cell.ts: the engine's own arithmetic, no client, no timers), its figures are
  * computed with the product's definitions (computeCellFigures) and judged with the product's
  * sloVerdict. The true capacity is the largest C that meets the SLO below the first C that does not.
  *
@@ -16,7 +16,7 @@ import { contextLabel } from '../../src/shapes/labels.js';
 import { computeGoodput } from '../../src/judge/goodput.js';
 import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import type { SimProfile } from '../../src/sim/profiles.js';
-import { runVirtualCell, virtualCellFigures, virtualTimelines, type VirtualCell } from '../../src/sim/virtual-cell.js';
+import { runVirtualCell, virtualCellFigures, virtualTimelines, type VirtualCell } from '../helpers/virtual-cell.js';
 
 export interface VirtualRowOptions {
   profile: SimProfile;

@@ -14,7 +14,7 @@ import { describe, expect, test } from 'vitest';
 import { parseSloText } from '../../src/slo/slo.js';
 import { bracket, maxSearchCells, nextProbe, resolutionAt, type Judged } from '../../src/slo/capacity.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
-import { runVirtualCell, virtualCellFigures, virtualTimelines } from '../../src/sim/virtual-cell.js';
+import { runVirtualCell, virtualCellFigures, virtualTimelines } from '../helpers/virtual-cell.js';
 import { trueCapacity, VirtualRow } from '../accuracy/capacity-truth.js';
 
 const STEP_BASE_MS = 10;

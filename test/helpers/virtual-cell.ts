@@ -1,6 +1,7 @@
 /**
- * One sustained-decode cell of the simulated engine (engine.ts) in VIRTUAL time: the sequence of a
- * real cell (src/load/cell.ts, METHOD.md run sequence 5) with no network, no client and no timers.
+ * One sustained-decode cell of the simulated engine (src/sim/engine.ts) in VIRTUAL time: the
+ * sequence of a real cell (src/load/cell.ts, METHOD.md run sequence 5) with no network, no client
+ * and no timers.
  * A scout request caches the shared prefix; C closed-loop workers each send their next request the
  * moment the previous one ends; a readiness gate waits until every worker's first request has a
  * token; a settle time; a fixed window; everything in flight at the window's end is aborted. The
@@ -9,19 +10,21 @@
  *
  * Used by perf/sim-fit.ts (the fit of the reference profiles) and by the accuracy tests as ground
  * truth (test/accuracy/capacity-truth.ts: capacity at an SLO). It knows nothing of measured cells.
+ * It lives with the tests, not in src/sim/, because it computes figures (src/metrics): measuring
+ * side, which the simulator never imports.
  *
  * Prompts are words of one token each ("w0ab "): a request's prompt is `context` tokens, of which
  * the last `tailTokens` are unique to the request and the rest is the shared prefix the scout
  * caches (a context of at most `tailTokens` is all tail, at least 1 token).
  */
 
-import type { RequestTimeline } from '../shapes/timeline.js';
-import type { MetricsSample } from '../shapes/engine.js';
-import { computeCellFigures, type CellFiguresInput } from '../metrics/figures.js';
-import type { CellFigures } from '../shapes/result.js';
-import { EngineRequest, SimEngine, type FinishReason, type SimSink } from './engine.js';
-import { hashPromptBlocks } from './kv-cache.js';
-import type { SimProfile } from './profiles.js';
+import type { RequestTimeline } from '../../src/shapes/timeline.js';
+import type { MetricsSample } from '../../src/shapes/engine.js';
+import { computeCellFigures, type CellFiguresInput } from '../../src/metrics/figures.js';
+import type { CellFigures } from '../../src/shapes/result.js';
+import { EngineRequest, SimEngine, type FinishReason, type SimSink } from '../../src/sim/engine.js';
+import { hashPromptBlocks } from '../../src/sim/kv-cache.js';
+import type { SimProfile } from '../../src/sim/profiles.js';
 
 /** One SimEngine driven by a virtual clock: each step advances `now` by its duration. */
 export class VirtualEngine {

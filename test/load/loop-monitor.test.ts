@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventLoopMonitor, startLoopMonitor } from '../../src/metrics/loop-monitor.js';
+import { EventLoopMonitor, startLoopMonitor } from '../../src/load/loop-monitor.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
