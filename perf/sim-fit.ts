@@ -1,5 +1,5 @@
 /**
- * Fits check: runs the sim's engine model (src/sim/engine.ts) in virtual time (test/helpers/virtual-cell.ts)
+ * Fits check: runs the sim's engine model (src/sim/engine-model.ts) in virtual time (test/helpers/virtual-cell.ts)
  * through the same sequence as the reference pages (METHOD.md): cold prefill rows, then per cell a
  * scout request, C closed-loop workers, a readiness gate, a 30 s window. Prints sim vs page for
  * every figure.

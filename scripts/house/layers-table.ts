@@ -2,8 +2,10 @@
  * The layer table of docs/architecture.md, written from .dependency-cruiser.cjs so the page and
  * the rules cannot drift apart (test/house/layers.test.ts compares them).
  *
- *   npx tsx scripts/house/layers-table.ts     prints the table
+ *   npx tsx scripts/house/layers-table.ts           prints the table
+ *   npx tsx scripts/house/layers-table.ts --write   writes it into docs/architecture.md
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -36,4 +38,24 @@ export function layersTable(): string {
   return ['| layer | files | may import | what it holds |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) console.log(layersTable());
+const START = '<!-- layers-table:start -->';
+const END = '<!-- layers-table:end -->';
+
+/** The page with the table between its markers replaced by the current one. */
+export function withLayersTable(page: string): string {
+  const a = page.indexOf(START);
+  const b = page.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`docs/architecture.md has no ${START} … ${END} markers`);
+  return `${page.slice(0, a + START.length)}\n${layersTable()}\n${page.slice(b)}`;
+}
+
+export const ARCHITECTURE_PAGE = fileURLToPath(new URL('../../docs/architecture.md', import.meta.url));
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv.includes('--write')) {
+    writeFileSync(ARCHITECTURE_PAGE, withLayersTable(readFileSync(ARCHITECTURE_PAGE, 'utf8')));
+    console.log(`wrote the layer table into ${ARCHITECTURE_PAGE}`);
+  } else {
+    console.log(layersTable());
+  }
+}

@@ -13,7 +13,7 @@
  * are not compared.
  */
 import type { CapacityRow, SpeedMatrixResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity.js';
+import { bindingText } from '../text/capacity-line.js';
 import type { FigureTolerance } from '../thresholds/tolerances.js';
 
 export type CapacityVerdict = 'improved' | 'regressed' | 'within-noise' | 'not-comparable';

@@ -58,7 +58,7 @@ export interface CellStatusInput {
   /** the drain barrier before the cell timed out, after waiting this long */
   drainTimedOut?: boolean;
   drainWaitedMs?: number;
-  /** event-loop delay over the window (loop-monitor.ts), when monitored */
+  /** event-loop delay over the window (load/loop-monitor.ts), when monitored */
   loopDelayMs?: { p99: number };
   /** the client is limited when the loop delay p99 exceeds this bound, in ms */
   loopDelayBoundMs: number;

@@ -6,7 +6,7 @@
  * tolerances.acceptStatuses); judge-cell.ts adds its own client-limited rule (config allowClientLimited).
  */
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity.js';
+import { bindingText } from '../text/capacity-line.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
 

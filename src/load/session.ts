@@ -2,11 +2,10 @@
  * What the runners need to talk to one server: where it is, which adapter speaks to it, what the
  * probe found, and the request settings of the run.
  */
-import type { Dispatcher } from 'undici';
 import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { ConnectionPolicy } from '../client/connections.js';
-import { streamRequest } from '../client/stream.js';
+import { streamRequest, type StreamRequestOptions } from '../client/stream.js';
 import { compactTimeline } from '../client/compact.js';
 import { redactSecrets, redactValues } from '../redact.js';
 import type { LocalTokenizer } from '../tokenizer/local.js';
@@ -72,7 +71,8 @@ export interface SendOptions {
   id: string;
   prompt: string;
   maxTokens: number;
-  dispatcher: Dispatcher;
+  /** the connection it goes on (one undici Client of the pool) */
+  dispatcher: StreamRequestOptions['dispatcher'];
   signal?: AbortSignal;
   onFirstToken?: () => void;
   /** sees every decoded chunk (e.g. to keep the server's own per-request timings) */

@@ -11,7 +11,7 @@ import { cellKey, contextLabel } from '../shapes/labels.js';
 import type { CellResult } from '../shapes/result.js';
 import { searchCapacity, type Judged } from '../slo/capacity.js';
 import { judgedOf } from '../judge/capacity-row.js';
-import { describeCapacity } from '../text/capacity.js';
+import { describeCapacity } from '../text/capacity-line.js';
 import { judgeCapacityRow, sloVerdict, unmeasuredVerdict } from '../judge/index.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';

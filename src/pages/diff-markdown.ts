@@ -8,7 +8,7 @@ import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/es
 import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta } from '../judge/compare-capacity.js';
-import { bindingText } from '../text/capacity.js';
+import { bindingText } from '../text/capacity-line.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',

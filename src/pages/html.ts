@@ -13,7 +13,7 @@ import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
 import { ALL_MEASUREMENTS_COLUMNS, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, TTFT_NOTE } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity.js';
+import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { DASHES, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';

@@ -10,7 +10,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
-import { bindingText } from '../text/capacity.js';
+import { bindingText } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from '../text/escape.js';
 import { connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';

@@ -5,7 +5,7 @@
 import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
-import { describeCapacity } from '../text/capacity.js';
+import { describeCapacity } from '../text/capacity-line.js';
 
 export const PREFIX = '[speed-matrix]';
 

@@ -7,7 +7,7 @@ import { plannedCellKeys } from '../results/collect.js';
 import { codeSpan, escapeCell, escapeText } from '../text/escape.js';
 import { decodeGrid, mermaidChart } from './markdown.js';
 import { finishedCells, matrixCells } from './view.js';
-import { describeCapacity } from '../text/capacity.js';
+import { describeCapacity } from '../text/capacity-line.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {

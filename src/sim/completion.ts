@@ -6,12 +6,12 @@
 
 import type { ServerResponse } from 'node:http';
 import { monoMs } from '../clock.js';
-import type { EngineRequest, FinishReason, SimSink } from './engine.js';
+import type { EngineRequest, FinishReason, SimSink } from './engine-model.js';
 import { type FaultPlan } from './faults.js';
 import { mulberry32 } from '../random.js';
 import { ChunkWriter, CONSTANT_USAGE, DONE_EVENT, errorEvent, UNTERMINATED_DONE, usageJson, ZERO_USAGE } from './personality.js';
 import type { SimProfile } from './profiles.js';
-import type { ParsedCompletion } from './request.js';
+import type { ParsedCompletion } from './request-body.js';
 import { surfaceFor, type Surface } from './surface.js';
 import { genPiece } from './tokenizer.js';
 import type { TruthRecord, TruthStore } from './truth.js';

@@ -3,7 +3,7 @@
  * and the request totals the HTTP layer keeps for them.
  */
 
-import type { SimEngine } from './engine.js';
+import type { SimEngine } from './engine-model.js';
 import type { SimProfile } from './profiles.js';
 import type { TruthRecord } from './truth.js';
 

@@ -8,7 +8,7 @@ import { renderChat, type ChatMessage } from './chat-template.js';
 import { RAW_RESPONSES } from './completion.js';
 import { errorBody, errorStatus } from './personality.js';
 import type { SimPersonality } from './profiles.js';
-import { RequestError } from './request.js';
+import { RequestError } from './request-body.js';
 import type { TokenVocab } from './tokenizer.js';
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;

@@ -11,7 +11,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import type { SimEngine } from './engine.js';
+import type { SimEngine } from './engine-model.js';
 import type { SecondsHistogram, ServerTotals } from './metrics.js';
 import type { SimProfile } from './profiles.js';
 import type { StepLoop } from './step-loop.js';

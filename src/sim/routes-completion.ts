@@ -8,10 +8,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monoMs } from '../clock.js';
 import { mulberry32 } from '../random.js';
 import { CompletionSink } from './completion.js';
-import type { EngineRequest } from './engine.js';
+import type { EngineRequest } from './engine-model.js';
 import { drawFaults, parseFaultHeader, requestSeed, type FaultPlan } from './faults.js';
 import { TGI_DEFAULT_MAX_CONCURRENT_REQUESTS } from './profiles.js';
-import { buildEngineRequest, parseCompletion, RequestError, type EndpointKind } from './request.js';
+import { buildEngineRequest, parseCompletion, RequestError, type EndpointKind } from './request-body.js';
 import type { Call, Handler, SimContext } from './route-table.js';
 import { TruthRecord } from './truth.js';
 

@@ -5,10 +5,10 @@
  */
 
 import { renderChat, type ChatMessage } from './chat-template.js';
-import type { SimEngine } from './engine.js';
+import type { SimEngine } from './engine-model.js';
 import { renderLlamacppMetrics } from './metrics.js';
 import { sendJson, sendText } from './reply.js';
-import { RequestError } from './request.js';
+import { RequestError } from './request-body.js';
 import type { Routes, SimContext } from './route-table.js';
 
 /** One /slots entry: slot `id`, busy with `r` or idle; the first is also /props' default_generation_settings. */

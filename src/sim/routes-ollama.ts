@@ -4,7 +4,7 @@
  */
 
 import { sendJson, sendText } from './reply.js';
-import { RequestError } from './request.js';
+import { RequestError } from './request-body.js';
 import type { Routes, SimContext } from './route-table.js';
 
 export function ollamaRoutes(ctx: SimContext): Routes {

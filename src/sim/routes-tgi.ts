@@ -7,7 +7,7 @@ import { renderChat, type ChatMessage } from './chat-template.js';
 import { renderTgiMetrics } from './metrics.js';
 import { TGI_DEFAULT_MAX_CONCURRENT_REQUESTS } from './profiles.js';
 import { sendJson, sendText } from './reply.js';
-import { RequestError } from './request.js';
+import { RequestError } from './request-body.js';
 import type { Routes, SimContext } from './route-table.js';
 
 export function tgiRoutes(ctx: SimContext): Routes {

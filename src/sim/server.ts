@@ -10,11 +10,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { monoMs } from '../clock.js';
-import { SimEngine } from './engine.js';
+import { SimEngine } from './engine-model.js';
 import { SecondsHistogram, ServerTotals } from './metrics.js';
 import { servedMaxModelLen, type SimProfile } from './profiles.js';
 import { readBody, sendError } from './reply.js';
-import { RequestError } from './request.js';
+import { RequestError } from './request-body.js';
 import type { RouteTable, SimContext } from './route-table.js';
 import { routeTable } from './routes.js';
 import { surfaceFor } from './surface.js';

@@ -8,7 +8,7 @@
  */
 
 import { monoMs } from '../clock.js';
-import type { EngineRequest, SimEngine } from './engine.js';
+import type { EngineRequest, SimEngine } from './engine-model.js';
 
 /** Step lateness samples kept for /_sim/state (a ring). */
 const LATENESS_RING = 8192;

@@ -10,7 +10,7 @@
  * measure beyond the matrix the user asked for.
  *
  * This file is the search procedure; the row's record (its capacity, binding constraint, goodput)
- * is decided in judge/capacity-row.ts, and its words are text/capacity.ts.
+ * is decided in judge/capacity-row.ts, and its words are text/capacity-line.ts.
  */
 import type { Goodput, SloVerdict } from '../shapes/result.js';
 

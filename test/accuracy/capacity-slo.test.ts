@@ -57,7 +57,7 @@ import type { SimHandle } from '../../src/sim/index.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
 import { bracket, maxSearchCells, searchCapacity, type Judged } from '../../src/slo/capacity.js';
 import { capacityRow } from '../../src/judge/capacity-row.js';
-import { bindingText } from '../../src/text/capacity.js';
+import { bindingText } from '../../src/text/capacity-line.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import { sloVerdict } from '../../src/judge/slo-verdict.js';
 import { trueCapacity, VirtualRow, type TrueCapacity } from './capacity-truth.js';

@@ -1,5 +1,5 @@
 /**
- * One sustained-decode cell of the simulated engine (src/sim/engine.ts) in VIRTUAL time: the
+ * One sustained-decode cell of the simulated engine (src/sim/engine-model.ts) in VIRTUAL time: the
  * sequence of a real cell (src/load/cell.ts, METHOD.md run sequence 5) with no network, no client
  * and no timers.
  * A scout request caches the shared prefix; C closed-loop workers each send their next request the
@@ -22,7 +22,7 @@ import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
 import { computeCellFigures, type CellFiguresInput } from '../../src/metrics/figures.js';
 import type { CellFigures } from '../../src/shapes/result.js';
-import { EngineRequest, SimEngine, type FinishReason, type SimSink } from '../../src/sim/engine.js';
+import { EngineRequest, SimEngine, type FinishReason, type SimSink } from '../../src/sim/engine-model.js';
 import { hashPromptBlocks } from '../../src/sim/kv-cache.js';
 import type { SimProfile } from '../../src/sim/profiles.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { EngineRequest, SimEngine, type FinishReason } from '../../src/sim/engine.js';
+import { EngineRequest, SimEngine, type FinishReason } from '../../src/sim/engine-model.js';
 import { hashPromptBlocks, KvCache } from '../../src/sim/kv-cache.js';
 import { getSimProfile, resolveSimProfile, SIM_PROFILES } from '../../src/sim/profiles.js';
 

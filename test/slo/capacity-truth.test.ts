@@ -33,7 +33,7 @@ const MAX_OUTPUT = 1000;
 const WINDOW_MS = 1000;
 const row = new VirtualRow({ profile, context: CONTEXT, maxOutputTokens: MAX_OUTPUT, windowMs: WINDOW_MS });
 
-describe('the virtual cell (src/sim/virtual-cell.ts)', () => {
+describe('the virtual cell (test/helpers/virtual-cell.ts)', () => {
   test('C streams get one token per step of stepBase + stepPerRequest·C; the figures are the product’s', () => {
     const c = 4;
     const cell = runVirtualCell(profile, { context: CONTEXT, concurrency: c, maxOutputTokens: MAX_OUTPUT, windowMs: WINDOW_MS, settleMs: 300 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { CellResult, Goodput, SloMiss, SloVerdict } from '../../src/shapes/result.js';
 import { searchCapacity, bracket, maxSearchCells, nextProbe, resolutionAt, type Judged } from '../../src/slo/capacity.js';
 import { capacityRow, judgedOf, type CapacityInput } from '../../src/judge/capacity-row.js';
-import { bindingText, describeCapacity } from '../../src/text/capacity.js';
+import { bindingText, describeCapacity } from '../../src/text/capacity-line.js';
 import { unmeasuredVerdict } from '../../src/judge/slo-verdict.js';
 
 const MEETS: SloVerdict = { meets: true, misses: [] };

@@ -6,7 +6,7 @@
  */
 
 import { renderChat, type ChatMessage } from './chat-template.js';
-import { EngineRequest, type SimSink } from './engine.js';
+import { EngineRequest, type SimSink } from './engine-model.js';
 import { type FaultPlan } from './faults.js';
 import { hashPromptBlocks } from './kv-cache.js';
 import { servedMaxModelLen, type SimProfile } from './profiles.js';

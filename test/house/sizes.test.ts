@@ -1,0 +1,37 @@
+/**
+ * The house rules that are not imports (scripts/house/sizes.ts): file and function lengths, and
+ * the environment read only in src/config. Each is shown to catch a breach on a small source.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { breachesOf, houseBreaches, MAX_FILE_LINES, MAX_FUNCTION_LINES, sameNameBreaches } from '../../scripts/house/sizes.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('house rules', () => {
+  test('src/ and reporters/ have no breach (fix: split the file or function by job; read the variable in src/config)', () => {
+    const lines = houseBreaches(root).map((b) => `${b.file}:${b.line} ${b.rule}: ${b.text}`);
+    expect(lines).toEqual([]);
+  });
+
+  test('a long file, a long function and process.env outside src/config are each caught', () => {
+    const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const x${i} = ${i};`).join('\n');
+    const longFunction = `export function tooLong() {\n${body}\n}\n`;
+    expect(breachesOf('src/a.ts', longFunction).map((b) => b.rule)).toEqual(['function-lines']);
+    const arrow = `export const tooLong = () => {\n${body}\n};\n`;
+    expect(breachesOf('src/a.ts', arrow)[0]?.text).toMatch(/^tooLong: 122 lines/);
+    const longFile = Array.from({ length: MAX_FILE_LINES + 1 }, (_, i) => `export const y${i} = ${i};`).join('\n') + '\n';
+    expect(breachesOf('src/b.ts', longFile).map((b) => b.rule)).toEqual(['file-lines']);
+    expect(breachesOf('src/b.gen.ts', longFile)).toEqual([]);
+    const env = "export const out = process.env.LLM_BENCH_OUT;\n";
+    expect(breachesOf('src/results/write.ts', env).map((b) => b.rule)).toEqual(['process-env']);
+    expect(breachesOf('src/config/env.ts', env)).toEqual([]);
+    // a workflow text that mentions process.env is not a read
+    expect(breachesOf('src/init/templates.ts', "export const text = 'const t = process.env.GITHUB_TOKEN';\n")).toEqual([]);
+  });
+
+  test('two files of one name in different folders are caught, unless the name is one role', () => {
+    expect(sameNameBreaches(['src/load/cell.ts', 'src/prompts/cell.ts']).map((b) => b.file)).toEqual(['src/load/cell.ts', 'src/prompts/cell.ts']);
+    expect(sameNameBreaches(['src/sim/cli.ts', 'src/report/cli.ts', 'src/a/unique.ts'])).toEqual([]);
+  });
+});
