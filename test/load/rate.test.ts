@@ -1,0 +1,122 @@
+/**
+ * The open-loop rate runner (issue 22) against a raw server that records when each request came:
+ * sends follow the fixed schedule (not the server's pace), every request carries its scheduled
+ * time, and the in-flight ceiling is counted when it holds requests back.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runRateCell } from '../../src/load/rate.js';
+import { arrivalSchedule } from '../../src/load/arrivals.js';
+import type { LoadSession } from '../../src/load/session.js';
+import { ConnectionPolicy } from '../../src/client/connections.js';
+import { OpenAIAdapter } from '../../src/engines/openai.js';
+import { monoMs } from '../../src/clock.js';
+
+function session(baseUrl: string): LoadSession {
+  return {
+    target: { baseUrl },
+    adapter: new OpenAIAdapter(),
+    facts: { engine: { value: 'openai', source: 'test' }, model: { value: 'm', source: 'test' } },
+    model: 'm',
+    endpoint: 'chat',
+    maxOutputTokens: 4,
+    timeouts: { headersMs: 5000, stallMs: 5000, unreachableRetryMs: 0 },
+    runId: 'rate',
+    connections: new ConnectionPolicy(),
+    hasMetrics: false,
+  };
+}
+
+/** a server that streams 4 tokens, each `tokenMs` apart, and logs each POST's arrival */
+function streamingServer(tokenMs: () => number) {
+  const arrivals: number[] = [];
+  const server: Server = createServer((req, res) => {
+    if (req.method === 'GET') return res.end('{"data":[{"id":"m"}]}');
+    arrivals.push(monoMs());
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let n = 0;
+    const gap = tokenMs();
+    const tick = () => {
+      if (res.destroyed) return;
+      if (n++ < 4) {
+        res.write(`data: {"choices":[{"index":0,"delta":{"content":"t${n} "}}]}\n\n`);
+        setTimeout(tick, gap);
+      } else {
+        res.end('data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}\n\ndata: [DONE]\n\n');
+      }
+    };
+    tick();
+  });
+  return { server, arrivals };
+}
+
+describe('runRateCell', () => {
+  let slowTokenMs = 5;
+  const fake = streamingServer(() => slowTokenMs);
+  let url = '';
+  beforeAll(async () => {
+    await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => fake.server.close(() => r())));
+
+  test('sends follow the schedule: one request per due time, in order, each with its scheduled time', async () => {
+    slowTokenMs = 5;
+    const schedule = arrivalSchedule({ rate: 40, process: { kind: 'poisson' }, seed: 3, windowMs: 1500, rampMs: 300 });
+    fake.arrivals.length = 0;
+    const run = await runRateCell(session(url), {
+      context: 0,
+      rate: 40,
+      schedule,
+      promptFor: (i) => `Hi ${i}`,
+      scoutPrompts: ['Hi'],
+      windowMs: 1500,
+      maxInFlight: 64,
+      drainTimeoutMs: 1000,
+      metricsIntervalMs: 1000,
+    });
+    // the scout, then every scheduled request
+    expect(fake.arrivals.length).toBe(1 + schedule.atMs.length);
+    expect(run.requests.length).toBe(schedule.atMs.length);
+    expect(run.unsent).toBe(0);
+    expect(run.ceiling.waited).toBe(0);
+    const start = run.windowStartMs - schedule.windowStartMs;
+    run.requests.forEach((r, i) => {
+      expect(r.scheduledMs).toBeCloseTo(start + schedule.atMs[i]!, 6);
+      // never sent before its time; late by a timer's slack at most (wide: a loaded 2-core machine)
+      expect(r.timeline.sendMs).toBeGreaterThanOrEqual(r.scheduledMs - 0.001);
+      expect(r.timeline.sendMs - r.scheduledMs).toBeLessThan(250);
+      expect(r.timeline.end?.kind).toBe('done');
+    });
+    expect(run.windowEndMs - run.windowStartMs).toBeGreaterThanOrEqual(1500);
+  });
+
+  test('a server slower than the rate does not slow the sends: they keep the schedule, and in flight grows', async () => {
+    slowTokenMs = 150; // 600 ms a request at 20 requests/s: about 12 in flight, whatever the server does
+    const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1500 });
+    const run = await runRateCell(session(url), {
+      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1500, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000,
+    });
+    expect(run.requests.length).toBe(30);
+    const gaps = run.requests.slice(1).map((r, i) => r.timeline.sendMs - run.requests[i]!.timeline.sendMs);
+    const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    expect(mean).toBeGreaterThan(40);
+    expect(mean).toBeLessThan(60);
+    expect(run.ceiling.peakInFlight).toBeGreaterThanOrEqual(8);
+  });
+
+  test('the ceiling holds requests back, and says so: waited and unsent are counted', async () => {
+    slowTokenMs = 200; // 800 ms a request, 2 at a time, 20 due per second
+    const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1000 });
+    const run = await runRateCell(session(url), {
+      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1000, maxInFlight: 2, drainTimeoutMs: 1000, metricsIntervalMs: 1000,
+    });
+    expect(run.ceiling.peakInFlight).toBe(2);
+    expect(run.ceiling.waited).toBeGreaterThan(0);
+    expect(run.unsent).toBeGreaterThan(0);
+    expect(run.requests.length + run.unsent).toBe(schedule.atMs.length);
+    expect(run.requests.some((r) => r.waitedForCeiling)).toBe(true);
+  });
+});
