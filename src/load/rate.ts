@@ -15,7 +15,7 @@ import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
-import { startLoopMonitor } from '../metrics/loop-monitor.js';
+import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
