@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { validateResult } from '../results/validate.js';
+import { migrateResultJson, OLDEST_READABLE_VERSION, RESULT_SCHEMA_VERSION } from '../results/migrate.js';
 
-/** The schema version this tool reads and writes. */
-export const RESULT_SCHEMA_VERSION = 1;
+export { RESULT_SCHEMA_VERSION };
 
 /** What a file holds before its schema version is checked. */
 export interface ReadResultFile {
@@ -35,6 +35,8 @@ export function readResultJson(path: string, what: string): ReadResultFile {
   } catch (error) {
     throw new ConfigError(`${what}: ${path} is not valid JSON (${(error as Error).message}); give a speed-matrix.json file`);
   }
+  // an older readable version is read as the current one (results/migrate.ts says what changed)
+  json = migrateResultJson(json);
   const schemaVersion = typeof json === 'object' && json !== null ? (json as { schemaVersion?: unknown }).schemaVersion : undefined;
   return { path, json, schemaVersion };
 }
@@ -44,7 +46,7 @@ export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrix
   if (file.schemaVersion !== RESULT_SCHEMA_VERSION) {
     throw new ConfigError(
       `${what}: ${file.path} has schemaVersion ${JSON.stringify(file.schemaVersion)}, but this version of llm-speed-matrix ` +
-        `reads schemaVersion ${RESULT_SCHEMA_VERSION}; rerun the baseline with this version`,
+        `reads schemaVersion ${OLDEST_READABLE_VERSION} to ${RESULT_SCHEMA_VERSION}; rerun the baseline with this version`,
     );
   }
   const outcome = validateResult(file.json);

@@ -15,12 +15,12 @@
  */
 import { mulberry32 } from '../random.js';
 
-export type ArrivalProcess = { kind: 'constant' } | { kind: 'poisson' } | { kind: 'gamma'; burstiness: number };
+export type Arrival = { kind: 'constant' } | { kind: 'poisson' } | { kind: 'gamma'; burstiness: number };
 
 export interface ScheduleSpec {
   /** requests per second inside the window (> 0) */
   rate: number;
-  process: ArrivalProcess;
+  process: Arrival;
   seed: number;
   /** the window's length; arrivals are scheduled through it */
   windowMs: number;
@@ -38,7 +38,7 @@ export interface ArrivalSchedule {
 }
 
 /** The text of a process, as LLM_BENCH_ARRIVAL takes it: "poisson", "constant", "gamma:0.5". */
-export function arrivalText(p: ArrivalProcess): string {
+export function arrivalText(p: Arrival): string {
   return p.kind === 'gamma' ? `gamma:${p.burstiness}` : p.kind;
 }
 
@@ -68,7 +68,7 @@ export function gammaDraw(shape: number, u: () => number): number {
 }
 
 /** One gap in seconds at `rate` requests/s. */
-function gapS(p: ArrivalProcess, rate: number, u: () => number): number {
+function gapS(p: Arrival, rate: number, u: () => number): number {
   if (p.kind === 'constant') return 1 / rate;
   if (p.kind === 'poisson') return -Math.log(1 - u()) / rate;
   return gammaDraw(p.burstiness, u) / (rate * p.burstiness);

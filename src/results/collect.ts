@@ -5,6 +5,7 @@
  * cells, so they do not count toward a run's completeness. Planned cell and prefill
  * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
  */
+import { RESULT_SCHEMA_VERSION } from './migrate.js';
 import { cellKey, contextLabel, compareCellKeys, parseContext } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
 
@@ -72,7 +73,7 @@ export function collectResult(
   }
 
   const result: SpeedMatrixResult = {
-    schemaVersion: 1,
+    schemaVersion: RESULT_SCHEMA_VERSION,
     info: resultInfo,
     prefill: [...prefill.values()].sort((a, b) => a.context - b.context),
     // a matrix cell wins over an adaptive one of the same key (the search never measures a column)

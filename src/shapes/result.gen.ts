@@ -5,6 +5,13 @@
  */
 
 /**
+ * how requests arrive: constant (every 1/rate s), poisson (exponential gaps), gamma:b (gamma gaps of shape b and mean 1/rate, coefficient of variation 1/sqrt(b): vLLM bench serve's burstiness)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "ArrivalProcess".
+ */
+export type ArrivalProcess = string;
+/**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "EngineKind".
  */
@@ -24,15 +31,23 @@ export type CellStatus =
   | 'client-limited'
   | 'stream-buffered'
   | 'not-run';
+/**
+ * saturated: the requests in the system grew through the window (the server could not keep up; evidence.saturation); over-capacity: the KV cache cannot hold what Little's law puts in flight (not run); client-limited: the client could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateCellStatus".
+ */
+export type RateCellStatus =
+  'valid' | 'saturated' | 'over-capacity' | 'client-limited' | 'errors' | 'not-run';
 
 /**
  * One speed-matrix run: server facts, settings, prefill rows and sustained-decode cells (speed-matrix.json). Source of truth for src/shapes/result.gen.ts; figures are defined in docs/method.md.
  */
 export interface SpeedMatrixResult {
   /**
-   * bumped on any incompatible change
+   * bumped on any incompatible change. 2: open-loop rate cells (rateCells, RunSettings.rates); a version-1 file reads as version 2 without them (compare/load.ts)
    */
-  schemaVersion: 1;
+  schemaVersion: 2;
   info: RunInfo;
   /**
    * ordered by context
@@ -42,6 +57,10 @@ export interface SpeedMatrixResult {
    * ordered by context, then concurrency
    */
   cells: CellResult[];
+  /**
+   * open-loop rate cells (matrix.rates), ordered by context, then rate; absent when the run had none
+   */
+  rateCells?: RateCellResult[];
   /**
    * ISO time the run ended
    */
@@ -221,6 +240,7 @@ export interface RunSettings {
    * false when the engine cannot force the output length (no ignore_eos: TGI, Ollama): requests may stop early and the figures count what was produced; absent = forced
    */
   outputLengthForced?: boolean;
+  rates?: RateSettings;
 }
 /**
  * the run's service-level objective (LLM_BENCH_SLO or the suite's slo): what a cell must meet to count toward capacity, and what each request is judged on for goodput
@@ -257,6 +277,29 @@ export interface Slo {
      */
     min: number;
   };
+}
+/**
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateSettings".
+ */
+export interface RateSettings {
+  /**
+   * offered rates, requests/s, one rate cell per context and rate
+   */
+  rates: number[];
+  arrival: ArrivalProcess;
+  /**
+   * seed of every schedule (a cell's own seed derives from it, its context and its rate)
+   */
+  seed: number;
+  /**
+   * linear ramp-up before each window, seconds (0: none); ramp requests are sent and lie outside the window
+   */
+  rampS: number;
+  /**
+   * the client's ceiling on requests in flight; a due request that finds it reached waits (counted)
+   */
+  maxInFlight: number;
 }
 /**
  * what the probe found, each value with where it came from
@@ -910,6 +953,216 @@ export interface CrossCheckItem {
    * observations behind the server value (requests, histogram counts)
    */
   samples?: number;
+}
+/**
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateCellResult".
+ */
+export interface RateCellResult {
+  context: number;
+  contextLabel: string;
+  /**
+   * offered rate, requests/s
+   */
+  rate: number;
+  arrival: ArrivalProcess;
+  /**
+   * this cell's schedule seed
+   */
+  seed: number;
+  rampS?: number;
+  status: RateCellStatus;
+  statuses: RateCellStatus[];
+  evidence: RateCellEvidence;
+  figures?: RateFigures;
+  goodput?: Goodput;
+  slo?: SloVerdict;
+  clientEventLoopDelayMs?: {
+    p50: number;
+    p99: number;
+    max: number;
+  };
+  promptTokens?: number;
+  notRunReason?: string;
+  thresholdFailures?: string[];
+  baselineFailures?: string[];
+  finishedAt: string;
+}
+/**
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateCellEvidence".
+ */
+export interface RateCellEvidence {
+  /**
+   * the Saturated test, always recorded for a measured cell
+   */
+  saturation?: {
+    /**
+     * one-sided Mann-Kendall p-value of an increasing trend over the block means (Saturated needs p < 0.01)
+     */
+    p: number;
+    /**
+     * growth of the requests in the system over the window (Sen's slope x window)
+     */
+    growth: number;
+    /**
+     * the growth Saturated needs: max(2, 20 % of the mean in the system)
+     */
+    growthBound: number;
+    meanInSystem: number;
+    blockMeans: number[];
+  };
+  overCapacity?: {
+    /**
+     * Little's law: rate x the service time of one request
+     */
+    expectedInFlight: number;
+    requiredTokens: number;
+    kvCapacityTokens: number;
+    /**
+     * the service time of one request, seconds
+     */
+    serviceS: number;
+    /**
+     * where the service time came from, e.g. the decode cell at this context and concurrency 1
+     */
+    serviceFrom: string;
+  };
+  clientLimited?: {
+    dispatchDelayP99Ms: number;
+    boundMs: number;
+    ceilingWaited: number;
+    unsent: number;
+  };
+  errors?: {
+    failed: number;
+    byCode: {
+      [k: string]: number | undefined;
+    };
+    firstMessage?: string;
+  };
+}
+/**
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateFigures".
+ */
+export interface RateFigures {
+  /**
+   * requests scheduled inside the window / window, requests/s
+   */
+  offeredRate: number;
+  /**
+   * requests sent inside the window / window, requests/s
+   */
+  sentRate: number;
+  /**
+   * requests that ended normally inside the window / window, requests/s (the achieved rate)
+   */
+  completedRate: number;
+  /**
+   * output tokens that arrived inside the window / window (as for a decode cell)
+   */
+  totalTokensPerSecond: number;
+  perRequestTokensPerSecond?: Distribution1;
+  ttftFromScheduleMs?: Distribution2;
+  ttftFromSendMs?: Distribution3;
+  e2eFromScheduleMs?: Distribution4;
+  e2eFromSendMs?: Distribution5;
+  tbtMs?: Distribution6;
+  dispatchDelayMs?: Distribution7;
+  outputTokens: number;
+  /**
+   * requests scheduled inside the window
+   */
+  scheduled: number;
+  sent: number;
+  completed: number;
+  failedRequests: number;
+  /**
+   * requests due before the window closed that the in-flight ceiling kept from being sent
+   */
+  unsent: number;
+  /**
+   * requests that waited for the in-flight ceiling before being sent
+   */
+  ceilingWaited: number;
+  /**
+   * requests scheduled and not yet ended (time-weighted mean, and the most at once) over the window
+   */
+  inSystem: {
+    mean: number;
+    max: number;
+  };
+  /**
+   * the server's waiting requests over the window's metrics samples, where it has metrics
+   */
+  serverWaiting?: {
+    mean: number;
+    max: number;
+  };
+}
+/**
+ * per completed request with 2 or more tokens: 1000 / its mean time between tokens
+ */
+export interface Distribution1 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * first token − scheduled time, per request scheduled in the window that got a token
+ */
+export interface Distribution2 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * first token − send, same requests
+ */
+export interface Distribution3 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * last token − scheduled time, per request scheduled in the window that completed
+ */
+export interface Distribution4 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * last token − send, same requests
+ */
+export interface Distribution5 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * per completed request, its mean time between tokens
+ */
+export interface Distribution6 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * send − scheduled time, per request scheduled in the window and sent
+ */
+export interface Distribution7 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
 }
 /**
  * how many simultaneous requests one context row holds at the SLO; binding: the constraint the first failing cell (bindingConcurrency) missed by most; goodput: at the capacity (its cell)

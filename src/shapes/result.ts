@@ -34,6 +34,12 @@ export type {
   CellStatus,
   Distribution,
   PrefillFigures,
+  ArrivalProcess,
+  RateSettings,
+  RateCellStatus,
+  RateFigures,
+  RateCellEvidence,
+  RateCellResult,
 } from './result.gen.js';
 
 /**
@@ -45,6 +51,8 @@ export type SpeedMatrixMeta =
   | { kind: 'run'; info: Gen.RunInfo }
   | { kind: 'prefill'; row: Gen.PrefillRowResult; info?: Gen.RunInfo }
   | { kind: 'cell'; cell: Gen.CellResult; info?: Gen.RunInfo }
+  /** an open-loop rate cell (matrix.rates) */
+  | { kind: 'rate'; cell: Gen.RateCellResult; info?: Gen.RunInfo }
   /** a context row's capacity at the SLO, with the adaptive cells its search measured */
   | { kind: 'capacity'; row: Gen.CapacityRow; cells: Gen.CellResult[]; info?: Gen.RunInfo };
 

@@ -56,10 +56,17 @@ describe('llm-speed-matrix compare', () => {
   });
 
   test('different schema versions: exit 2 naming both', async () => {
-    const v2 = file('v2.json', { ...sglangResult(), schemaVersion: 2 });
-    const r = await run([base, v2]);
+    const v3 = file('v3.json', { ...sglangResult(), schemaVersion: 3 });
+    const r = await run([base, v3]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain(`the files have different schema versions: ${base} has 1, ${v2} has 2`);
+    expect(r.err).toContain(`the files have different schema versions: ${base} has 2, ${v3} has 3`);
+  });
+
+  test('a version-1 file (before rate cells) compares with a version-2 one: it is read as version 2', async () => {
+    const v1 = file('v1.json', { ...sglangResult(), schemaVersion: 1 });
+    const r = await run([v1, base]);
+    expect(r.err).not.toContain('schema version');
+    expect(r.code).toBe(0);
   });
 
   test('different matrices: exit 2 naming what differs', async () => {

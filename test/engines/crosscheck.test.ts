@@ -127,7 +127,7 @@ describe('a wrong client count does not pass silently', () => {
       expect(tokens.disagree).toBe(true);
       expect(tokens.server / tokens.client).toBeGreaterThan(1.7);
       expect(tokens.server / tokens.client).toBeLessThan(2.3);
-      const md = renderMarkdown({ schemaVersion: 1, info, prefill: [], cells: [cell], partial: false });
+      const md = renderMarkdown({ schemaVersion: 2, info, prefill: [], cells: [cell], partial: false });
       expect(md).toMatch(/⚠ Server cross-check: the server's own figures differ from the client's by more than 10 % in 0\/2 \(total tok\/s: server [\d,.]+, client [\d,.]+\)/);
       expect(md).toMatch(/\| Sustained decode \| 0 \| 2 \| Valid ⚠ \|/);
     } finally {

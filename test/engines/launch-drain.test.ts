@@ -31,7 +31,7 @@ describe('launch command from the server', () => {
       expect(info.launchCommand).toContain('--api-key <redacted>');
       expect(info.launchCommand).toContain('--served-model-name sim-tiny');
       if (personality === 'vllm') expect(info.launchCommand).toContain('--max-num-seqs 8');
-      const md = renderMarkdown({ schemaVersion: 1, info, prefill: [], cells: [], partial: true });
+      const md = renderMarkdown({ schemaVersion: 2, info, prefill: [], cells: [], partial: true });
       const json = JSON.stringify(info);
       for (const text of [md, json]) expect(text).not.toContain('SECRET');
       expect(md).toContain('### Launch command');

@@ -4,7 +4,7 @@
  * a mismatched process is rejected by the same test (so the test has teeth).
  */
 import { describe, expect, test } from 'vitest';
-import { arrivalSchedule, gammaDraw, type ArrivalProcess } from '../../src/load/arrivals.js';
+import { arrivalSchedule, gammaDraw, type Arrival } from '../../src/load/arrivals.js';
 import { exponentialCdf, gammaCdf, gammaP, ksTest, lnGamma } from '../../src/metrics/distributions.js';
 import { mulberry32 } from '../../src/random.js';
 
@@ -29,7 +29,7 @@ describe('distributions', () => {
 
 describe('arrival schedules', () => {
   const windowMs = 600_000;
-  const cases: Array<[string, ArrivalProcess, number, (rate: number) => (x: number) => number]> = [
+  const cases: Array<[string, Arrival, number, (rate: number) => (x: number) => number]> = [
     ['poisson', { kind: 'poisson' }, 2, (r) => exponentialCdf(1 / r)],
     ['gamma b=0.5 (bursty)', { kind: 'gamma', burstiness: 0.5 }, 4, (r) => gammaCdf(0.5, 1 / (r * 0.5))],
     ['gamma b=4 (smooth)', { kind: 'gamma', burstiness: 4 }, 1, (r) => gammaCdf(4, 1 / (r * 4))],

@@ -229,10 +229,10 @@ describe('llm-speed-matrix report', () => {
 
   test('bad input: a clear error naming the file, the version or the fix; exit 2', async () => {
     const a = file('a2.json', sglangResult());
-    const v2 = file('v2.json', { ...sglangResult(), schemaVersion: 2 });
+    const v3 = file('v3.json', { ...sglangResult(), schemaVersion: 3 });
     const cases: Array<[string[], RegExp]> = [
       [[], /give at least one speed-matrix.json/],
-      [[v2], /v2\.json has schemaVersion 2/],
+      [[v3], /v3\.json has schemaVersion 3/],
       [[join(dir, 'missing.json')], /missing\.json \(no such file\)/],
       [[a, a], /two runs are named .*--label/],
       [[a, '--label', 'x', '--label', 'y'], /2 labels for 1 files/],

@@ -119,12 +119,12 @@ describe.skipIf(skip)('comparison HTML page in Chromium', () => {
   });
 
   test('a result of another schema version is refused, naming the file and the version', () => {
-    const other = join(dir, 'v2.json');
-    writeFileSync(other, JSON.stringify({ ...results[0], schemaVersion: 2 }));
+    const other = join(dir, 'v3.json');
+    writeFileSync(other, JSON.stringify({ ...results[0], schemaVersion: 3 }));
     const r = cli([files[0]!, other, '--out', join(dir, 'bad.html')]);
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBeNull();
     expect(r.out).toContain(other);
-    expect(r.out).toMatch(/schemaVersion 2\b/);
+    expect(r.out).toMatch(/schemaVersion 3\b/);
   });
 });

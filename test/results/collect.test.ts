@@ -23,7 +23,7 @@ test('orders cells by context then concurrency, prefill by context; last wins pe
   );
   expect(result.cells[0]!.finishedAt).toBe('rerun');
   expect(result.prefill.map((p) => p.contextLabel)).toEqual(['8K', '16K', '32K', '64K', '123K', '128K']);
-  expect(result).toMatchObject({ schemaVersion: 1, partial: false, endedAt: 'end' });
+  expect(result).toMatchObject({ schemaVersion: 2, partial: false, endedAt: 'end' });
 });
 
 test('planned lists are the union over run metas; default plan is contexts × concurrency', () => {
