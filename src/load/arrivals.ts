@@ -14,8 +14,9 @@
  * Seeded (src/random.ts): the same seed gives the same schedule, recorded in the result.
  */
 import { mulberry32 } from '../random.js';
+import type { Arrival } from '../shapes/arrival.js';
 
-export type Arrival = { kind: 'constant' } | { kind: 'poisson' } | { kind: 'gamma'; burstiness: number };
+export type { Arrival };
 
 export interface ScheduleSpec {
   /** requests per second inside the window (> 0) */
@@ -35,11 +36,6 @@ export interface ArrivalSchedule {
   windowStartMs: number;
   /** the first arrival inside the window (index into atMs) */
   firstInWindow: number;
-}
-
-/** The text of a process, as LLM_BENCH_ARRIVAL takes it: "poisson", "constant", "gamma:0.5". */
-export function arrivalText(p: Arrival): string {
-  return p.kind === 'gamma' ? `gamma:${p.burstiness}` : p.kind;
 }
 
 /** Standard normal draws by Box–Muller from a uniform source (one of each pair is kept). */

@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { arrivalSchedule, gammaDraw, type Arrival } from '../../src/load/arrivals.js';
 import { exponentialCdf, gammaCdf, gammaP, ksTest, lnGamma } from '../../src/metrics/distributions.js';
 import { mulberry32 } from '../../src/random.js';
+import { arrivalText, parseArrival } from '../../src/shapes/arrival.js';
 
 function gapsS(atMs: ArrayLike<number>, from = 0): number[] {
   const out: number[] = [];
@@ -96,5 +97,23 @@ describe('arrival schedules', () => {
       expect(Math.abs(mean - shape) / shape).toBeLessThan(0.05);
       expect(Math.abs(variance - shape) / shape).toBeLessThan(0.1);
     }
+  });
+});
+
+describe('arrival process text', () => {
+  test('poisson, constant and gamma:B parse and print back', () => {
+    for (const t of ['poisson', 'constant', 'gamma:0.5', 'gamma:4']) {
+      const a = parseArrival(t);
+      expect('error' in a).toBe(false);
+      expect(arrivalText(a as Exclude<typeof a, { error: string }>)).toBe(t);
+    }
+    expect(parseArrival(' Gamma : 2 ')).toEqual({ kind: 'gamma', burstiness: 2 });
+  });
+  test('bad processes are refused with the fix', () => {
+    expect(parseArrival('uniform')).toEqual({ error: expect.stringMatching(/"uniform" is not an arrival process: use poisson .* gamma:B/) });
+    expect(parseArrival('gamma')).toEqual({ error: expect.stringMatching(/gamma needs a burstiness/) });
+    expect(parseArrival('gamma:0')).toEqual({ error: expect.stringMatching(/burstiness must be a number above 0, got "0"/) });
+    expect(parseArrival('gamma:-1')).toEqual({ error: expect.stringMatching(/above 0, got "-1"/) });
+    expect(parseArrival('gamma:x')).toEqual({ error: expect.stringMatching(/got "x"/) });
   });
 });
