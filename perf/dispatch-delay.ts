@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { ConnectionPolicy } from '../src/client/connections.js';
 import { OpenAIAdapter } from '../src/engines/openai.js';
 import { arrivalSchedule } from '../src/load/arrivals.js';
-import { runRateCell } from '../src/load/rate.js';
+import { runRateCell } from '../src/load/rate-cell.js';
 import type { LoadSession } from '../src/load/session.js';
 import { distribution } from '../src/metrics/stats.js';
 

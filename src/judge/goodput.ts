@@ -16,6 +16,8 @@ export interface GoodputInput {
   windowStartMs: number;
   windowEndMs: number;
   ttftFrom: 'send' | 'sent-headers';
+  /** where a request's TTFT starts instead of ttftFrom: an open-loop rate cell's scheduled time */
+  ttftStartOf?: (t: RequestTimeline) => number;
   /** the cell's stall limit (figures.stallLimitMs); a request silent this long has failed */
   stallLimitMs?: number;
   slo: Slo;
@@ -28,6 +30,7 @@ export function computeGoodput(input: GoodputInput): Goodput {
   let judged = 0;
   let metTokens = 0;
   let totalTokens = 0;
+  const startOf = input.ttftStartOf ?? ((t: RequestTimeline) => ttftStartMs(t, input.ttftFrom));
   for (const t of timelines) {
     const tokens = tokensInWindow(t, ws, we);
     totalTokens += tokens;
@@ -45,7 +48,7 @@ export function computeGoodput(input: GoodputInput): Goodput {
     judged++;
     let ok = true;
     if (slo.perRequestTokensPerSecond && !(tokensPerSecondOfTbt(tbt!) >= slo.perRequestTokensPerSecond.min)) ok = false;
-    if (slo.ttftMs && !(t.firstTokenMs - ttftStartMs(t, input.ttftFrom) <= slo.ttftMs.max)) ok = false;
+    if (slo.ttftMs && !(t.firstTokenMs - startOf(t) <= slo.ttftMs.max)) ok = false;
     if (slo.timeBetweenTokensMs) {
       const p99 = requestTbtP99Ms(t, ws, we);
       if (!(p99 !== undefined && p99 <= slo.timeBetweenTokensMs.max)) ok = false;

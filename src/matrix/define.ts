@@ -19,6 +19,7 @@ import { createCellRunner, finishCell } from './cell-test.js';
 import { loadResume } from './resume.js';
 import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { createCapacityRunner } from './capacity-test.js';
+import { createRateRunner, planRateCells } from './rate-test.js';
 import { contextLabel } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { loadThresholds, ThresholdsError } from '../thresholds/load.js';
@@ -135,6 +136,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
   const runCapacityTest = createCapacityRunner(ctx);
+  const runRateTest = cfg.rates ? createRateRunner(ctx, cfg.rates) : undefined;
 
   /** a cell test's time limit: every phase's own limit, for each repeat (each is a whole cell run) */
   const cellTimeout = (cell: (typeof plan.cells)[number]): number =>
@@ -180,6 +182,15 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       for (const context of [...new Set(plan.cells.map((c) => c.context))]) {
         const widest = plan.cells.filter((c) => c.context === context).reduce((m, c) => Math.max(m, cellTimeout(c)), 0);
         test(`capacity ${contextLabel(context)}`, { timeout: widest * (searchCells + 1) }, (tc) => runCapacityTest(context, tc));
+      }
+    }
+    // Open-loop rate cells (matrix.rates): per context, after its decode cells (the decode cell at
+    // concurrency 1 gives the service time Little's law needs), rates ascending
+    if (cfg.rates && runRateTest) {
+      const rateTimeout =
+        cfg.timeouts.drainMs + (cfg.rates.rampS + cfg.matrix.windowS) * 1000 + cfg.timeouts.headersMs + 2 * cfg.timeouts.unreachableRetryMs + 60_000;
+      for (const cell of planRateCells([...new Set(plan.cells.map((c) => c.context))], contextLabel, cfg.rates)) {
+        test(`rate ${cell.key}`, { timeout: rateTimeout }, (tc) => runRateTest(cell, tc));
       }
     }
   });

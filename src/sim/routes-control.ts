@@ -47,6 +47,12 @@ export function controlRoutes(ctx: SimContext): Routes {
       const since = Number(query.get('since') ?? '-Infinity');
       sendJson(res, 200, truth.list(Number.isNaN(since) ? -Infinity : since));
     },
+    // the arrival log (issue 22): when each completion request reached the server, oldest first
+    'GET /_sim/arrivals': ({ res, query }) => {
+      const since = Number(query.get('since') ?? '-Infinity');
+      const list = truth.list(Number.isNaN(since) ? -Infinity : since).map((r) => [r.id, r.receivedMs] as const);
+      sendJson(res, 200, list.sort((a, b) => a[1] - b[1]));
+    },
     'GET /_sim/truth/*': ({ res, path }) => {
       const rec = truth.get(decodeURIComponent(path.slice('/_sim/truth/'.length)));
       if (!rec) return ctx.sendError(res, 404, `no truth record for ${path.slice(12)}`, 'NotFoundError');

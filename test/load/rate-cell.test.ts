@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runRateCell } from '../../src/load/rate.js';
+import { runRateCell } from '../../src/load/rate-cell.js';
 import { arrivalSchedule } from '../../src/load/arrivals.js';
 import type { LoadSession } from '../../src/load/session.js';
 import { ConnectionPolicy } from '../../src/client/connections.js';

@@ -1,0 +1,149 @@
+/**
+ * Every decision about an open-loop rate cell (issue 22; the README's method section, "Open-loop
+ * rate cells"):
+ * - judgeRateStatus: a measured cell's status, statuses and evidence:
+ *   - Client-limited: the client could not send on time: its dispatch delay p99 (send − scheduled)
+ *     over RATE_DISPATCH_BOUND_MS, or the in-flight ceiling held requests back (waited or unsent),
+ *     or the load generator's own event loop or CPU was over the decode cells' bounds. Its
+ *     latencies from the scheduled time are then the client's as much as the server's;
+ *   - Errors: failed requests;
+ *   - Saturated: the requests in the system climbed through the window (saturation.ts, with its
+ *     stated confidence), so the server could not keep up with the offered rate;
+ *   - Valid otherwise. The status shown is the first of those that holds; `statuses` has all.
+ * - rateOverCapacity: before a cell runs, whether the KV cache can hold what Little's law puts in
+ *   flight: rate × the service time of one request (from the decode cell of the same context at
+ *   concurrency 1: TTFT + output tokens × time between tokens), each holding context + output.
+ * - judgeRateCell: what the test enforces: Client-limited fails unless allowed, failed requests
+ *   fail unless allowed, a window without output tokens fails. Saturated is a finding (the knee),
+ *   not a failure. (Goodput at the SLO is a figure: goodput.ts, TTFT from the scheduled time.)
+ * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
+ */
+import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import { escapeText } from '../text/escape.js';
+import { blockMeans, judgeSaturation } from './saturation.js';
+
+/**
+ * Dispatch delay p99 above this marks a rate cell Client-limited. Measured on the 2-core machine
+ * this project runs on (perf/dispatch-delay.ts): p99 under 1 ms from 50 to 200 requests/s with
+ * the server in another process; 5 ms is where a late send starts to show in a TTFT of tens of ms.
+ */
+export const RATE_DISPATCH_BOUND_MS = 5;
+
+export interface RateStatusInput {
+  figures: RateFigures;
+  /** [scheduled, ended] of every request (metrics/rate-figures.ts inSystemIntervals) */
+  inSystem: ReadonlyArray<readonly [number, number]>;
+  windowStartMs: number;
+  windowEndMs: number;
+  timelines: readonly RequestTimeline[];
+  /** the load generator's event-loop delay and CPU over the cell, and the decode cells' bounds */
+  loopDelayP99Ms?: number;
+  loopDelayBoundMs: number;
+  clientCpuCores?: number;
+  clientCpuBoundCores: number;
+}
+
+export interface RateStatusResult {
+  status: RateCellStatus;
+  statuses: RateCellStatus[];
+  evidence: RateCellEvidence;
+}
+
+const ORDER: readonly RateCellStatus[] = ['client-limited', 'errors', 'saturated', 'valid'];
+
+export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
+  const f = input.figures;
+  const windowMs = input.windowEndMs - input.windowStartMs;
+  const saturation = judgeSaturation(blockMeans(input.inSystem, input.windowStartMs, input.windowEndMs), windowMs);
+  const evidence: RateCellEvidence = {
+    saturation: { p: saturation.p, growth: saturation.growth, growthBound: saturation.growthBound, meanInSystem: saturation.meanInSystem, blockMeans: saturation.blockMeans },
+  };
+  const statuses: RateCellStatus[] = [];
+  const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
+  const loopOver = input.loopDelayP99Ms !== undefined && input.loopDelayP99Ms > input.loopDelayBoundMs;
+  const cpuOver = input.clientCpuCores !== undefined && input.clientCpuCores > input.clientCpuBoundCores;
+  if (dispatchP99 > RATE_DISPATCH_BOUND_MS || f.ceilingWaited > 0 || f.unsent > 0 || loopOver || cpuOver) {
+    statuses.push('client-limited');
+    evidence.clientLimited = { dispatchDelayP99Ms: dispatchP99, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: f.ceilingWaited, unsent: f.unsent };
+  }
+  if (f.failedRequests > 0) {
+    statuses.push('errors');
+    const byCode: Record<string, number> = {};
+    let firstMessage: string | undefined;
+    for (const t of input.timelines) {
+      if (t.end?.kind !== 'error') continue;
+      byCode[t.end.code] = (byCode[t.end.code] ?? 0) + 1;
+      firstMessage ??= t.end.message;
+    }
+    evidence.errors = { failed: f.failedRequests, byCode, ...(firstMessage !== undefined ? { firstMessage } : {}) };
+  }
+  if (saturation.saturated) statuses.push('saturated');
+  if (statuses.length === 0) statuses.push('valid');
+  const status = ORDER.find((s) => statuses.includes(s))!;
+  return { status, statuses, evidence };
+}
+
+export interface RateOverCapacityInput {
+  rate: number;
+  context: number;
+  maxOutputTokens: number;
+  kvCapacityTokens?: number;
+  /** the decode cell of this context at concurrency 1, when this run measured it */
+  singleStream?: Pick<CellFigures, 'ttftMs' | 'timeBetweenTokensMs'>;
+  singleStreamKey?: string;
+}
+
+/** The Over capacity evidence when the KV cache cannot hold what Little's law puts in flight; else undefined. */
+export function rateOverCapacity(input: RateOverCapacityInput): RateCellEvidence['overCapacity'] | undefined {
+  const ttft = input.singleStream?.ttftMs?.median;
+  const tbt = input.singleStream?.timeBetweenTokensMs?.median;
+  if (input.kvCapacityTokens === undefined || ttft === undefined || tbt === undefined) return undefined;
+  const serviceS = (ttft + tbt * Math.max(0, input.maxOutputTokens - 1)) / 1000;
+  const expectedInFlight = input.rate * serviceS;
+  const requiredTokens = Math.ceil(expectedInFlight) * (input.context + input.maxOutputTokens);
+  if (requiredTokens <= input.kvCapacityTokens) return undefined;
+  return {
+    expectedInFlight,
+    requiredTokens,
+    kvCapacityTokens: input.kvCapacityTokens,
+    serviceS,
+    serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${input.maxOutputTokens - 1} × TBT median`,
+  };
+}
+
+export interface RateRules {
+  allowClientLimited: boolean;
+  allowErrors: boolean;
+}
+
+export interface RateJudgement {
+  thresholdFailures: string[];
+}
+
+/** The judgement of a rate cell's result: its failure lines and its SLO verdict. */
+export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRules): RateJudgement {
+  const failures: string[] = [];
+  const f = cell.figures;
+  const ev = cell.evidence;
+  if (cell.statuses.includes('client-limited') && !rules.allowClientLimited) {
+    const c = ev.clientLimited;
+    failures.push(
+      `${key} is Client-limited: the load generator could not send on schedule (dispatch delay p99 ${c ? c.dispatchDelayP99Ms.toFixed(1) : '?'} ms, bound ${RATE_DISPATCH_BOUND_MS} ms` +
+        `${c && c.ceilingWaited > 0 ? `; ${c.ceilingWaited} requests waited for the in-flight ceiling` : ''}${c && c.unsent > 0 ? `, ${c.unsent} never sent` : ''}), ` +
+        'so its latencies from the schedule are partly the client\'s; raise matrix.maxInFlight (LLM_BENCH_MAX_IN_FLIGHT), lower the rate, or set allowClientLimited',
+    );
+  }
+  if (f && f.failedRequests > 0 && !rules.allowErrors) {
+    const e = ev.errors;
+    const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
+    failures.push(
+      `${key} had ${f.failedRequests} failed request${f.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
+        `${e?.firstMessage ? `; first: ${escapeText(e.firstMessage)}` : ''}. A rate cell with failed requests fails unless LLM_BENCH_ALLOW_ERRORS=1`,
+    );
+  }
+  if (f && f.outputTokens === 0 && !cell.statuses.includes('client-limited')) {
+    failures.push(`${key} measured no output tokens in its window (${f.failedRequests} failed requests)`);
+  }
+  return { thresholdFailures: failures };
+}

@@ -1,0 +1,195 @@
+/**
+ * Body of one generated open-loop rate test ("rate 8K@2"): measure the cell (load/rate.ts), compute
+ * its figures (metrics/rate-figures.ts), ask the judge (judge/rate.ts), publish the result in task
+ * meta, then throw on its failure lines (except under -u).
+ *
+ * Before it runs, a cell may be decided without measuring:
+ * - Over capacity: the KV cache cannot hold what Little's law puts in flight (judge/rate.ts);
+ * - Not run, skipped: a lower rate of the same context was already Saturated. A rate sweep stops at
+ *   its first saturated rate: above it the server only queues more (the issue's rule).
+ */
+import type {} from './task-meta.js';
+import type { TestContext } from 'vitest';
+import { fnv1a } from '../random.js';
+import { parseArrival } from '../shapes/arrival.js';
+import { cellKey } from '../shapes/labels.js';
+import type { RateCellResult, RateSettings } from '../shapes/result.js';
+import { arrivalSchedule } from '../load/arrivals.js';
+import { runRateCell } from '../load/rate-cell.js';
+import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
+import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
+import { judgeRateCell, judgeRateStatus, rateOverCapacity } from '../judge/judge-rate.js';
+import { computeGoodput } from '../judge/goodput.js';
+import { isUnreachable } from '../engines/http.js';
+import type { RunContext } from './context.js';
+import { progress } from './progress.js';
+import { DEFAULTS } from '../config/defaults.js';
+
+export interface PlannedRateCell {
+  /** "8K@2" */
+  key: string;
+  context: number;
+  contextLabel: string;
+  rate: number;
+  /** position of the rate in the configured list (its requests' prompt numbers derive from it) */
+  index: number;
+  /** the schedule's seed: the run's rate seed, the context and the rate */
+  seed: number;
+}
+
+/** A rate cell's key: "8K@2", "0@0.5". */
+export function rateKey(contextLabel: string, rate: number): string {
+  return `${contextLabel}@${rate}`;
+}
+
+/** The rate cells of a run, per context in the configured rate order. */
+export function planRateCells(contexts: readonly number[], contextLabelOf: (n: number) => string, rates: RateSettings): PlannedRateCell[] {
+  const out: PlannedRateCell[] = [];
+  // ascending, so a context's sweep can stop at its first saturated rate
+  const ascending = [...rates.rates].sort((a, b) => a - b);
+  for (const context of contexts) {
+    ascending.forEach((rate, index) => {
+      const label = contextLabelOf(context);
+      out.push({ key: rateKey(label, rate), context, contextLabel: label, rate, index, seed: fnv1a(`${rates.seed}:${context}:${rate}`) });
+    });
+  }
+  return out;
+}
+
+/** prompt numbers of rate cells start here (decode cells use 0 … 100,000 × repeats), 20,000 a rate */
+const PROMPT_BASE = 600_000;
+const PROMPTS_PER_RATE = 20_000;
+
+export function createRateRunner(run: RunContext, settings: RateSettings) {
+  const { cfg, info } = run;
+  const arrival = parseArrival(settings.arrival);
+  if ('error' in arrival) throw new Error(`info.settings.rates.arrival: ${arrival.error}`);
+  /** the lowest Saturated rate per context, once measured */
+  const saturatedAt = new Map<number, number>();
+
+  const publish = (cell: PlannedRateCell, result: RateCellResult, tc: TestContext) => {
+    tc.task.meta.speedMatrix = { kind: 'rate', cell: result, info };
+  };
+  const base = (cell: PlannedRateCell): Pick<RateCellResult, 'context' | 'contextLabel' | 'rate' | 'arrival' | 'seed' | 'rampS'> => ({
+    context: cell.context,
+    contextLabel: cell.contextLabel,
+    rate: cell.rate,
+    arrival: settings.arrival,
+    seed: cell.seed,
+    rampS: settings.rampS,
+  });
+
+  return async function runRateTest(cell: PlannedRateCell, tc: TestContext): Promise<void> {
+    const say = (m: string) => progress(`${cell.key}/s: ${m}`);
+    const single = run.results.get(cellKey(cell.context, 1));
+    const over = rateOverCapacity({
+      rate: cell.rate,
+      context: cell.context,
+      maxOutputTokens: cfg.matrix.maxOutputTokens,
+      kvCapacityTokens: run.opened.session.facts.kvCapacityTokens?.value,
+      ...(single?.figures ? { singleStream: single.figures, singleStreamKey: single.contextLabel + '/1' } : {}),
+    });
+    if (over) {
+      const result: RateCellResult = { ...base(cell), status: 'over-capacity', statuses: ['over-capacity'], evidence: { overCapacity: over }, finishedAt: new Date().toISOString() };
+      publish(cell, result, tc);
+      tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${cell.context} + ${cfg.matrix.maxOutputTokens}) tokens > KV capacity ${over.kvCapacityTokens}`);
+      return;
+    }
+    const lowerSaturated = saturatedAt.get(cell.context);
+    if (lowerSaturated !== undefined && lowerSaturated < cell.rate) {
+      const reason = `not measured: ${lowerSaturated}/s was already Saturated at this context (a rate sweep stops at its first saturated rate)`;
+      const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: reason, finishedAt: new Date().toISOString() };
+      publish(cell, result, tc);
+      tc.skip(reason);
+      return;
+    }
+    const result = await measureRateCell(run, settings, arrival, cell, tc.signal, say, base(cell));
+    if (result.status === 'saturated' || result.statuses.includes('saturated')) saturatedAt.set(cell.context, Math.min(cell.rate, saturatedAt.get(cell.context) ?? Infinity));
+    const judgement = judgeRateCell(`${cell.key}/s`, result, { allowClientLimited: cfg.allowClientLimited, allowErrors: cfg.allowErrors });
+    result.thresholdFailures = judgement.thresholdFailures;
+    publish(cell, result, tc);
+    if (result.status === 'not-run') throw new Error(`${cell.key}/s could not start: ${result.notRunReason}`);
+    if (judgement.thresholdFailures.length > 0 && !run.updating) throw new Error(judgement.thresholdFailures.join('\n'));
+  };
+}
+
+async function measureRateCell(
+  run: RunContext,
+  settings: RateSettings,
+  arrival: Exclude<ReturnType<typeof parseArrival>, { error: string }>,
+  cell: PlannedRateCell,
+  signal: AbortSignal,
+  say: (m: string) => void,
+  base: Pick<RateCellResult, 'context' | 'contextLabel' | 'rate' | 'arrival' | 'seed' | 'rampS'>,
+): Promise<RateCellResult> {
+  const { cfg, opened } = run;
+  const notRun = (error: unknown): RateCellResult => ({ ...base, status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: (error as Error)?.message ?? String(error), finishedAt: new Date().toISOString() });
+  let prompt: Awaited<ReturnType<typeof run.prompts.rowPrompt>>;
+  try {
+    prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return notRun(error);
+  }
+  const prompts = run.prompts.forCell(prompt, 1);
+  const windowMs = cfg.matrix.windowS * 1000;
+  const schedule = arrivalSchedule({ rate: cell.rate, process: arrival, seed: cell.seed, windowMs, rampMs: settings.rampS * 1000 });
+  let raw: Awaited<ReturnType<typeof runRateCell>>;
+  try {
+    raw = await runRateCell(opened.session, {
+      context: cell.context,
+      rate: cell.rate,
+      schedule,
+      promptFor: (i) => prompts.prompt(0, PROMPT_BASE + cell.index * PROMPTS_PER_RATE + (i % PROMPTS_PER_RATE)),
+      scoutPrompts: prompts.scoutPrompts(),
+      windowMs,
+      maxInFlight: settings.maxInFlight,
+      drainTimeoutMs: cfg.timeouts.drainMs,
+      metricsIntervalMs: cfg.metricsIntervalMs,
+      signal,
+      onPhase: say,
+    });
+  } catch (error) {
+    if (!signal.aborted && isUnreachable(error)) return notRun(error);
+    throw error;
+  }
+  const inWindow = (at: number) => at >= schedule.windowStartMs && at < schedule.windowStartMs + windowMs;
+  const scheduledInWindow = Array.from(schedule.atMs).filter(inWindow).length;
+  const figures = computeRateFigures({ requests: raw.requests, scheduledInWindow, unsent: raw.unsent, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, samples: raw.samples });
+  const timelines = raw.requests.map((r) => r.timeline);
+  const verdict = judgeRateStatus({
+    figures,
+    inSystem: inSystemIntervals(raw.requests, raw.windowEndMs),
+    windowStartMs: raw.windowStartMs,
+    windowEndMs: raw.windowEndMs,
+    timelines,
+    ...(raw.loopDelayMs ? { loopDelayP99Ms: raw.loopDelayMs.p99 } : {}),
+    loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
+    ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
+    clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,
+  });
+  const scheduledOf = new Map(raw.requests.map((r) => [r.timeline.id, r.scheduledMs]));
+  const goodput = cfg.slo
+    ? computeGoodput({
+        timelines: raw.requests.filter((r) => r.scheduledMs >= raw.windowStartMs).map((r) => r.timeline),
+        windowStartMs: raw.windowStartMs,
+        windowEndMs: raw.windowEndMs,
+        ttftFrom: MATRIX_TTFT_FROM,
+        // open loop: a user's TTFT starts when the schedule said the request came
+        ttftStartOf: (t) => scheduledOf.get(t.id) ?? ttftStartMs(t, MATRIX_TTFT_FROM),
+        slo: cfg.slo,
+      })
+    : undefined;
+  say(`${verdict.status} · ${figures.completedRate.toFixed(2)}/${figures.offeredRate.toFixed(2)} req/s completed/offered · in system ${figures.inSystem.mean.toFixed(1)} (max ${figures.inSystem.max})`);
+  return {
+    ...base,
+    status: verdict.status,
+    statuses: verdict.statuses,
+    evidence: verdict.evidence,
+    figures,
+    ...(goodput ? { goodput } : {}),
+    ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+    finishedAt: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The rate cell's decisions (judge/judge-rate.ts): which status, with which evidence; Over capacity
+ * by Little's law; which statuses fail the test.
+ */
+import { describe, expect, test } from 'vitest';
+import { judgeRateCell, judgeRateStatus, RATE_DISPATCH_BOUND_MS, rateOverCapacity, type RateStatusInput } from '../../src/judge/judge-rate.js';
+import type { RateCellResult, RateFigures } from '../../src/shapes/result.js';
+
+const dist = (median: number, p99 = median) => ({ median, p90: median, p99, samples: 10 });
+function figures(over: Partial<RateFigures> = {}): RateFigures {
+  return {
+    offeredRate: 10, sentRate: 10, completedRate: 10, totalTokensPerSecond: 320, outputTokens: 3200,
+    scheduled: 100, sent: 100, completed: 100, failedRequests: 0, unsent: 0, ceilingWaited: 0,
+    inSystem: { mean: 4, max: 7 }, dispatchDelayMs: dispatch(0.2, 0.8), ...over,
+  };
+}
+function dispatch(median: number, p99: number) {
+  return dist(median, p99);
+}
+/** requests in the system: steady at 4, or climbing from 4 by `climb` over the window */
+function inSystem(climb: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < 4; i++) out.push([0, 10_000]);
+  for (let k = 0; k < climb; k++) out.push([((k + 0.5) / climb) * 10_000, 20_000]);
+  return out;
+}
+const input = (over: Partial<RateStatusInput>): RateStatusInput => ({
+  figures: figures(), inSystem: inSystem(0), windowStartMs: 0, windowEndMs: 10_000, timelines: [], loopDelayBoundMs: 50, clientCpuBoundCores: 0.9, ...over,
+});
+
+describe('judgeRateStatus', () => {
+  test('a steady system is Valid, with the saturation test recorded', () => {
+    const v = judgeRateStatus(input({}));
+    expect(v.status).toBe('valid');
+    expect(v.statuses).toEqual(['valid']);
+    expect(v.evidence.saturation?.growth).toBe(0);
+  });
+  test('a climbing system is Saturated: the trend and the growth are the evidence', () => {
+    const v = judgeRateStatus(input({ inSystem: inSystem(30) }));
+    expect(v.status).toBe('saturated');
+    expect(v.evidence.saturation!.p).toBeLessThan(0.01);
+    expect(v.evidence.saturation!.growth).toBeGreaterThan(v.evidence.saturation!.growthBound);
+  });
+  test('a climb too small to matter is not Saturated', () => {
+    expect(judgeRateStatus(input({ inSystem: inSystem(1) })).status).toBe('valid');
+  });
+  test(`Client-limited: dispatch p99 over ${RATE_DISPATCH_BOUND_MS} ms, or requests held by the ceiling; it comes first, the others stay in statuses`, () => {
+    const late = judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 12) }), inSystem: inSystem(30) }));
+    expect(late.status).toBe('client-limited');
+    expect(late.statuses).toEqual(['client-limited', 'saturated']);
+    expect(late.evidence.clientLimited).toEqual({ dispatchDelayP99Ms: 12, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0 });
+    expect(judgeRateStatus(input({ figures: figures({ ceilingWaited: 3 }) })).status).toBe('client-limited');
+    expect(judgeRateStatus(input({ figures: figures({ unsent: 1 }) })).status).toBe('client-limited');
+    expect(judgeRateStatus(input({ loopDelayP99Ms: 80 })).status).toBe('client-limited');
+  });
+  test('failed requests are Errors, counted by code with the first message', () => {
+    const v = judgeRateStatus(input({
+      figures: figures({ failedRequests: 2 }),
+      timelines: [
+        { id: 'a', sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0, end: { kind: 'error', atMs: 5, code: 'http-status', message: 'HTTP 503: busy' } },
+        { id: 'b', sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0, end: { kind: 'error', atMs: 5, code: 'stall', message: 'silent' } },
+      ],
+    }));
+    expect(v.status).toBe('errors');
+    expect(v.evidence.errors).toEqual({ failed: 2, byCode: { 'http-status': 1, stall: 1 }, firstMessage: 'HTTP 503: busy' });
+  });
+});
+
+describe('rateOverCapacity (Little\'s law)', () => {
+  const single = { ttftMs: dist(100), timeBetweenTokensMs: dist(20) };
+  test('rate × service time in flight, each holding context + output, against the KV capacity', () => {
+    // service 0.1 + 63 × 0.02 = 1.36 s; at 10/s: 13.6 → 14 in flight × (8192 + 64) tokens
+    const over = rateOverCapacity({ rate: 10, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 100_000, singleStream: single, singleStreamKey: '8K/1' });
+    expect(over).toMatchObject({ requiredTokens: 14 * 8256, kvCapacityTokens: 100_000 });
+    expect(over!.expectedInFlight).toBeCloseTo(13.6, 9);
+    expect(over!.serviceFrom).toContain('8K/1');
+    expect(rateOverCapacity({ rate: 5, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 100_000, singleStream: single })).toBeUndefined();
+  });
+  test('nothing is decided without the KV capacity or the single-stream cell', () => {
+    expect(rateOverCapacity({ rate: 100, context: 8192, maxOutputTokens: 64, singleStream: single })).toBeUndefined();
+    expect(rateOverCapacity({ rate: 100, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 1000 })).toBeUndefined();
+  });
+});
+
+describe('judgeRateCell', () => {
+  const cell = (over: Partial<RateCellResult>): RateCellResult => ({
+    context: 0, contextLabel: '0', rate: 2, arrival: 'poisson', seed: 1, status: 'valid', statuses: ['valid'], evidence: {}, figures: figures(), finishedAt: '2026-12-01T00:00:00Z', ...over,
+  });
+  const rules = { allowClientLimited: false, allowErrors: false };
+  test('Valid and Saturated pass: the knee is a finding, not a failure', () => {
+    expect(judgeRateCell('0@2/s', cell({}), rules).thresholdFailures).toEqual([]);
+    expect(judgeRateCell('0@2/s', cell({ status: 'saturated', statuses: ['saturated'] }), rules).thresholdFailures).toEqual([]);
+  });
+  test('Client-limited fails unless allowed, naming the fix', () => {
+    const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 9.5, boundMs: 5, ceilingWaited: 4, unsent: 0 } } });
+    const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 9\.5 ms, bound 5 ms; 4 requests waited for the in-flight ceiling.*LLM_BENCH_MAX_IN_FLIGHT/);
+    expect(judgeRateCell('0@2/s', c, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
+  });
+  test('failed requests fail unless allowed; the server text is escaped', () => {
+    const c = cell({ status: 'errors', statuses: ['errors'], figures: figures({ failedRequests: 1 }), evidence: { errors: { failed: 1, byCode: { 'http-status': 1 }, firstMessage: 'bad | <b>' } } });
+    const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
+    expect(lines[0]).toMatch(/0@2\/s had 1 failed request \(1 http-status\); first: bad \\\| /);
+    expect(judgeRateCell('0@2/s', c, { ...rules, allowErrors: true }).thresholdFailures).toEqual([]);
+  });
+  test('no output tokens fails', () => {
+    expect(judgeRateCell('0@2/s', cell({ figures: figures({ outputTokens: 0 }) }), rules).thresholdFailures[0]).toMatch(/measured no output tokens/);
+  });
+});
