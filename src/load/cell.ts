@@ -4,7 +4,6 @@
  * inside it, then abort of everything in flight. It returns raw timelines and samples; the
  * figures are computed by the pure functions in src/metrics.
  */
-import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
@@ -13,7 +12,7 @@ import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { requestHeaders, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
+import { cellAbortOf, requestHeaders, sampleMetrics, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 
 export interface CellRunOptions {
@@ -219,16 +218,14 @@ async function measureWindow(
   const windowStartMs = monoMs();
   const windowDue = windowStartMs + opts.windowMs;
   const samples: MetricsSample[] = [];
-  const sampler = (async () => {
-    let next = windowStartMs;
-    while (!state.stopping && !signal.aborted && next < windowDue) {
-      const clientInFlight = state.inFlight.size;
-      const s = await scrapeMetrics(session);
-      if (s && s.atMs <= windowDue) samples.push({ ...s, clientInFlight });
-      next += opts.metricsIntervalMs;
-      await sleep(Math.min(next, windowDue) - monoMs(), signal);
-    }
-  })();
+  const sampler = sampleMetrics(session, {
+    fromMs: windowStartMs,
+    untilMs: windowDue,
+    intervalMs: opts.metricsIntervalMs,
+    inFlight: () => state.inFlight.size,
+    signal,
+    stopped: () => state.stopping,
+  }).then((s) => void samples.push(...s));
   await sleep(windowDue - monoMs(), signal);
   // an abort that comes after the window closed does not throw away a measured cell
   const windowCompleted = !signal.aborted;
@@ -247,13 +244,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   const serverTimings = new Map<string, ServerRequestTimings>();
   const send = cellSend(session, pool, C, serverTimings);
 
-  const cellAbort = new AbortController();
-  // every worker's request (or backoff sleep) listens on it: C listeners are expected, not a leak
-  setMaxListeners(0, cellAbort.signal);
-  const onOuterAbort = () => cellAbort.abort();
-  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  // an abort during the drain barrier or preconnect came before the listener
-  if (opts.signal?.aborted) cellAbort.abort();
+  // every worker's request (or backoff sleep) listens on it
+  const { controller: cellAbort, dispose } = cellAbortOf(opts.signal);
 
   try {
     say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
@@ -317,7 +309,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     };
   } finally {
     cellAbort.abort();
-    opts.signal?.removeEventListener('abort', onOuterAbort);
+    dispose();
     await pool.destroyAll();
   }
 }

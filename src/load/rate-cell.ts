@@ -10,14 +10,13 @@
  * only by `maxInFlight`. A due request that finds the ceiling reached waits for a free connection;
  * that wait is counted (`ceiling.waited`) and shows in its dispatch delay, never hidden.
  */
-import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
+import { cellAbortOf, sampleMetrics, sendRequest, sleep, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 
@@ -153,19 +152,6 @@ async function followSchedule(
   return { requests, unsent, peak, waited };
 }
 
-/** Metrics scrapes every interval inside [fromMs, untilMs), each with the client's in-flight count. */
-async function sampleWindow(session: LoadSession, fromMs: number, untilMs: number, intervalMs: number, inFlight: Set<string>, signal: AbortSignal): Promise<MetricsSample[]> {
-  const samples: MetricsSample[] = [];
-  await sleep(fromMs - monoMs(), signal);
-  for (let next = fromMs; !signal.aborted && next < untilMs; next += intervalMs) {
-    const clientInFlight = inFlight.size;
-    const s = await scrapeMetrics(session);
-    if (s && s.atMs <= untilMs) samples.push({ ...s, clientInFlight });
-    await sleep(Math.min(next + intervalMs, untilMs) - monoMs(), signal);
-  }
-  return samples;
-}
-
 /** Run one rate cell. Throws only when aborted from outside before its window closed. */
 export async function runRateCell(session: LoadSession, opts: RateRunOptions): Promise<RateRun> {
   const say = opts.onPhase ?? (() => {});
@@ -173,11 +159,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
   if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
   // one more client for the scout; the others open as requests need them
   const pool = createWorkerDispatchers(session.target.baseUrl, opts.maxInFlight + 1, { connectTimeoutMs: session.timeouts.headersMs });
-  const cellAbort = new AbortController();
-  setMaxListeners(0, cellAbort.signal);
-  const onOuterAbort = () => cellAbort.abort();
-  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  if (opts.signal?.aborted) cellAbort.abort();
+  const { controller: cellAbort, dispose } = cellAbortOf(opts.signal);
   try {
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
@@ -195,7 +177,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const windowDue = windowStartMs + opts.windowMs;
     const inFlight = new Set<string>();
     const following = followSchedule(session, opts, pool, startMs, cellAbort.signal, inFlight);
-    const sampling = sampleWindow(session, windowStartMs, windowDue, opts.metricsIntervalMs, inFlight, cellAbort.signal);
+    const sampling = sampleMetrics(session, { fromMs: windowStartMs, untilMs: windowDue, intervalMs: opts.metricsIntervalMs, inFlight: () => inFlight.size, signal: cellAbort.signal });
     await waitUntil(windowDue, cellAbort.signal);
     const windowCompleted = !cellAbort.signal.aborted;
     const windowEndMs = monoMs();
@@ -221,7 +203,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     };
   } finally {
     cellAbort.abort();
-    opts.signal?.removeEventListener('abort', onOuterAbort);
+    dispose();
     await pool.destroyAll();
   }
 }

@@ -4,6 +4,8 @@
  */
 import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
+import { setMaxListeners } from 'node:events';
+import { monoMs } from '../clock.js';
 import type { ConnectionPolicy } from '../client/connections.js';
 import { streamRequest, type StreamRequestOptions } from '../client/stream.js';
 import { compactTimeline } from '../client/compact.js';
@@ -137,4 +139,40 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;
   });
+}
+
+/**
+ * The abort of one cell: aborted when `outer` is (test timeout, Ctrl-C) and by the runner at the
+ * window's end. Every request of the cell listens on it (many listeners are expected, not a leak).
+ * `dispose` stops listening on `outer` (call it when the cell is done).
+ */
+export function cellAbortOf(outer?: AbortSignal): { controller: AbortController; dispose(): void } {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  const onOuterAbort = () => controller.abort();
+  outer?.addEventListener('abort', onOuterAbort, { once: true });
+  // an abort that came before the listener (during the drain barrier or preconnect)
+  if (outer?.aborted) controller.abort();
+  return { controller, dispose: () => outer?.removeEventListener('abort', onOuterAbort) };
+}
+
+/**
+ * The server's metrics scraped every `intervalMs` from `fromMs` until `untilMs` (monoMs), each
+ * sample with the client's in-flight count at that moment; ends after the scrape in progress when
+ * `stopped()` or the signal says so.
+ */
+export async function sampleMetrics(
+  session: LoadSession,
+  o: { fromMs: number; untilMs: number; intervalMs: number; inFlight: () => number; signal: AbortSignal; stopped?: () => boolean },
+): Promise<MetricsSample[]> {
+  const samples: MetricsSample[] = [];
+  await sleep(o.fromMs - monoMs(), o.signal);
+  for (let next = o.fromMs; !o.stopped?.() && !o.signal.aborted && next < o.untilMs; ) {
+    const clientInFlight = o.inFlight();
+    const s = await scrapeMetrics(session);
+    if (s && s.atMs <= o.untilMs) samples.push({ ...s, clientInFlight });
+    next += o.intervalMs;
+    await sleep(Math.min(next, o.untilMs) - monoMs(), o.signal);
+  }
+  return samples;
 }

@@ -8,25 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runRateCell } from '../../src/load/rate-cell.js';
 import { arrivalSchedule } from '../../src/load/arrivals.js';
-import type { LoadSession } from '../../src/load/session.js';
-import { ConnectionPolicy } from '../../src/client/connections.js';
-import { OpenAIAdapter } from '../../src/engines/openai.js';
+import { openaiSession } from '../helpers/load-session.js';
 import { monoMs } from '../../src/clock.js';
 
-function session(baseUrl: string): LoadSession {
-  return {
-    target: { baseUrl },
-    adapter: new OpenAIAdapter(),
-    facts: { engine: { value: 'openai', source: 'test' }, model: { value: 'm', source: 'test' } },
-    model: 'm',
-    endpoint: 'chat',
-    maxOutputTokens: 4,
-    timeouts: { headersMs: 5000, stallMs: 5000, unreachableRetryMs: 0 },
-    runId: 'rate',
-    connections: new ConnectionPolicy(),
-    hasMetrics: false,
-  };
-}
+const session = (baseUrl: string) => openaiSession(baseUrl, { runId: 'rate', maxOutputTokens: 4 });
 
 /** a server that streams 4 tokens, each `tokenMs` apart, and logs each POST's arrival */
 function streamingServer(tokenMs: () => number) {

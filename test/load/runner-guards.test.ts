@@ -7,26 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCell } from '../../src/load/cell.js';
 import { waitForIdle } from '../../src/load/drain.js';
-import type { LoadSession } from '../../src/load/session.js';
-import { ConnectionPolicy } from '../../src/client/connections.js';
-import { OpenAIAdapter } from '../../src/engines/openai.js';
+import { openaiSession } from '../helpers/load-session.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
 
-function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>, hasMetrics = readMetrics !== undefined): LoadSession {
-  const adapter = new OpenAIAdapter();
-  if (readMetrics) Object.assign(adapter, { readMetrics });
-  return {
-    target: { baseUrl },
-    adapter,
-    facts: { engine: { value: 'openai', source: 'test' }, model: { value: 'm', source: 'test' } },
-    model: 'm',
-    endpoint: 'chat',
-    maxOutputTokens: 16,
-    timeouts: { headersMs: 5000, stallMs: 5000, unreachableRetryMs: 0 },
-    runId: 'guards',
-    connections: new ConnectionPolicy(),
-    hasMetrics,
-  };
+function session(baseUrl: string, readMetrics?: () => Promise<MetricsSample | undefined>, hasMetrics = readMetrics !== undefined) {
+  return openaiSession(baseUrl, { runId: 'guards', maxOutputTokens: 16, ...(readMetrics ? { readMetrics } : {}), hasMetrics });
 }
 
 describe('a server that answers 200 with no tokens at once', () => {
