@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
-import { startVitest, type UserConfig } from 'vitest/node';
+import { startVitest, type TestUserConfig } from 'vitest/node';
 import SpeedMatrixReporter from '../../reporters/speed-matrix.js';
 import { validateResult } from '../../src/results/validate.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('./rate-fixtures', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sm-rate-rep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(options: UserConfig, include = ['**/*.fixture.ts']): Promise<void> {
+async function run(options: TestUserConfig, include = ['**/*.fixture.ts']): Promise<void> {
   const vitest = await startVitest('test', [], { config: false, root, include, watch: false, name: 'matrix', cache: false, ...options }, {}, { stdout: process.stdout, stderr: process.stderr });
   await vitest.close();
 }
