@@ -14,8 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
-import { capacityLine, cellLine, prefillLine, PREFIX, runningLine } from '../src/pages/progress-lines.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, rateLine, runningLine } from '../src/pages/progress-lines.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
+import { rateCellKey } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
@@ -54,7 +55,8 @@ export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
 function resultKeys(result: SpeedMatrixResult): string[] {
   const cells = result.cells.filter((c) => c.status !== undefined).map((c) => `${c.contextLabel}/${c.concurrency}${c.adaptive ? ' (capacity search)' : ''}`);
   const rows = result.prefill.map((p) => `prefill ${p.contextLabel}`);
-  return [...rows, ...cells];
+  const rates = (result.rateCells ?? []).map((c) => rateCellKey(c.context, c.rate));
+  return [...rows, ...cells, ...rates];
 }
 
 /** Every speedMatrix meta of the given modules, in module and test order. */
@@ -124,7 +126,9 @@ export default class SpeedMatrixReporter implements Reporter {
         ? `${meta.cell.contextLabel}/${meta.cell.concurrency}`
         : meta?.kind === 'prefill'
           ? `prefill ${meta.row.contextLabel}`
-          : testCase.name;
+          : meta?.kind === 'rate'
+            ? `${rateCellKey(meta.cell.context, meta.cell.rate)}/s`
+            : testCase.name;
     this.log(runningLine(label));
   }
 
@@ -139,6 +143,8 @@ export default class SpeedMatrixReporter implements Reporter {
       this.log(prefillLine(meta.row));
     } else if (meta.kind === 'capacity') {
       this.log(capacityLine(meta.row));
+    } else if (meta.kind === 'rate') {
+      this.log(rateLine(meta.cell));
     }
     if (result) this.write(result);
   }

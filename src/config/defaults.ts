@@ -40,5 +40,13 @@ export const DEFAULTS = {
   /** threshold -u headroom */
   headroom: 0.1,
   outDir: 'reports',
+  /** open-loop rate cells (matrix.rates): the arrival process of every schedule */
+  rateArrival: 'poisson',
+  /** open-loop rate cells: linear ramp-up before each window, seconds (0: none) */
+  rateRampS: 0,
+  /** open-loop rate cells: the client's ceiling on requests in flight */
+  rateMaxInFlight: 512,
+  /** open-loop rate cells: seed of every schedule (each cell's own derives from it) */
+  rateSeed: 1,
   simProfile: 'sglang-h200',
 } as const;

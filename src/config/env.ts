@@ -6,6 +6,7 @@ import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
+import { parseArrival, type Arrival } from '../shapes/arrival.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -42,6 +43,16 @@ export interface EnvOverrides {
   slo?: Slo;
   /** LLM_BENCH_TOKENIZER: path to a Hugging Face tokenizer.json (the local tokenizer) */
   tokenizer?: string;
+  /** LLM_BENCH_RATES: open-loop rate cells' offered rates, requests/s ([] for `none`: no rate cells) */
+  rates?: number[];
+  /** LLM_BENCH_ARRIVAL: their arrival process (poisson, constant, gamma:B) */
+  arrival?: Arrival;
+  /** LLM_BENCH_RAMP_S: linear ramp-up before each rate cell's window, seconds */
+  rampS?: number;
+  /** LLM_BENCH_MAX_IN_FLIGHT: the client's ceiling on requests in flight in a rate cell */
+  maxInFlight?: number;
+  /** LLM_BENCH_RATE_SEED: seed of every rate cell's schedule */
+  rateSeed?: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -59,6 +70,7 @@ export const KNOWN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_REPEAT', 'LLM_BENCH_BASELINE', 'LLM_BENCH_ALLOW_ERRORS', 'LLM_BENCH_STALL_S', 'LLM_BENCH_RETRY_S',
   'LLM_BENCH_UPDATE', 'LLM_BENCH_RESUME', 'LLM_BENCH_SLO', 'LLM_BENCH_NAME', 'LLM_BENCH_LAUNCH_COMMAND',
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
+  'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
   // this repository's own tests and scripts (they run the bench as a child with their environment)
   'LLM_BENCH_REAL_URL', 'LLM_BENCH_REAL_CONTEXTS', 'LLM_BENCH_REAL_CONCURRENCY', 'LLM_BENCH_REAL_DURATION_S',
   'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
@@ -254,5 +266,50 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (tokenizer !== undefined) out.tokenizer = tokenizer;
   const slo = nonEmpty(env, 'LLM_BENCH_SLO');
   if (slo !== undefined) out.slo = parseSloText(slo);
+  return { ...out, ...readRateOverrides(env) };
+}
+
+/**
+ * The open-loop rate cells' variables: LLM_BENCH_RATES (requests/s above 0, comma-separated;
+ * `none` or empty: no rate cells, like LLM_BENCH_PREFILL), LLM_BENCH_ARRIVAL (the shared parser's
+ * processes), LLM_BENCH_RAMP_S (seconds ≥ 0), LLM_BENCH_MAX_IN_FLIGHT (a whole number ≥ 1),
+ * LLM_BENCH_RATE_SEED (a whole number ≥ 0).
+ */
+export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arrival' | 'rampS' | 'maxInFlight' | 'rateSeed'> {
+  const out: Pick<EnvOverrides, 'rates' | 'arrival' | 'rampS' | 'maxInFlight' | 'rateSeed'> = {};
+  const rates = env.LLM_BENCH_RATES;
+  if (rates !== undefined) {
+    const trimmed = rates.trim();
+    const example = 'e.g. LLM_BENCH_RATES=0.5,1,2,4 (or none)';
+    if (trimmed === '' || trimmed.toLowerCase() === 'none') out.rates = [];
+    else {
+      const parts = trimmed.split(',').map((p) => p.trim());
+      out.rates = parts.map((p) => {
+        const n = p === '' ? Number.NaN : Number(p);
+        if (!Number.isFinite(n)) throw new ConfigError(`LLM_BENCH_RATES: "${p}" is not a rate; give requests/s as numbers, ${example}`);
+        if (n <= 0) throw new ConfigError(`LLM_BENCH_RATES: "${p}" must be above 0 requests/s; ${example}`);
+        return n;
+      });
+    }
+  }
+  const arrival = nonEmpty(env, 'LLM_BENCH_ARRIVAL');
+  if (arrival !== undefined) {
+    const a = parseArrival(arrival);
+    if ('error' in a) throw new ConfigError(`LLM_BENCH_ARRIVAL: ${a.error}; e.g. LLM_BENCH_ARRIVAL=gamma:0.5`);
+    out.arrival = a;
+  }
+  const ramp = nonEmpty(env, 'LLM_BENCH_RAMP_S');
+  if (ramp !== undefined) {
+    const r = Number(ramp);
+    if (!Number.isFinite(r) || r < 0) throw new ConfigError(`LLM_BENCH_RAMP_S: "${ramp}" must be a number of seconds ≥ 0; e.g. LLM_BENCH_RAMP_S=5 (0: no ramp)`);
+    out.rampS = r;
+  }
+  const maxInFlight = positiveNumber(env, 'LLM_BENCH_MAX_IN_FLIGHT', '512', true);
+  if (maxInFlight !== undefined) out.maxInFlight = maxInFlight;
+  const seed = nonEmpty(env, 'LLM_BENCH_RATE_SEED');
+  if (seed !== undefined) {
+    if (!/^\d+$/.test(seed)) throw new ConfigError(`LLM_BENCH_RATE_SEED: "${seed}" must be a whole number ≥ 0; e.g. LLM_BENCH_RATE_SEED=1`);
+    out.rateSeed = Number(seed);
+  }
   return out;
 }

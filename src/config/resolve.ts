@@ -7,7 +7,8 @@ import type { RateSettings } from '../shapes/result.js';
 import { statSync } from 'node:fs';
 import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
-import type { Slo } from '../shapes/result.js';
+import type { RateSettings, Slo } from '../shapes/result.js';
+import { arrivalText, parseArrival, type Arrival } from '../shapes/arrival.js';
 import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
@@ -79,6 +80,11 @@ export interface ResolvedSuite {
   simOverrides?: Record<string, unknown>;
   /** the service-level objective (LLM_BENCH_SLO wins over the suite's slo): each context's capacity is searched against it */
   slo?: Slo;
+  /**
+   * the open-loop rate cells (matrix.rates, LLM_BENCH_RATES): rates ascending, the arrival process
+   * as canonical text, seed, ramp and in-flight ceiling; absent when no rates are configured
+   */
+  rates?: RateSettings;
 }
 
 const K = 1024;
@@ -135,6 +141,39 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   return {
     url: stripped,
     note: `the URL ends in /v1, so the base URL is ${u.origin}${u.pathname.replace(/\/v1$/i, '')} (engine paths such as /v1/chat/completions go under it, so /v1 is not doubled; /metrics and /tokenize too)`,
+  };
+}
+
+/**
+ * The rate cells' settings: each field from the environment, else the suite's matrix, else its
+ * default; none without rates (an empty list, or LLM_BENCH_RATES=none). A ramp longer than the
+ * window is an error naming the field it came from: the ramp lies before the window, so a ramp
+ * longer than it would be most of the cell's time spent outside what is measured.
+ */
+export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['matrix']>, windowS: number): { rates?: RateSettings } {
+  const rates = sortedUnique(o.rates ?? given.rates ?? []);
+  if (rates.length === 0) return {};
+  let arrival: Arrival = o.arrival ?? { kind: DEFAULTS.rateArrival };
+  if (o.arrival === undefined && given.arrival !== undefined) {
+    const parsed = parseArrival(given.arrival);
+    if ('error' in parsed) throw new ConfigError(`matrix.arrival: ${parsed.error}`);
+    arrival = parsed;
+  }
+  const rampS = o.rampS ?? given.rampS ?? DEFAULTS.rateRampS;
+  if (rampS > windowS) {
+    const field = o.rampS !== undefined ? 'LLM_BENCH_RAMP_S' : 'matrix.rampS';
+    throw new ConfigError(
+      `${field}: a ramp of ${rampS} s is longer than the ${windowS} s window; shorten the ramp to at most the window (e.g. ${field === 'LLM_BENCH_RAMP_S' ? 'LLM_BENCH_RAMP_S=' : 'rampS: '}${Math.min(5, windowS)}) or lengthen the window`,
+    );
+  }
+  return {
+    rates: {
+      rates,
+      arrival: arrivalText(arrival),
+      seed: o.rateSeed ?? given.rateSeed ?? DEFAULTS.rateSeed,
+      rampS,
+      maxInFlight: o.maxInFlight ?? given.maxInFlight ?? DEFAULTS.rateMaxInFlight,
+    },
   };
 }
 
@@ -242,5 +281,6 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
+    ...resolveRates(o, given, windowS),
   };
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput } from './suite-input.js';
 
 import { ENGINE_KINDS } from '../shapes/engine.js';
+import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 
 const positiveInt = z.int().positive();
@@ -69,6 +70,24 @@ export const MatrixSchema = z.strictObject({
   prefill: z.array(positiveInt).optional(),
   windowS: z.number().positive().max(3600).optional(),
   maxOutputTokens: positiveInt.optional(),
+  /** open-loop rate cells: offered rates, requests/s; [] = none */
+  rates: z
+    .array(z.number({ error: 'a rate is a number of requests/s, e.g. [0.5, 1, 2, 4]' }).positive('a rate must be above 0 requests/s, e.g. [0.5, 1, 2, 4]'))
+    .optional(),
+  /** the rate cells' arrival process: poisson, constant or gamma:B (checked by the shared parser) */
+  arrival: z
+    .string()
+    .superRefine((text, ctx) => {
+      const a = parseArrival(text);
+      if ('error' in a) ctx.addIssue({ code: 'custom', message: a.error });
+    })
+    .optional(),
+  /** linear ramp-up before each rate cell's window, seconds (at most the window: resolve.ts) */
+  rampS: z.number({ error: 'the ramp is a number of seconds ≥ 0, e.g. 5' }).nonnegative('the ramp is a number of seconds ≥ 0 (0: none), e.g. 5').optional(),
+  /** the client's ceiling on requests in flight */
+  maxInFlight: z.int({ error: 'the in-flight ceiling is a whole number of requests ≥ 1, e.g. 512' }).min(1, 'the in-flight ceiling is a whole number of requests ≥ 1, e.g. 512').optional(),
+  /** seed of every schedule */
+  rateSeed: z.int({ error: 'the seed is a whole number ≥ 0, e.g. 1' }).nonnegative('the seed is a whole number ≥ 0, e.g. 1').optional(),
 });
 
 export const TimeoutsSchema = z.strictObject({

@@ -192,7 +192,8 @@ export interface TargetInput {
  * is optional; an absent one comes from the simulator profile's reference matrix (against the
  * simulator) or the default matrix (against a server), so `{ windowS: 10 }` alone shortens the
  * default run. The LLM_BENCH_CONTEXTS / _CONCURRENCY / _PREFILL / _DURATION_S / _MAX_TOKENS
- * variables win over them.
+ * variables win over them, and LLM_BENCH_RATES / _ARRIVAL / _RAMP_S / _MAX_IN_FLIGHT / _RATE_SEED
+ * over the rate cells' fields.
  */
 export interface MatrixInput {
   /**
@@ -227,6 +228,44 @@ export interface MatrixInput {
    * @example 1024
    */
   maxOutputTokens?: number;
+  /**
+   * Open-loop rate cells: offered rates in requests/s (numbers > 0), one rate cell per context row
+   * and rate; requests are sent at the times a seeded schedule says, whether or not the server
+   * has finished the earlier ones. `LLM_BENCH_RATES` wins over it (`none` turns them off).
+   * @default none (no rate cells)
+   * @example [0.5, 1, 2, 4]
+   */
+  rates?: number[];
+  /**
+   * Arrival process of the rate cells: 'poisson', 'constant' or 'gamma:B' with a burstiness
+   * B > 0 (vLLM's convention: below 1 burstier than Poisson, above 1 smoother).
+   * `LLM_BENCH_ARRIVAL` wins over it.
+   * @default 'poisson'
+   * @example 'gamma:0.5'
+   */
+  arrival?: string;
+  /**
+   * Linear ramp-up before each rate cell's window, in seconds (≥ 0, at most the window): the rate
+   * climbs from 0 to the cell's; ramp requests are sent and lie outside the window.
+   * `LLM_BENCH_RAMP_S` wins over it.
+   * @default 0 (no ramp)
+   * @example 5
+   */
+  rampS?: number;
+  /**
+   * The client's ceiling on requests in flight in a rate cell (integer ≥ 1); a due request that
+   * finds it reached waits, and the wait is counted. `LLM_BENCH_MAX_IN_FLIGHT` wins over it.
+   * @default 512
+   * @example 2048
+   */
+  maxInFlight?: number;
+  /**
+   * Seed of every rate cell's schedule, an integer ≥ 0 (no unit); each cell's own seed derives from it, its
+   * context and its rate, so a rerun sends at the same times. `LLM_BENCH_RATE_SEED` wins over it.
+   * @default 1
+   * @example 42
+   */
+  rateSeed?: number;
 }
 
 /** Limits of the phases around a cell, in milliseconds. */

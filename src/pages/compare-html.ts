@@ -1,12 +1,14 @@
 /**
  * Pure: any number of results → one comparison page (self-contained, like speed-matrix.html): the
- * runs overlaid on each chart (colour = run, dash = context), and per cell each run's figures as
+ * runs overlaid on each chart (colour = run, dash = context; the open-loop latency-against-rate
+ * charts too, when a run has rate cells), and per cell each run's figures as
  * ratios to the first run's. Written by `llm-speed-matrix report a.json b.json … --out compare.html`
  * and, beside the baseline diff, as speed-matrix-diff.html.
  */
 import { cellKey, compareCellKeys } from '../shapes/labels.js';
 import { summaryLine } from './run-items.js';
-import { matrixCells } from './view.js';
+import { matrixCells, RATE_SECTION } from './view.js';
+import { rateCharts } from './rate-html.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './html-frame.js';
@@ -59,6 +61,9 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
   );
   body.push('<h2>Sustained decode</h2>', '<div class="charts">', ...charts, '</div>');
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>');
+  // open-loop rate cells, when a run has them: latency against the rate, the runs overlaid, knees ringed
+  const rateLines = rateCharts(runs.map((r) => ({ label: r.label, cells: r.result.rateCells ?? [] })));
+  if (rateLines.length > 0) body.push(`<h2>${escapeHtml(RATE_SECTION)}</h2>`, '<div class="charts">', ...rateLines, '</div>');
   body.push(ratioTable(runs, cellsOf));
   return htmlPage(`Speed matrix comparison: ${runs.map((r) => r.label).join(' vs ')}`, body.join('\n'));
 }

@@ -5,7 +5,8 @@
  * its detail view), total and per-request tok/s and TTFT against requests at once, the Pareto
  * trade-off of per-request against total tok/s, prefill against context, capacity at the SLO, and
  * per cell its figures, spread, evidence, cross-check, server metrics over the window and the
- * distribution of its requests' time between tokens.
+ * distribution of its requests' time between tokens; with rate cells, the Open-loop load section
+ * (src/pages/rate-html.ts).
  */
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
@@ -16,6 +17,7 @@ import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
+import { rateSectionHtml } from './rate-html.js';
 import { DASHES, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
 
 /** `#cell-8K-16` */
@@ -45,6 +47,8 @@ export function renderHtml(full: SpeedMatrixResult): string {
 
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
   body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
+  const rates = rateSectionHtml(full);
+  if (rates !== '') body.push(rates);
 
   const prefill = prefillCharts([{ name: 'prefill', rows: result.prefill }]);
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));
@@ -54,9 +58,9 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push('<h2>Cells</h2>', '<p>Select a cell in the heat map to see its details here.</p>');
   for (const cell of result.cells) body.push(cellDetail(cell, info.run.repeat));
   for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.repeat));
-  const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? [])].flatMap((x) => x.thresholdFailures ?? []);
+  const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? [])].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) body.push('<h2>Threshold failures</h2>', `<ul>${failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
-  const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? [])].flatMap((x) => x.baselineFailures ?? []);
+  const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? [])].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) body.push('<h2>Regressions against the baseline</h2>', `<ul>${regressions.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
   return htmlPage(`Speed matrix: ${info.title}`, body.join('\n'));
 }

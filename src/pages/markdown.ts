@@ -1,7 +1,8 @@
 /**
  * Pure: SpeedMatrixResult → the Markdown page (speed-matrix.md). Sections in the order of the
  * reference pages (shared/reference): title and summary, Hardware, Engine, Run, Launch command,
- * Prefill, Sustained decode (+ legend, TTFT note), with an SLO Capacity at your SLO, All
+ * Prefill, Sustained decode (+ legend, TTFT note), Open-loop load (with rate cells, rate-markdown.ts),
+ * with an SLO Capacity at your SLO, All
  * measurements; then, only when present, threshold failures and regressions.
  */
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
@@ -15,6 +16,7 @@ import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from '../tex
 import { connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
+import { rateSection } from './rate-markdown.js';
 import {
   ALL_MEASUREMENTS_COLUMNS,
   finishedCells,
@@ -97,6 +99,8 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
   out.push(TTFT_NOTE, '');
+  // open-loop rate cells, only when the run has them
+  out.push(...rateSection(full));
 
   if (info.run.slo) out.push(...capacitySection(full), '');
 
@@ -149,11 +153,12 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   }
 
   const capacityRows = full.capacity?.rows ?? [];
-  const failures = [...result.prefill, ...result.cells, ...capacityRows].flatMap((x) => x.thresholdFailures ?? []);
+  const rateCells = full.rateCells ?? [];
+  const failures = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
     out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');
   }
-  const regressions = [...result.prefill, ...result.cells, ...capacityRows].flatMap((x) => x.baselineFailures ?? []);
+  const regressions = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) {
     const from = info.baselinePath ? ` (${escapeText(info.baselinePath)})` : '';
     out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');

@@ -2,10 +2,12 @@
  * Pure: one-line progress messages the reporter prints while a run goes.
  * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
  */
-import { formatCount, formatMs, formatMsPrecise, formatPrefillRate, formatRate } from '../text/format.js';
-import { cellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
+import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
+import { cellKey, rateCellKey } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCellResult } from '../shapes/result.js';
 import { describeCapacity } from '../text/capacity-line.js';
+import { formatRequestRate } from './rate-rows.js';
+import { rateStatusWords } from './view.js';
 
 export const PREFIX = '[speed-matrix]';
 
@@ -47,4 +49,30 @@ export function runningLine(label: string): string {
 /** `[speed-matrix] capacity 8K: 47 users (binds: TTFT p90 at 48: …) · 4 cells searched` */
 export function capacityLine(row: CapacityRow): string {
   return `${PREFIX} capacity ${describeCapacity(row)} · ${row.adaptiveCells} cell${row.adaptiveCells === 1 ? '' : 's'} searched`;
+}
+
+/** A latency for a line: `340 ms` below a second, `4.1 s` from it. */
+function shortDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return ABSENT;
+  return ms < 1000 ? formatMs(ms) : `${formatNumber(ms / 1000, 1)} s`;
+}
+
+/**
+ * `[speed-matrix] 8K@2/s: Valid · 2.0/2.0 req/s · TTFT p90 340 ms (sched) · e2e p99 4.1 s`: a
+ * finished rate cell, its status words (the pages'), offered/completed rate, and latencies from
+ * the scheduled time; failed requests, held-back sends and goodput when there are any.
+ */
+export function rateLine(cell: RateCellResult): string {
+  const head = `${PREFIX} ${rateCellKey(cell.context, cell.rate)}/s: ${rateStatusWords(cell)}`;
+  const f = cell.figures;
+  if (!f) return head;
+  const parts = [
+    `${formatRequestRate(f.offeredRate)}/${formatRequestRate(f.completedRate)} req/s`,
+    `TTFT p90 ${shortDuration(f.ttftFromScheduleMs?.p90)} (sched)`,
+    `e2e p99 ${shortDuration(f.e2eFromScheduleMs?.p99)}`,
+  ];
+  if (f.failedRequests > 0) parts.push(`${formatCount(f.failedRequests)} failed`);
+  if (f.unsent > 0 || f.ceilingWaited > 0) parts.push(`ceiling: ${formatCount(f.ceilingWaited)} waited, ${formatCount(f.unsent)} unsent`);
+  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${Math.round(cell.goodput.requests.share * 100)} %`);
+  return `${head} · ${parts.join(' · ')}`;
 }

@@ -6,7 +6,7 @@ import { formatCount, formatNumber } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellFigures } from '../shapes/result.gen.js';
-import { isText, sortedUnique } from './view.js';
+import { isText, rateSettingsText, rateText, sortedUnique } from './view.js';
 
 /** `<engine> · <version> · <quantization> · N contexts (min–max) × M concurrency levels (min–max) · prefill at …` */
 export function summaryLine(info: RunInfo): string {
@@ -73,6 +73,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     ['Prompt sizes', calibrationText(result)],
     ['Output tokens', tokenSourceText(result.cells)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
+    ['Open-loop rates', run.rates ? `${run.rates.rates.map(rateText).join(', ')} requests/s per context: ${rateSettingsText(result)}` : undefined],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
     ['Output length', run.outputLengthForced === false ? 'not forced (the engine cannot ignore end-of-sequence): counted what was produced' : undefined],

@@ -1,6 +1,7 @@
 /**
  * Pure: a result → the Markdown appended to GitHub Actions' job summary ($GITHUB_STEP_SUMMARY):
- * the title, the sustained-decode grid, capacity at the SLO (when searched), and the failures — regressions against the baseline
+ * the title, the sustained-decode grid, capacity at the SLO (when searched), per context the highest
+ * Valid open-loop rate (with rate cells), and the failures — regressions against the baseline
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from '../results/collect.js';
@@ -9,6 +10,8 @@ import { decodeGrid, mermaidChart } from './markdown.js';
 import { finishedCells, matrixCells } from './view.js';
 import { describeCapacity } from '../text/capacity-line.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
+import { contextLabel } from '../shapes/labels.js';
+import { kneeRates, RATE_SECTION, rateText } from './view.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
   const { info } = result;
@@ -25,7 +28,9 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
     out.push(`### Capacity at ${codeSpan(info.run.slo.text)}`, '', ...capacity.map((r) => `- ${escapeCell(describeCapacity(r))}`), '');
   }
 
-  const rows = [...result.prefill, ...result.cells, ...capacity];
+  out.push(...rateSummary(result));
+
+  const rows = [...result.prefill, ...result.cells, ...capacity, ...(result.rateCells ?? [])];
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {
@@ -36,3 +41,21 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
   return out.join('\n');
 }
 
+
+/**
+ * `- 8K: highest Valid rate 1 req/s (first Saturated at 2 req/s)`, one line per context of the
+ * rate cells; [] without them.
+ */
+export function rateSummary(result: SpeedMatrixResult): string[] {
+  const cells = result.rateCells ?? [];
+  if (cells.length === 0) return [];
+  const knees = kneeRates(cells);
+  const contexts = [...new Set(cells.map((c) => c.context))].sort((a, b) => a - b);
+  const lines = contexts.map((context) => {
+    const valid = cells.filter((c) => c.context === context && c.status === 'valid' && c.statuses.every((s) => s === 'valid')).map((c) => c.rate);
+    const knee = knees.get(context);
+    const best = valid.length > 0 ? `highest Valid rate ${rateText(Math.max(...valid))} req/s` : 'no rate was Valid';
+    return `- ${contextLabel(context)}: ${best}${knee !== undefined ? ` (first Saturated at ${rateText(knee)} req/s)` : ''}`;
+  });
+  return [`### ${RATE_SECTION}`, '', ...lines, ''];
+}

@@ -30,6 +30,8 @@ export interface Point {
   label?: string;
   /** tooltip */
   title?: string;
+  /** a point marked on its line (the knee of a latency curve): a ring around it and this text beside it */
+  knee?: string;
 }
 
 export interface Series {
@@ -211,6 +213,12 @@ export function lineChart(spec: LineChartSpec): string {
         out.push(`<circle class="mark" cx="${cx}" cy="${cy}" r="3" fill="${s.color}">${p.title ? `<title>${escapeHtml(p.title)}</title>` : ''}</circle>`);
       }
       if (spec.labels && p.label) out.push(`<text class="point-label" x="${px(Number(cx) + 5)}" y="${px(Number(cy) - 5)}">${escapeHtml(p.label)}</text>`);
+      if (p.knee !== undefined) {
+        out.push(
+          `<g class="knee"><circle cx="${cx}" cy="${cy}" r="7" fill="none" stroke="${s.color}" stroke-width="2"/>` +
+            `<text class="knee-label" font-size="10" font-weight="600" x="${px(Number(cx) + 9)}" y="${px(Number(cy) + 14)}">${escapeHtml(p.knee)}</text></g>`,
+        );
+      }
     }
     out.push('</g>');
   }

@@ -7,7 +7,7 @@
 import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, formatNumber } from '../text/format.js';
 import { parseCellKey } from '../shapes/labels.js';
-import type { CellResult, CellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import type { CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -126,4 +126,80 @@ export function sortedUnique(xs: readonly number[]): number[] {
 
 export function isText(x: string | undefined): x is string {
   return x !== undefined && x !== '';
+}
+
+// ---- open-loop rate cells (matrix.rates) ----------------------------------------------------
+
+/** The words of each rate cell status, the same on every page. */
+export const RATE_STATUS_LABELS: Record<RateCellStatus, string> = {
+  valid: 'Valid',
+  saturated: 'Saturated',
+  'over-capacity': 'Over capacity',
+  'client-limited': 'Client-limited',
+  errors: 'Errors',
+  'not-run': 'Not run',
+};
+
+/** Legend sentences of the rate statuses, in the order they are listed. */
+export const RATE_STATUS_LEGEND: ReadonlyArray<[RateCellStatus, string]> = [
+  ['saturated', 'the server could not keep up: the requests in the system grew through the window (a trend test at p < 0.01); a sweep stops at the first saturated rate.'],
+  ['over-capacity', "not run because the KV cache cannot hold the requests Little's law puts in flight at this rate."],
+  ['client-limited', 'the load generator could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back), so the rate sent is not the rate offered.'],
+  ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
+  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
+];
+
+/** The open-loop section's title, on every page. */
+export const RATE_SECTION = 'Open-loop load';
+
+/**
+ * The words of a rate cell's statuses, the same on every page: every non-valid status, the main
+ * one first, Errors with their count, Not run with its reason. Plain text: each page escapes it.
+ */
+export function rateStatusWords(cell: Pick<RateCellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
+  if (cell.status === 'not-run') return cell.notRunReason ? `${RATE_STATUS_LABELS['not-run']}: ${cell.notRunReason}` : RATE_STATUS_LABELS['not-run'];
+  const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].filter((s) => s !== 'valid');
+  if (all.length === 0) return RATE_STATUS_LABELS.valid;
+  return all
+    .map((s) => {
+      if (s !== 'errors') return RATE_STATUS_LABELS[s];
+      const count = cell.evidence.errors?.failed ?? cell.figures?.failedRequests;
+      return count === undefined ? RATE_STATUS_LABELS.errors : `${RATE_STATUS_LABELS.errors} (${count})`;
+    })
+    .join(', ');
+}
+
+/** A rate as the pages print it: as configured (`0.5`, `2`), the unit beside it where needed. */
+export function rateText(rate: number): string {
+  return String(rate);
+}
+
+/**
+ * The open-loop grid's axes: the contexts and rates of the rate cells, and of the run's rate
+ * settings (every decode context × every configured rate is planned), ascending.
+ */
+export function rateAxes(result: Pick<SpeedMatrixResult, 'info' | 'rateCells'>): { contexts: number[]; rates: number[] } {
+  const cells = result.rateCells ?? [];
+  const settings = result.info.run.rates;
+  return {
+    contexts: sortedUnique([...cells.map((c) => c.context), ...(settings ? result.info.run.contexts : [])]),
+    rates: sortedUnique([...cells.map((c) => c.rate), ...(settings?.rates ?? [])]),
+  };
+}
+
+/** Per context, the first rate (ascending) whose cell is Saturated: the knee of its latency curve. */
+export function kneeRates(cells: readonly RateCellResult[]): Map<number, number> {
+  const knees = new Map<number, number>();
+  for (const c of [...cells].sort((a, b) => a.context - b.context || a.rate - b.rate)) {
+    if ((c.status === 'saturated' || c.statuses.includes('saturated')) && !knees.has(c.context)) knees.set(c.context, c.rate);
+  }
+  return knees;
+}
+
+/** How the schedules were drawn: `poisson arrivals, seed 1, no ramp, at most 512 requests in flight`. */
+export function rateSettingsText(result: Pick<SpeedMatrixResult, 'info'>): string | undefined {
+  const s = result.info.run.rates;
+  if (!s) return undefined;
+  const ramp = s.rampS > 0 ? `a ${s.rampS} s linear ramp before each window` : 'no ramp';
+  return `${s.arrival} arrivals, seed ${s.seed}, ${ramp}, at most ${s.maxInFlight} requests in flight`;
 }

@@ -2,12 +2,15 @@
  * Pure: task metas (in any order, with duplicates from reruns) → one SpeedMatrixResult.
  * Last one wins per cell key, per prefill context, per capacity row and for the run info. A capacity
  * row's adaptive cells (the search's own, marked `adaptive`) join the cells; they are never planned
- * cells, so they do not count toward a run's completeness. Planned cell and prefill
+ * cells, so they do not count toward a run's completeness. Open-loop rate cells (kind 'rate') are
+ * kept per rate cell key (8K@2), last one wins, into `rateCells`, ordered by context then rate,
+ * absent when there are none; nothing plans them, so they count toward no completeness either.
+ * Planned cell and prefill
  * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
  */
 import { RESULT_SCHEMA_VERSION } from './migrate.js';
-import { cellKey, contextLabel, compareCellKeys, parseContext } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
+import { cellKey, contextLabel, compareCellKeys, parseContext, rateCellKey } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCellResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
 
 export interface CollectOptions {
   /** true while the run is still going */
@@ -29,6 +32,7 @@ export function collectResult(
   const prefill = new Map<number, PrefillRowResult>();
   const capacity = new Map<number, CapacityRow>();
   const adaptive = new Map<string, CellResult>();
+  const rateCells = new Map<string, RateCellResult>();
   const plan = (i: RunInfo) => {
     for (const key of i.plannedCells ?? []) plannedCells.add(key);
     for (const key of i.plannedPrefill ?? []) plannedPrefill.add(key);
@@ -45,6 +49,9 @@ export function collectResult(
         break;
       case 'prefill':
         prefill.set(meta.row.context, meta.row);
+        break;
+      case 'rate':
+        rateCells.set(rateCellKey(meta.cell.context, meta.cell.rate), meta.cell);
         break;
       case 'capacity':
         capacity.set(meta.row.context, meta.row);
@@ -83,6 +90,7 @@ export function collectResult(
     partial: options.partial,
   };
   if (capacity.size > 0) result.capacity = { rows: [...capacity.values()].sort((a, b) => a.context - b.context) };
+  if (rateCells.size > 0) result.rateCells = [...rateCells.values()].sort((a, b) => a.context - b.context || a.rate - b.rate);
   if (options.endedAt !== undefined) result.endedAt = options.endedAt;
   // a finished run says why planned cells are not on the page
   if (!options.partial) {

@@ -1,7 +1,8 @@
 /**
  * Context labels and cell keys. K = 1024 tokens (METHOD.md): 8192 → "8K", 125952 → "123K", 0 → "0";
  * a count that is not a multiple of 1024 is written exactly ("1000").
- * Cell key: `<contextLabel>/<concurrency>` ("8K/16"); prefill key: the context label ("8K").
+ * Cell key: `<contextLabel>/<concurrency>` ("8K/16"); prefill key: the context label ("8K");
+ * rate cell key: `<contextLabel>@<rate>` ("8K@2", "0@0.5"), the rate in requests/s as given.
  */
 
 export const TOKENS_PER_K = 1024;
@@ -50,4 +51,32 @@ export function compareCellKeys(a: string, b: string): number {
   const x = parseCellKey(a);
   const y = parseCellKey(b);
   return x.context - y.context || x.concurrency - y.concurrency;
+}
+
+/**
+ * Key of an open-loop rate cell: "8K@2", "8K@0.5". The rate (requests/s, > 0) is printed as
+ * JavaScript prints the number (`String(rate)`), so the key of a configured rate reads as the
+ * user wrote it and parses back to the same number.
+ */
+export function rateCellKey(context: number, rate: number): string {
+  if (!Number.isFinite(rate) || rate <= 0) throw new RangeError(`a rate cell's rate must be a number of requests/s above 0, got ${rate}`);
+  return `${contextLabel(context)}@${String(rate)}`;
+}
+
+/** Parts of a rate cell key: "8K@0.5" → { context: 8192, rate: 0.5 }. Throws on a malformed key. */
+export function parseRateCellKey(key: string): { context: number; rate: number } {
+  const at = key.indexOf('@');
+  const text = at < 0 ? '' : key.slice(at + 1).trim();
+  const rate = text === '' ? Number.NaN : Number(text);
+  if (at < 0 || !Number.isFinite(rate) || rate <= 0) {
+    throw new RangeError(`"${key}" is not a rate cell key: use <context>@<requests per second>, e.g. "8K@2" or "0@0.5"`);
+  }
+  return { context: parseContext(key.slice(0, at)), rate };
+}
+
+/** Sort order of rate cell keys: by context, then rate. */
+export function compareRateCellKeys(a: string, b: string): number {
+  const x = parseRateCellKey(a);
+  const y = parseRateCellKey(b);
+  return x.context - y.context || x.rate - y.rate;
 }

@@ -71,7 +71,7 @@ function documentedFields(): { fn: { text: string; tags: Record<string, string> 
 }
 
 /** How a number's unit is said: in ms, in seconds, tokens, requests, tok/s, a count, a fraction… */
-const UNIT = /\b(ms|seconds|tokens|requests|tok\/s|count|fraction|1-based|figure's unit)\b/;
+const UNIT = /\b(ms|seconds|tokens|requests|tok\/s|count|fraction|1-based|figure's unit|no unit)\b/;
 
 test('the built declarations document defineSpeedMatrix and every suite field: text, unit, default, example', () => {
   expect(existsSync(entry), `${entry} (npm run build)`).toBe(true);
@@ -119,4 +119,11 @@ test('the defaults the comments state are the ones resolveSuite applies', async 
   expect(doc('matrix.concurrency')).toContain(JSON.stringify(real.matrix.concurrency).replaceAll(',', ', '));
   expect(doc('matrix.prefill')).toContain(JSON.stringify(real.matrix.prefill).replaceAll(',', ', '));
   expect(doc('matrix.maxOutputTokens')).toContain(String(real.matrix.maxOutputTokens));
+  // the rate cells' defaults, as resolved for a suite with rates
+  const rates = resolveSuite({ target: { url: 'http://127.0.0.1:8000' }, matrix: { rates: [1] } }, {}).rates!;
+  expect(doc('matrix.rates')).toMatch(/^none/);
+  expect(doc('matrix.arrival')).toBe(`'${rates.arrival}'`);
+  expect(doc('matrix.rampS')).toMatch(new RegExp(`^${rates.rampS}\\b`));
+  expect(doc('matrix.maxInFlight')).toBe(String(rates.maxInFlight));
+  expect(doc('matrix.rateSeed')).toBe(String(rates.seed));
 });

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { cellKey, compareCellKeys, contextLabel, parseCellKey, parseContext } from '../../src/shapes/labels.js';
+import { cellKey, compareCellKeys, compareRateCellKeys, contextLabel, parseCellKey, parseContext, parseRateCellKey, rateCellKey } from '../../src/shapes/labels.js';
 
 test('contextLabel uses K = 1024 and exact numbers otherwise', () => {
   expect(contextLabel(0)).toBe('0');
@@ -29,4 +29,20 @@ test('cell keys', () => {
   expect(() => parseCellKey('8K')).toThrow(/not a cell key/);
   expect(() => parseCellKey('8K/0')).toThrow(/not a cell key/);
   expect(['64K/1', '8K/16', '0/4', '8K/2'].sort(compareCellKeys)).toEqual(['0/4', '8K/2', '8K/16', '64K/1']);
+});
+
+test('rate cell keys: the rate as given, parsed back, sorted by context then rate', () => {
+  expect(rateCellKey(8192, 2)).toBe('8K@2');
+  expect(rateCellKey(8192, 0.5)).toBe('8K@0.5');
+  expect(rateCellKey(0, 12.25)).toBe('0@12.25');
+  expect(parseRateCellKey('8K@0.5')).toEqual({ context: 8192, rate: 0.5 });
+  expect(parseRateCellKey('123K@16')).toEqual({ context: 125_952, rate: 16 });
+  for (const [context, rate] of [[0, 0.1], [8192, 1], [65_536, 3.75]] as const) {
+    expect(parseRateCellKey(rateCellKey(context, rate))).toEqual({ context, rate });
+  }
+  for (const bad of ['8K', '8K@', '8K@0', '8K@-1', '8K@fast', '8K/2', 'lots@2']) expect(() => parseRateCellKey(bad)).toThrow(/not a (rate cell key|context length)/);
+  for (const rate of [0, -1, Number.NaN, Infinity]) expect(() => rateCellKey(8192, rate)).toThrow(/above 0/);
+  // a decode key is not a rate key and the other way round
+  expect(() => parseCellKey('8K@2')).toThrow(/not a cell key/);
+  expect(['8K@4', '0@2', '8K@0.5', '8K@16', '0@0.25'].sort(compareRateCellKeys)).toEqual(['0@0.25', '0@2', '8K@0.5', '8K@4', '8K@16']);
 });

@@ -1,0 +1,71 @@
+/**
+ * Pure: the Markdown page's "Open-loop load" section (only when the result has rate cells): the
+ * context × rate grid of statuses and goodput, the knee of each context (its first Saturated
+ * rate), the legend of the rate statuses seen, then the measurements of each rate cell. Words from
+ * the view model (src/pages/view.ts), figures from src/pages/rate-rows.ts, escaped for Markdown.
+ */
+import { contextLabel, rateCellKey } from '../shapes/labels.js';
+import { codeSpan, escapeText, markdownRow } from '../text/escape.js';
+import type { RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridText, rateMeasurementRow } from './rate-rows.js';
+import { GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText } from './view.js';
+
+/** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
+export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
+  const parts = RATE_STATUS_LEGEND.filter(([s]) => seen.has(s)).map(([s, text]) => `${RATE_STATUS_LABELS[s]}: ${text}`);
+  return parts.length > 0 ? parts.join(' ') : undefined;
+}
+
+/** The rate cells by key (8K@2). */
+export function rateCellMap(cells: readonly RateCellResult[]): Map<string, RateCellResult> {
+  return new Map(cells.map((c) => [rateCellKey(c.context, c.rate), c]));
+}
+
+/** The grid: its caption, a blank line, then the table (status · completed req/s · goodput per cell). */
+export function rateGrid(result: SpeedMatrixResult): string[] {
+  const cells = rateCellMap(result.rateCells ?? []);
+  const { contexts, rates } = rateAxes(result);
+  const missing = missingText(result);
+  const how = rateSettingsText(result);
+  const goodput = result.info.run.slo ? ' · goodput at the SLO' : '';
+  return [
+    `Status · completed req/s${goodput} · rows are context length, columns are offered rates in requests/s${how ? ` (${escapeText(how)})` : ''}.`,
+    '',
+    markdownRow(['Context', ...rates.map((r) => `${rateText(r)}/s`)]),
+    markdownRow(['---', ...rates.map(() => '---')]),
+    ...contexts.map((context) => markdownRow([contextLabel(context), ...rates.map((r) => escapeText(rateGridText(cells.get(rateCellKey(context, r)), missing)))])),
+  ];
+}
+
+/** The whole section; [] without rate cells (the page stays as it was). */
+export function rateSection(result: SpeedMatrixResult): string[] {
+  const all = result.rateCells ?? [];
+  if (all.length === 0) return [];
+  const out: string[] = [`### ${RATE_SECTION}`, '', ...rateGrid(result), ''];
+  const knees = kneeRates(all);
+  if (knees.size > 0) out.push(`Knee (the first Saturated rate of each context): ${kneeText(knees)}.`, '');
+  const seen = new Set<RateCellStatus>(all.flatMap((c) => [c.status, ...c.statuses]));
+  const legend = rateLegendLine(seen);
+  if (legend) out.push(legend, '');
+
+  const showGoodput = result.info.run.slo !== undefined;
+  const columns: string[] = [...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])];
+  const cells = rateCellMap(all);
+  const { contexts, rates } = rateAxes(result);
+  const missing = missingText(result);
+  out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
+  for (const context of contexts) {
+    for (const rate of rates) {
+      const cell = cells.get(rateCellKey(context, rate));
+      out.push(markdownRow([...rateMeasurementRow(context, rate, cell, missing).map(escapeText), ...(showGoodput ? [goodputText(cell)] : [])]));
+    }
+  }
+  out.push('');
+  out.push(
+    'TTFT and end-to-end latency are measured from each request\'s scheduled time, so time it waited to be sent, or queued in the server, counts; the dispatch delay is send − scheduled. ' +
+      'Offered: requests scheduled in the window per second; sent and completed likewise. In system: requests scheduled and not yet ended (time-weighted mean, and the most at once).',
+    '',
+  );
+  if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
+  return out;
+}
