@@ -3,7 +3,6 @@
  * configuration, once, at the boundary. Every default comes from DEFAULTS or from the simulator
  * profile's reference matrix.
  */
-import type { RateSettings } from '../shapes/result.js';
 import { statSync } from 'node:fs';
 import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
@@ -49,8 +48,6 @@ export interface ResolvedSuite {
     tokenizer?: string;
   };
   matrix: ResolvedMatrix;
-  /** open-loop rate cells (matrix.rates, LLM_BENCH_RATES); absent when none are configured */
-  rates?: RateSettings;
   timeouts: {
     headersMs: number;
     stallMs: number;

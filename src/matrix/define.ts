@@ -189,7 +189,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     if (cfg.rates && runRateTest) {
       const rateTimeout =
         cfg.timeouts.drainMs + (cfg.rates.rampS + cfg.matrix.windowS) * 1000 + cfg.timeouts.headersMs + 2 * cfg.timeouts.unreachableRetryMs + 60_000;
-      for (const cell of planRateCells([...new Set(plan.cells.map((c) => c.context))], contextLabel, cfg.rates)) {
+      for (const cell of planRateCells([...new Set(plan.cells.map((c) => c.context))], cfg.rates)) {
         test(`rate ${cell.key}`, { timeout: rateTimeout }, (tc) => runRateTest(cell, tc));
       }
     }

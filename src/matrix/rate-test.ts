@@ -12,7 +12,7 @@ import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { fnv1a } from '../random.js';
 import { parseArrival } from '../shapes/arrival.js';
-import { cellKey } from '../shapes/labels.js';
+import { cellKey, contextLabel, rateCellKey } from '../shapes/labels.js';
 import type { RateCellResult, RateSettings } from '../shapes/result.js';
 import { arrivalSchedule } from '../load/arrivals.js';
 import { runRateCell } from '../load/rate-cell.js';
@@ -37,20 +37,14 @@ export interface PlannedRateCell {
   seed: number;
 }
 
-/** A rate cell's key: "8K@2", "0@0.5". */
-export function rateKey(contextLabel: string, rate: number): string {
-  return `${contextLabel}@${rate}`;
-}
-
 /** The rate cells of a run, per context in the configured rate order. */
-export function planRateCells(contexts: readonly number[], contextLabelOf: (n: number) => string, rates: RateSettings): PlannedRateCell[] {
+export function planRateCells(contexts: readonly number[], rates: RateSettings): PlannedRateCell[] {
   const out: PlannedRateCell[] = [];
   // ascending, so a context's sweep can stop at its first saturated rate
   const ascending = [...rates.rates].sort((a, b) => a - b);
   for (const context of contexts) {
     ascending.forEach((rate, index) => {
-      const label = contextLabelOf(context);
-      out.push({ key: rateKey(label, rate), context, contextLabel: label, rate, index, seed: fnv1a(`${rates.seed}:${context}:${rate}`) });
+      out.push({ key: rateCellKey(context, rate), context, contextLabel: contextLabel(context), rate, index, seed: fnv1a(`${rates.seed}:${context}:${rate}`) });
     });
   }
   return out;
@@ -97,7 +91,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     }
     const lowerSaturated = saturatedAt.get(cell.context);
     if (lowerSaturated !== undefined && lowerSaturated < cell.rate) {
-      const reason = `not measured: ${lowerSaturated}/s was already Saturated at this context (a rate sweep stops at its first saturated rate)`;
+      const reason = `${lowerSaturated}/s was already Saturated at this context; a rate sweep stops at its first saturated rate`;
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: reason, finishedAt: new Date().toISOString() };
       publish(cell, result, tc);
       tc.skip(reason);
@@ -180,7 +174,6 @@ async function measureRateCell(
         slo: cfg.slo,
       })
     : undefined;
-  say(`${verdict.status} · ${figures.completedRate.toFixed(2)}/${figures.offeredRate.toFixed(2)} req/s completed/offered · in system ${figures.inSystem.mean.toFixed(1)} (max ${figures.inSystem.max})`);
   return {
     ...base,
     status: verdict.status,

@@ -25,6 +25,8 @@ export function parseArrival(text: string): Arrival | { error: string } {
   if (m) {
     const b = Number(m[1]);
     if (!Number.isFinite(b) || b <= 0) return { error: `the burstiness must be a number above 0, got "${m[1]!.trim()}" (e.g. "gamma:0.5")` };
+    // beyond these the process is a burst of everything at once, or a clock: say constant
+    if (b < 0.01 || b > 1000) return { error: `a burstiness of ${m[1]!.trim()} is outside 0.01 … 1000 (below, nearly every request would come in one burst; above, use "constant")` };
     return { kind: 'gamma', burstiness: b };
   }
   return { error: `"${text}" is not an arrival process: use poisson (the default), constant, or gamma:B with a burstiness B > 0 (e.g. gamma:0.5)` };
