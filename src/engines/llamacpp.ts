@@ -1,9 +1,14 @@
 /**
  * llama.cpp `llama-server` adapter (ENGINES.md §3).
  *
- * Requests: `max_tokens`, `ignore_eos` when forceLength (llama.cpp has no `min_tokens`),
- * `timings_per_token: true` (the server's cumulative `timings` on every chunk: its `predicted_n`
- * gives per-chunk token counts, read as continuous usage) and `stream_options.include_usage`.
+ * Requests: `max_tokens`, `ignore_eos` when forceLength (llama.cpp has no `min_tokens`) and
+ * `stream_options.include_usage`; nothing else. Not `timings_per_token`: it doubles every event
+ * (the cumulative `timings` on each chunk), and on b4748 events of about 480 bytes or more (a long
+ * model id echoed in each) reach the client bunched: 40–50 % of the gaps between chunks under
+ * 0.5 ms, bursts of 20–40 tokens, seen by a plain Python socket too, against 1–2 % without it. A
+ * benchmark must not change the stream it times. The server's own timings still come on the
+ * final chunk (the cross-check's per-request timings); a chunk that carries `timings` (a server
+ * started with per-token timings, or a recorded stream) still gives its count from `predicted_n`.
  *
  * Probe: `/v1/models` (model), `/props` (`default_generation_settings.n_ctx` is the context of one
  * slot = the longest request; `total_slots` = requests that run at once; KV capacity = n_ctx ×
@@ -150,7 +155,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
   private slots = false;
 
   protected override extraFields(spec: RequestSpec): Record<string, unknown> {
-    return { timings_per_token: true, ...(spec.forceLength ? { ignore_eos: true } : {}) };
+    return spec.forceLength ? { ignore_eos: true } : {};
   }
 
   override decodeChunk(payload: unknown): DecodedChunk {

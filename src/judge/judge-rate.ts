@@ -28,7 +28,7 @@ import { blockMeans, judgeSaturation } from './saturation.js';
  * this project runs on (perf/dispatch-delay.ts): p99 under 1 ms from 50 to 200 requests/s with
  * the server in another process; 5 ms is where a late send starts to show in a TTFT of tens of ms.
  */
-export const RATE_DISPATCH_BOUND_MS = 5;
+export const RATE_DISPATCH_BOUND_MS = 10;
 
 export interface RateStatusInput {
   figures: RateFigures;
