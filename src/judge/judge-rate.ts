@@ -3,7 +3,7 @@
  * rate cells"):
  * - judgeRateStatus: a measured cell's status, statuses and evidence:
  *   - Client-limited: the client could not send on time: its dispatch delay p99 (send − scheduled)
- *     over RATE_DISPATCH_BOUND_MS, or the in-flight ceiling held requests back (waited or unsent),
+ *     over RATE_DISPATCH_BOUND_MS (10 ms), or the in-flight ceiling held requests back (waited or unsent),
  *     or the load generator's own event loop or CPU was over the decode cells' bounds. Its
  *     latencies from the scheduled time are then the client's as much as the server's;
  *   - Errors: failed requests;
@@ -24,9 +24,10 @@ import { escapeText } from '../text/escape.js';
 import { blockMeans, judgeSaturation } from './saturation.js';
 
 /**
- * Dispatch delay p99 above this marks a rate cell Client-limited. Measured on the 2-core machine
- * this project runs on (perf/dispatch-delay.ts): p99 under 1 ms from 50 to 200 requests/s with
- * the server in another process; 5 ms is where a late send starts to show in a TTFT of tens of ms.
+ * Dispatch delay p99 above this marks a rate cell Client-limited. Measured (perf/dispatch-delay.ts,
+ * and docs/running.md "Tested against"): p99 0.7–1.0 ms from 50 to 200 requests/s on a quiet
+ * 2-core machine with the server in another process; 5.1–5.3 ms with a real llama.cpp server
+ * using both cores. Twice the loaded figure: a late send beyond it starts to show in a TTFT.
  */
 export const RATE_DISPATCH_BOUND_MS = 10;
 

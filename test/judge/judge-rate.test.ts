@@ -46,6 +46,7 @@ describe('judgeRateStatus', () => {
   });
   test(`Client-limited: dispatch p99 over ${RATE_DISPATCH_BOUND_MS} ms, or requests held by the ceiling; it comes first, the others stay in statuses`, () => {
     const late = judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 12) }), inSystem: inSystem(30) }));
+    expect(judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 6) }) })).status).toBe('valid'); // 6 ms: under the bound
     expect(late.status).toBe('client-limited');
     expect(late.statuses).toEqual(['client-limited', 'saturated']);
     expect(late.evidence.clientLimited).toEqual({ dispatchDelayP99Ms: 12, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0 });
@@ -92,10 +93,10 @@ describe('judgeRateCell', () => {
     expect(judgeRateCell('0@2/s', cell({ status: 'saturated', statuses: ['saturated'] }), rules).thresholdFailures).toEqual([]);
   });
   test('Client-limited fails unless allowed, naming the fix', () => {
-    const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 9.5, boundMs: 5, ceilingWaited: 4, unsent: 0 } } });
+    const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 19.5, boundMs: 10, ceilingWaited: 4, unsent: 0 } } });
     const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 9\.5 ms, bound 5 ms; 4 requests waited for the in-flight ceiling.*LLM_BENCH_MAX_IN_FLIGHT/);
+    expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 19\.5 ms, bound 10 ms; 4 requests waited for the in-flight ceiling.*LLM_BENCH_MAX_IN_FLIGHT/);
     expect(judgeRateCell('0@2/s', c, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
   });
   test('failed requests fail unless allowed; the server text is escaped', () => {
