@@ -1,0 +1,72 @@
+/**
+ * Open-loop rate cells end to end, as a user runs them: `LLM_BENCH_RATES=5,16,40 npx vitest bench
+ * --run` against the embedded simulator (tiny profile: 8 running requests, 10 ms steps, 64 output
+ * tokens: a service limit of 12.5 requests/s, src/sim/service-limit.ts). Constant arrivals, so a
+ * 3 s window decides. Per context: 5/s Valid, 16/s Saturated completing at the limit, 40/s not run
+ * after the knee and skipped with the reason; the JSON validates (schema v2) and the page has the
+ * Open-loop section with the knee.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { validateResult } from '../../src/results/validate.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+describe('rate cells end to end (embedded simulator, tiny profile)', () => {
+  test('5/s Valid, 16/s Saturated at the limit, 40/s not run after the knee; JSON, page and progress agree', { timeout: 300_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-rates-'));
+    const out = join(dir, 'reports');
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
+    const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
+      cwd: root,
+      env: {
+        ...clean,
+        NO_COLOR: '1',
+        LLM_BENCH_SIM_PROFILE: 'tiny',
+        LLM_BENCH_CONTEXTS: '0,1K',
+        LLM_BENCH_CONCURRENCY: '1',
+        LLM_BENCH_PREFILL: 'none',
+        LLM_BENCH_DURATION_S: '3',
+        LLM_BENCH_MAX_TOKENS: '64',
+        LLM_BENCH_RATES: '40,5,16',
+        LLM_BENCH_ARRIVAL: 'constant',
+        LLM_BENCH_RAMP_S: '1',
+        LLM_BENCH_OUT: out,
+        LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+      },
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
+    const log = `${r.stdout}\n${r.stderr}`;
+    expect(r.status, log).toBe(0);
+    const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    expect(validateResult(json).ok).toBe(true);
+    expect(json.schemaVersion).toBe(2);
+    expect(json.info.run.rates).toEqual({ rates: [5, 16, 40], arrival: 'constant', seed: 1, rampS: 1, maxInFlight: 512 });
+    const cells = json.rateCells ?? [];
+    expect(cells.map((c) => `${c.contextLabel}@${c.rate}:${c.status}`)).toEqual(['0@5:valid', '0@16:saturated', '0@40:not-run', '1K@5:valid', '1K@16:saturated', '1K@40:not-run']);
+    for (const c of cells.filter((x) => x.status === 'saturated')) {
+      // the server completes at its limit (12.5/s), not at the offered 16/s
+      expect(c.figures!.completedRate).toBeGreaterThan(11);
+      expect(c.figures!.completedRate).toBeLessThan(13.5);
+      expect(c.evidence.saturation!.p).toBeLessThan(0.01);
+    }
+    for (const c of cells.filter((x) => x.status === 'valid')) {
+      expect(c.figures!.completedRate).toBeGreaterThan(4);
+      expect(c.figures!.dispatchDelayMs!.p99).toBeLessThan(10);
+    }
+    expect(cells.find((c) => c.rate === 40)!.notRunReason).toBe('16/s was already Saturated at this context; a rate sweep stops at its first saturated rate');
+    // each cell's schedule has its own seed, recorded
+    expect(new Set(cells.map((c) => c.seed)).size).toBe(6);
+    const page = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
+    expect(page).toContain('### Open-loop load');
+    expect(page).toMatch(/Knee \(the first Saturated rate of each context\): 0 at 16 req\/s, 1K at 16 req\/s/);
+    expect(log).toMatch(/0@16\/s: Saturated/);
+    // the skipped cells say why as they finish
+    expect(log).toMatch(/0@40\/s: Not run: 16\/s was already Saturated/);
+  });
+});
