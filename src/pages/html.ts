@@ -18,7 +18,8 @@ import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { rateSectionHtml } from './rate-html.js';
-import { DASHES, heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type LegendItem, type Series } from './svg.js';
+import { runContextStyle } from './chart-style.js';
+import { heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
 
 /** `#cell-8K-16` */
 export function cellAnchor(context: number, concurrency: number): string {
@@ -114,16 +115,7 @@ export interface ChartRun {
  */
 export function decodeCharts(runs: readonly ChartRun[], contexts: readonly number[], levels: readonly number[]): string[] {
   const several = runs.length > 1;
-  const style = (run: number, ctx: number) =>
-    several
-      ? { color: PALETTE[run % PALETTE.length]!, dash: DASHES[ctx % DASHES.length] }
-      : { color: PALETTE[ctx % PALETTE.length]!, dash: DASHES[Math.floor(ctx / PALETTE.length) % DASHES.length] };
-  const legend: LegendItem[] = several
-    ? [
-        ...runs.map((r, i) => ({ name: r.label ?? `run ${i + 1}`, color: style(i, 0).color })),
-        ...contexts.map((context, j) => ({ name: `context ${contextLabel(context)}`, color: '#555', dash: style(0, j).dash })),
-      ]
-    : contexts.map((context, j) => ({ name: contextLabel(context), ...style(0, j) }));
+  const { style, legend } = runContextStyle(runs, contexts);
   /** one series per run and context: its measured cells, in order of concurrency */
   const series = (point: (c: CellResult) => { x?: number; y?: number; label?: string }, what: (c: CellResult) => string): Series[] =>
     runs.flatMap((run, i) =>

@@ -11,7 +11,8 @@ import { formatMs } from '../text/format.js';
 import { escapeHtml } from '../text/escape.js';
 import type { RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 import { table } from './html-frame.js';
-import { DASHES, lineChart, PALETTE, type LegendItem, type Series } from './svg.js';
+import { runContextStyle } from './chart-style.js';
+import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
 import { rateCellMap, rateLegendLine } from './rate-markdown.js';
 import { GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText } from './view.js';
@@ -43,16 +44,7 @@ export function rateCharts(runs: readonly RateChartRun[]): string[] {
   const contexts = [...new Set(measured.map((c) => c.context))].sort((a, b) => a - b);
   const rates = [...new Set(measured.map((c) => c.rate))].sort((a, b) => a - b);
   const several = runs.length > 1;
-  const style = (run: number, ctx: number) =>
-    several
-      ? { color: PALETTE[run % PALETTE.length]!, dash: DASHES[ctx % DASHES.length] }
-      : { color: PALETTE[ctx % PALETTE.length]!, dash: DASHES[Math.floor(ctx / PALETTE.length) % DASHES.length] };
-  const legend: LegendItem[] = several
-    ? [
-        ...runs.map((r, i) => ({ name: r.label ?? `run ${i + 1}`, color: style(i, 0).color })),
-        ...contexts.map((context, j) => ({ name: `context ${contextLabel(context)}`, color: '#555', dash: style(0, j).dash })),
-      ]
-    : contexts.map((context, j) => ({ name: contextLabel(context), ...style(0, j) }));
+  const { style, legend } = runContextStyle(runs, contexts);
   const kneesOf = runs.map((r) => kneeRates(r.cells));
   const series = (pick: (c: RateCellResult) => number | undefined, what: string): Series[] =>
     runs.flatMap((run, i) =>
