@@ -86,6 +86,8 @@ export default class SpeedMatrixReporter implements Reporter {
   private lastWritten: { at: string; keys: Set<string> } | undefined;
   /** a write failed since the last good one (said once per cause) */
   private writeFailure: string | undefined;
+  /** the run was stopped by SIGINT or SIGTERM */
+  private stoppedBySignal = false;
 
   constructor(options: SpeedMatrixReporterOptions = {}) {
     this.options = options;
@@ -107,6 +109,14 @@ export default class SpeedMatrixReporter implements Reporter {
       }
       const lock = this.lock;
       process.once('exit', () => lock.release());
+      // Ctrl-C or a SIGTERM reach the whole process group: the test worker may die first, and Vitest
+      // then ends the run as failed, not interrupted. Either way the run was stopped: its page stays
+      // partial (LLM_BENCH_RESUME continues it). Listening does not stop Vitest's own handler.
+      const stopped = () => {
+        this.stoppedBySignal = true;
+      };
+      process.once('SIGINT', stopped);
+      process.once('SIGTERM', stopped);
       const was = lock.tookOverFrom;
       if (was) this.log(`${PREFIX} took over the results folder's stale lock (pid ${was.pid}, started ${was.startedAt}, no longer running)`);
     }
@@ -152,8 +162,8 @@ export default class SpeedMatrixReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, _errors?: unknown, reason?: string): void {
     const metas = metasOf(testModules);
     if (metas.length === 0) return;
-    // an interrupted run (Ctrl-C) keeps its page marked partial
-    const result = collectResult(metas, { partial: reason === 'interrupted', endedAt: new Date().toISOString() });
+    // an interrupted run (Ctrl-C, SIGTERM) keeps its page marked partial
+    const result = collectResult(metas, { partial: reason === 'interrupted' || this.stoppedBySignal, endedAt: new Date().toISOString() });
     if (!result) {
       this.log(`${PREFIX} no run meta (kind "run") among ${metas.length} results: nothing written`);
       return;
