@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
-import { capacityLine, cellLine, prefillLine, PREFIX, rateLine, runningLine } from '../src/pages/progress-lines.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runningLine } from '../src/pages/progress-lines.js';
 import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { rateCellKey } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
@@ -155,6 +155,8 @@ export default class SpeedMatrixReporter implements Reporter {
       this.log(capacityLine(meta.row));
     } else if (meta.kind === 'rate') {
       this.log(rateLine(meta.cell));
+    } else if (meta.kind === 'rate-capacity') {
+      this.log(rateCapacityLine(meta.row));
     }
     if (result) this.write(result);
   }

@@ -1,14 +1,14 @@
 /**
- * The in-run gate (LLM_BENCH_BASELINE): a measured cell, prefill row or capacity row against the
+ * The in-run gate (LLM_BENCH_BASELINE): a measured cell, prefill row, capacity row or rate capacity row against the
  * baseline's same one, by the comparison rules (compare.ts, compare-capacity.ts) → one line per
  * regressed figure (empty: pass). A cell or row the baseline does not have is not gated. Reading
  * and checking the baseline file is src/compare/baseline.ts's. Pure.
  */
 import { cellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, SpeedMatrixResult } from '../shapes/result.js';
 import type { ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCell, comparePrefill } from './compare.js';
-import { compareCapacityRow } from './compare-capacity.js';
+import { compareCapacityRow, compareRateCapacityRow } from './compare-capacity.js';
 
 /** What the gate compares with: the baseline run, its matrix cells and prefill rows, the tolerances. */
 export interface Baseline {
@@ -42,5 +42,14 @@ export function baselineCapacityFailures(baseline: Baseline, row: CapacityRow, s
   const base = baseline.result.capacity?.rows.find((r) => r.context === row.context);
   if (!base) return [];
   const delta = compareCapacityRow(base, row, baseline.tolerances.capacity);
+  return delta.fails && delta.message ? [delta.message] : [];
+}
+
+/** Regression line of one context's highest rate at the SLO against the baseline's (as baselineCapacityFailures). */
+export function baselineRateCapacityFailures(baseline: Baseline, row: RateCapacityRow, sloText: string | undefined): string[] {
+  if (baseline.result.info.run.slo?.text !== sloText) return [];
+  const base = baseline.result.rateCapacity?.rows.find((r) => r.context === row.context);
+  if (!base) return [];
+  const delta = compareRateCapacityRow(base, row, baseline.tolerances.capacity);
   return delta.fails && delta.message ? [delta.message] : [];
 }

@@ -11,9 +11,13 @@
  * that bound by more than allowed is a regression; a new lower bound is only reported, since the
  * new matrix's largest column (not the server) set it. Capacities measured at different SLOs
  * are not compared.
+ *
+ * The highest open-loop rate at the SLO (compareRateCapacityRow) follows the same rule in
+ * requests/s: allowed = max(tolerance.relative × b, the baseline search's resolution);
+ * the capacity tolerance's absolute floor is in users and does not apply to a rate.
  */
-import type { CapacityRow, SpeedMatrixResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity-line.js';
+import type { CapacityRow, RateCapacityRow, SpeedMatrixResult } from '../shapes/result.js';
+import { bindingText, formatRps } from '../text/capacity-line.js';
 import type { FigureTolerance } from '../thresholds/tolerances.js';
 
 export type CapacityVerdict = 'improved' | 'regressed' | 'within-noise' | 'not-comparable';
@@ -87,4 +91,62 @@ export function compareCapacity(
   const nextMap = byContext(nextRows);
   const contexts = [...new Set([...baseMap.keys(), ...nextMap.keys()])].sort((x, y) => x - y);
   return { rows: contexts.map((c) => compareCapacityRow(baseMap.get(c), nextMap.get(c), tolerance)) };
+}
+
+export interface RateCapacityDelta {
+  contextLabel: string;
+  context: number;
+  base?: RateCapacityRow;
+  next?: RateCapacityRow;
+  /** requests/s the rate capacity may drop before it is a regression */
+  allowed?: number;
+  verdict: CapacityVerdict;
+  fails: boolean;
+  message?: string;
+}
+
+const rps = (row: RateCapacityRow) => `${row.atLeast ? '≥ ' : ''}${formatRps(row.capacity)}`;
+
+/** One context's highest rate at the SLO, baseline against new (the rule in this file's header). */
+export function compareRateCapacityRow(base: RateCapacityRow | undefined, next: RateCapacityRow | undefined, tolerance: FigureTolerance): RateCapacityDelta {
+  const some = (next ?? base)!;
+  const out: RateCapacityDelta = { contextLabel: some.contextLabel, context: some.context, verdict: 'not-comparable', fails: false };
+  if (base) out.base = base;
+  if (next) out.next = next;
+  if (!base || !next) {
+    out.message = base ? 'not searched in the new run' : 'not in the baseline';
+    return out;
+  }
+  const allowed = Math.max(tolerance.relative * base.capacity, base.resolution);
+  out.allowed = allowed;
+  const drop = base.capacity - next.capacity;
+  if (next.atLeast && drop > 0) {
+    out.message = `the new run's highest rate (${formatRps(next.capacity)}) is below the baseline's rate capacity ${rps(base)}; add a higher rate to compare`;
+    return out;
+  }
+  if (drop > allowed) {
+    out.verdict = 'regressed';
+    out.fails = true;
+    const binds = next.binding ? `; binds: ${bindingText(next.binding)}${next.bindingRate !== undefined ? ` at ${formatRps(next.bindingRate)}` : ''}` : '';
+    out.message = `rate capacity ${next.contextLabel}: the highest rate at the SLO is ${formatRps(next.capacity)} vs baseline ${rps(base)} (−${formatRps(drop)}, allowed −${formatRps(allowed)})${binds}`;
+  } else if (-drop > allowed && !base.atLeast) {
+    out.verdict = 'improved';
+  } else {
+    out.verdict = 'within-noise';
+  }
+  return out;
+}
+
+/** Every context of both results (their union), or a reason when they were judged at different SLOs. */
+export function compareRateCapacity(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerance: FigureTolerance): { rows: RateCapacityDelta[]; note?: string } {
+  const baseRows = base.rateCapacity?.rows ?? [];
+  const nextRows = next.rateCapacity?.rows ?? [];
+  if (baseRows.length === 0 && nextRows.length === 0) return { rows: [] };
+  const a = base.info.run.slo?.text;
+  const b = next.info.run.slo?.text;
+  if (a !== b) return { rows: [], note: `rate capacity not compared: the baseline's SLO is ${a ?? 'none'}, the new run's ${b ?? 'none'}` };
+  const baseMap = new Map(baseRows.map((r) => [r.context, r]));
+  const nextMap = new Map(nextRows.map((r) => [r.context, r]));
+  const contexts = [...new Set([...baseMap.keys(), ...nextMap.keys()])].sort((x, y) => x - y);
+  return { rows: contexts.map((c) => compareRateCapacityRow(baseMap.get(c), nextMap.get(c), tolerance)) };
 }

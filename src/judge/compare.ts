@@ -26,7 +26,7 @@ import {
   type FigureTolerance,
   type ResolvedTolerances,
 } from '../thresholds/tolerances.js';
-import { compareCapacity, type CapacityDelta } from './compare-capacity.js';
+import { compareCapacity, compareRateCapacity, type CapacityDelta, type RateCapacityDelta } from './compare-capacity.js';
 
 export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
 
@@ -65,6 +65,9 @@ export interface Comparison {
   capacity: CapacityDelta[];
   /** why capacity was not compared (the two runs' SLOs differ) */
   capacityNote?: string;
+  /** the highest open-loop rate at the SLO per context (absent when neither run searched one) */
+  rateCapacity?: RateCapacityDelta[];
+  rateCapacityNote?: string;
   /** every failing figure's message, prefill rows first, capacity last */
   failures: string[];
   counts: Record<Verdict, number>;
@@ -232,7 +235,18 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
   }
   const capacity = compareCapacity(base, next, tolerances.capacity);
   for (const row of capacity.rows) if (row.fails && row.message) failures.push(row.message);
-  return { cells, prefill, capacity: capacity.rows, ...(capacity.note ? { capacityNote: capacity.note } : {}), failures, counts };
+  const rates = compareRateCapacity(base, next, tolerances.capacity);
+  for (const row of rates.rows) if (row.fails && row.message) failures.push(row.message);
+  return {
+    cells,
+    prefill,
+    capacity: capacity.rows,
+    ...(capacity.note ? { capacityNote: capacity.note } : {}),
+    ...(rates.rows.length > 0 ? { rateCapacity: rates.rows } : {}),
+    ...(rates.note ? { rateCapacityNote: rates.note } : {}),
+    failures,
+    counts,
+  };
 }
 
 /** What makes two runs measure different things. `scope: 'cell'` checks only what changes a cell's own measurement. */

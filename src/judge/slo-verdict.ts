@@ -1,10 +1,11 @@
 /**
  * A cell against the SLO: which constraints its figures meet, which they miss and by how much, and
  * the one that binds (the miss furthest past its bound, relative to it). Over capacity binds as
- * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. Pure.
+ * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. An
+ * open-loop rate cell is judged by the same constraints on its own figures (rateSloVerdict). Pure.
  */
 import { formatCount, formatMs, formatNumber, formatRate } from '../text/format.js';
-import type { CellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
+import type { CellResult, Distribution, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 
 const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p99: ' p99' };
@@ -52,39 +53,96 @@ export function sloVerdict(cell: CellResult, slo: Slo): SloVerdict {
     misses.push({ constraint: 'unmeasured', label: 'Stream buffered', detail: `${cell.contextLabel}/${cell.concurrency}'s stream was buffered on the way: its TTFT and time between tokens are the proxy's` });
   } else {
     const f = cell.figures;
-    const tbt = f.timeBetweenTokensMs;
-    if (slo.perRequestTokensPerSecond) {
-      const { stat, min } = slo.perRequestTokensPerSecond;
-      const value = perRequestTokensPerSecondAt(f, stat);
-      const label = `per-request tok/s${STAT_LABEL[stat]}`;
-      if (!(value !== undefined && value >= min)) {
-        misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${apart(value, min, (x) => formatNumber(x, 1))} < ${apart(min, value, (x) => formatNumber(x, 1))}` });
-      }
-    }
-    for (const [key, name] of [['ttftMs', 'TTFT'], ['timeBetweenTokensMs', 'TBT']] as const) {
-      const c = slo[key];
-      if (!c) continue;
-      const d = key === 'ttftMs' ? f.ttftMs : tbt;
-      const value = d ? d[c.stat] : undefined;
-      const label = `${name}${STAT_LABEL[c.stat]}`;
-      const show = key === 'ttftMs' ? formatMs : (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
-      if (!(value !== undefined && value <= c.max)) {
-        misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${apart(value, c.max, show)} > ${apart(c.max, value, show)}` });
-      }
-    }
-    if (slo.failedRequests && f.failedRequests > slo.failedRequests.max) {
-      misses.push({ constraint: 'failedRequests', label: 'failed requests', value: f.failedRequests, bound: slo.failedRequests.max, detail: `failed requests ${f.failedRequests} > ${slo.failedRequests.max}` });
-    }
-    if (slo.goodput) {
-      const value = cell.goodput?.requests.share;
-      if (!(value !== undefined && value >= slo.goodput.min)) {
-        const pct = (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x * 100, 1)} %`);
-        misses.push({ constraint: 'goodput', label: 'goodput', ...(value !== undefined ? { value } : {}), bound: slo.goodput.min, detail: `goodput ${pct(value)} < ${pct(slo.goodput.min)}` });
-      }
+    misses.push(...figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond, timeBetweenTokensMs: f.timeBetweenTokensMs, ttftMs: f.ttftMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo));
+  }
+  return verdictOf(misses);
+}
+
+/**
+ * The verdict from its misses: the binding one is the miss furthest past its bound. `last` (a
+ * Saturated rate cell's) is a miss too, listed after the others, and binds only when nothing else
+ * was missed.
+ */
+function verdictOf(misses: SloMiss[], last?: SloMiss): SloVerdict {
+  const binding = misses.reduce<SloMiss | undefined>((worst, m) => (worst === undefined || excess(m) > excess(worst) ? m : worst), undefined) ?? last;
+  const all = last ? [...misses, last] : misses;
+  return { meets: all.length === 0, misses: all, ...(binding ? { binding } : {}) };
+}
+
+/**
+ * The figures an SLO is judged on, in one shape for a decode cell and an open-loop rate cell:
+ * per-request tok/s (its median; its p10 and p1 from the time between tokens' p90 and p99, as for
+ * a cell), TTFT (a rate cell's from the scheduled time), time between tokens, failed requests and
+ * the goodput share.
+ */
+export interface JudgedFigures {
+  perRequestTokensPerSecond?: number;
+  timeBetweenTokensMs?: Distribution;
+  ttftMs?: Distribution;
+  failedRequests: number;
+  goodputShare?: number;
+}
+
+/** The constraints of the SLO these figures miss. */
+function figureMisses(f: JudgedFigures, slo: Slo): SloMiss[] {
+  const misses: SloMiss[] = [];
+  const tbt = f.timeBetweenTokensMs;
+  if (slo.perRequestTokensPerSecond) {
+    const { stat, min } = slo.perRequestTokensPerSecond;
+    const value = perRequestTokensPerSecondAt(f, stat);
+    const label = `per-request tok/s${STAT_LABEL[stat]}`;
+    if (!(value !== undefined && value >= min)) {
+      misses.push({ constraint: 'perRequestTokensPerSecond', label, ...(value !== undefined ? { value } : {}), bound: min, detail: `${label} ${apart(value, min, (x) => formatNumber(x, 1))} < ${apart(min, value, (x) => formatNumber(x, 1))}` });
     }
   }
-  const binding = misses.reduce<SloMiss | undefined>((worst, m) => (worst === undefined || excess(m) > excess(worst) ? m : worst), undefined);
-  return { meets: misses.length === 0, misses, ...(binding ? { binding } : {}) };
+  for (const [key, name] of [['ttftMs', 'TTFT'], ['timeBetweenTokensMs', 'TBT']] as const) {
+    const c = slo[key];
+    if (!c) continue;
+    const d = key === 'ttftMs' ? f.ttftMs : tbt;
+    const value = d ? d[c.stat] : undefined;
+    const label = `${name}${STAT_LABEL[c.stat]}`;
+    const show = key === 'ttftMs' ? formatMs : (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
+    if (!(value !== undefined && value <= c.max)) {
+      misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${apart(value, c.max, show)} > ${apart(c.max, value, show)}` });
+    }
+  }
+  if (slo.failedRequests && f.failedRequests > slo.failedRequests.max) {
+    misses.push({ constraint: 'failedRequests', label: 'failed requests', value: f.failedRequests, bound: slo.failedRequests.max, detail: `failed requests ${f.failedRequests} > ${slo.failedRequests.max}` });
+  }
+  if (slo.goodput) {
+    const value = f.goodputShare;
+    if (!(value !== undefined && value >= slo.goodput.min)) {
+      const pct = (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x * 100, 1)} %`);
+      misses.push({ constraint: 'goodput', label: 'goodput', ...(value !== undefined ? { value } : {}), bound: slo.goodput.min, detail: `goodput ${pct(value)} < ${pct(slo.goodput.min)}` });
+    }
+  }
+  return misses;
+}
+
+/**
+ * The verdict of one open-loop rate cell against the SLO, on its figures: per-request tok/s, TTFT
+ * from the SCHEDULED time (what a user who arrived then waited), its time between tokens, failed
+ * requests and goodput. A Saturated cell never meets the SLO: its queue grew through the window,
+ * and a queue that grows without bound misses any latency bound given time, whatever this window
+ * happened to show; the miss of a measured figure binds where there is one. Over capacity binds as
+ * kvCapacity; a Client-limited or not-run cell is unmeasured (its latencies are partly the
+ * client's, or there are none).
+ */
+export function rateSloVerdict(cell: RateCellResult, slo: Slo): SloVerdict {
+  const key = `${cell.contextLabel}@${cell.rate}/s`;
+  if (cell.status === 'over-capacity') {
+    const o = cell.evidence.overCapacity;
+    const detail = o
+      ? `${cell.rate}/s would not fit: ${formatNumber(o.expectedInFlight, 1)} in flight × (${formatCount(cell.context)} + max output) = ${formatCount(o.requiredTokens)} tokens > KV capacity ${formatCount(o.kvCapacityTokens)}`
+      : `${cell.rate}/s would not fit in the KV cache`;
+    return verdictOf([{ constraint: 'kvCapacity', label: 'KV capacity', detail }]);
+  }
+  if (!cell.figures || cell.status === 'not-run') return verdictOf([{ constraint: 'unmeasured', label: 'not measured', detail: `${key} has no figures (${cell.status})` }]);
+  if (cell.status === 'client-limited') return verdictOf([{ constraint: 'unmeasured', label: 'Client-limited', detail: `${key} is Client-limited: its latencies from the schedule are partly the client's` }]);
+  const f = cell.figures;
+  const misses = figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond?.median, timeBetweenTokensMs: f.tbtMs, ttftMs: f.ttftFromScheduleMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo);
+  const saturated = cell.status === 'saturated' || cell.statuses.includes('saturated');
+  return saturated ? verdictOf(misses, { constraint: 'saturated', label: 'Saturated', detail: 'Saturated (the requests in the system grew through the window)' }) : verdictOf(misses);
 }
 
 /** The verdict of a concurrency with nothing to judge (a planned column with no result in this run). */

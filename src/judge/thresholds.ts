@@ -1,12 +1,12 @@
 /**
- * Pure: a measured cell, prefill row or capacity row against its budget → failure messages (empty = pass).
+ * Pure: a measured cell, prefill row, capacity row or rate capacity row against its budget → failure messages (empty = pass).
  * Each message names the cell, the figure, the measured value, the budget and the margin:
  * `64K/16 perRequestTokensPerSecond 21.3 < min 24.0 (11.3% below)`.
  * A Client-limited cell fails here only through its status (expected "valid", accepted via
  * tolerances.acceptStatuses); judge-cell.ts adds its own client-limited rule (config allowClientLimited).
  */
-import type { CapacityRow, CellResult, PrefillRowResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity-line.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow } from '../shapes/result.js';
+import { bindingText, formatRps } from '../text/capacity-line.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
 
@@ -126,4 +126,22 @@ export function capacityBudgetFailures(row: CapacityRow, min: number | undefined
   }
   const binds = row.binding ? `; binds: ${bindingText(row.binding, row.bindingConcurrency)}` : '';
   return [`capacity ${row.contextLabel}: ${row.capacity} users < budget ${shown}${binds}`];
+}
+
+/**
+ * A context's highest rate at the SLO against its threshold (`rateCapacity: { "8K": { "min": 10.5 } }`),
+ * by capacityBudgetFailures' rule: min × (1 − slack); a context whose every rate met the SLO only
+ * shows a lower bound, and below the budget it fails too, naming the rate to add. The message
+ * names the context and both rates.
+ */
+export function rateCapacityBudgetFailures(row: RateCapacityRow, min: number | undefined, slack: number): string[] {
+  if (min === undefined) return [];
+  const bound = min * (1 - slack);
+  if (row.capacity >= bound) return [];
+  const shown = slack > 0 ? `${formatRps(min)} (slack ${Math.round(slack * 100)} %: ${formatRps(bound)})` : formatRps(min);
+  if (row.atLeast) {
+    return [`rate capacity ${row.contextLabel}: every rate met the SLO, but the highest is ${formatRps(row.capacity)}, below its budget ${shown}; add a rate of at least ${formatRps(min)} to measure it`];
+  }
+  const binds = row.binding ? `; binds: ${bindingText(row.binding)}${row.bindingRate !== undefined ? ` at ${formatRps(row.bindingRate)}` : ''}` : '';
+  return [`rate capacity ${row.contextLabel}: the highest rate at the SLO is ${formatRps(row.capacity)}, below its budget ${shown}${binds}`];
 }

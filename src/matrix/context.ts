@@ -1,5 +1,5 @@
 import type { ResolvedSuite } from '../config/resolve.js';
-import type { CellResult, RunInfo } from '../shapes/result.js';
+import type { CellResult, RateCellResult, RunInfo } from '../shapes/result.js';
 import type { LoadedThresholds } from '../thresholds/load.js';
 import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';
@@ -18,4 +18,6 @@ export interface RunContext {
   baseline?: LoadedBaseline;
   /** this file's finished cells by key, for the capacity search that follows them */
   results: Map<string, CellResult>;
+  /** this file's finished open-loop rate cells by key ("8K@2"), for the rate capacity search */
+  rateResults?: Map<string, RateCellResult>;
 }

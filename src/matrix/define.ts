@@ -8,7 +8,7 @@
  */
 import { importVitest } from '../meta/peer.js';
 import { ConfigError } from '../errors.js';
-import { resolveSuite } from '../config/resolve.js';
+import { resolveSuite, type ResolvedSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
 import { asUserError } from '../errors.js';
 import type { SuiteInput } from '../config/suite-input.js';
@@ -20,9 +20,11 @@ import { loadResume } from './resume.js';
 import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { createCapacityRunner } from './capacity-test.js';
 import { createRateRunner, planRateCells } from './rate-test.js';
+import { createRateCapacityRunner } from './rate-capacity-test.js';
 import { contextLabel } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
-import { loadThresholds, ThresholdsError } from '../thresholds/load.js';
+import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
+import { loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
@@ -114,29 +116,19 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     // -u may run against a changed matrix: the reporter rewrites the file at the end
     allowUnknown: updating,
   });
-  // a capacity budget without an SLO would never be checked: a gate that does not gate
-  const capacityBudgets = Object.keys(thresholds.capacity ?? {});
-  if (capacityBudgets.length > 0 && !cfg.slo && !updating) {
-    throw new ThresholdsError(
-      `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000") or the suite's slo, or remove the capacity entries`,
-    );
-  }
-  if (capacityBudgets.length > 0 && cfg.slo && thresholds.slo !== undefined && thresholds.slo !== cfg.slo.text && !updating) {
-    throw new ThresholdsError(
-      `${cfg.thresholdsPath}: its capacity budgets were measured at the SLO ${thresholds.slo}, this run's is ${cfg.slo.text}; run at that SLO, or rewrite the budgets for this one with -u`,
-    );
-  }
+  checkCapacityBudgets(cfg, thresholds, updating);
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
   // …and checked against this run's settings before any cell runs
   const baseline =
     cfg.baselinePath && baselineResult
       ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
       : undefined;
-  const ctx = { cfg, opened, info, thresholds, updating, prompts, results: new Map(), ...(baseline ? { baseline } : {}) };
+  const ctx = { cfg, opened, info, thresholds, updating, prompts, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
   const runCapacityTest = createCapacityRunner(ctx);
   const runRateTest = cfg.rates ? createRateRunner(ctx, cfg.rates) : undefined;
+  const runRateCapacityTest = cfg.rates && cfg.slo ? createRateCapacityRunner(ctx, cfg.rates) : undefined;
 
   /** a cell test's time limit: every phase's own limit, for each repeat (each is a whole cell run) */
   const cellTimeout = (cell: (typeof plan.cells)[number]): number =>
@@ -189,9 +181,41 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     if (cfg.rates && runRateTest) {
       const rateTimeout =
         cfg.timeouts.drainMs + (cfg.rates.rampS + cfg.matrix.windowS) * 1000 + cfg.timeouts.headersMs + 2 * cfg.timeouts.unreachableRetryMs + 60_000;
-      for (const cell of planRateCells([...new Set(plan.cells.map((c) => c.context))], cfg.rates)) {
+      const rateCells = planRateCells([...new Set(plan.cells.map((c) => c.context))], cfg.rates);
+      rateCells.forEach((cell, i) => {
         test(`rate ${cell.key}`, { timeout: rateTimeout }, (tc) => runRateTest(cell, tc));
-      }
+        // with an SLO, after a context's last rate cell: "rate capacity <context>" bisects between
+        // its rates (at most MAX_RATE_PROBES adaptive cells and a confirmation)
+        if (runRateCapacityTest && rateCells[i + 1]?.context !== cell.context) {
+          test(`rate capacity ${cell.contextLabel}`, { timeout: rateTimeout * (MAX_RATE_PROBES + 1) }, (tc) => runRateCapacityTest(cell.context, tc));
+        }
+      });
     }
   });
+}
+
+/**
+ * Capacity and rate capacity budgets need what measures them: an SLO (the one they were measured
+ * at), and rate cells for rateCapacity. A budget nothing checks is a gate that does not gate; -u
+ * rewrites the file, so it is let through.
+ */
+function checkCapacityBudgets(cfg: ResolvedSuite, thresholds: LoadedThresholds, updating: boolean): void {
+  // a capacity budget without an SLO would never be checked: a gate that does not gate
+  const capacityBudgets = [...Object.keys(thresholds.capacity ?? {}), ...Object.keys(thresholds.rateCapacity ?? {}).map((k) => `rateCapacity ${k}`)];
+  if (capacityBudgets.length > 0 && !cfg.slo && !updating) {
+    throw new ThresholdsError(
+      `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000") or the suite's slo, or remove the capacity entries`,
+    );
+  }
+  if (capacityBudgets.length > 0 && cfg.slo && thresholds.slo !== undefined && thresholds.slo !== cfg.slo.text && !updating) {
+    throw new ThresholdsError(
+      `${cfg.thresholdsPath}: its capacity budgets were measured at the SLO ${thresholds.slo}, this run's is ${cfg.slo.text}; run at that SLO, or rewrite the budgets for this one with -u`,
+    );
+  }
+  const rateBudgets = Object.keys(thresholds.rateCapacity ?? {});
+  if (rateBudgets.length > 0 && !cfg.rates && !updating) {
+    throw new ThresholdsError(
+      `${cfg.thresholdsPath}: rateCapacity budgets (${rateBudgets.join(', ')}) need open-loop rate cells to search; set LLM_BENCH_RATES (e.g. LLM_BENCH_RATES=1,2,4,8) or matrix.rates, or remove the rateCapacity entries`,
+    );
+  }
 }

@@ -19,6 +19,7 @@ import { runRateCell } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
 import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
 import { judgeRateCell, judgeRateStatus, rateOverCapacity } from '../judge/judge-rate.js';
+import { rateSloVerdict } from '../judge/slo-verdict.js';
 import { computeGoodput } from '../judge/goodput.js';
 import { isUnreachable } from '../engines/http.js';
 import type { RunContext } from './context.js';
@@ -44,7 +45,7 @@ export function planRateCells(contexts: readonly number[], rates: RateSettings):
   const ascending = [...rates.rates].sort((a, b) => a - b);
   for (const context of contexts) {
     ascending.forEach((rate, index) => {
-      out.push({ key: rateCellKey(context, rate), context, contextLabel: contextLabel(context), rate, index, seed: fnv1a(`${rates.seed}:${context}:${rate}`) });
+      out.push(plannedRateCell(context, rate, index, rates.seed));
     });
   }
   return out;
@@ -62,16 +63,12 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
   const saturatedAt = new Map<number, number>();
 
   const publish = (cell: PlannedRateCell, result: RateCellResult, tc: TestContext) => {
+    // with an SLO, every rate cell is judged against it (the rate capacity search reads the verdicts)
+    if (cfg.slo) result.slo = rateSloVerdict(result, cfg.slo);
+    run.rateResults?.set(cell.key, result);
     tc.task.meta.speedMatrix = { kind: 'rate', cell: result, info };
   };
-  const base = (cell: PlannedRateCell): Pick<RateCellResult, 'context' | 'contextLabel' | 'rate' | 'arrival' | 'seed' | 'rampS'> => ({
-    context: cell.context,
-    contextLabel: cell.contextLabel,
-    rate: cell.rate,
-    arrival: settings.arrival,
-    seed: cell.seed,
-    rampS: settings.rampS,
-  });
+  const base = (cell: PlannedRateCell) => rateCellBase(cell, settings);
 
   return async function runRateTest(cell: PlannedRateCell, tc: TestContext): Promise<void> {
     const say = (m: string) => progress(`${cell.key}/s: ${m}`);
@@ -107,7 +104,18 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
   };
 }
 
-async function measureRateCell(
+/** The fields every rate cell result starts with. */
+export function rateCellBase(cell: PlannedRateCell, settings: RateSettings): Pick<RateCellResult, 'context' | 'contextLabel' | 'rate' | 'arrival' | 'seed' | 'rampS'> {
+  return { context: cell.context, contextLabel: cell.contextLabel, rate: cell.rate, arrival: settings.arrival, seed: cell.seed, rampS: settings.rampS };
+}
+
+/** A rate cell planned at any rate (the capacity search's adaptive ones: `index` past the configured rates). */
+export function plannedRateCell(context: number, rate: number, index: number, rateSeed: number): PlannedRateCell {
+  return { key: rateCellKey(context, rate), context, contextLabel: contextLabel(context), rate, index, seed: fnv1a(`${rateSeed}:${context}:${rate}`) };
+}
+
+/** Measure one rate cell: schedule, run, figures, status, goodput (a configured rate or an adaptive one). */
+export async function measureRateCell(
   run: RunContext,
   settings: RateSettings,
   arrival: Exclude<ReturnType<typeof parseArrival>, { error: string }>,

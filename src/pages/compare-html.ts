@@ -7,7 +7,7 @@
  */
 import { cellKey, compareCellKeys } from '../shapes/labels.js';
 import { summaryLine } from './run-items.js';
-import { matrixCells, RATE_SECTION } from './view.js';
+import { configuredRateCells, matrixCells, RATE_SECTION } from './view.js';
 import { rateCharts } from './rate-html.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
@@ -62,7 +62,7 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
   body.push('<h2>Sustained decode</h2>', '<div class="charts">', ...charts, '</div>');
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>');
   // open-loop rate cells, when a run has them: latency against the rate, the runs overlaid, knees ringed
-  const rateLines = rateCharts(runs.map((r) => ({ label: r.label, cells: r.result.rateCells ?? [] })));
+  const rateLines = rateCharts(runs.map((r) => ({ label: r.label, cells: configuredRateCells(r.result) })));
   if (rateLines.length > 0) body.push(`<h2>${escapeHtml(RATE_SECTION)}</h2>`, '<div class="charts">', ...rateLines, '</div>');
   body.push(ratioTable(runs, cellsOf));
   return htmlPage(`Speed matrix comparison: ${runs.map((r) => r.label).join(' vs ')}`, body.join('\n'));

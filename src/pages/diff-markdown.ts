@@ -7,8 +7,8 @@ import { cellKey, contextLabel } from '../shapes/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/escape.js';
 import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
-import type { CapacityDelta } from '../judge/compare-capacity.js';
-import { bindingText } from '../text/capacity-line.js';
+import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
+import { bindingText, formatRps } from '../text/capacity-line.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -48,6 +48,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
   }
 
   out.push(...capacityLines(c, input.next));
+  out.push(...rateCapacityLines(c, input.next));
   out.push(...gridLines(c.cells));
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));
@@ -140,6 +141,23 @@ function capacityLines(c: Comparison, next: RunInfo): string[] {
     const binds = d.next?.binding && !d.next.atLeast ? bindingText(d.next.binding, d.next.bindingConcurrency) : '—';
     const verdict = CAPACITY_VERDICTS[d.verdict] + (d.verdict === 'not-comparable' && d.message ? `: ${d.message}` : '');
     out.push(row([d.contextLabel, users(d.base), users(d.next), d.allowed === undefined ? '—' : String(Number(d.allowed.toFixed(1))), escapeCell(binds), escapeCell(verdict)]));
+  }
+  out.push('');
+  return out;
+}
+
+/** The highest open-loop rate at the SLO per context, baseline → new; [] when neither run searched one. */
+function rateCapacityLines(c: Comparison, next: RunInfo): string[] {
+  const title = '## Highest rate at the SLO';
+  if (c.rateCapacityNote) return [title, '', escapeText(c.rateCapacityNote), ''];
+  if (!c.rateCapacity || c.rateCapacity.length === 0) return [];
+  const rps = (r: RateCapacityDelta['base']) => (r ? `${r.atLeast ? '≥ ' : ''}${formatRps(r.capacity)}` : '—');
+  const out = [title, '', `Open-loop requests/s per context at ${codeSpan(next.run.slo?.text ?? '')}, baseline → new.`, ''];
+  out.push(row(['Context', 'Baseline', 'New', 'Allowed drop', 'Binds (new)', 'Verdict']), row(Array<string>(6).fill('---')));
+  for (const d of c.rateCapacity) {
+    const binds = d.next?.binding && !d.next.atLeast ? `${bindingText(d.next.binding)}${d.next.bindingRate !== undefined ? ` at ${formatRps(d.next.bindingRate)}` : ''}` : '—';
+    const verdict = CAPACITY_VERDICTS[d.verdict] + (d.verdict === 'not-comparable' && d.message ? `: ${d.message}` : '');
+    out.push(row([d.contextLabel, rps(d.base), rps(d.next), d.allowed === undefined ? '—' : formatRps(d.allowed), escapeCell(binds), escapeCell(verdict)]));
   }
   out.push('');
   return out;

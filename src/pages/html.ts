@@ -59,9 +59,9 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push('<h2>Cells</h2>', '<p>Select a cell in the heat map to see its details here.</p>');
   for (const cell of result.cells) body.push(cellDetail(cell, info.run.repeat));
   for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.repeat));
-  const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? [])].flatMap((x) => x.thresholdFailures ?? []);
+  const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) body.push('<h2>Threshold failures</h2>', `<ul>${failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
-  const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? [])].flatMap((x) => x.baselineFailures ?? []);
+  const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) body.push('<h2>Regressions against the baseline</h2>', `<ul>${regressions.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
   return htmlPage(`Speed matrix: ${info.title}`, body.join('\n'));
 }

@@ -153,7 +153,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   }
 
   const capacityRows = full.capacity?.rows ?? [];
-  const rateCells = full.rateCells ?? [];
+  const rateCells = [...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])];
   const failures = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
     out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');

@@ -4,8 +4,8 @@
  */
 import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { cellKey, rateCellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RateCellResult } from '../shapes/result.js';
-import { describeCapacity } from '../text/capacity-line.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult } from '../shapes/result.js';
+import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
 import { formatRequestRate } from './rate-rows.js';
 import { rateStatusWords } from './view.js';
 
@@ -49,6 +49,11 @@ export function runningLine(label: string): string {
 /** `[speed-matrix] capacity 8K: 47 users (binds: TTFT p90 at 48: …) · 4 cells searched` */
 export function capacityLine(row: CapacityRow): string {
   return `${PREFIX} capacity ${describeCapacity(row)} · ${row.adaptiveCells} cell${row.adaptiveCells === 1 ? '' : 's'} searched`;
+}
+
+/** `[speed-matrix] highest rate at the SLO: 8K: 11.2 req/s (binds: …) · 5 cells searched` */
+export function rateCapacityLine(row: RateCapacityRow): string {
+  return `${PREFIX} highest rate at the SLO: ${describeRateCapacity(row)} · ${row.adaptiveCells} cell${row.adaptiveCells === 1 ? '' : 's'} searched`;
 }
 
 /** A latency for a line: `340 ms` below a second, `4.1 s` from it. */

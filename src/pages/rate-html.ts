@@ -14,8 +14,8 @@ import { table } from './html-frame.js';
 import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
-import { rateCellMap, rateLegendLine } from './rate-markdown.js';
-import { GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText } from './view.js';
+import { rateCapacityLines, rateCellMap, rateLegendLine } from './rate-markdown.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -105,7 +105,7 @@ function badge(cell: RateCellResult): string {
 
 /** The whole section; '' without rate cells (the report stays as it was). */
 export function rateSectionHtml(result: SpeedMatrixResult): string {
-  const all = result.rateCells ?? [];
+  const all = configuredRateCells(result);
   if (all.length === 0) return '';
   const cells = rateCellMap(all);
   const { contexts, rates } = rateAxes(result);
@@ -125,6 +125,8 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   out.push(`<div data-grid="rate">${table(['Context', ...rates.map((r) => `${rateText(r)}/s`)], grid, rates.map((_, i) => i + 1))}</div>`);
   const knees = kneeRates(all);
   if (knees.size > 0) out.push(`<p>Knee (the first Saturated rate of each context): ${escapeHtml(kneeText(knees))}.</p>`);
+  const capacity = rateCapacityLines(result);
+  if (capacity.length > 0) out.push(`<ul data-list="rate-capacity">${capacity.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   const legend = rateLegendLine(new Set(all.flatMap((c) => [c.status, ...c.statuses])));
   if (legend) out.push(`<p>${escapeHtml(legend)}</p>`);
   const charts = rateCharts([{ cells: all }]);

@@ -6,9 +6,10 @@
  */
 import { contextLabel, rateCellKey } from '../shapes/labels.js';
 import { codeSpan, escapeText, markdownRow } from '../text/escape.js';
-import type { RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import { describeRateCapacity } from '../text/capacity-line.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridText, rateMeasurementRow } from './rate-rows.js';
-import { GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -23,7 +24,7 @@ export function rateCellMap(cells: readonly RateCellResult[]): Map<string, RateC
 
 /** The grid: its caption, a blank line, then the table (status · completed req/s · goodput per cell). */
 export function rateGrid(result: SpeedMatrixResult): string[] {
-  const cells = rateCellMap(result.rateCells ?? []);
+  const cells = rateCellMap(configuredRateCells(result));
   const { contexts, rates } = rateAxes(result);
   const missing = missingText(result);
   const how = rateSettingsText(result);
@@ -37,13 +38,26 @@ export function rateGrid(result: SpeedMatrixResult): string[] {
   ];
 }
 
+/** Per context searched, "Highest rate at the SLO: 8K: 11.2 req/s (binds: … at 12.4 req/s)"; [] without rate capacity rows. */
+export function rateCapacityLines(result: Pick<SpeedMatrixResult, 'rateCapacity'>): string[] {
+  return (result.rateCapacity?.rows ?? []).map((r: RateCapacityRow) => `Highest rate at the SLO: ${describeRateCapacity(r)}`);
+}
+
+/** How the highest rate at the SLO was found, one sentence (plain text: callers escape or code-span). */
+export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string {
+  const cells = (result.rateCapacity?.rows ?? []).reduce((n, r) => n + r.adaptiveCells, 0);
+  return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched); a Saturated rate never meets the SLO.`;
+}
+
 /** The whole section; [] without rate cells (the page stays as it was). */
 export function rateSection(result: SpeedMatrixResult): string[] {
-  const all = result.rateCells ?? [];
+  const all = configuredRateCells(result);
   if (all.length === 0) return [];
   const out: string[] = [`### ${RATE_SECTION}`, '', ...rateGrid(result), ''];
   const knees = kneeRates(all);
   if (knees.size > 0) out.push(`Knee (the first Saturated rate of each context): ${kneeText(knees)}.`, '');
+  const lines = rateCapacityLines(result);
+  if (lines.length > 0) out.push(...lines.map((l) => `- ${escapeText(l)}`), '', rateCapacityNote(result), '');
   const seen = new Set<RateCellStatus>(all.flatMap((c) => [c.status, ...c.statuses]));
   const legend = rateLegendLine(seen);
   if (legend) out.push(legend, '');

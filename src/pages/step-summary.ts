@@ -11,7 +11,8 @@ import { finishedCells, matrixCells } from './view.js';
 import { describeCapacity } from '../text/capacity-line.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { contextLabel } from '../shapes/labels.js';
-import { kneeRates, RATE_SECTION, rateText } from './view.js';
+import { configuredRateCells, kneeRates, RATE_SECTION, rateText } from './view.js';
+import { rateCapacityLines } from './rate-markdown.js';
 
 export function renderStepSummary(result: SpeedMatrixResult): string {
   const { info } = result;
@@ -30,7 +31,7 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
 
   out.push(...rateSummary(result));
 
-  const rows = [...result.prefill, ...result.cells, ...capacity, ...(result.rateCells ?? [])];
+  const rows = [...result.prefill, ...result.cells, ...capacity, ...(result.rateCells ?? []), ...(result.rateCapacity?.rows ?? [])];
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {
@@ -47,7 +48,7 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
  * rate cells; [] without them.
  */
 export function rateSummary(result: SpeedMatrixResult): string[] {
-  const cells = result.rateCells ?? [];
+  const cells = configuredRateCells(result);
   if (cells.length === 0) return [];
   const knees = kneeRates(cells);
   const contexts = [...new Set(cells.map((c) => c.context))].sort((a, b) => a - b);
@@ -57,5 +58,5 @@ export function rateSummary(result: SpeedMatrixResult): string[] {
     const best = valid.length > 0 ? `highest Valid rate ${rateText(Math.max(...valid))} req/s` : 'no rate was Valid';
     return `- ${contextLabel(context)}: ${best}${knee !== undefined ? ` (first Saturated at ${rateText(knee)} req/s)` : ''}`;
   });
-  return [`### ${RATE_SECTION}`, '', ...lines, ''];
+  return [`### ${RATE_SECTION}`, '', ...lines, ...rateCapacityLines(result).map((l) => `- ${escapeCell(l)}`), ''];
 }

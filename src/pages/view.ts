@@ -179,12 +179,20 @@ export function rateText(rate: number): string {
  * settings (every decode context × every configured rate is planned), ascending.
  */
 export function rateAxes(result: Pick<SpeedMatrixResult, 'info' | 'rateCells'>): { contexts: number[]; rates: number[] } {
-  const cells = result.rateCells ?? [];
+  const cells = configuredRateCells(result);
   const settings = result.info.run.rates;
   return {
     contexts: sortedUnique([...cells.map((c) => c.context), ...(settings ? result.info.run.contexts : [])]),
     rates: sortedUnique([...cells.map((c) => c.rate), ...(settings?.rates ?? [])]),
   };
+}
+
+/**
+ * The configured rates' cells: the grid, the knee, the charts and the summary show these; the rate
+ * capacity search's adaptive cells (`adaptive`) are shown by the rate capacity lines instead.
+ */
+export function configuredRateCells(result: Pick<SpeedMatrixResult, 'rateCells'>): RateCellResult[] {
+  return (result.rateCells ?? []).filter((c) => !c.adaptive);
 }
 
 /** Per context, the first rate (ascending) whose cell is Saturated: the knee of its latency curve. */

@@ -10,7 +10,7 @@
  */
 import { RESULT_SCHEMA_VERSION } from './migrate.js';
 import { cellKey, contextLabel, compareCellKeys, parseContext, rateCellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RateCellResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
 
 export interface CollectOptions {
   /** true while the run is still going */
@@ -33,6 +33,8 @@ export function collectResult(
   const capacity = new Map<number, CapacityRow>();
   const adaptive = new Map<string, CellResult>();
   const rateCells = new Map<string, RateCellResult>();
+  const rateCapacity = new Map<number, RateCapacityRow>();
+  const adaptiveRates = new Map<string, RateCellResult>();
   const plan = (i: RunInfo) => {
     for (const key of i.plannedCells ?? []) plannedCells.add(key);
     for (const key of i.plannedPrefill ?? []) plannedPrefill.add(key);
@@ -58,6 +60,12 @@ export function collectResult(
         // a rerun's search replaces the row's earlier adaptive cells
         for (const [key, c] of adaptive) if (c.context === meta.row.context) adaptive.delete(key);
         for (const c of meta.cells) adaptive.set(cellKey(c.context, c.concurrency), c);
+        break;
+      case 'rate-capacity':
+        rateCapacity.set(meta.row.context, meta.row);
+        // a rerun's search replaces the context's earlier adaptive rate cells
+        for (const [key, c] of adaptiveRates) if (c.context === meta.row.context) adaptiveRates.delete(key);
+        for (const c of meta.cells) adaptiveRates.set(rateCellKey(c.context, c.rate), c);
         break;
     }
     // a cell or prefill meta may carry the run info too (a shard or merge without the run meta)
@@ -90,7 +98,10 @@ export function collectResult(
     partial: options.partial,
   };
   if (capacity.size > 0) result.capacity = { rows: [...capacity.values()].sort((a, b) => a.context - b.context) };
-  if (rateCells.size > 0) result.rateCells = [...rateCells.values()].sort((a, b) => a.context - b.context || a.rate - b.rate);
+  // a configured rate cell wins over an adaptive one of the same key
+  const allRates = [...rateCells.values(), ...[...adaptiveRates].filter(([key]) => !rateCells.has(key)).map(([, c]) => c)];
+  if (allRates.length > 0) result.rateCells = allRates.sort((a, b) => a.context - b.context || a.rate - b.rate);
+  if (rateCapacity.size > 0) result.rateCapacity = { rows: [...rateCapacity.values()].sort((a, b) => a.context - b.context) };
   if (options.endedAt !== undefined) result.endedAt = options.endedAt;
   // a finished run says why planned cells are not on the page
   if (!options.partial) {

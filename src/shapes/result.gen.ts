@@ -76,6 +76,12 @@ export interface SpeedMatrixResult {
     rows: CapacityRow[];
   };
   /**
+   * the highest open-loop rate that meets the SLO per context (runs with an SLO and matrix.rates)
+   */
+  rateCapacity?: {
+    rows: RateCapacityRow[];
+  };
+  /**
    * why a finished run's page lacks planned cells; absent when nothing is missing
    */
   incomplete?: {
@@ -603,7 +609,7 @@ export interface SloVerdict {
  */
 export interface SloMiss {
   /**
-   * kvCapacity: the cell is Over capacity; unmeasured: the cell has no figures to judge (not run, Client-limited)
+   * kvCapacity: the cell is Over capacity; unmeasured: the cell has no figures to judge (not run, Client-limited); saturated: an open-loop rate cell was Saturated (its queue grew through the window, so it misses any latency SLO given time)
    */
   constraint:
     | 'perRequestTokensPerSecond'
@@ -612,7 +618,8 @@ export interface SloMiss {
     | 'failedRequests'
     | 'goodput'
     | 'kvCapacity'
-    | 'unmeasured';
+    | 'unmeasured'
+    | 'saturated';
   /**
    * e.g. TTFT p90
    */
@@ -977,6 +984,10 @@ export interface RateCellResult {
   figures?: RateFigures;
   goodput?: Goodput;
   slo?: SloVerdict;
+  /**
+   * measured by the rate capacity search between two configured rates (not a planned rate cell)
+   */
+  adaptive?: boolean;
   clientEventLoopDelayMs?: {
     p50: number;
     p99: number;
@@ -1208,6 +1219,56 @@ export interface CapacityRow {
    */
   confirmation?: {
     concurrency: number;
+    meets: boolean;
+    binding?: SloMiss;
+  };
+  thresholdFailures?: string[];
+  baselineFailures?: string[];
+}
+/**
+ * the highest open-loop rate one context holds at the SLO; binding: the constraint the first failing rate cell (bindingRate) missed by most; goodput: at the capacity (its cell)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "RateCapacityRow".
+ */
+export interface RateCapacityRow {
+  context: number;
+  contextLabel: string;
+  /**
+   * the highest rate (requests/s) whose cell met the SLO, below the first that did not (0: not even the lowest rate)
+   */
+  capacity: number;
+  /**
+   * true when every rate measured met the SLO: the capacity is at least this (the highest rate), not a measured limit
+   */
+  atLeast: boolean;
+  binding?: SloMiss;
+  /**
+   * the rate of that first failing cell, requests/s
+   */
+  bindingRate?: number;
+  goodput?: Goodput;
+  /**
+   * every rate judged for this context, ascending: the configured rates and the adaptive cells
+   */
+  searched: {
+    rate: number;
+    meets: boolean;
+    adaptive: boolean;
+  }[];
+  /**
+   * rate cells measured by the search (bisection and confirmation)
+   */
+  adaptiveCells: number;
+  /**
+   * the search stops when the gap between passing and failing rates is at most this: 5 % of the passing rate, requests/s
+   */
+  resolution: number;
+  /**
+   * the final measured rate cell at the capacity; a capacity whose confirmation failed is shown as unconfirmed
+   */
+  confirmation?: {
+    rate: number;
     meets: boolean;
     binding?: SloMiss;
   };

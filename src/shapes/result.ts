@@ -30,6 +30,7 @@ export type {
   SloMiss,
   SloVerdict,
   CapacityRow,
+  RateCapacityRow,
   CellFigures,
   CellStatus,
   Distribution,
@@ -54,7 +55,9 @@ export type SpeedMatrixMeta =
   /** an open-loop rate cell (matrix.rates) */
   | { kind: 'rate'; cell: Gen.RateCellResult; info?: Gen.RunInfo }
   /** a context row's capacity at the SLO, with the adaptive cells its search measured */
-  | { kind: 'capacity'; row: Gen.CapacityRow; cells: Gen.CellResult[]; info?: Gen.RunInfo };
+  | { kind: 'capacity'; row: Gen.CapacityRow; cells: Gen.CellResult[]; info?: Gen.RunInfo }
+  /** a context's highest open-loop rate at the SLO, with the adaptive rate cells its search measured */
+  | { kind: 'rate-capacity'; row: Gen.RateCapacityRow; cells: Gen.RateCellResult[]; info?: Gen.RunInfo };
 
 // ---- drift guards: generated (schema) shapes ⇄ hand-written shapes ----------------------------
 /** true when A and B are assignable to each other (the same JSON shape). */

@@ -36,12 +36,17 @@ export function resolutionAt(lo: number): number {
  * cannot hold at hi is not held at a higher one (it would be noise, or a different regime).
  */
 export function bracket(judged: readonly Judged[]): { lo: number; hi?: number; loJudged?: Judged; hiJudged?: Judged } {
-  const sorted = [...judged].sort((a, b) => a.concurrency - b.concurrency);
+  return bracketBy(judged, (j) => j.concurrency);
+}
+
+/** The bracket rule over any ordered load (a concurrency, an open-loop rate: slo/rate-capacity.ts). */
+export function bracketBy<J extends { verdict: SloVerdict }>(judged: readonly J[], at: (j: J) => number): { lo: number; hi?: number; loJudged?: J; hiJudged?: J } {
+  const sorted = [...judged].sort((a, b) => at(a) - at(b));
   let lo = 0;
-  let loJudged: Judged | undefined;
+  let loJudged: J | undefined;
   for (const j of sorted) {
-    if (!j.verdict.meets) return { lo, hi: j.concurrency, ...(loJudged ? { loJudged } : {}), hiJudged: j };
-    lo = j.concurrency;
+    if (!j.verdict.meets) return { lo, hi: at(j), ...(loJudged ? { loJudged } : {}), hiJudged: j };
+    lo = at(j);
     loJudged = j;
   }
   return { lo, ...(loJudged ? { loJudged } : {}) };

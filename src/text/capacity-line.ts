@@ -1,5 +1,5 @@
-/** The words of a capacity row: one line per row, and the text of its binding constraint. */
-import type { CapacityRow, SloMiss } from '../shapes/result.js';
+/** The words of a capacity row (concurrency or open-loop rate): one line per row, and the text of its binding constraint. */
+import type { CapacityRow, RateCapacityRow, SloMiss } from '../shapes/result.js';
 
 /** One line: "8K: 47 users (binds: TTFT p90 2,340 ms > 2,000 ms at 48)". */
 export function describeCapacity(row: CapacityRow): string {
@@ -14,4 +14,20 @@ export function describeCapacity(row: CapacityRow): string {
 export function bindingText(miss: SloMiss, at?: number): string {
   if (miss.constraint === 'kvCapacity') return `KV capacity: ${miss.detail}`;
   return `${miss.detail}${at !== undefined ? ` at ${at}` : ''}`;
+}
+
+/** A rate in requests/s to 3 significant digits: "11.2 req/s", "0.5 req/s". */
+export function formatRps(x: number): string {
+  return `${x === 0 ? 0 : Number(x.toPrecision(3))} req/s`;
+}
+
+/**
+ * One line of a rate capacity row: "8K: 11.2 req/s (binds: TTFT p90 2,340 ms > 2,000 ms at
+ * 12.4 req/s)", with the at-least and unconfirmed forms of describeCapacity.
+ */
+export function describeRateCapacity(row: RateCapacityRow): string {
+  if (row.atLeast) return `${row.contextLabel}: ≥ ${formatRps(row.capacity)} (every rate met the SLO; the highest is ${formatRps(row.capacity)})`;
+  const binds = row.binding ? ` (binds: ${bindingText(row.binding)}${row.bindingRate !== undefined ? ` at ${formatRps(row.bindingRate)}` : ''})` : '';
+  const unconfirmed = row.confirmation && !row.confirmation.meets ? `; unconfirmed: the final cell at ${formatRps(row.confirmation.rate)} missed ${row.confirmation.binding?.detail ?? 'the SLO'}` : '';
+  return `${row.contextLabel}: ${formatRps(row.capacity)}${binds}${unconfirmed}`;
 }

@@ -34,7 +34,7 @@ export interface MatrixKeys {
 /** A parsed threshold file (cells and prefill always present). */
 export type LoadedThresholds = ThresholdsFile;
 
-const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill', 'slo', 'capacity'];
+const TOP_LEVEL_KEYS = ['$schema', 'target', 'headroom', 'tolerances', 'cells', 'prefill', 'slo', 'capacity', 'rateCapacity'];
 
 /**
  * Read and check a threshold file against the current matrix. A file that does not exist means
@@ -93,7 +93,7 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 0) return TOP_LEVEL_KEYS;
   if (isFigurePath(path)) return path[0] === 'prefill' ? PREFILL_FIGURES : CELL_FIGURES;
   if (path.length === 2 && (path[0] === 'cells' || path[0] === 'prefill')) return ['status', 'min', 'max'];
-  if (path.length === 2 && path[0] === 'capacity') return ['min'];
+  if (path.length === 2 && (path[0] === 'capacity' || path[0] === 'rateCapacity')) return ['min'];
   if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack', 'regression'];
   if (path.length === 2 && path[0] === 'tolerances' && path[1] === 'regression') return ['cells', 'prefill', 'capacity'];
   if (path.length === 3 && path[0] === 'tolerances' && path[1] === 'regression') {
@@ -108,7 +108,7 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
 function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(top level)';
   return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 1 && (path[0] === 'cells' || path[0] === 'prefill' || path[0] === 'capacity') ? `["${String(p)}"]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 1 && (path[0] === 'cells' || path[0] === 'prefill' || path[0] === 'capacity' || path[0] === 'rateCapacity') ? `["${String(p)}"]` : `${i === 0 ? '' : '.'}${String(p)}`))
     .join('');
 }
 
@@ -117,6 +117,7 @@ function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void
     ...sectionProblems('cells', 'cell', 'cell', file.cells, keys.cellKeys, canonicalCellKey),
     ...sectionProblems('prefill', 'row', 'prefill row', file.prefill, keys.prefillKeys, canonicalContext),
     ...(keys.contextKeys ? sectionProblems('capacity', 'row', 'context row', file.capacity ?? {}, keys.contextKeys, canonicalContext) : []),
+    ...(keys.contextKeys ? sectionProblems('rateCapacity', 'row', 'context', file.rateCapacity ?? {}, keys.contextKeys, canonicalContext) : []),
   ];
   if (problems.length > 0) throw new ThresholdsError(`${source}: ${problems.join('\n  ')}`);
 }

@@ -112,6 +112,12 @@ export const CapacityBudgetSchema = z
   })
   .describe('budget of one context row\'s capacity at the SLO (runs with LLM_BENCH_SLO or the suite\'s slo)');
 
+export const RateCapacityBudgetSchema = z
+  .strictObject({
+    min: z.number().nonnegative().describe('the lowest open-loop rate (requests/s) the context must hold at the run\'s SLO'),
+  })
+  .describe('budget of one context\'s highest open-loop rate at the SLO (runs with an SLO and matrix.rates)');
+
 export const ThresholdsFileSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -148,12 +154,20 @@ export const ThresholdsFileSchema = z
       )
       .optional()
       .describe('capacity at the SLO per context row, keyed by context label, e.g. { "32K": { "min": 20 } }'),
+    rateCapacity: z
+      .record(
+        z.string().regex(PREFILL_KEY_PATTERN, { error: 'rateCapacity keys are context labels with K = 1024, e.g. "8K" or "0"' }),
+        RateCapacityBudgetSchema,
+      )
+      .optional()
+      .describe('the highest open-loop rate at the SLO per context, requests/s, keyed by context label, e.g. { "8K": { "min": 10.5 } }'),
   })
   .describe('performance budgets of one speed-matrix target');
 
 export type CellBudget = z.output<typeof CellBudgetSchema>;
 export type PrefillBudget = z.output<typeof PrefillBudgetSchema>;
 export type CapacityBudget = z.output<typeof CapacityBudgetSchema>;
+export type RateCapacityBudget = z.output<typeof RateCapacityBudgetSchema>;
 export type Tolerances = z.output<typeof TolerancesSchema>;
 export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
 export type RegressionTolerance = z.output<typeof RegressionToleranceSchema>;

@@ -4,6 +4,7 @@
  * Managed entries (from the measurement; removed when the figure was not measured):
  *   cells:   status, min.totalTokensPerSecond, min.perRequestTokensPerSecond, max.ttftMs, max.timeBetweenTokensMs
  *   prefill: status, min.promptTokensPerSecond, max.ttftMs
+ *   capacity, rateCapacity: min per context (users; requests/s), at the run's SLO
  * A new budget is min = measured × (1 − headroom) rounded DOWN to 3 significant digits, or max =
  * measured × (1 + headroom) rounded UP, so it is never tighter than the headroom says; and at least
  * the figure's absolute noise floor away from the measurement (TTFT: 5 ms, or one decode step when
@@ -238,7 +239,10 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   }
 
   const runSlo = result.info.run.slo?.text;
-  const capacity = capacityBudgets(result, existing, moves, (key, old, users) => budget(`capacity ${key} min`, 'min', old, users, tolerances.capacity, 0, true)!);
+  const capacity = capacityBudgets('capacity', result.capacity?.rows ?? [], result, existing, moves, (key, old, users) => budget(`capacity ${key} min`, 'min', old, users, tolerances.capacity, 0, true)!);
+  // the highest open-loop rate at the SLO, requests/s (3 digits, rounded down): the capacity band, its floor the search's resolution
+  const rateBand = (row: { resolution: number }) => ({ relative: tolerances.capacity.relative, absolute: row.resolution });
+  const rateCapacity = capacityBudgets('rateCapacity', result.rateCapacity?.rows ?? [], result, existing, moves, (key, old, rate, row) => budget(`rateCapacity ${key} min`, 'min', old, rate, rateBand(row), 0)!);
 
   // a new file's $schema is set where it is written (it is relative to the file's folder)
   const file: ThresholdsFile = { ...(existing?.$schema !== undefined ? { $schema: existing.$schema } : {}), cells: {}, prefill: {} };
@@ -247,36 +251,39 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   if (existing?.tolerances !== undefined) file.tolerances = existing.tolerances;
   file.cells = cells;
   file.prefill = prefill;
-  if (capacity) {
-    const slo = runSlo ?? existing?.slo;
-    if (slo !== undefined) file.slo = slo;
-    file.capacity = capacity;
-  }
+  const slo = capacity || rateCapacity ? (runSlo ?? existing?.slo) : undefined;
+  if (slo !== undefined) file.slo = slo;
+  if (capacity) file.capacity = capacity;
+  if (rateCapacity) file.rateCapacity = rateCapacity;
   return { file, moves, kept };
 }
 
 /**
- * The capacity budgets of the rewritten file (see the comments inside); `minUsers` is the
- * budget rule of updateThresholds for one row's capacity in whole users.
+ * The capacity budgets of the rewritten file (see the comments inside), for the concurrency
+ * capacity (`capacity`, in users) or the highest open-loop rate (`rateCapacity`, requests/s), by
+ * one rule; `minOf` is the budget rule of updateThresholds for one row's capacity.
  */
-function capacityBudgets(
+function capacityBudgets<R extends { contextLabel: string; capacity: number; binding?: { constraint: string } }>(
+  section: 'capacity' | 'rateCapacity',
+  rowList: readonly R[],
   result: SpeedMatrixResult,
   existing: ThresholdsFile | undefined,
   moves: string[],
-  minUsers: (key: string, old: number | undefined, users: number) => number,
+  minOf: (key: string, old: number | undefined, capacity: number, row: R) => number,
 ): Record<string, CapacityBudget> | undefined {
   // capacity at the SLO: min = capacity × (1 − headroom), and at least the capacity tolerance's
   // floor below it (1 user), in whole users; rows not searched in this run (or bounded by a cell
   // that was not measured) keep their budget; rows outside the matrix are dropped
-  const rows = new Map((result.capacity?.rows ?? []).map((r) => [r.contextLabel, r]));
+  const rows = new Map(rowList.map((r) => [r.contextLabel, r]));
   const contexts = new Set(result.info.run.contexts.map((c) => contextLabel(c)));
   // budgets measured at another SLO mean something else: this run's SLO replaces them all
   const runSlo = result.info.run.slo?.text;
-  const sloChanged = runSlo !== undefined && existing?.slo !== undefined && existing.slo !== runSlo && Object.keys(existing.capacity ?? {}).length > 0;
-  if (sloChanged) moves.push(`capacity budgets were for the SLO ${existing!.slo}; rewritten for ${runSlo}`);
+  const before = existing?.[section];
+  const sloChanged = runSlo !== undefined && existing?.slo !== undefined && existing.slo !== runSlo && Object.keys(before ?? {}).length > 0;
+  if (sloChanged) moves.push(`${section} budgets were for the SLO ${existing!.slo}; rewritten for ${runSlo}`);
   let capacity: Record<string, CapacityBudget> | undefined;
-  for (const key of [...new Set([...Object.keys(existing?.capacity ?? {}), ...rows.keys()])].sort((a, b) => parseContext(a) - parseContext(b))) {
-    const old = sloChanged ? undefined : existing?.capacity?.[key];
+  for (const key of [...new Set([...Object.keys(before ?? {}), ...rows.keys()])].sort((a, b) => parseContext(a) - parseContext(b))) {
+    const old = sloChanged ? undefined : before?.[key];
     const found = rows.get(key);
     // a capacity bounded by a cell that was not measured (not run, Client-limited, no result) is
     // no measurement of the server: the budget it had stays
@@ -285,7 +292,7 @@ function capacityBudgets(
     if (!row) {
       if (old && contexts.has(key)) entry = old;
     } else {
-      entry = { min: minUsers(key, old?.min, row.capacity) };
+      entry = { min: minOf(key, old?.min, row.capacity, row) };
     }
     if (entry) (capacity ??= {})[key] = entry;
   }
@@ -325,6 +332,7 @@ export function formatThresholds(file: ThresholdsFile): string {
   top.prefill = file.prefill;
   if (file.slo !== undefined) top.slo = file.slo;
   if (file.capacity !== undefined) top.capacity = file.capacity;
+  if (file.rateCapacity !== undefined) top.rateCapacity = file.rateCapacity;
   return `${JSON.stringify(top, null, 2)}\n`;
 }
 
