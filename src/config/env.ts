@@ -4,6 +4,7 @@
  */
 import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
+import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
 import { parseArrival, type Arrival } from '../shapes/arrival.js';
@@ -43,8 +44,8 @@ export interface EnvOverrides {
   slo?: Slo;
   /** LLM_BENCH_TOKENIZER: path to a Hugging Face tokenizer.json (the local tokenizer) */
   tokenizer?: string;
-  /** LLM_BENCH_RATES: open-loop rate cells' offered rates, requests/s ([] for `none`: no rate cells) */
-  rates?: number[];
+  /** LLM_BENCH_RATES: open-loop rate cells' offered rates, requests/s ([] for `none`: no rate cells), or a sweep (`sweep`, `sweep:8`) */
+  rates?: number[] | { sweep: number };
   /** LLM_BENCH_ARRIVAL: their arrival process (poisson, constant, gamma:B) */
   arrival?: Arrival;
   /** LLM_BENCH_RAMP_S: linear ramp-up before each rate cell's window, seconds */
@@ -271,7 +272,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
 
 /**
  * The open-loop rate cells' variables: LLM_BENCH_RATES (requests/s above 0, comma-separated;
- * `none` or empty: no rate cells, like LLM_BENCH_PREFILL), LLM_BENCH_ARRIVAL (the shared parser's
+ * `none` or empty: no rate cells, like LLM_BENCH_PREFILL; `sweep` or `sweep:N`: a sweep of N rates), LLM_BENCH_ARRIVAL (the shared parser's
  * processes), LLM_BENCH_RAMP_S (seconds ≥ 0), LLM_BENCH_MAX_IN_FLIGHT (a whole number ≥ 1),
  * LLM_BENCH_RATE_SEED (a whole number ≥ 0).
  */
@@ -281,7 +282,10 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
   if (rates !== undefined) {
     const trimmed = rates.trim();
     const example = 'e.g. LLM_BENCH_RATES=0.5,1,2,4 (or none)';
+    const sweep = parseSweepText(trimmed);
+    if (sweep && 'error' in sweep) throw new ConfigError(`LLM_BENCH_RATES: ${sweep.error}`);
     if (trimmed === '' || trimmed.toLowerCase() === 'none') out.rates = [];
+    else if (sweep) out.rates = { sweep: sweep.points };
     else {
       const parts = trimmed.split(',').map((p) => p.trim());
       out.rates = parts.map((p) => {

@@ -8,6 +8,7 @@ import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
 import type { RateSettings, Slo } from '../shapes/result.js';
 import { arrivalText, parseArrival, type Arrival } from '../shapes/arrival.js';
+import { parseSweepText } from './sweep-input.js';
 import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
@@ -147,9 +148,17 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
  * window is an error naming the field it came from: the ramp lies before the window, so a ramp
  * longer than it would be most of the cell's time spent outside what is measured.
  */
-export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['matrix']>, windowS: number): { rates?: RateSettings } {
-  const rates = sortedUnique(o.rates ?? given.rates ?? []);
-  if (rates.length === 0) return {};
+export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['matrix']>, windowS: number, concurrency: readonly number[]): { rates?: RateSettings } {
+  const chosen = o.rates ?? given.rates ?? [];
+  let sweep: { points: number } | undefined;
+  if (typeof chosen === 'string') {
+    const parsed = parseSweepText(chosen);
+    if (!parsed || 'error' in parsed) throw new ConfigError(`matrix.rates: ${parsed ? parsed.error : `"${chosen}" is not a sweep; e.g. 'sweep:8'`}`);
+    sweep = parsed;
+  } else if (!Array.isArray(chosen)) sweep = { points: chosen.sweep };
+  const rates = sweep ? [] : sortedUnique(chosen as number[]);
+  if (rates.length === 0 && !sweep) return {};
+  if (sweep) sweepNeedsColumns(o.rates !== undefined ? 'LLM_BENCH_RATES' : 'matrix.rates', concurrency);
   let arrival: Arrival = o.arrival ?? { kind: DEFAULTS.rateArrival };
   if (o.arrival === undefined && given.arrival !== undefined) {
     const parsed = parseArrival(given.arrival);
@@ -170,8 +179,23 @@ export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['mat
       seed: o.rateSeed ?? given.rateSeed ?? DEFAULTS.rateSeed,
       rampS,
       maxInFlight: o.maxInFlight ?? given.maxInFlight ?? DEFAULTS.rateMaxInFlight,
+      ...(sweep ? { sweep } : {}),
     },
   };
+}
+
+/**
+ * A sweep's anchors are decode cells of the run: the synchronous rate is the cell at concurrency 1,
+ * the throughput limit the best of the others, so both must be among the columns.
+ */
+function sweepNeedsColumns(field: string, concurrency: readonly number[]): void {
+  const fix = 'add it to LLM_BENCH_CONCURRENCY or matrix.concurrency (e.g. LLM_BENCH_CONCURRENCY=1,4,16), or give rates as a list';
+  if (!concurrency.includes(1)) {
+    throw new ConfigError(`${field}: a sweep starts at the synchronous rate, measured by the decode cell at concurrency 1, which the columns (${concurrency.join(', ')}) lack; ${fix}`);
+  }
+  if (concurrency.length < 2) {
+    throw new ConfigError(`${field}: a sweep ends at the throughput limit, the best of the decode cells above concurrency 1, and the columns are only 1; add more to LLM_BENCH_CONCURRENCY or matrix.concurrency (e.g. LLM_BENCH_CONCURRENCY=1,4,16), or give rates as a list`);
+  }
 }
 
 /** The local tokenizer's path, checked to be a file: a ConfigError names the field and the fix. */
@@ -278,6 +302,6 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
-    ...resolveRates(o, given, windowS),
+    ...resolveRates(o, given, windowS, matrix.concurrency),
   };
 }

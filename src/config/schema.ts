@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput } from './suite-input.js';
 
 import { ENGINE_KINDS } from '../shapes/engine.js';
+import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 
@@ -60,6 +61,15 @@ export const TargetSchema = z.strictObject({
   simProfile: z.string().min(1).optional(),
 });
 
+const RateList = z.array(z.number({ error: 'a rate is a number of requests/s, e.g. [0.5, 1, 2, 4]' }).positive('a rate must be above 0 requests/s, e.g. [0.5, 1, 2, 4]'), {
+  error: "rates are a list of requests/s or a sweep, e.g. [0.5, 1, 2, 4], 'sweep' or 'sweep:8'",
+});
+const SweepText = z.string().superRefine((text, ctx) => {
+  const s = parseSweepText(text);
+  if (!s) ctx.addIssue({ code: 'custom', message: `"${text}" is neither a list of rates nor a sweep; e.g. [0.5, 1, 2, 4], 'sweep' or 'sweep:8'` });
+  else if ('error' in s) ctx.addIssue({ code: 'custom', message: s.error });
+});
+
 /** Every field optional: an absent one comes from the profile's or the default matrix (resolve.ts). */
 export const MatrixSchema = z.strictObject({
   /** rows: context lengths in tokens */
@@ -70,9 +80,14 @@ export const MatrixSchema = z.strictObject({
   prefill: z.array(positiveInt).optional(),
   windowS: z.number().positive().max(3600).optional(),
   maxOutputTokens: positiveInt.optional(),
-  /** open-loop rate cells: offered rates, requests/s; [] = none */
+  /** open-loop rate cells: offered rates, requests/s; [] = none; or a sweep ('sweep', 'sweep:N') */
   rates: z
-    .array(z.number({ error: 'a rate is a number of requests/s, e.g. [0.5, 1, 2, 4]' }).positive('a rate must be above 0 requests/s, e.g. [0.5, 1, 2, 4]'))
+    .custom<number[] | string>()
+    .superRefine((value, ctx) => {
+      // a list is checked rate by rate (issues at rates.<i>), a string as a sweep
+      const r = (typeof value === 'string' ? SweepText : RateList).safeParse(value);
+      for (const issue of r.success ? [] : r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    })
     .optional(),
   /** the rate cells' arrival process: poisson, constant or gamma:B (checked by the shared parser) */
   arrival: z

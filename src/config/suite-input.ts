@@ -232,10 +232,13 @@ export interface MatrixInput {
    * Open-loop rate cells: offered rates in requests/s (numbers > 0), one rate cell per context row
    * and rate; requests are sent at the times a seeded schedule says, whether or not the server
    * has finished the earlier ones. `LLM_BENCH_RATES` wins over it (`none` turns them off).
+   * `'sweep'` (5 rates) or `'sweep:N'` (N rates, 2…20): per context, N rates spread evenly from
+   * the synchronous rate (the decode cell at concurrency 1's completed requests/s) to the
+   * throughput limit (the highest over the context's decode cells); needs concurrency 1.
    * @default none (no rate cells)
    * @example [0.5, 1, 2, 4]
    */
-  rates?: number[];
+  rates?: number[] | string;
   /**
    * Arrival process of the rate cells: 'poisson', 'constant' or 'gamma:B' with a burstiness
    * B > 0 (vLLM's convention: below 1 burstier than Poisson, above 1 smoother).

@@ -28,7 +28,9 @@ export function createRateCapacityRunner(run: RunContext, settings: RateSettings
     const label = contextLabel(context);
     const judged: RateJudged[] = [];
     const missing: number[] = [];
-    for (const rate of settings.rates) {
+    // a sweep's rates are those its points measured in this run
+    const rates = settings.sweep ? [...(run.rateResults?.values() ?? [])].filter((c) => c.context === context && !c.adaptive).map((c) => c.rate) : settings.rates;
+    for (const rate of rates) {
       const cell = run.rateResults?.get(rateCellKey(context, rate));
       const j = cell ? rateJudgedOf(cell, false) : undefined;
       if (j) judged.push(j);
@@ -46,7 +48,7 @@ export function createRateCapacityRunner(run: RunContext, settings: RateSettings
       columns: judged,
       probe: async (rate, why) => {
         // each adaptive cell has its own prompt numbers, after the configured rates'
-        const planned = plannedRateCell(context, rate, settings.rates.length + probes++, settings.seed);
+        const planned = plannedRateCell(context, rate, (settings.sweep?.points ?? settings.rates.length) + probes++, settings.seed);
         const say = (m: string) => progress(`${planned.key}/s (rate capacity ${why}): ${m}`);
         const cell = await measureRateCell(run, settings, arrival, planned, tc.signal, say, rateCellBase(planned, settings));
         cell.adaptive = true;

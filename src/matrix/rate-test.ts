@@ -17,6 +17,7 @@ import type { RateCellResult, RateSettings } from '../shapes/result.js';
 import { arrivalSchedule } from '../load/arrivals.js';
 import { runRateCell } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
+import { spreadRates, sweepAnchors } from '../metrics/sweep-rates.js';
 import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
 import { judgeRateCell, judgeRateStatus, rateOverCapacity } from '../judge/judge-rate.js';
 import { rateSloVerdict } from '../judge/slo-verdict.js';
@@ -36,11 +37,20 @@ export interface PlannedRateCell {
   index: number;
   /** the schedule's seed: the run's rate seed, the context and the rate */
   seed: number;
+  /** a sweep's point i of N (1-based): its rate (0 until then) is computed when it runs */
+  sweep?: { i: number; points: number };
 }
 
 /** The rate cells of a run, per context in the configured rate order. */
 export function planRateCells(contexts: readonly number[], rates: RateSettings): PlannedRateCell[] {
   const out: PlannedRateCell[] = [];
+  const points = rates.sweep?.points;
+  if (points !== undefined) {
+    for (const context of contexts) {
+      for (let i = 1; i <= points; i++) out.push({ key: `${contextLabel(context)} sweep ${i}/${points}`, context, contextLabel: contextLabel(context), rate: 0, index: i - 1, seed: 0, sweep: { i, points } });
+    }
+    return out;
+  }
   // ascending, so a context's sweep can stop at its first saturated rate
   const ascending = [...rates.rates].sort((a, b) => a - b);
   for (const context of contexts) {
@@ -70,7 +80,13 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
   };
   const base = (cell: PlannedRateCell) => rateCellBase(cell, settings);
 
-  return async function runRateTest(cell: PlannedRateCell, tc: TestContext): Promise<void> {
+  return async function runRateTest(planned: PlannedRateCell, tc: TestContext): Promise<void> {
+    const cell = planned.sweep ? sweepCell(run, planned, settings.seed) : planned;
+    if ('skip' in cell) {
+      progress(`rate ${planned.key}: not run: ${cell.skip}`);
+      tc.skip(cell.skip);
+      return;
+    }
     const say = (m: string) => progress(`${cell.key}/s: ${m}`);
     const single = run.results.get(cellKey(cell.context, 1));
     const over = rateOverCapacity({
@@ -102,6 +118,22 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     if (result.status === 'not-run') throw new Error(`${cell.key}/s could not start: ${result.notRunReason}`);
     if (judgement.thresholdFailures.length > 0 && !run.updating) throw new Error(judgement.thresholdFailures.join('\n'));
   };
+}
+
+/**
+ * A sweep point's cell, its rate computed from the context's decode cells measured in this run
+ * (metrics/sweep-rates.ts), or why it cannot run: no anchors, or a rate an earlier point of the
+ * sweep already measured (3-digit rounding on a narrow span).
+ */
+function sweepCell(run: RunContext, planned: PlannedRateCell, rateSeed: number): PlannedRateCell | { skip: string } {
+  const { i, points } = planned.sweep!;
+  const anchors = sweepAnchors([...run.results.values()].filter((r) => r.context === planned.context));
+  if ('error' in anchors) return { skip: `${planned.contextLabel}: ${anchors.error} (did its decode cells fail or were they filtered with -t?)` };
+  const rate = spreadRates(anchors.synchronous, anchors.limit, points)[i - 1]!;
+  const cell = { ...plannedRateCell(planned.context, rate, planned.index, rateSeed), sweep: planned.sweep! };
+  if (run.rateResults?.has(cell.key)) return { skip: `sweep ${i}/${points} is ${rate}/s, which an earlier point of this sweep already measured` };
+  progress(`rate ${planned.key}: ${rate}/s (synchronous ${anchors.synchronous.toFixed(3)}/s, limit ${anchors.limit.toFixed(3)}/s)`);
+  return cell;
 }
 
 /** The fields every rate cell result starts with. */

@@ -73,7 +73,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     ['Prompt sizes', calibrationText(result)],
     ['Output tokens', tokenSourceText(result.cells)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
-    ['Open-loop rates', run.rates ? `${run.rates.rates.map(rateText).join(', ')} requests/s per context: ${rateSettingsText(result)}` : undefined],
+    ['Open-loop rates', run.rates ? `${run.rates.sweep ? `a sweep of ${run.rates.sweep.points} rates from the synchronous rate to the throughput limit` : `${run.rates.rates.map(rateText).join(', ')} requests/s`} per context: ${rateSettingsText(result)}` : undefined],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
     ['Output length', run.outputLengthForced === false ? 'not forced (the engine cannot ignore end-of-sequence): counted what was produced' : undefined],

@@ -306,6 +306,12 @@ export interface RateSettings {
    * the client's ceiling on requests in flight; a due request that finds it reached waits (counted)
    */
   maxInFlight: number;
+  /**
+   * a sweep (rates 'sweep'): per context, points rates spread evenly from the synchronous rate (the decode cell at concurrency 1's completed requests/s) to the throughput limit (the highest over the context's decode cells), rounded to 3 significant digits; rates is then []
+   */
+  sweep?: {
+    points: number;
+  };
 }
 /**
  * what the probe found, each value with where it came from

@@ -1,0 +1,62 @@
+/**
+ * A rate sweep end to end: `LLM_BENCH_RATES=sweep:3 npx vitest bench --run` against the embedded
+ * simulator (tiny profile: 8 running requests, 10 ms steps, 64 output tokens), concurrency 1 and 8.
+ * Per context the sweep's three rates run from the synchronous rate (the decode cell at
+ * concurrency 1's completed requests/s) to the throughput limit (the best decode cell's), both
+ * included, to 3 significant digits; the lowest is Valid; the settings record the sweep.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { validateResult } from '../../src/results/validate.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const three = (x: number) => Number(x.toPrecision(3));
+
+describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
+  test('sweep:3 spreads three rates per context between its decode cells\' anchors', { timeout: 180_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-sweep-'));
+    const out = join(dir, 'reports');
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
+    const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
+      cwd: root,
+      env: {
+        ...clean,
+        NO_COLOR: '1',
+        LLM_BENCH_SIM_PROFILE: 'tiny',
+        LLM_BENCH_CONTEXTS: '0,1K',
+        LLM_BENCH_CONCURRENCY: '1,8',
+        LLM_BENCH_PREFILL: 'none',
+        LLM_BENCH_DURATION_S: '2',
+        LLM_BENCH_MAX_TOKENS: '64',
+        LLM_BENCH_RATES: 'sweep:3',
+        LLM_BENCH_ARRIVAL: 'constant',
+        LLM_BENCH_RAMP_S: '0.5',
+        LLM_BENCH_OUT: out,
+        LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+      },
+      encoding: 'utf8',
+      timeout: 150_000,
+    });
+    const log = `${r.stdout}\n${r.stderr}`;
+    expect(r.status, log).toBe(0);
+    const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    expect(validateResult(json).ok).toBe(true);
+    expect(json.info.run.rates).toEqual({ rates: [], arrival: 'constant', seed: 1, rampS: 0.5, maxInFlight: 512, sweep: { points: 3 } });
+    for (const label of ['0', '1K']) {
+      const decode = json.cells.filter((c) => c.contextLabel === label && c.figures);
+      const perS = decode.map((c) => ({ concurrency: c.concurrency, rate: c.figures!.completedRequests / c.figures!.measuredForS }));
+      const synchronous = perS.find((c) => c.concurrency === 1)!.rate;
+      const limit = Math.max(...perS.map((c) => c.rate));
+      const cells = (json.rateCells ?? []).filter((c) => c.contextLabel === label && !c.adaptive).sort((a, b) => a.rate - b.rate);
+      expect(cells.map((c) => c.rate), log).toEqual([three(synchronous), three((synchronous + limit) / 2), three(limit)]);
+      expect(cells[2]!.rate).toBeGreaterThanOrEqual(cells[0]!.rate * 2);
+      expect(cells[0]!.status).toBe('valid');
+      console.log(`sweep ${label}: ${cells.map((c) => `${c.rate}/s ${c.status}`).join(', ')} (synchronous ${synchronous.toFixed(2)}/s, limit ${limit.toFixed(2)}/s)`);
+      expect(log).toContain(`rate ${label} sweep 1/3`);
+    }
+  });
+});
