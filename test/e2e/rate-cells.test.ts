@@ -6,26 +6,24 @@
  * after the knee and skipped with the reason; the JSON validates (schema v2) and the page has the
  * Open-loop section with the knee.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
+import { runVitest } from '../compare/run-vitest.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 
-const root = join(import.meta.dirname, '..', '..');
 
 describe('rate cells end to end (embedded simulator, tiny profile)', () => {
   test('5/s Valid, 16/s Saturated at the limit, 40/s not run after the knee; JSON, page and progress agree', { timeout: 300_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'lsm-rates-'));
     const out = join(dir, 'reports');
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
-    const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
-      cwd: root,
-      env: {
-        ...clean,
-        NO_COLOR: '1',
+    const r = runVitest(
+      ['bench', '--run'],
+      {
+        // the progress lines are read below
+        LLM_BENCH_QUIET: '0',
         LLM_BENCH_SIM_PROFILE: 'tiny',
         LLM_BENCH_CONTEXTS: '0,1K',
         LLM_BENCH_CONCURRENCY: '1',
@@ -38,11 +36,10 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
         LLM_BENCH_OUT: out,
         LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
       },
-      encoding: 'utf8',
-      timeout: 240_000,
-    });
-    const log = `${r.stdout}\n${r.stderr}`;
-    expect(r.status, log).toBe(0);
+      240_000,
+    );
+    const log = r.out;
+    expect(r.code, log).toBe(0);
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
     expect(validateResult(json).ok).toBe(true);
     expect(json.schemaVersion).toBe(2);

@@ -5,27 +5,25 @@
  * concurrency 1's completed requests/s) to the throughput limit (the best decode cell's), both
  * included, to 3 significant digits; the lowest is Valid; the settings record the sweep.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
+import { runVitest } from '../compare/run-vitest.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const three = (x: number) => Number(x.toPrecision(3));
 
 describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
   test('sweep:3 spreads three rates per context between its decode cells\' anchors', { timeout: 180_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'lsm-sweep-'));
     const out = join(dir, 'reports');
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
-    const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
-      cwd: root,
-      env: {
-        ...clean,
-        NO_COLOR: '1',
+    const r = runVitest(
+      ['bench', '--run'],
+      {
+        // the progress lines are read below
+        LLM_BENCH_QUIET: '0',
         LLM_BENCH_SIM_PROFILE: 'tiny',
         LLM_BENCH_CONTEXTS: '0,1K',
         LLM_BENCH_CONCURRENCY: '1,8',
@@ -38,11 +36,10 @@ describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
         LLM_BENCH_OUT: out,
         LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
       },
-      encoding: 'utf8',
-      timeout: 150_000,
-    });
-    const log = `${r.stdout}\n${r.stderr}`;
-    expect(r.status, log).toBe(0);
+      150_000,
+    );
+    const log = r.out;
+    expect(r.code, log).toBe(0);
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
     expect(validateResult(json).ok).toBe(true);
     expect(json.info.run.rates).toEqual({ rates: [], arrival: 'constant', seed: 1, rampS: 0.5, maxInFlight: 512, sweep: { points: 3 } });
