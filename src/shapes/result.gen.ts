@@ -247,6 +247,7 @@ export interface RunSettings {
    */
   outputLengthForced?: boolean;
   rates?: RateSettings;
+  workload?: WorkloadInfo;
 }
 /**
  * the run's service-level objective (LLM_BENCH_SLO or the suite's slo): what a cell must meet to count toward capacity, and what each request is judged on for goodput
@@ -311,6 +312,38 @@ export interface RateSettings {
    */
   sweep?: {
     points: number;
+  };
+}
+/**
+ * the run's workload; absent = synthetic (files written before issue 23)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "WorkloadInfo".
+ */
+export interface WorkloadInfo {
+  kind: 'synthetic' | 'file' | 'lengths' | 'sharedPrefix' | 'multiTurn';
+  /**
+   * canonical text, every parameter and the seed written (what compare, the baseline gate and threshold files compare)
+   */
+  text: string;
+  file?: {
+    /**
+     * the file's name (no folder)
+     */
+    name: string;
+    sha256: string;
+    /**
+     * prompt lines in the file
+     */
+    lines: number;
+    /**
+     * lines that can be sent
+     */
+    used: number;
+    /**
+     * lines skipped: prompt + output longer than the server's max model length
+     */
+    skipped: number;
   };
 }
 /**
@@ -536,6 +569,7 @@ export interface CellResult {
   promptTokens?: number;
   calibration?: PromptCalibration;
   finishedAt: string;
+  workload?: WorkloadFigures;
   /**
    * threshold verdicts, filled by the cell test
    */
@@ -902,6 +936,76 @@ export interface Distribution {
   samples: number;
 }
 /**
+ * what a non-synthetic workload's cell sent and what the cache did (issue 23); absent on synthetic cells
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "WorkloadFigures".
+ */
+export interface WorkloadFigures {
+  inputTokens?: LengthSummary;
+  outputTokens?: LengthSummary;
+  prefixCache?: PrefixCacheFigures;
+  /**
+   * multi-turn: per turn, first turn first
+   */
+  turns?: TurnFigures[];
+}
+/**
+ * token lengths of the requests that completed in the window, as the server counted them (usage) or the tokenizer did
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "LengthSummary".
+ */
+export interface LengthSummary {
+  requests: number;
+  mean: number;
+  sd: number;
+  min: number;
+  p50: number;
+  p90: number;
+  max: number;
+}
+/**
+ * the prefix-cache hit rate over the window (docs/workloads.md)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "PrefixCacheFigures".
+ */
+export interface PrefixCacheFigures {
+  /**
+   * hitTokens / queriedTokens over the window
+   */
+  hitRate: number;
+  /**
+   * prompt tokens served from the prefix cache
+   */
+  hitTokens: number;
+  /**
+   * prompt tokens looked up (sent)
+   */
+  queriedTokens: number;
+  /**
+   * server-counters: the server's hit and query counters (vLLM prefix_cache_hits/queries, SGLang cached_tokens/prompt_tokens, the simulator's); processed-tokens: 1 − prompt tokens the server processed / prompt tokens sent (llama.cpp); usage: the requests' usage.prompt_tokens_details.cached_tokens
+   */
+  source: 'server-counters' | 'processed-tokens' | 'usage';
+}
+/**
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "TurnFigures".
+ */
+export interface TurnFigures {
+  turn: number;
+  /**
+   * completed requests of this turn in the window
+   */
+  requests: number;
+  ttftMs?: Distribution;
+  /**
+   * mean prompt tokens of the turn (the history so far plus the new user message)
+   */
+  promptTokensMean?: number;
+}
+/**
  * a cell measured several times (LLM_BENCH_REPEAT): its figures are the medians of the repeats; the spread of the gated figures
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -1003,6 +1107,7 @@ export interface RateCellResult {
   notRunReason?: string;
   thresholdFailures?: string[];
   baselineFailures?: string[];
+  workload?: WorkloadFigures;
   finishedAt: string;
 }
 /**
