@@ -151,3 +151,25 @@ export function nominalContext(w: Exclude<Workload, { kind: 'synthetic' }>): num
       return w.systemTokens + w.userTokens;
   }
 }
+
+/** One usable line of a JSONL prompt file (workload/prompt-file.ts reads them). */
+export interface PromptLine {
+  /** 1-based line number in the file */
+  line: number;
+  /** the request's messages: a plain prompt is one user message; ShareGPT turns are mapped to roles */
+  messages: ChatMessage[];
+  /** the line's own output length (`output_tokens` or `max_tokens`), when it gives one */
+  outputTokens?: number;
+}
+
+/** A JSONL prompt file, read and checked. */
+export interface PromptFile {
+  /** the path as resolved (absolute) */
+  path: string;
+  /** the file's name without its folder (what the result records) */
+  name: string;
+  /** sha256 of the file's bytes, hex */
+  sha256: string;
+  /** the prompt lines, in file order (blank lines are not lines of the file's prompts) */
+  lines: PromptLine[];
+}
