@@ -231,7 +231,7 @@ export class OpenAIAdapter implements EngineAdapter {
       ...this.extraFields(spec),
     };
     if (spec.endpoint === 'chat') {
-      return { path: CHAT_PATH, body: { ...common, messages: [{ role: 'user', content: spec.prompt }] } };
+      return { path: CHAT_PATH, body: { ...common, messages: spec.messages ?? [{ role: 'user', content: spec.prompt }] } };
     }
     return { path: COMPLETIONS_PATH, body: { ...common, prompt: spec.prompt } };
   }

@@ -88,7 +88,7 @@ export class TrtllmAdapter extends OpenAIAdapter {
       ...(spec.forceLength ? { ignore_eos: true } : {}),
     };
     if (spec.endpoint === 'chat') {
-      return { path: CHAT_PATH, body: { ...common, max_completion_tokens: spec.maxTokens, messages: [{ role: 'user', content: spec.prompt }] } };
+      return { path: CHAT_PATH, body: { ...common, max_completion_tokens: spec.maxTokens, messages: spec.messages ?? [{ role: 'user', content: spec.prompt }] } };
     }
     return { path: COMPLETIONS_PATH, body: { ...common, max_tokens: spec.maxTokens, prompt: spec.prompt } };
   }

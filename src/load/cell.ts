@@ -12,16 +12,20 @@ import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { cellAbortOf, requestHeaders, sampleMetrics, scrapeMetrics, sendRequest, sleep, type LoadSession } from './session.js';
+import { cellAbortOf, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import type { WorkloadRequest } from '../shapes/workload.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 
 export interface CellRunOptions {
   context: number;
   concurrency: number;
-  /** prompt of worker `worker`'s request number `requestIndex` (unique within the cell) */
-  promptFor: (worker: number, requestIndex: number) => string;
+  /**
+   * worker `worker`'s request number `requestIndex` (unique within the cell): a prompt (sent with
+   * the run's max output tokens) or a workload's request
+   */
+  promptFor: (worker: number, requestIndex: number) => CellRequestInput;
   /** scout request(s), sent one after another with max_tokens = 1, that cache the cell's context */
-  scoutPrompts: string[];
+  scoutPrompts: CellRequestInput[];
   windowMs: number;
   gateTimeoutMs: number;
   gateSettleMs: number;
@@ -70,8 +74,8 @@ function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
 }
 
-/** One request of the cell: its id, prompt, output cap, worker's client (C = the scout's), first-token hook. */
-type Send = (id: string, prompt: string, maxTokens: number, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => Promise<RequestTimeline>;
+/** One request of the cell: its id, request (prompt or messages, output cap), worker's client (C = the scout's), first-token hook. */
+type Send = (id: string, request: WorkloadRequest, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => Promise<RequestTimeline>;
 
 /** What the C closed-loop workers share: read by the gate and the window, stopped by the end. */
 interface Workers {
@@ -115,11 +119,12 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
 
 /** The cell's send: one request on the given client; the server's own timings are kept per id. */
 function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): Send {
-  return (id, prompt, maxTokens, dispatcherIndex, signal, onFirstToken) =>
+  return (id, request, dispatcherIndex, signal, onFirstToken) =>
     sendRequest(session, {
       id,
-      prompt,
-      maxTokens,
+      prompt: request.prompt,
+      ...(request.messages ? { messages: request.messages } : {}),
+      maxTokens: request.maxTokens,
       dispatcher: pool.clients[dispatcherIndex]!,
       signal,
       ...(onFirstToken ? { onFirstToken } : {}),
@@ -138,7 +143,7 @@ async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, 
   while (!state.stopping && !signal.aborted) {
     const id = `${cellTag}-w${w}-r${seq}`;
     state.inFlight.add(id);
-    const t = await send(id, opts.promptFor(w, state.requestCounter++), session.maxOutputTokens, w, signal, () => {
+    const t = await send(id, requestOf(opts.promptFor(w, state.requestCounter++), session.maxOutputTokens), w, signal, () => {
       state.gotToken[w] = true;
       // a worker that streams again is not failing, though its request has not ended yet
       state.failingInARow[w] = 0;
@@ -252,7 +257,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;
-      scouts.push(await send(`${cellTag}-scout${i}`, prompt, 1, C, cellAbort.signal));
+      scouts.push(await send(`${cellTag}-scout${i}`, { ...requestOf(prompt, 1), maxTokens: 1 }, C, cellAbort.signal));
     }
     // the scout's connection would sit idle through the window; a thread-per-connection server
     // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need

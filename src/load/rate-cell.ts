@@ -16,7 +16,7 @@ import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { cellAbortOf, sampleMetrics, sendRequest, sleep, type LoadSession } from './session.js';
+import { cellAbortOf, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 
@@ -26,9 +26,12 @@ export interface RateRunOptions {
   rate: number;
   /** the due times, fixed before the window opens */
   schedule: ArrivalSchedule;
-  /** prompt of request number `index` (unique within the cell) */
-  promptFor: (index: number) => string;
-  scoutPrompts: string[];
+  /**
+   * request number `index` (unique within the cell): a prompt (sent with the run's max output
+   * tokens) or a workload's request; called at its due time, so it must not wait for anything
+   */
+  promptFor: (index: number) => CellRequestInput;
+  scoutPrompts: CellRequestInput[];
   windowMs: number;
   /** the most requests in flight at once (the client's ceiling) */
   maxInFlight: number;
@@ -124,7 +127,9 @@ async function followSchedule(
     const id = `${tag}-q${i}`;
     inFlight.add(id);
     peak = Math.max(peak, inFlight.size);
-    return sendRequest(session, { id, prompt: opts.promptFor(i), maxTokens: session.maxOutputTokens, dispatcher: pool.clients[lane]!, signal }).then((timeline) => {
+    const r = requestOf(opts.promptFor(i), session.maxOutputTokens);
+    const body = { prompt: r.prompt, maxTokens: r.maxTokens, ...(r.messages ? { messages: r.messages } : {}) };
+    return sendRequest(session, { id, ...body, dispatcher: pool.clients[lane]!, signal }).then((timeline) => {
       inFlight.delete(id);
       lanes.give(lane);
       requests.push({ timeline, scheduledMs: startMs + atMs[i]!, waitedForCeiling });
@@ -164,7 +169,9 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;
-      scouts.push(await sendRequest(session, { id: `${session.runId}-r${opts.context}x${opts.rate}-scout${i}`, prompt, maxTokens: 1, dispatcher: pool.clients[opts.maxInFlight]!, signal: cellAbort.signal }));
+      const r = requestOf(prompt, 1);
+      const id = `${session.runId}-r${opts.context}x${opts.rate}-scout${i}`;
+      scouts.push(await sendRequest(session, { id, prompt: r.prompt, ...(r.messages ? { messages: r.messages } : {}), maxTokens: 1, dispatcher: pool.clients[opts.maxInFlight]!, signal: cellAbort.signal }));
     }
     await pool.retire(opts.maxInFlight);
     const rampS = opts.schedule.windowStartMs / 1000;

@@ -4,6 +4,7 @@
  */
 import type { DecodedChunk, EndpointKind, EngineAdapter, HttpTarget, MetricsSample, ServerFacts } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
+import type { ChatMessage, WorkloadRequest } from '../shapes/workload.js';
 import { setMaxListeners } from 'node:events';
 import { monoMs } from '../clock.js';
 import type { ConnectionPolicy } from '../client/connections.js';
@@ -72,6 +73,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export interface SendOptions {
   id: string;
   prompt: string;
+  /** chat: the messages to send instead of one user message of `prompt` (workloads) */
+  messages?: ChatMessage[];
   maxTokens: number;
   /** the connection it goes on (one undici Client of the pool) */
   dispatcher: StreamRequestOptions['dispatcher'];
@@ -102,6 +105,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     model: session.model,
     endpoint: session.endpoint,
     prompt: o.prompt,
+    ...(o.messages ? { messages: o.messages } : {}),
     maxTokens: o.maxTokens,
     forceLength: true,
     requestId: o.id,
@@ -175,4 +179,15 @@ export async function sampleMetrics(
     await sleep(Math.min(next, o.untilMs) - monoMs(), o.signal);
   }
   return samples;
+}
+
+/**
+ * A runner's request as its caller gives it: a prompt text (the synthetic workload: the run's max
+ * output tokens) or a workload's request (its own messages and output cap).
+ */
+export type CellRequestInput = string | WorkloadRequest;
+
+/** The request to send for a caller's input; `maxTokens` when it is a bare prompt. */
+export function requestOf(input: CellRequestInput, maxTokens: number): WorkloadRequest {
+  return typeof input === 'string' ? { prompt: input, maxTokens } : input;
 }

@@ -119,8 +119,10 @@ export interface MetricsSample {
 export interface RequestSpec {
   model: string;
   endpoint: EndpointKind;
-  /** the full prompt text (chat: sent as one user message) */
+  /** the full prompt text (chat: sent as one user message, unless `messages` is given) */
   prompt: string;
+  /** chat: the messages to send instead of one user message of `prompt` (workloads with histories) */
+  messages?: ReadonlyArray<{ role: 'system' | 'user' | 'assistant'; content: string }>;
   maxTokens: number;
   /** force the full length (ignore_eos) where the engine supports it */
   forceLength: boolean;

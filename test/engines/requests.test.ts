@@ -25,6 +25,22 @@ describe('buildStreamRequest', () => {
     });
   });
 
+  test('a workload request\'s messages go to the chat endpoint as given, on every adapter; completions send the prompt text', () => {
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello.' },
+      { role: 'user', content: 'More?' },
+    ] as const;
+    for (const kind of ['openai', 'vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama'] as const) {
+      const a = getAdapter(kind);
+      expect(a.buildStreamRequest(spec({ messages: [...messages] })).body.messages, kind).toEqual(messages);
+      const completions = a.buildStreamRequest(spec({ endpoint: 'completions', prompt: 'rendered', messages: [...messages] })).body;
+      expect(completions.prompt, kind).toBe('rendered');
+      expect(completions.messages, kind).toBeUndefined();
+    }
+  });
+
   for (const kind of ['vllm', 'sglang'] as const) {
     test(`${kind}: ignore_eos when forced, continuous usage`, () => {
       const a = getAdapter(kind);
