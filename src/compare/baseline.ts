@@ -52,7 +52,7 @@ export function loadBaseline(
   if (differences.length > 0) {
     throw new ConfigError(
       `${BASELINE_VARIABLE}: ${path} was measured differently from this run, so its cells cannot be compared:\n  ` +
-        `${differences.join('\n  ')}\nRun with the baseline's settings (LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT) or pick another baseline`,
+        `${differences.join('\n  ')}\nRun with the baseline's settings (LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT, LLM_BENCH_WORKLOAD) or pick another baseline`,
     );
   }
   return asBaseline(path, result, overrides);

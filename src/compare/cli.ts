@@ -86,7 +86,7 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
       throw new ConfigError(
         `${args.base} and ${args.next} are runs of different matrices, so their cells cannot be compared:\n  ` +
           `${differences.join('\n  ')}\nRun the new matrix with the baseline's settings (LLM_BENCH_CONTEXTS, LLM_BENCH_CONCURRENCY, ` +
-          'LLM_BENCH_PREFILL, LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT)',
+          'LLM_BENCH_PREFILL, LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT, LLM_BENCH_WORKLOAD)',
       );
     }
     const thresholds = args.thresholds ? loadThresholds(args.thresholds, { cellKeys: [], prefillKeys: [], allowUnknown: true }) : undefined;

@@ -273,5 +273,8 @@ export function matrixDifferences(
   check('window (windowS)', `${a.windowS} s`, `${b.windowS} s`);
   check('endpoint', a.endpoint, b.endpoint);
   check('decodeTest', a.decodeTest, b.decodeTest);
+  // cells of different workloads measure different traffic (issue 23); a file's content counts, not its name
+  check('workload', a.workload?.text ?? 'synthetic', b.workload?.text ?? 'synthetic');
+  if (a.workload?.file && b.workload?.file) check('workload file (sha256)', a.workload.file.sha256, b.workload.file.sha256);
   return out;
 }

@@ -163,3 +163,19 @@ function canonicalContext(key: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * A threshold file's cell budgets hold for the workload they were measured with (its `workload`,
+ * absent = synthetic): a run of another workload would be gated by another traffic's numbers, so
+ * it is refused (issue 23). A file with no cell, capacity or rate budgets fits any run; -u rewrites.
+ */
+export function checkThresholdsWorkload(file: ThresholdsFile, path: string, runWorkload: string): void {
+  const was = file.workload ?? 'synthetic';
+  if (was === runWorkload) return;
+  const budgets = Object.keys(file.cells).length + Object.keys(file.capacity ?? {}).length + Object.keys(file.rateCapacity ?? {}).length;
+  if (budgets === 0) return;
+  throw new ThresholdsError(
+    `${path}: its budgets were measured with the workload ${was}, this run's is ${runWorkload}; ` +
+      `run with that workload (LLM_BENCH_WORKLOAD or the suite's workload), point LLM_BENCH_THRESHOLDS at this workload's own file, or rewrite the budgets for it with -u`,
+  );
+}

@@ -143,6 +143,12 @@ export const ThresholdsFileSchema = z
       )
       .default({})
       .describe('budgets per prefill row, keyed by context label'),
+    workload: z
+      .string()
+      .optional()
+      .describe(
+        'the workload the cell budgets were measured with (written by -u: its canonical text, e.g. "sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1"); absent = synthetic; a run of another workload is refused',
+      ),
     slo: z
       .string()
       .optional()

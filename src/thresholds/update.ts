@@ -139,13 +139,15 @@ export interface ThresholdsUpdate {
  * `options.headroom` (LLM_BENCH_HEADROOM) wins over the file's `headroom`, which wins over the
  * default; the file's own `headroom` entry is kept as the user wrote it.
  */
-export function updateThresholds(result: SpeedMatrixResult, existing?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
+export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
+  const moves: string[] = [];
+  // budgets of another workload measured other traffic (issue 23): this run's replace them all
+  const existing = budgetsOfThisWorkload(result, given, moves);
   const headroom = options.headroom ?? existing?.headroom ?? DEFAULTS.headroom;
   const tolerances = resolveTolerances(existing?.tolerances?.regression);
   // the matrix's own cells (the capacity search's adaptive cells have no budgets: capacity has)
   const cellsByKey = new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c]));
   const rowsByKey = new Map(result.prefill.map((r) => [r.contextLabel, r]));
-  const moves: string[] = [];
   let kept = 0;
   /** the budget of one figure: the one written when it still holds and has not moved beyond noise */
   const budget = (
@@ -253,9 +255,27 @@ export function updateThresholds(result: SpeedMatrixResult, existing?: Threshold
   file.prefill = prefill;
   const slo = capacity || rateCapacity ? (runSlo ?? existing?.slo) : undefined;
   if (slo !== undefined) file.slo = slo;
+  const workload = result.info.run.workload?.text;
+  if (workload !== undefined && workload !== 'synthetic') file.workload = workload;
   if (capacity) file.capacity = capacity;
   if (rateCapacity) file.rateCapacity = rateCapacity;
   return { file, moves, kept };
+}
+
+/**
+ * The file as -u starts from: as given, or, when its budgets were measured with another workload
+ * (its `workload`, absent = synthetic), without its cell, capacity and rate budgets (the prefill
+ * rows are synthetic in every run and are kept), with a line saying so.
+ */
+function budgetsOfThisWorkload(result: SpeedMatrixResult, file: ThresholdsFile | undefined, moves: string[]): ThresholdsFile | undefined {
+  const was = file?.workload ?? 'synthetic';
+  const now = result.info.run.workload?.text ?? 'synthetic';
+  if (!file || was === now) return file;
+  const { capacity: _c, rateCapacity: _r, workload: _w, ...rest } = file;
+  if (Object.keys(file.cells).length + Object.keys(file.capacity ?? {}).length + Object.keys(file.rateCapacity ?? {}).length > 0) {
+    moves.push(`cell budgets were for the workload ${was}; rewritten for ${now}`);
+  }
+  return { ...rest, cells: {} };
 }
 
 /**
@@ -330,6 +350,7 @@ export function formatThresholds(file: ThresholdsFile): string {
   }
   top.cells = file.cells;
   top.prefill = file.prefill;
+  if (file.workload !== undefined) top.workload = file.workload;
   if (file.slo !== undefined) top.slo = file.slo;
   if (file.capacity !== undefined) top.capacity = file.capacity;
   if (file.rateCapacity !== undefined) top.rateCapacity = file.rateCapacity;

@@ -140,6 +140,20 @@ describe('matrixDifferences', () => {
     expect(matrixDifferences(a, b, 'cell')).toEqual(['maxOutputTokens: baseline 4096, new 256', 'window (windowS): baseline 30 s, new 10 s']);
     expect(matrixDifferences(a, structuredClone(a))).toEqual([]);
   });
+
+  test('cells of different workloads are not compared, and a file counts by its content; no workload is the synthetic one', () => {
+    const a = sglangResult().info;
+    const b = structuredClone(a);
+    b.run.workload = { kind: 'sharedPrefix', text: 'sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1' };
+    expect(matrixDifferences(a, b, 'cell')).toEqual(['workload: baseline synthetic, new sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1']);
+    const file = (sha: string) => ({ kind: 'file' as const, text: 'file:/data/p.jsonl,seed=1', file: { name: 'p.jsonl', sha256: sha, lines: 3, used: 3, skipped: 0 } });
+    a.run.workload = file('a'.repeat(64));
+    b.run.workload = file('b'.repeat(64));
+    expect(matrixDifferences(a, b, 'cell')).toEqual([`workload file (sha256): baseline ${'a'.repeat(64)}, new ${'b'.repeat(64)}`]);
+    b.run.workload = { kind: 'synthetic', text: 'synthetic' };
+    delete a.run.workload;
+    expect(matrixDifferences(a, b)).toEqual([]);
+  });
 });
 
 describe('diff page', () => {
