@@ -18,6 +18,7 @@ import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { rateSectionHtml } from './rate-html.js';
+import { workloadSectionHtml } from './workload-rows.js';
 import { runContextStyle } from './chart-style.js';
 import { heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
 
@@ -50,6 +51,8 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push(`<p>${escapeHtml(TTFT_NOTE)}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
   const rates = rateSectionHtml(full);
   if (rates !== '') body.push(rates);
+  const workload = workloadSectionHtml(full);
+  if (workload !== '') body.push(workload);
 
   const prefill = prefillCharts([{ name: 'prefill', rows: result.prefill }]);
   if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));

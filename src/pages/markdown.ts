@@ -17,6 +17,7 @@ import { connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSo
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import { rateSection } from './rate-markdown.js';
+import { workloadSection } from './workload-rows.js';
 import {
   ALL_MEASUREMENTS_COLUMNS,
   finishedCells,
@@ -101,6 +102,8 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   out.push(TTFT_NOTE, '');
   // open-loop rate cells, only when the run has them
   out.push(...rateSection(full));
+  // what a non-synthetic workload sent, and what the prefix cache did
+  out.push(...workloadSection(full));
 
   if (info.run.slo) out.push(...capacitySection(full), '');
 

@@ -73,6 +73,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     ['Prompt sizes', calibrationText(result)],
     ['Output tokens', tokenSourceText(result.cells)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
+    ['Workload', workloadItem(run.workload)],
     ['Open-loop rates', run.rates ? `${run.rates.sweep ? `a sweep of ${run.rates.sweep.points} rates from the synchronous rate to the throughput limit` : `${run.rates.rates.map(rateText).join(', ')} requests/s`} per context: ${rateSettingsText(result)}` : undefined],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
@@ -146,4 +147,10 @@ function tokenSourceText(cells: readonly CellResult[]): string | undefined {
   const seen = new Set(cells.flatMap((c) => (c.figures ? [c.figures.tokenSource] : [])));
   const list = order.filter((s) => seen.has(s));
   return list.length === 0 ? undefined : list.map((s) => TOKEN_SOURCE_TEXT[s]).join('; some cells: ');
+}
+
+/** The Run section's workload line: absent for the synthetic one (the method's own prompts). */
+function workloadItem(w: RunInfo['run']['workload']): string | undefined {
+  if (!w || w.kind === 'synthetic') return undefined;
+  return w.file ? `${w.text} (sha256 ${w.file.sha256.slice(0, 12)}…)` : w.text;
 }

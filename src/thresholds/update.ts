@@ -141,7 +141,6 @@ export interface ThresholdsUpdate {
  */
 export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
   const moves: string[] = [];
-  // budgets of another workload measured other traffic (issue 23): this run's replace them all
   const existing = budgetsOfThisWorkload(result, given, moves);
   const headroom = options.headroom ?? existing?.headroom ?? DEFAULTS.headroom;
   const tolerances = resolveTolerances(existing?.tolerances?.regression);
@@ -255,15 +254,14 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
   file.prefill = prefill;
   const slo = capacity || rateCapacity ? (runSlo ?? existing?.slo) : undefined;
   if (slo !== undefined) file.slo = slo;
-  const workload = result.info.run.workload?.text;
-  if (workload !== undefined && workload !== 'synthetic') file.workload = workload;
+  if (result.info.run.workload && result.info.run.workload.kind !== 'synthetic') file.workload = result.info.run.workload.text;
   if (capacity) file.capacity = capacity;
   if (rateCapacity) file.rateCapacity = rateCapacity;
   return { file, moves, kept };
 }
 
 /**
- * The file as -u starts from: as given, or, when its budgets were measured with another workload
+ * The file as -u starts from: as given, or, when its budgets (issue 23) were measured with another workload
  * (its `workload`, absent = synthetic), without its cell, capacity and rate budgets (the prefill
  * rows are synthetic in every run and are kept), with a line saying so.
  */

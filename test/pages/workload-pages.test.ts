@@ -1,0 +1,52 @@
+/**
+ * Issue 23: the pages name the run's workload and show, per cell, what it sent and what the
+ * prefix cache did (and TTFT per turn for multi-turn); a synthetic run's pages are unchanged.
+ */
+import { describe, expect, test } from 'vitest';
+import { renderMarkdown } from '../../src/pages/markdown.js';
+import { renderHtml } from '../../src/pages/html.js';
+import { workloadSection } from '../../src/pages/workload-rows.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
+
+function workloadResult() {
+  const r = sglangResult();
+  r.info.run.workload = { kind: 'sharedPrefix', text: 'sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1' };
+  const c = r.cells.find((x) => x.figures)!;
+  c.workload = {
+    inputTokens: { requests: 120, mean: 4096.4, sd: 1.2, min: 4094, p50: 4096, p90: 4097, max: 4099 },
+    outputTokens: { requests: 120, mean: 256, sd: 0, min: 256, p50: 256, p90: 256, max: 256 },
+    prefixCache: { hitRate: 0.7481, hitTokens: 367_000, queriedTokens: 490_567, source: 'server-counters' },
+    turns: [
+      { turn: 1, requests: 40, ttftMs: { median: 310, p90: 350, p99: 380, samples: 40 }, promptTokensMean: 2560 },
+      { turn: 2, requests: 38, ttftMs: { median: 95, p90: 120, p99: 130, samples: 38 }, promptTokensMean: 3330 },
+    ],
+  };
+  return { r, key: `${c.contextLabel}/${c.concurrency}` };
+}
+
+describe('the Workload section', () => {
+  test('Markdown: the workload in the Run section, a row per cell with lengths and the hit rate, turns, and where the rate came from', () => {
+    const { r, key } = workloadResult();
+    const md = renderMarkdown(r);
+    expect(md).toContain('- **Workload**: sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1');
+    expect(md).toContain('### Workload');
+    expect(md).toContain(`| ${key} | 120 | 4,096 (4,096 / 4,097, 4,094–4,099) | 256 (256 / 256) | 74.8 % (367,000 of 490,567 tokens) |`);
+    expect(md).toContain(`| ${key} | 2 | 38 | 3,330 | 95 ms | 120 ms |`);
+    expect(md).toContain("from the server's hit and query counters");
+  });
+
+  test('HTML: the same section', () => {
+    const { r } = workloadResult();
+    const html = renderHtml(r);
+    expect(html).toContain('<h2>Workload</h2>');
+    expect(html).toContain('74.8 % (367,000 of 490,567 tokens)');
+  });
+
+  test('a synthetic run has no Workload section and no Workload line', () => {
+    const r = sglangResult();
+    expect(workloadSection(r)).toEqual([]);
+    expect(renderMarkdown(r)).not.toContain('Workload');
+    r.info.run.workload = { kind: 'synthetic', text: 'synthetic' };
+    expect(renderMarkdown(r)).not.toContain('Workload');
+  });
+});
