@@ -8,7 +8,8 @@ import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
-import { calibrationRecord } from '../prompts/calibrate.js';
+import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
+import { openCellLoad, type CellLoad } from './cell-load.js';
 import { isUnreachable } from '../engines/http.js';
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
@@ -19,7 +20,7 @@ import { crossCheckCell } from '../metrics/crosscheck.js';
 import { cellSeries } from '../metrics/series.js';
 import { medianFigures, repeatsOf } from '../metrics/repeat-figures.js';
 import type { ServerCrossCheck } from '../shapes/result.gen.js';
-import type { CellFigures, CellResult, Goodput } from '../shapes/result.js';
+import type { CellFigures, CellResult, Goodput, WorkloadFigures } from '../shapes/result.js';
 import { computeGoodput, judgeCell, judgeCellStatus, sumGoodput, type CellJudgement, type CellRules } from '../judge/index.js';
 import type { CellStatusInput, CellStatusResult } from '../judge/status.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
@@ -40,7 +41,6 @@ export function overCapacityResult(cell: PlannedCell): CellResult {
 }
 
 type Raw = Awaited<ReturnType<typeof runCell>>;
-type Prompt = Awaited<ReturnType<RunContext['prompts']['rowPrompt']>>;
 
 /** One measured repeat of a cell: its raw run, its figures, what its status and goodput are judged on. */
 interface Repeat {
@@ -49,6 +49,8 @@ interface Repeat {
   status: CellStatusInput;
   goodput?: Goodput;
   crossCheck?: ServerCrossCheck;
+  /** what a non-synthetic workload sent (its figures) */
+  workload?: WorkloadFigures;
 }
 
 /**
@@ -70,14 +72,13 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
     notRunReason: (error as Error)?.message ?? String(error),
     finishedAt: new Date().toISOString(),
   });
-  let prompt: Prompt;
+  let load: CellLoad;
   try {
-    prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
+    load = await openCellLoad(run, { context: cell.context, concurrency: cell.concurrency, expectedRequests: expectedRequests(run, cell) });
   } catch (error) {
     if (signal.aborted) throw error;
     return notRun(error);
   }
-  const prompts = run.prompts.forCell(prompt, cell.concurrency);
   // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
   // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
   const repeats: Repeat[] = [];
@@ -88,8 +89,8 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       raw = await runCell(run.opened.session, {
         context: cell.context,
         concurrency: cell.concurrency,
-        promptFor: (w, i) => prompts.prompt(w, i + r * 100_000),
-        scoutPrompts: prompts.scoutPrompts(),
+        promptFor: (w, i) => load.requestFor(w, i + r * 100_000),
+        scoutPrompts: load.scouts,
         windowMs: cfg.matrix.windowS * 1000,
         gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
         gateSettleMs: cfg.timeouts.gateSettleMs,
@@ -103,10 +104,19 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       if (!signal.aborted && r === 0 && isUnreachable(error)) return notRun(error);
       throw error;
     }
-    repeats.push(repeatFigures(run, cell, raw, say));
+    repeats.push({ ...repeatFigures(run, cell, raw, say), workload: load.figures(raw) });
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
-  return cellResultOf(cell, prompt, repeats, verdict, say);
+  return cellResultOf(cell, load.row, repeats, verdict, say);
+}
+
+/**
+ * Requests a closed-loop cell is sized for before it starts: C workers, each sending a request per
+ * expected service time, over the gate and the window (a generous guess: a workload's requests
+ * past it repeat its sized ones, see src/workload).
+ */
+function expectedRequests(run: RunContext, cell: PlannedCell): number {
+  return Math.min(20_000, cell.concurrency * Math.max(64, Math.ceil(run.cfg.matrix.windowS * 8)));
 }
 
 /**
@@ -160,13 +170,14 @@ function repeatFigures(run: RunContext, cell: PlannedCell, raw: Raw, say: (m: st
 }
 
 /** A measured cell's result record from its repeats (figures: the medians) and its status. */
-function cellResultOf(cell: PlannedCell, prompt: Prompt, repeats: readonly Repeat[], verdict: CellStatusResult, say: (m: string) => void): CellResult {
+function cellResultOf(cell: PlannedCell, prompt: CalibratedPrompt | undefined, repeats: readonly Repeat[], verdict: CellStatusResult, say: (m: string) => void): CellResult {
   const figures = medianFigures(repeats.map((x) => x.figures));
   const goodputs = repeats.flatMap((x) => (x.goodput ? [x.goodput] : []));
   const crossChecks = repeats.flatMap((x) => (x.crossCheck ? [x.crossCheck] : []));
   // the client's worst event-loop delay over the repeats
   const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
-  const last = repeats[repeats.length - 1]!.raw;
+  const lastRepeat = repeats[repeats.length - 1]!;
+  const last = lastRepeat.raw;
   // final usage that disagrees with the stream (the counts stay the stream's), over every repeat
   const usageDisagrees = usageDisagreement(repeats.flatMap((x) => x.raw.timelines));
   if (usageDisagrees) {
@@ -185,8 +196,10 @@ function cellResultOf(cell: PlannedCell, prompt: Prompt, repeats: readonly Repea
     // what the HTML report draws, from the last repeat
     series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
     ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
-    ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
-    calibration: calibrationRecord(prompt),
+    ...(prompt?.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+    ...(prompt ? { calibration: calibrationRecord(prompt) } : {}),
+    // a workload's figures: the last repeat's (lengths and cache figures do not combine as medians)
+    ...(lastRepeat.workload ? { workload: lastRepeat.workload } : {}),
     ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
     // a repeat whose numbers disagree is the one kept; else the last
     ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),

@@ -13,7 +13,7 @@ import type { TestContext } from 'vitest';
 import { fnv1a } from '../random.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { cellKey, contextLabel, rateCellKey } from '../shapes/labels.js';
-import type { RateCellResult, RateSettings } from '../shapes/result.js';
+import type { RateCellResult, RateSettings, WorkloadFigures } from '../shapes/result.js';
 import { arrivalSchedule } from '../load/arrivals.js';
 import { runRateCell } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
@@ -25,6 +25,7 @@ import { computeGoodput } from '../judge/goodput.js';
 import { isUnreachable } from '../engines/http.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
+import { openCellLoad, type CellLoad } from './cell-load.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 export interface PlannedRateCell {
@@ -158,24 +159,23 @@ export async function measureRateCell(
 ): Promise<RateCellResult> {
   const { cfg, opened } = run;
   const notRun = (error: unknown): RateCellResult => ({ ...base, status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: (error as Error)?.message ?? String(error), finishedAt: new Date().toISOString() });
-  let prompt: Awaited<ReturnType<typeof run.prompts.rowPrompt>>;
+  const windowMs = cfg.matrix.windowS * 1000;
+  const schedule = arrivalSchedule({ rate: cell.rate, process: arrival, seed: cell.seed, windowMs, rampMs: settings.rampS * 1000 });
+  let load: CellLoad;
   try {
-    prompt = await run.prompts.rowPrompt(cell.context, cfg.matrix.maxOutputTokens);
+    load = await openCellLoad(run, { context: cell.context, concurrency: 1, expectedRequests: schedule.atMs.length });
   } catch (error) {
     if (signal.aborted) throw error;
     return notRun(error);
   }
-  const prompts = run.prompts.forCell(prompt, 1);
-  const windowMs = cfg.matrix.windowS * 1000;
-  const schedule = arrivalSchedule({ rate: cell.rate, process: arrival, seed: cell.seed, windowMs, rampMs: settings.rampS * 1000 });
   let raw: Awaited<ReturnType<typeof runRateCell>>;
   try {
     raw = await runRateCell(opened.session, {
       context: cell.context,
       rate: cell.rate,
       schedule,
-      promptFor: (i) => prompts.prompt(0, PROMPT_BASE + cell.index * PROMPTS_PER_RATE + (i % PROMPTS_PER_RATE)),
-      scoutPrompts: prompts.scoutPrompts(),
+      promptFor: (i) => load.requestFor(0, PROMPT_BASE + cell.index * PROMPTS_PER_RATE + (i % PROMPTS_PER_RATE)),
+      scoutPrompts: load.scouts,
       windowMs,
       maxInFlight: settings.maxInFlight,
       drainTimeoutMs: cfg.timeouts.drainMs,
@@ -222,7 +222,12 @@ export async function measureRateCell(
     figures,
     ...(goodput ? { goodput } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
-    ...(prompt.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
+    ...(load.row?.promptTokens !== undefined ? { promptTokens: load.row.promptTokens } : {}),
+    ...withWorkload(load.figures({ timelines, samples: raw.samples, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs })),
     finishedAt: new Date().toISOString(),
   };
+}
+
+function withWorkload(figures: WorkloadFigures | undefined): { workload?: WorkloadFigures } {
+  return figures ? { workload: figures } : {};
 }
