@@ -6,7 +6,7 @@
  */
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
-import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
+import type { DecodedChunk, MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
@@ -15,6 +15,7 @@ import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { cellAbortOf, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
+import { runConversationWorker, type CellConversations, type RequestTurn } from './conversations.js';
 
 export interface CellRunOptions {
   context: number;
@@ -35,6 +36,11 @@ export interface CellRunOptions {
   signal?: AbortSignal;
   /** progress messages for long phases */
   onPhase?: (message: string) => void;
+  /**
+   * multi-turn workload: the C workers run these conversations (load/conversations.ts) instead of
+   * `promptFor`'s independent requests; gate, window, abort and drain are the same
+   */
+  conversations?: CellConversations;
 }
 
 export interface CellRun {
@@ -55,6 +61,8 @@ export interface CellRun {
   serverTimings?: Map<string, ServerRequestTimings>;
   /** how the cell's load used connections */
   connections: { opened: number; requests: number; serverClosesAfterResponse: boolean };
+  /** multi-turn cells: every worker request's conversation and turn, by id (metrics/turns.ts reads it) */
+  turns?: Map<string, RequestTurn>;
 }
 
 /** the origin for a message, without user-info */
@@ -75,7 +83,14 @@ function backoffMs(consecutiveFailures: number): number {
 }
 
 /** One request of the cell: its id, request (prompt or messages, output cap), worker's client (C = the scout's), first-token hook. */
-type Send = (id: string, request: WorkloadRequest, dispatcherIndex: number, signal: AbortSignal, onFirstToken?: () => void) => Promise<RequestTimeline>;
+type Send = (
+  id: string,
+  request: WorkloadRequest,
+  dispatcherIndex: number,
+  signal: AbortSignal,
+  onFirstToken?: () => void,
+  onChunk?: (chunk: DecodedChunk) => void,
+) => Promise<RequestTimeline>;
 
 /** What the C closed-loop workers share: read by the gate and the window, stopped by the end. */
 interface Workers {
@@ -119,7 +134,7 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
 
 /** The cell's send: one request on the given client; the server's own timings are kept per id. */
 function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): Send {
-  return (id, request, dispatcherIndex, signal, onFirstToken) =>
+  return (id, request, dispatcherIndex, signal, onFirstToken, onChunk) =>
     sendRequest(session, {
       id,
       prompt: request.prompt,
@@ -132,6 +147,7 @@ function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serv
       ...(dispatcherIndex < C ? { onConnectionClosing: () => pool.prepareNext(dispatcherIndex) } : {}),
       onChunk: (d) => {
         if (d.serverTimings) serverTimings.set(id, d.serverTimings);
+        onChunk?.(d);
       },
     });
 }
@@ -275,7 +291,13 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // the event-loop monitor covers the burst before the window too: TTFT samples come from it
     const monitor = startLoopMonitor();
     const cpu = startCpuMeter();
-    const workers = Array.from({ length: C }, (_, w) => runWorker(w, session, opts, cellTag, send, state, cellAbort.signal));
+    const turns = opts.conversations ? new Map<string, RequestTurn>() : undefined;
+    const conversationCounter = { next: 0 };
+    const workers = Array.from({ length: C }, (_, w) =>
+      opts.conversations && turns
+        ? runConversationWorker(w, { cellTag, send, state, signal: cellAbort.signal, conversations: opts.conversations, counter: conversationCounter, turnOf: turns, backoffMs })
+        : runWorker(w, session, opts, cellTag, send, state, cellAbort.signal),
+    );
 
     const gate = await readinessGate(session, opts, state, cellAbort.signal, say);
 
@@ -311,6 +333,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       clientCpu,
       connections,
       ...(serverTimings.size > 0 ? { serverTimings } : {}),
+      ...(turns ? { turns } : {}),
     };
   } finally {
     cellAbort.abort();
