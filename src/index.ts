@@ -12,6 +12,12 @@ export type {
   SloInput,
   MinBoundInput,
   MaxBoundInput,
+  WorkloadObject,
+  SyntheticWorkloadInput,
+  FileWorkloadInput,
+  LengthsWorkloadInput,
+  SharedPrefixWorkloadInput,
+  MultiTurnWorkloadInput,
 } from './config/suite-input.js';
 export type { RowGroup } from './matrix/groups.js';
 export { resolveSuite, type ResolvedSuite } from './config/resolve.js';

@@ -49,4 +49,23 @@ export const DEFAULTS = {
   /** open-loop rate cells: seed of every schedule (each cell's own derives from it) */
   rateSeed: 1,
   simProfile: 'sglang-h200',
+  /**
+   * workloads (config/workload-input.ts): each kind's keys when not given. `lengths`' `out` has
+   * none here: it is the run's maxOutputTokens, fixed (resolve.ts)
+   */
+  workload: {
+    seed: 1,
+    lengthsIn: 'normal(1024,256)',
+    groups: 4,
+    prefixTokens: 3072,
+    suffixTokens: 1024,
+    turns: 5,
+    userTokens: 256,
+    systemTokens: 256,
+    think: '1s',
+    /** the most turns a conversation may have */
+    maxTurns: 100,
+    /** a normal distribution's default upper clamp: mean + this many standard deviations, rounded */
+    normalMaxSds: 4,
+  },
 } as const;

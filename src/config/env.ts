@@ -8,6 +8,8 @@ import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
 import { parseArrival, type Arrival } from '../shapes/arrival.js';
+import { editDistance } from './edit-distance.js';
+import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -54,6 +56,8 @@ export interface EnvOverrides {
   maxInFlight?: number;
   /** LLM_BENCH_RATE_SEED: seed of every rate cell's schedule */
   rateSeed?: number;
+  /** LLM_BENCH_WORKLOAD: the workload (kind:key=value,…), parsed; lengths' missing `out` is filled in by resolve.ts */
+  workload?: WorkloadSpec;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -72,23 +76,11 @@ export const KNOWN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_UPDATE', 'LLM_BENCH_RESUME', 'LLM_BENCH_SLO', 'LLM_BENCH_NAME', 'LLM_BENCH_LAUNCH_COMMAND',
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
   'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
+  'LLM_BENCH_WORKLOAD',
   // this repository's own tests and scripts (they run the bench as a child with their environment)
   'LLM_BENCH_REAL_URL', 'LLM_BENCH_REAL_CONTEXTS', 'LLM_BENCH_REAL_CONCURRENCY', 'LLM_BENCH_REAL_DURATION_S',
   'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
 ];
-
-/** edit distance (insertions, deletions, substitutions), for "did you mean" */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
-}
 
 /** The known variable nearest to `name`, when it is near enough to be what was meant. */
 export function nearestEnvVariable(name: string): string | undefined {
@@ -267,7 +259,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (tokenizer !== undefined) out.tokenizer = tokenizer;
   const slo = nonEmpty(env, 'LLM_BENCH_SLO');
   if (slo !== undefined) out.slo = parseSloText(slo);
-  return { ...out, ...readRateOverrides(env) };
+  const workload = nonEmpty(env, 'LLM_BENCH_WORKLOAD');
+  return { ...out, ...readRateOverrides(env), ...(workload !== undefined ? { workload: parseWorkloadInput(workload, 'LLM_BENCH_WORKLOAD') } : {}) };
 }
 
 /**

@@ -13,6 +13,8 @@ import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
+import type { Workload } from '../shapes/workload.js';
+import { completeWorkload, parseWorkloadInput } from './workload-input.js';
 
 export interface ResolvedMatrix {
   contexts: number[];
@@ -83,6 +85,11 @@ export interface ResolvedSuite {
    * as canonical text, seed, ramp and in-flight ceiling; absent when no rates are configured
    */
   rates?: RateSettings;
+  /**
+   * what the requests look like (LLM_BENCH_WORKLOAD wins over the suite's workload); synthetic by
+   * default; a lengths workload without `out` has the run's maxOutputTokens, fixed
+   */
+  workload: Workload;
 }
 
 const K = 1024;
@@ -303,5 +310,6 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
     ...resolveRates(o, given, windowS, matrix.concurrency),
+    workload: completeWorkload(o.workload ?? (suite.workload !== undefined ? parseWorkloadInput(suite.workload, 'workload') : { kind: 'synthetic' }), matrix.maxOutputTokens),
   };
 }

@@ -5,12 +5,14 @@
  * `ResolvedSuite` has every default filled in (see resolve.ts).
  */
 import { z } from 'zod';
-import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput } from './suite-input.js';
+import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput, WorkloadObject } from './suite-input.js';
 
 import { ENGINE_KINDS } from '../shapes/engine.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
+import { ConfigError } from '../errors.js';
+import { parseWorkloadInput } from './workload-input.js';
 
 const positiveInt = z.int().positive();
 const tokens = z.int().nonnegative();
@@ -113,6 +115,20 @@ export const TimeoutsSchema = z.strictObject({
   gateSettleMs: z.int().nonnegative().optional(),
 });
 
+/**
+ * The workload, text or object, checked by its own parser (config/workload-input.ts), whose
+ * messages name the key, what was given and a right value; resolve.ts parses it again for the run.
+ */
+export const WorkloadSchema = z.custom<string | WorkloadObject>().superRefine((value, ctx) => {
+  try {
+    parseWorkloadInput(value, 'workload');
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // zod's issue path already says "workload: "
+    ctx.addIssue({ code: 'custom', message: error.message.replace(/^workload: /, '') });
+  }
+});
+
 export const SuiteSchema = z.strictObject({
   /** names the threshold file thresholds/<name>.json and the page */
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" or "-"').optional(),
@@ -138,6 +154,8 @@ export const SuiteSchema = z.strictObject({
   slo: SloSchema.optional(),
   /** one shared context per cell (prefix-cache friendly, the reference method) or one per stream */
   promptMode: z.enum(['shared', 'distinct']).default('shared'),
+  /** the workload (also LLM_BENCH_WORKLOAD): text kind:key=value,… or an object of the same keys */
+  workload: WorkloadSchema.optional(),
 });
 
 export type { SuiteInput };

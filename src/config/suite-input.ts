@@ -11,7 +11,9 @@
  */
 import type { EngineKind } from '../shapes/engine.js';
 import type { SloInput } from './slo-input.js';
+import type { WorkloadObject } from './workload-object.js';
 
+export type { FileWorkloadInput, LengthsWorkloadInput, MultiTurnWorkloadInput, SharedPrefixWorkloadInput, SyntheticWorkloadInput, WorkloadObject } from './workload-object.js';
 export type { MaxBoundInput, MaxLimit, MedianMax, MedianMin, MinBoundInput, MinLimit, P10Min, P1Min, P90Max, P99Max, SloInput } from './slo-input.js';
 
 /**
@@ -379,4 +381,11 @@ export interface SuiteInput {
    * @example 'distinct'
    */
   promptMode?: 'shared' | 'distinct';
+  /**
+   * What the requests look like (docs/workloads.md): text `kind:key=value,…` or an object of the
+   * same keys; a non-synthetic workload measures one row of its own. `LLM_BENCH_WORKLOAD` wins.
+   * @default 'synthetic' (the method's exact-length prompts, one row per context)
+   * @example 'sharedPrefix:groups=4,prefix=3072,suffix=1024'
+   */
+  workload?: string | WorkloadObject;
 }

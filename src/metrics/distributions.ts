@@ -1,9 +1,11 @@
 /**
  * Distributions and the one-sample Kolmogorov–Smirnov test, for checking that requests arrived as
- * the chosen arrival process says (load/arrivals.ts; issue 22 "Arrivals match the process").
+ * the chosen arrival process says (load/arrivals.ts; issue 22 "Arrivals match the process") and
+ * that a workload's lengths follow their distribution (workload/draw.ts; issue 23), whose values
+ * are whole numbers (ksTestDiscrete).
  * Pure numerics, no package: ln Γ by Lanczos (g = 7, 9 terms), the regularized lower incomplete
  * gamma P(a, x) by its series below a + 1 and its continued fraction above (the classic split),
- * and the Kolmogorov distribution's tail by its alternating series.
+ * the Kolmogorov distribution's tail by its alternating series, and Φ through erf(z) = P(1/2, z²).
  */
 
 const LANCZOS = [
@@ -95,6 +97,41 @@ export function ksTest(sample: ArrayLike<number>, cdf: (x: number) => number): K
   for (let i = 0; i < n; i++) {
     const f = cdf(xs[i]!);
     d = Math.max(d, (i + 1) / n - f, f - i / n);
+  }
+  const sn = Math.sqrt(n);
+  return { d, p: kolmogorovTail((sn + 0.12 + 0.11 / sn) * d), n };
+}
+
+/** CDF of the normal distribution: Φ((x − mean) / sd), by erf(z) = P(1/2, z²). sd 0: a step at the mean. */
+export function normalCdf(mean: number, sd: number): (x: number) => number {
+  return (x) => {
+    if (sd === 0) return x >= mean ? 1 : 0;
+    const z = (x - mean) / (sd * Math.SQRT2);
+    const erf = gammaP(0.5, z * z);
+    return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+  };
+}
+
+/**
+ * One-sample Kolmogorov–Smirnov test of whole-number `sample` (token lengths, ms) against a
+ * distribution on the whole numbers, given by `cdf(k)` = P(X ≤ k). The continuous test's formula
+ * would count a run of tied values as a jump the reference lacks; here the sample's CDF is
+ * compared with the reference's on both sides of each value it takes (at v, and just below v
+ * where the reference is cdf(v − 1)), which is the supremum over every point for a reference that
+ * only steps at whole numbers. The p-value is the continuous test's, conservative for a discrete
+ * reference (the true p is lower), so a sample it rejects is really off.
+ */
+export function ksTestDiscrete(sample: ArrayLike<number>, cdf: (k: number) => number): KsResult {
+  const xs = Array.from(sample).sort((a, b) => a - b);
+  const n = xs.length;
+  if (n === 0) return { d: 0, p: 1, n: 0 };
+  let d = 0;
+  for (let i = 0; i < n; ) {
+    const v = xs[i]!;
+    let j = i;
+    while (j < n && xs[j] === v) j++;
+    d = Math.max(d, Math.abs(j / n - cdf(v)), Math.abs(i / n - cdf(v - 1)));
+    i = j;
   }
   const sn = Math.sqrt(n);
   return { d, p: kolmogorovTail((sn + 0.12 + 0.11 / sn) * d), n };

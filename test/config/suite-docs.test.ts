@@ -83,7 +83,8 @@ test('the built declarations document defineSpeedMatrix and every suite field: t
   const paths = fields.map((f) => f.path);
   // the walk reached every part (so an empty walk cannot pass)
   for (const p of ['name', 'target.url', 'target.hardware.gpuCount', 'target.engineInfo.build', 'matrix.windowS', 'matrix.contexts', 'timeouts.gateSettleMs',
-    'thresholds', 'slo.ttftMs', 'slo.ttftMs.p90.max', 'slo.perRequestTokensPerSecond.p10.min', 'slo.goodput.min', 'promptMode', 'options.rows.index']) {
+    'thresholds', 'slo.ttftMs', 'slo.ttftMs.p90.max', 'slo.perRequestTokensPerSecond.p10.min', 'slo.goodput.min', 'promptMode', 'options.rows.index',
+    'workload.kind', 'workload.path', 'workload.in', 'workload.groups', 'workload.think']) {
     expect(paths).toContain(p);
   }
   expect(fields.length).toBeGreaterThan(60);
@@ -126,4 +127,13 @@ test('the defaults the comments state are the ones resolveSuite applies', async 
   expect(doc('matrix.rampS')).toMatch(new RegExp(`^${rates.rampS}\\b`));
   expect(doc('matrix.maxInFlight')).toBe(String(rates.maxInFlight));
   expect(doc('matrix.rateSeed')).toBe(String(rates.seed));
+  // the workload's: synthetic, and each object key's default as parsed
+  expect(doc('workload')).toContain(`'${real.workload.kind}'`);
+  const shared = resolveSuite({ workload: { kind: 'sharedPrefix' } }, {}).workload as { groups: number; prefixTokens: number; suffixTokens: number; seed: number };
+  expect([doc('workload.groups'), doc('workload.prefix'), doc('workload.suffix'), doc('workload.seed')]).toEqual([shared.groups, shared.prefixTokens, shared.suffixTokens, shared.seed].map(String));
+  const turns = resolveSuite({ workload: { kind: 'multiTurn' } }, {}).workload as { turns: number; userTokens: number; systemTokens: number };
+  expect([doc('workload.turns'), doc('workload.user'), doc('workload.system'), doc('workload.think')]).toEqual([String(turns.turns), String(turns.userTokens), String(turns.systemTokens), "'1s'"]);
+  expect(resolveSuite({ workload: { kind: 'multiTurn' } }, {}).workload).toMatchObject({ thinkMs: { kind: 'fixed', value: 1000 } });
+  expect(doc('workload.in')).toBe("'normal(1024,256)'");
+  expect(resolveSuite({ workload: { kind: 'lengths' } }, {}).workload).toMatchObject({ input: { kind: 'normal', mean: 1024, sd: 256 } });
 });
