@@ -13,7 +13,7 @@ import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
-import type { Workload } from '../shapes/workload.js';
+import { nominalContext, type Workload } from '../shapes/workload.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
 
 export interface ResolvedMatrix {
@@ -253,6 +253,8 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     windowS,
     maxOutputTokens: o.maxOutputTokens ?? given.maxOutputTokens ?? base.maxOutputTokens,
   };
+  const workload = completeWorkload(o.workload ?? (suite.workload !== undefined ? parseWorkloadInput(suite.workload, 'workload') : { kind: 'synthetic' }), matrix.maxOutputTokens);
+  workloadRow(matrix, workload, o.prefill ?? given.prefill);
 
   let engine = suite.target.engine;
   if (o.engine !== undefined) {
@@ -310,6 +312,17 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
     ...resolveRates(o, given, windowS, matrix.concurrency),
-    workload: completeWorkload(o.workload ?? (suite.workload !== undefined ? parseWorkloadInput(suite.workload, 'workload') : { kind: 'synthetic' }), matrix.maxOutputTokens),
+    workload,
   };
+}
+
+/**
+ * A non-synthetic workload replaces the context rows with its one row (shapes/workload.ts
+ * `nominalContext`); its prefill rows are only those asked for by name (LLM_BENCH_PREFILL or the
+ * suite's matrix.prefill), the synthetic prefill phase beside the workload's cells.
+ */
+function workloadRow(matrix: ResolvedMatrix, workload: Workload, explicitPrefill: readonly number[] | undefined): void {
+  if (workload.kind === 'synthetic') return;
+  matrix.contexts = [nominalContext(workload)];
+  matrix.prefill = sortedUnique([...(explicitPrefill ?? [])]);
 }
