@@ -127,7 +127,7 @@ describe('SGLang adapter against a fake SGLang', () => {
     const m = await a.readMetrics!({ baseUrl: sglang.url }, facts);
     expect(m).toMatchObject({ running: 7, waiting: 2, promptTokensTotal: 9000, generationTokensTotal: 777, cachedTokensTotal: 4500 });
     // SGLang's hit-rate denominator is its prompt counter (cached tokens included)
-    expect(m.prefixQueriedTokensTotal).toBe(9000);
+    expect(m?.prefixQueriedTokensTotal).toBe(9000);
     expect(m?.kvUsage).toBeCloseTo(0.3, 10);
   });
 
