@@ -37,6 +37,13 @@
  * `state` (0 = idle) instead, which is read too. A /slots body whose entries carry neither gives
  * no running figure.
  *
+ * Prefix cache (metrics/prefix-cache.ts 'processed-tokens'): b4748 has no hit counter and no
+ * `cache_n` in `timings` (server.cpp `result_timings`: prompt_n, prompt_ms, …, predicted_*);
+ * `timings.prompt_n` is the slot's processed prompt tokens (the cached common prefix skipped) while
+ * `usage.prompt_tokens` is the whole prompt (`n_prompt_tokens`), so their difference per request
+ * is its cache hit; `prompt_tokens_total` adds the processed tokens when a request's first token
+ * is sampled (`on_prompt_eval`), read as promptTokensProcessedTotal.
+ *
  * Abort: llama.cpp cancels a task when its connection closes; there is no call by request id, so
  * no `abort`. The drain barrier waits for idle slots through readMetrics.
  *
@@ -127,6 +134,8 @@ export function llamacppMetricsFromSamples(samples: readonly PromSample[], atMs:
   set('waiting', sumMetric(samples, ['llamacpp:requests_deferred']));
   set('kvUsage', sumMetric(samples, ['llamacpp:kv_cache_usage_ratio']));
   set('promptTokensTotal', sumMetric(samples, ['llamacpp:prompt_tokens_total']));
+  // llama.cpp's prompt counter leaves the cached tokens out (b4748 and today's): processed tokens
+  set('promptTokensProcessedTotal', out.promptTokensTotal);
   set('decodeCallsTotal', sumMetric(samples, ['llamacpp:n_decode_total']));
   set('busySlotsPerDecode', sumMetric(samples, ['llamacpp:n_busy_slots_per_decode']));
   return out;

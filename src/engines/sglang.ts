@@ -58,6 +58,10 @@ export function sglangMetricsFromSamples(samples: readonly PromSample[], atMs: n
   set('promptTokensTotal', sumMetricOverReplicas(samples, PROMPT_TOKENS, SGLANG_REPLICA_LABELS, filter));
   set('generationTokensTotal', sumMetricOverReplicas(samples, GENERATION_TOKENS, SGLANG_REPLICA_LABELS, filter));
   set('cachedTokensTotal', sumMetricOverReplicas(samples, CACHED_TOKENS, SGLANG_REPLICA_LABELS, filter));
+  // the hit rate's denominator: prompt_tokens_total counts every prompt token, the cached ones
+  // included, when the request finishes, as cached_tokens_total does (ENGINES.md "Gauge caveat":
+  // the cache_hit_rate gauge is the last prefill batch's only)
+  if (out.cachedTokensTotal !== undefined && out.promptTokensTotal !== undefined) out.prefixQueriedTokensTotal = out.promptTokensTotal;
   // one scheduler's histogram per dp rank; tp/pp copies would double it, so read the tp_rank 0 ones when labelled
   const rank0 = samples.some((s) => s.name === 'sglang:time_to_first_token_seconds_bucket' && s.labels.tp_rank !== undefined);
   set('ttftHistogram', readHistogram(samples, 'sglang:time_to_first_token_seconds', { ...filter, ...(rank0 ? { tp_rank: '0' } : {}) }));

@@ -26,6 +26,8 @@ const KV_USAGE = ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'];
 const PROMPT_TOKENS = ['vllm:prompt_tokens_total'];
 const GENERATION_TOKENS = ['vllm:generation_tokens_total'];
 const CACHED_TOKENS = ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'];
+/** the queries counter of the same pair (tokens; `gpu_` before vLLM 0.9) */
+const PREFIX_QUERIES = ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total'];
 
 /** Normalise one vLLM scrape (sum over label sets; KV usage is the mean over engines). */
 export function vllmMetricsFromSamples(samples: readonly PromSample[], atMs: number, modelName?: string): MetricsSample {
@@ -40,6 +42,7 @@ export function vllmMetricsFromSamples(samples: readonly PromSample[], atMs: num
   set('promptTokensTotal', sumMetric(samples, PROMPT_TOKENS, filter));
   set('generationTokensTotal', sumMetric(samples, GENERATION_TOKENS, filter));
   set('cachedTokensTotal', sumMetric(samples, CACHED_TOKENS, filter));
+  set('prefixQueriedTokensTotal', sumMetric(samples, PREFIX_QUERIES, filter));
   set('ttftHistogram', readHistogram(samples, 'vllm:time_to_first_token_seconds', filter));
   return out;
 }

@@ -92,13 +92,35 @@ export interface MetricsSample {
   waiting?: number;
   /** 0..1 */
   kvUsage?: number;
+  /**
+   * the server's prompt-token counter as it names it: every prompt token for vLLM and SGLang (the
+   * cached ones included), the computed ones only for llama.cpp (see promptTokensProcessedTotal)
+   */
   promptTokensTotal?: number;
   /**
    * generation tokens counted as they are generated (vLLM, SGLang). Engines whose counter grows only
    * when a request ends (llama.cpp tokens_predicted_total) leave it unset.
    */
   generationTokensTotal?: number;
+  /**
+   * Prefix-cache hits in tokens, cumulative: prompt tokens served from the cache (vLLM
+   * `prefix_cache_hits_total`, SGLang `cached_tokens_total`). With prefixQueriedTokensTotal, two
+   * samples give the hit rate between them (metrics/prefix-cache.ts).
+   */
   cachedTokensTotal?: number;
+  /**
+   * Prompt tokens looked up in the prefix cache, cumulative, in the same counting as
+   * cachedTokensTotal: vLLM `prefix_cache_queries_total`; SGLang `prompt_tokens_total` (its prompt
+   * count includes the cached tokens, and both grow when a request finishes). Absent when the server
+   * has no such pair (llama.cpp, TGI, TRT-LLM).
+   */
+  prefixQueriedTokensTotal?: number;
+  /**
+   * Prompt tokens the server computed, the cache excluded, cumulative: llama.cpp
+   * `prompt_tokens_total` (b4748 adds a slot's processed prompt tokens when its first token is
+   * sampled, server.cpp `on_prompt_eval`). Against the prompt tokens sent it gives the hits.
+   */
+  promptTokensProcessedTotal?: number;
   /**
    * requests the load generator had in flight when this sample was taken (set by the cell runner):
    * what the server's running count is compared with for Requests queued

@@ -100,7 +100,7 @@ export class CompletionSink implements SimSink {
     if (this.surface.constantUsage) return CONSTANT_USAGE;
     const factor = this.o.faults.usageFactor ?? 1;
     const completionTokens = factor === 1 ? this.generated : Math.round(this.generated * factor);
-    return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens, cachedTokens: this.o.truth.cachedTokens });
+    return usageJson({ promptTokens: this.o.truth.promptTokens, completionTokens, cachedTokens: this.o.truth.cachedTokens }, this.surface.usageCachedTokens);
   }
 
   /** llama.cpp `timings` of this request so far (ENGINES.md §3; b4748 has no cache_n: prompt_n is the computed part). */

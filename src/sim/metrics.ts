@@ -44,7 +44,8 @@ function kvUsage(engine: SimEngine): number {
   return engine.kvCapacityTokens > 0 ? engine.kvUsedTokens / engine.kvCapacityTokens : 0;
 }
 
-export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: SecondsHistogram): string {
+/** vLLM's or SGLang's `/metrics`; SGLang's token counters grow when a request finishes (`totals`). */
+export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: SecondsHistogram, totals: RequestTotals): string {
   const c = engine.counters;
   const model = JSON.stringify(profile.modelId);
   const usage = kvUsage(engine);
@@ -75,44 +76,63 @@ export function renderMetrics(profile: SimProfile, engine: SimEngine, ttft: Seco
     metric('sglang:num_used_tokens', 'gauge', 'The number of used tokens.', l, engine.kvUsedTokens) +
     metric('sglang:max_total_num_tokens', 'gauge', 'Maximum total number of tokens in the KV cache pool.', l, engine.kvCapacityTokens) +
     metric('sglang:cache_hit_rate', 'gauge', 'The prefix cache hit rate.', l, hitRate) +
-    metric('sglang:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, c.promptTokensTotal) +
+    metric('sglang:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, totals.promptTokensEnded) +
     metric('sglang:generation_tokens_total', 'counter', 'Number of generation tokens processed.', l, c.generationTokensTotal) +
-    metric('sglang:cached_tokens_total', 'counter', 'Number of cached prompt tokens.', l, c.prefixHitsTokensTotal) +
+    metric('sglang:cached_tokens_total', 'counter', 'Number of cached prompt tokens.', l, totals.cachedTokensEnded) +
     metric('sglang:num_requests_total', 'counter', 'Number of requests processed.', l, c.requestsFinishedTotal) +
     ttft.render('sglang:time_to_first_token_seconds', l, 'Histogram of time to first token in seconds.')
   );
 }
 
-/** Totals kept by the HTTP layer (requests, llama.cpp's per-request seconds). */
+/** Totals kept by the HTTP layer (requests, llama.cpp's per-request seconds, SGLang's finished requests). */
 export interface RequestTotals {
   requestsReceived: number;
   requestsSucceeded: number;
   requestsFailed: number;
-  /** llama.cpp counts these when a request ends */
-  promptTokensFinished: number;
-  predictedTokensFinished: number;
+  /**
+   * llama.cpp b4748 counts a request's computed prompt tokens and its prompt seconds when its first
+   * token is sampled (server.cpp: `metrics.on_prompt_eval` at `n_decoded == 1`)
+   */
+  promptTokensEvaluated: number;
   promptSecondsTotal: number;
+  /** and its generated tokens and seconds when it ends (`on_prediction` at release) */
+  predictedTokensFinished: number;
   predictedSecondsTotal: number;
+  /**
+   * SGLang counts prompt tokens (the cached ones included) and cached tokens when a request
+   * finishes (TokenizerMetricsCollector.observe_one_finished_request); here: every request that
+   * ends after it was admitted
+   */
+  promptTokensEnded: number;
+  cachedTokensEnded: number;
 }
 
-/** The request totals of one server, counted as requests arrive and end. */
+/** The request totals of one server, counted as requests arrive, get their first token and end. */
 export class ServerTotals implements RequestTotals {
   requestsReceived = 0;
   requestsSucceeded = 0;
   requestsFailed = 0;
-  promptTokensFinished = 0;
-  predictedTokensFinished = 0;
+  promptTokensEvaluated = 0;
   promptSecondsTotal = 0;
+  predictedTokensFinished = 0;
   predictedSecondsTotal = 0;
+  promptTokensEnded = 0;
+  cachedTokensEnded = 0;
+
+  /** the request's first token (its prompt is evaluated); firstTokenMs is set */
+  noteFirstToken(t: TruthRecord): void {
+    this.promptTokensEvaluated += t.promptComputedTokens;
+    if (t.firstTokenMs !== undefined) this.promptSecondsTotal += t.promptMsUntil(t.firstTokenMs) / 1000;
+  }
 
   noteEnd(t: TruthRecord): void {
     if (t.end === 'done') this.requestsSucceeded++;
     else if (t.end === 'error') this.requestsFailed++;
-    this.promptTokensFinished += t.promptComputedTokens;
     this.predictedTokensFinished += t.completionTokens;
-    if (t.firstTokenMs !== undefined) {
-      this.promptSecondsTotal += t.promptMsUntil(t.firstTokenMs) / 1000;
-      if (t.endMs !== undefined) this.predictedSecondsTotal += Math.max(0, t.endMs - t.firstTokenMs) / 1000;
+    if (t.firstTokenMs !== undefined && t.endMs !== undefined) this.predictedSecondsTotal += Math.max(0, t.endMs - t.firstTokenMs) / 1000;
+    if (t.admittedMs !== undefined) {
+      this.promptTokensEnded += t.promptTokens;
+      this.cachedTokensEnded += t.cachedTokens;
     }
   }
 }
@@ -131,7 +151,7 @@ export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals, names
   const c = engine.counters;
   if (names === 'current') {
     return (
-      bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed, excluding cached tokens', t.promptTokensFinished) +
+      bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed, excluding cached tokens', t.promptTokensEvaluated) +
       bare('llamacpp:prompt_tokens_cached_total', 'counter', 'Number of prompt tokens reused from the cache', c.prefixHitsTokensTotal) +
       bare('llamacpp:prompt_seconds_total', 'counter', 'Total time spent processing prompts', t.promptSecondsTotal) +
       bare('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed', t.predictedTokensFinished) +
@@ -148,7 +168,7 @@ export function renderLlamacppMetrics(engine: SimEngine, t: RequestTotals, names
     );
   }
   return (
-    bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.promptTokensFinished) +
+    bare('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.promptTokensEvaluated) +
     bare('llamacpp:prompt_seconds_total', 'counter', 'Prompt process time', t.promptSecondsTotal) +
     bare('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed.', t.predictedTokensFinished) +
     bare('llamacpp:tokens_predicted_seconds_total', 'counter', 'Predict process time', t.predictedSecondsTotal) +

@@ -13,11 +13,10 @@ export interface UsageCounts {
   cachedTokens: number;
 }
 
-export function usageJson(u: UsageCounts): string {
-  return (
-    `{"prompt_tokens":${u.promptTokens},"total_tokens":${u.promptTokens + u.completionTokens},` +
-    `"completion_tokens":${u.completionTokens},"prompt_tokens_details":{"cached_tokens":${u.cachedTokens}}}`
-  );
+/** A usage object; `withCached` false leaves out prompt_tokens_details (llama.cpp, surface.ts usageCachedTokens). */
+export function usageJson(u: UsageCounts, withCached = true): string {
+  const head = `{"prompt_tokens":${u.promptTokens},"total_tokens":${u.promptTokens + u.completionTokens},"completion_tokens":${u.completionTokens}`;
+  return withCached ? `${head},"prompt_tokens_details":{"cached_tokens":${u.cachedTokens}}}` : `${head}}`;
 }
 
 /** the constantUsage knob's block (issue 18: a server that reports this whatever it generated) */

@@ -99,7 +99,10 @@ async function handleCompletion(ctx: SimContext, kind: EndpointKind, { req, res,
     seed: seq % 9973,
     chunkId,
     headersFirst: ctx.surface.headersFirst,
-    onFirstToken: (ms) => ctx.ttft.observe(ms / 1000),
+    onFirstToken: (ms) => {
+      ctx.ttft.observe(ms / 1000);
+      ctx.totals.noteFirstToken(record);
+    },
     onEnd: (t) => ctx.totals.noteEnd(t),
     abort: () => {
       if (engineReqRef) engine.abort(engineReqRef);

@@ -32,7 +32,7 @@ export function sglangRoutes(ctx: SimContext): Routes {
     });
   return {
     'GET /version': ({ res }) => sendJson(res, 200, { version: profile.version }),
-    'GET /metrics': ({ res }) => sendText(res, renderMetrics(profile, engine, ctx.ttft)),
+    'GET /metrics': ({ res }) => sendText(res, renderMetrics(profile, engine, ctx.ttft, ctx.totals)),
     'POST /v1/tokenize': async ({ req, res }) => {
       const body = await ctx.readBody(req);
       if (Array.isArray(body.prompt)) {

@@ -11,7 +11,7 @@ export function vllmRoutes(ctx: SimContext): Routes {
   const { profile, engine, vocab } = ctx;
   const routes: Routes = {
     'GET /version': ({ res }) => sendJson(res, 200, { version: profile.version }),
-    'GET /metrics': ({ res }) => sendText(res, renderMetrics(profile, engine, ctx.ttft)),
+    'GET /metrics': ({ res }) => sendText(res, renderMetrics(profile, engine, ctx.ttft, ctx.totals)),
     'POST /tokenize': async ({ req, res }) => {
       const body = await ctx.readBody(req);
       const t = tokenizeBody(vocab, body);

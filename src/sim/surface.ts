@@ -52,6 +52,11 @@ export interface Surface extends Omit<SimWireKnobs, 'ownedBy'> {
   emptyFinishOnCompletions: boolean;
   /** `timings` on the final chunk (and every chunk with timings_per_token) (llama.cpp) */
   timings: boolean;
+  /**
+   * usage carries `prompt_tokens_details.cached_tokens`; llama.cpp b4748's usage has none (its
+   * prompt_tokens is the whole prompt, the cached part shows only as timings.prompt_n's shortfall)
+   */
+  usageCachedTokens: boolean;
   /** ignore_eos is honoured (not TGI, Ollama) */
   honoursIgnoreEos: boolean;
   /** min_tokens is honoured (vLLM, SGLang, TRT-LLM) */
@@ -96,6 +101,7 @@ const BASE: Surface = {
   zeroUsageOnCompletionChunks: false,
   emptyFinishOnCompletions: false,
   timings: false,
+  usageCachedTokens: true,
   honoursIgnoreEos: true,
   honoursMinTokens: true,
   checksModel: true,
@@ -144,6 +150,7 @@ export const SURFACES: Record<SimPersonality, Surface> = {
     // no Connection header on the real server; Node adds one unless it is set here
     responseHeaders: { connection: 'keep-alive', 'keep-alive': 'timeout=5, max=100', server: 'llama.cpp' },
     timings: true,
+    usageCachedTokens: false,
     honoursMinTokens: false,
     checksModel: false,
     fingerprint: (v) => v,

@@ -54,6 +54,8 @@ describe('llama.cpp metric names', () => {
       waiting: 2,
       kvUsage: 0.25,
       promptTokensTotal: 1234,
+      // the same counter, named for the prefix-cache hit rate: llama.cpp's counts processed tokens only
+      promptTokensProcessedTotal: 1234,
       decodeCallsTotal: 1000,
       busySlotsPerDecode: 3.5,
     });
@@ -61,7 +63,7 @@ describe('llama.cpp metric names', () => {
 
   test("today's names: the absent decode counters and KV ratio are absent, not 0; a deferred count of 0 is 0", () => {
     const m = llamacppMetricsFromSamples(prom(CURRENT), 7);
-    expect(m).toEqual({ atMs: 7, running: 3, waiting: 0, promptTokensTotal: 1234 });
+    expect(m).toEqual({ atMs: 7, running: 3, waiting: 0, promptTokensTotal: 1234, promptTokensProcessedTotal: 1234 });
     expect('decodeCallsTotal' in m || 'busySlotsPerDecode' in m || 'kvUsage' in m).toBe(false);
   });
 

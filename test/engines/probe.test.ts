@@ -87,7 +87,7 @@ describe('vLLM adapter against a fake vLLM', () => {
     const a = getAdapter('vllm');
     const facts = await a.probe({ baseUrl: vllm.url });
     const m = await a.readMetrics!({ baseUrl: vllm.url }, facts);
-    expect(m).toMatchObject({ running: 5, waiting: 1, promptTokensTotal: 1500, generationTokensTotal: 4096, cachedTokensTotal: 320 });
+    expect(m).toMatchObject({ running: 5, waiting: 1, promptTokensTotal: 1500, generationTokensTotal: 4096, cachedTokensTotal: 320, prefixQueriedTokensTotal: 1280 });
     expect(m?.kvUsage).toBeCloseTo(0.375, 10);
     expect(typeof m?.atMs).toBe('number');
     // a model_name that matches no series does not filter everything away
@@ -126,6 +126,8 @@ describe('SGLang adapter against a fake SGLang', () => {
     const facts = await a.probe({ baseUrl: sglang.url });
     const m = await a.readMetrics!({ baseUrl: sglang.url }, facts);
     expect(m).toMatchObject({ running: 7, waiting: 2, promptTokensTotal: 9000, generationTokensTotal: 777, cachedTokensTotal: 4500 });
+    // SGLang's hit-rate denominator is its prompt counter (cached tokens included)
+    expect(m?.prefixQueriedTokensTotal).toBe(9000);
     expect(m?.kvUsage).toBeCloseTo(0.3, 10);
   });
 

@@ -1,0 +1,217 @@
+/**
+ * Issue 23, done when: "the hit rate reported is within 2 percentage points of the simulator's own
+ * count for sharedPrefix at three prefix/suffix ratios". A sharedPrefix-shaped load (G = 4 groups,
+ * request i = group (i mod G)'s P-token prefix + a unique S-token suffix) runs as a real closed-loop
+ * cell (load/cell.ts runCell) against the vLLM, SGLang and llama.cpp personalities; the window's
+ * hit rate comes from metrics/prefix-cache.ts prefixCacheFigures over the cell's samples and
+ * timelines, from the source each engine gives (vLLM and SGLang: their counters; llama.cpp: prompt
+ * tokens sent against timings.prompt_n). The simulator's own count: Σ cached / Σ prompt tokens of
+ * the cell's requests its engine admitted inside the window (the truth records, each the amount its
+ * prefix_cache_hits/queries counters were raised by at admission; checked against the counters).
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import { runCell } from '../../src/load/cell.js';
+import { prefixCacheFigures } from '../../src/metrics/prefix-cache.js';
+import { Filler } from '../../src/prompts/synth.js';
+import type { SimHandle } from '../../src/sim/index.js';
+import type { SimPersonality } from '../../src/sim/profiles.js';
+import { scanTokens } from '../../src/sim/tokenizer.js';
+import { monoMs } from '../../src/clock.js';
+import { fnv1a, mulberry32 } from '../../src/random.js';
+import { FAST_TINY, fmt, openAccuracyRun, simState, startThreadSim, truthSince, type OpenedAccuracyRun, type TruthJson } from './harness.js';
+
+const GROUPS = 4;
+const CONCURRENCY = 4;
+const RATIOS: Array<[prefix: number, suffix: number]> = [
+  [3072, 1024],
+  [1024, 1024],
+  [256, 1792],
+];
+const PERSONALITIES = ['vllm', 'sglang', 'llamacpp'] as const satisfies readonly SimPersonality[];
+const EXPECTED_SOURCE: Record<string, string> = { vllm: 'server-counters', sglang: 'server-counters', llamacpp: 'processed-tokens' };
+
+/** `head` followed by filler words of `seed`, as many as keep the text at or under `tokens` sim tokens */
+function textOfTokens(head: string, seed: string, tokens: number): string {
+  const filler = new Filler(seed);
+  const at = (n: number): string => `${head}${filler.text(n)}`;
+  let lo = 0;
+  let hi = tokens;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (scanTokens(at(mid)) <= tokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return at(lo);
+}
+
+/** the sharedPrefix load of one ratio: a group's prefix, then the request's own suffix */
+function sharedPrefixLoad(tag: string, prefixTokens: number, suffixTokens: number, groups = GROUPS, shuffled = false): { promptFor: (i: number) => string; scouts: string[] } {
+  const prefixes = Array.from({ length: groups }, (_, g) => textOfTokens(`Shared context ${tag} group ${g}. `, `${tag}-g${g}`, prefixTokens));
+  // in turn, or drawn per request (seeded): a drawn group may have been evicted since its last use
+  const groupOf = (i: number): number => (shuffled ? Math.floor(mulberry32(fnv1a(`${tag}-${i}`))() * groups) : i % groups);
+  const cache = new Map<number, string>();
+  const promptFor = (i: number): string => {
+    let p = cache.get(i);
+    if (p === undefined) {
+      // the suffix starts with the request's own words, so no two requests share more than the prefix
+      p = `${prefixes[groupOf(i)]}\n${textOfTokens(`Request ${tag}-${i} asks: `, `${tag}-r${i}`, suffixTokens)}`;
+      cache.set(i, p);
+    }
+    return p;
+  };
+  // one request per group before the window: the window sees warm prefixes, as a long run does
+  const scouts = prefixes.map((p, g) => `${p}\n${textOfTokens(`Scout ${tag}-${g} asks: `, `${tag}-s${g}`, suffixTokens)}`);
+  return { promptFor, scouts };
+}
+
+interface Server {
+  sim: SimHandle;
+  run: OpenedAccuracyRun;
+}
+type Personality = (typeof PERSONALITIES)[number];
+const servers = new Map<string, Promise<Server>>();
+
+/** a sim of the personality (4 slots for llama.cpp); `kvCapacityTokens` small makes the prefix cache thrash */
+function server(personality: Personality, kvCapacityTokens?: number): Promise<Server> {
+  const key = `${personality}/${kvCapacityTokens ?? 'big'}`;
+  let s = servers.get(key);
+  if (!s) {
+    s = (async () => {
+      const slots = personality === 'llamacpp' ? { maxRunningRequests: CONCURRENCY } : {};
+      const kv = kvCapacityTokens !== undefined ? { kvCapacityTokens } : {};
+      const sim = await startThreadSim({ personality, overrides: { ...FAST_TINY, ...slots, ...kv } });
+      const run = await openAccuracyRun(sim, { target: { engine: personality }, matrix: { contexts: [0], concurrency: [CONCURRENCY], maxOutputTokens: 16 } });
+      return { sim, run };
+    })();
+    servers.set(key, s);
+  }
+  return s;
+}
+
+afterAll(async () => {
+  for (const s of servers.values()) {
+    const { sim, run } = await s;
+    await run.opened.close();
+    await sim.close();
+  }
+});
+
+/** Σ cached and Σ prompt tokens of the records that pass `keep` */
+function sums(records: Iterable<TruthJson>, keep: (r: TruthJson) => boolean): { hit: number; queried: number } {
+  let hit = 0;
+  let queried = 0;
+  for (const r of records) {
+    if (!keep(r)) continue;
+    hit += r.cachedTokens;
+    queried += r.promptTokens;
+  }
+  return { hit, queried };
+}
+
+interface Measured {
+  tag: string;
+  measured: ReturnType<typeof prefixCacheFigures>;
+  /** the sim's own rate over the window */
+  trueRate: number;
+  /** requests the sim admitted inside the window */
+  requests: number;
+  failed: number;
+  /** requests with the server's timings whose sent − processed differs from the sim's cached tokens */
+  perRequestMismatches: string[];
+  perRequestChecked: number;
+}
+
+/** One sharedPrefix cell against the personality's sim: the measured figure and the sim's own count. */
+async function measureCell(personality: Personality, prefixTokens: number, suffixTokens: number, thrash?: { kvCapacityTokens: number; groups: number }): Promise<Measured> {
+  const kvCapacityTokens = thrash?.kvCapacityTokens;
+  const { sim, run } = await server(personality, kvCapacityTokens);
+  const { session } = run.opened;
+  const tag = `${personality}-${prefixTokens}-${suffixTokens}${kvCapacityTokens !== undefined ? `-kv${kvCapacityTokens}` : ''}`;
+  const load = thrash ? sharedPrefixLoad(tag, prefixTokens, suffixTokens, thrash.groups, true) : sharedPrefixLoad(tag, prefixTokens, suffixTokens);
+  const before = (await simState(sim)).counters as { prefixHitsTokensTotal: number; prefixQueriesTokensTotal: number };
+  const startedMs = monoMs();
+  // the context number only names the cell (its request ids); one per ratio
+  const raw = await runCell(session, {
+    context: prefixTokens,
+    concurrency: CONCURRENCY,
+    promptFor: (_w, i) => load.promptFor(i),
+    scoutPrompts: load.scouts,
+    windowMs: 2_000,
+    gateTimeoutMs: 10_000,
+    gateSettleMs: 200,
+    drainTimeoutMs: 10_000,
+    metricsIntervalMs: 200,
+  });
+  const cellTag = `${session.runId}-c${prefixTokens}x${CONCURRENCY}`;
+  const truth = [...(await truthSince(sim, startedMs)).values()].filter((r) => r.id.startsWith(`${cellTag}-`));
+  const after = (await simState(sim)).counters as typeof before;
+
+  // the truth records are the sim's counters: every admitted request of the cell, scouts included
+  const admitted = sums(truth, (r) => r.admittedMs !== undefined);
+  expect(after.prefixHitsTokensTotal - before.prefixHitsTokensTotal).toBe(admitted.hit);
+  expect(after.prefixQueriesTokensTotal - before.prefixQueriesTokensTotal).toBe(admitted.queried);
+
+  const measured = prefixCacheFigures(raw);
+  const inWindow = (r: TruthJson): boolean => !r.id.includes('-scout') && r.admittedMs !== undefined && r.admittedMs >= raw.windowStartMs && r.admittedMs <= raw.windowEndMs;
+  const own = sums(truth, inWindow);
+  const trueRate = own.hit / own.queried;
+  const requests = truth.filter(inWindow).length;
+  console.log(
+    `[accuracy] prefix cache ${tag}: ${measured?.source ?? 'none'} ${fmt(measured?.hitRate, 4)} (${measured?.hitTokens}/${measured?.queriedTokens}) ` +
+      `vs sim ${fmt(trueRate, 4)} (${own.hit}/${own.queried}, ${requests} requests admitted in the window, ${raw.samples.length} samples)`,
+  );
+  const byId = new Map(truth.map((r) => [r.id, r]));
+  const perRequestMismatches: string[] = [];
+  let perRequestChecked = 0;
+  for (const t of raw.timelines) {
+    const promptN = raw.serverTimings?.get(t.id)?.promptN;
+    const rec = byId.get(t.id);
+    if (promptN === undefined || t.promptTokens === undefined || !rec) continue;
+    perRequestChecked++;
+    if (t.promptTokens - promptN !== rec.cachedTokens) perRequestMismatches.push(`${t.id}: ${t.promptTokens} − ${promptN} ≠ ${rec.cachedTokens}`);
+  }
+  return { tag, measured, trueRate, requests, failed: raw.timelines.filter((t) => t.end?.kind === 'error').length, perRequestMismatches, perRequestChecked };
+}
+
+describe('sharedPrefix: the window\'s prefix-cache hit rate against the simulator\'s own count', () => {
+  const cases = PERSONALITIES.flatMap((p) => RATIOS.map(([prefix, suffix]) => [p, prefix, suffix] as const));
+  test.each(cases)('%s, P/S = %i/%i: within 2 percentage points', { timeout: 120_000 }, async (personality, prefixTokens, suffixTokens) => {
+    const m = await measureCell(personality, prefixTokens, suffixTokens);
+    expect(m.failed).toBe(0);
+    expect(m.requests).toBeGreaterThanOrEqual(20);
+    expect(m.measured).toBeDefined();
+    expect(m.measured!.source).toBe(EXPECTED_SOURCE[personality]);
+    expect(Math.abs(m.measured!.hitRate - m.trueRate)).toBeLessThanOrEqual(0.02);
+    // and the load is the one asked for: about P of every P + S prompt tokens come from the cache
+    // (the chat template's few tokens and the block rounding move it by well under a point)
+    expect(Math.abs(m.trueRate - prefixTokens / (prefixTokens + suffixTokens))).toBeLessThanOrEqual(0.02);
+  });
+});
+
+/**
+ * Beyond the done-when: 8 groups drawn per request and KV room for only a few prefixes beside the
+ * running requests, so each request's hit is all or nothing (0 % or 75 %) and a 2 s window's rate
+ * depends on which of its ~40 requests it counts: each source counts a slightly different set
+ * (vLLM: admitted between the first and the last sample, the last ≤ 200 ms before the end; SGLang:
+ * FINISHED between them, its counters growing at the end of a request; llama.cpp's timings: the
+ * requests that completed, those cut at the window's end have none). Two or three requests more
+ * or fewer move the rate by a few points (seen: 0.4–3.2), so the bound here is 6 points; the
+ * measurement itself is exact per request (llama.cpp below) and per counter (the sim's own).
+ */
+const THRASH_TOLERANCE = 0.06;
+
+describe('a prefix cache that thrashes (8 groups drawn per request, KV for a few prefixes)', () => {
+  test.each(PERSONALITIES.map((p) => [p] as const))('%s, P/S = 3072/1024', { timeout: 120_000 }, async (personality) => {
+    const m = await measureCell(personality, 3072, 1024, { kvCapacityTokens: 24_000, groups: 8 });
+    expect(m.failed).toBe(0);
+    expect(m.measured).toBeDefined();
+    // the cache does thrash: well below the 75 % of a warm one
+    expect(m.trueRate).toBeLessThan(0.65);
+    expect(Math.abs(m.measured!.hitRate - m.trueRate)).toBeLessThanOrEqual(THRASH_TOLERANCE);
+    if (personality === 'llamacpp') {
+      // per request, prompt tokens sent − timings.prompt_n is exactly the sim's cached tokens
+      expect(m.perRequestMismatches).toEqual([]);
+      expect(m.perRequestChecked).toBeGreaterThanOrEqual(20);
+    }
+  });
+});
