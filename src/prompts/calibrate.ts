@@ -180,6 +180,18 @@ export class PromptCalibrator {
     return this.exactAvailable ? 'exact' : 'estimated';
   }
 
+  /**
+   * The exact prompt tokens of `text` sent as a prompt (chat template included), from the
+   * tokenize endpoint or the local tokenizer; undefined where there is neither (estimated mode:
+   * no request is sent for it). Workloads count their file lines with it.
+   */
+  async count(text: string): Promise<number | undefined> {
+    if (!this.exactAvailable || !this.options.countTokens) return undefined;
+    const t = await this.options.countTokens(text);
+    if (t === undefined) this.exactAvailable = false; // the counter said it has no tokenizer
+    return t;
+  }
+
   /** Calibrate (cached; concurrent calls for the same key share one search). */
   calibrate(req: CalibrateRequest): Promise<CalibratedPrompt> {
     if (!Number.isInteger(req.targetTokens) || req.targetTokens < 0) {
