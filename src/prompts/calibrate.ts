@@ -40,6 +40,10 @@ export const TOLERANCE_FRACTION = 0.005;
 export const DEFAULT_MAX_MEASUREMENTS = 4;
 /** Most counter calls exact mode makes for one target (a safety bound; ~20 are typical at 128K). */
 export const MAX_EXACT_COUNTS = 80;
+/** Estimated mode reuses the learnt overhead for fixed parts (lead + prefix + tail) within this many characters of the measured ones. */
+const OVERHEAD_REUSE_CHARS = 64;
+/** Text series whose counts exact mode keeps across targets (a run has one per row and a few per workload cell). */
+const MAX_SERIES = 64;
 
 export type CalibrationMode = 'exact' | 'estimated';
 /** What counted the prompt tokens: the server's tokenize endpoint, its usage.prompt_tokens, or a local tokenizer. */
@@ -139,11 +143,21 @@ interface Point {
 
 export class PromptCalibrator {
   private readonly cache = new Map<string, Promise<CalibratedPrompt>>();
+  /**
+   * exact mode: the counts already taken of one text series (same prefix, lead, tail, seed: the
+   * filler is prefix-stable, so its texts differ only in length), kept across targets so a new
+   * target of a series starts inside the bracket earlier ones found (a workload's many lengths)
+   */
+  private readonly series = new Map<string, Map<string, number>>();
   private exactAvailable: boolean;
   /** learnt tokens per filler word */
   private tokensPerWord: number | undefined;
-  /** learnt tokens of lead + prefix + tail with no filler (estimated mode) */
-  private overheadTokens: number | undefined;
+  /**
+   * learnt tokens of lead + prefix + tail with no filler (estimated mode), and the characters of
+   * those fixed parts: reused for fixed parts of about that size (the rows' prefixes), measured
+   * again for others (a workload's suffix counted after a long shared prefix)
+   */
+  private overhead: { chars: number; tokens: number } | undefined;
 
   constructor(private readonly options: CalibratorOptions) {
     this.exactAvailable = options.countTokens !== undefined;
@@ -173,6 +187,17 @@ export class PromptCalibrator {
     if (o.measurePromptTokens) opts.measurePromptTokens = o.measurePromptTokens;
     if (o.maxMeasurements !== undefined) opts.maxMeasurements = o.maxMeasurements;
     return new PromptCalibrator(opts);
+  }
+
+  private seriesOf(req: CalibrateRequest): Map<string, number> {
+    const key = [req.prefix, req.lead ?? '', req.tail ?? '', req.seed ?? ''].join('\u0000');
+    let memo = this.series.get(key);
+    if (!memo) {
+      if (this.series.size >= MAX_SERIES) this.series.delete(this.series.keys().next().value!);
+      memo = new Map();
+      this.series.set(key, memo);
+    }
+    return memo;
   }
 
   /** The mode the next calibration will use. */
@@ -261,7 +286,7 @@ export class PromptCalibrator {
     const N = req.targetTokens;
     let calls = 0;
     let missing = false;
-    const memo = new Map<string, number>();
+    const memo = this.seriesOf(req);
     const countAt = async (words: number, partialChars = 0): Promise<number> => {
       const key = `${words}:${partialChars}`;
       const known = memo.get(key);
@@ -292,8 +317,19 @@ export class PromptCalibrator {
     let tLo = base;
     let hi: number | undefined;
     let tHi = Infinity;
+    // what earlier targets of the series counted: an exact hit, or the tightest bracket
+    for (const [key, t] of memo) {
+      const [w, partialChars] = key.split(':').map(Number) as [number, number];
+      if (t === N) return done({ words: w, partialChars, tokens: t });
+      if (partialChars !== 0) continue;
+      if (t < N && w > lo) [lo, tLo] = [w, t];
+      if (t > N && (hi === undefined || w < hi)) [hi, tHi] = [w, t];
+    }
+    if (lo > 0) best.push({ words: lo, partialChars: 0, tokens: tLo });
+    if (hi !== undefined) best.push({ words: hi, partialChars: 0, tokens: tHi });
     let rate = this.tokensPerWord ?? DEFAULT_TOKENS_PER_WORD;
-    let guess = Math.round((N - base) / rate);
+    let guess =
+      hi === undefined ? lo + Math.round((N - tLo) / rate) : lo + Math.round(((N - tLo) * (hi - lo)) / Math.max(1, tHi - tLo));
     for (let step = 0; calls < MAX_EXACT_COUNTS; step++) {
       const upper = hi === undefined ? maxWords : hi - 1;
       guess = Math.min(Math.max(guess, lo + 1), upper);
@@ -347,10 +383,12 @@ export class PromptCalibrator {
       return this.result(req, SHORTEST_PROMPT, t, 'estimated', calls);
     }
     // overhead of the fixed parts (template + lead + prefix + tail); cheap (short prompt)
-    let overhead = this.overheadTokens;
+    const fixedChars = lead.length + req.prefix.length + tail.length;
+    const learnt = this.overhead;
+    let overhead = learnt && Math.abs(learnt.chars - fixedChars) <= OVERHEAD_REUSE_CHARS ? learnt.tokens : undefined;
     if (overhead === undefined) {
       overhead = await measureAt(0);
-      this.overheadTokens = overhead;
+      this.overhead = { chars: fixedChars, tokens: overhead };
       if (overhead >= N) return this.result(req, this.textAt(req, 0), overhead, 'estimated', calls);
     }
     const points: Point[] = [];
