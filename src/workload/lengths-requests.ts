@@ -23,20 +23,19 @@
  * prepare at least as many requests as the cell is likely to send (≥ 500 for a KS test to mean
  * something).
  */
-import type { WorkloadRequest } from '../shapes/workload.js';
-import { distributionText } from '../shapes/workload.js';
+import { distributionText, type Workload, type WorkloadRequest } from '../shapes/workload.js';
 import type { CalibratedPrompt } from '../prompts/calibrate.js';
 import {
   checkFits,
   checkPrepareCount,
   distributionMax,
   requestMark,
+  SCOUT_INDEX,
   wrapIndex,
   type CellRequests,
   type RequestLengthDraws,
   type WorkloadRequestsOptions,
 } from './request-kit.js';
-import type { Workload } from '../shapes/workload.js';
 
 type LengthsWorkload = Extract<Workload, { kind: 'lengths' }>;
 
@@ -82,7 +81,9 @@ export function lengthsRequests(w: LengthsWorkload, o: WorkloadRequestsOptions, 
       // one at a time, shortest first: each search starts from what the last one learnt
       for (const L of [...lengths].sort((a, b) => a - b)) {
         if (sized.has(L)) continue;
-        const p = await o.sizer.calibrate({ targetTokens: L, prefix: '', seed, lead: lead(0) });
+        // the scout's lead as the sample (same width): a calibration that sends its text (estimated
+        // mode) never sends a real request's prompt, so no request of the window finds it cached
+        const p = await o.sizer.calibrate({ targetTokens: L, prefix: '', seed, lead: lead(SCOUT_INDEX) });
         sizingCalls += p.measurements;
         sized.set(L, p);
       }
