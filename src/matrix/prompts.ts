@@ -91,6 +91,14 @@ export class RunPrompts {
     });
   }
 
+  /**
+   * The run's calibrator, for a workload cell's requests (workload/cell-requests.ts `sizer`): one
+   * calibrator per run, so what it learnt of tokens per word serves every cell.
+   */
+  get sizer(): PromptCalibrator {
+    return this.calibrator;
+  }
+
   forCell(row: CalibratedPrompt, concurrency: number): CellPrompts {
     return cellPrompts({ sharedText: row.text, concurrency, mode: this.mode });
   }

@@ -25,111 +25,24 @@
  * land on N too. Results are cached per (target, prefix, lead, tail, seed).
  */
 import { retryWhileUnreachable } from '../engines/http.js';
-import type { EndpointKind, EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
-import { localPromptCounter, type LocalCounter } from './local-counter.js';
+import { localPromptCounter } from './local-counter.js';
+import {
+  DEFAULT_MAX_MEASUREMENTS,
+  MAX_EXACT_COUNTS,
+  MAX_SERIES,
+  OVERHEAD_REUSE_CHARS,
+  toleranceTokens,
+  type AdapterCalibratorOptions,
+  type CalibratedPrompt,
+  type CalibrateRequest,
+  type CalibrationMode,
+  type CalibratorOptions,
+} from './calibration-types.js';
 import { composePrompt, DEFAULT_TOKENS_PER_WORD, fillerFor, SHORTEST_PROMPT } from './synth.js';
 
 /** Text used for a target of 0 tokens (synth.ts) */
 export { SHORTEST_PROMPT };
-
-/** Absolute part of the tolerance, tokens. */
-export const TOLERANCE_MIN_TOKENS = 64;
-/** Relative part of the tolerance. */
-export const TOLERANCE_FRACTION = 0.005;
-/** Most server requests estimated mode sends for one target (after the learnt state exists). */
-export const DEFAULT_MAX_MEASUREMENTS = 4;
-/** Most counter calls exact mode makes for one target (a safety bound; ~20 are typical at 128K). */
-export const MAX_EXACT_COUNTS = 80;
-
-export type CalibrationMode = 'exact' | 'estimated';
-/** What counted the prompt tokens: the server's tokenize endpoint, its usage.prompt_tokens, or a local tokenizer. */
-export type PromptTokenCounter = 'tokenize-endpoint' | 'server-usage' | 'local-tokenizer';
-
-export interface CalibrationRecord {
-  mode: CalibrationMode;
-  targetTokens: number;
-  toleranceTokens: number;
-  withinTolerance: boolean;
-  countedBy?: PromptTokenCounter;
-  /** local tokenizer: the chat template's tokens, from the server's usage, added to the content's count */
-  templateTokens?: number;
-}
-
-/** What a result records of a calibration (PromptCalibration in the result schema). */
-export function calibrationRecord(p: CalibratedPrompt): CalibrationRecord {
-  return {
-    mode: p.mode,
-    targetTokens: p.targetTokens,
-    toleranceTokens: p.toleranceTokens,
-    withinTolerance: p.withinTolerance,
-    ...(p.countedBy !== undefined ? { countedBy: p.countedBy } : {}),
-    ...(p.templateTokens !== undefined ? { templateTokens: p.templateTokens } : {}),
-  };
-}
-
-/** max(64, 0.5 % of target) tokens. */
-export function toleranceTokens(targetTokens: number): number {
-  return Math.max(TOLERANCE_MIN_TOKENS, Math.ceil(targetTokens * TOLERANCE_FRACTION));
-}
-
-export interface CalibrateRequest {
-  targetTokens: number;
-  /** run-unique text at the start (cold prefill); seeds the filler unless `seed` is given */
-  prefix: string;
-  /** sample of the per-request tail counted with the text (not part of `text`) */
-  tail?: string;
-  /** sample of the per-stream lead counted with the text (not part of `text`) */
-  lead?: string;
-  /** filler seed; default `prefix` */
-  seed?: string;
-}
-
-export interface CalibratedPrompt {
-  /** the shared text: prefix + filler (or SHORTEST_PROMPT for target 0) */
-  text: string;
-  /** server-counted prompt tokens of lead + text + tail */
-  promptTokens: number;
-  mode: CalibrationMode;
-  targetTokens: number;
-  toleranceTokens: number;
-  withinTolerance: boolean;
-  lead: string;
-  tail: string;
-  /** counter calls or server requests spent on this target */
-  measurements: number;
-  /** what counted the tokens (absent: a caller-given counter) */
-  countedBy?: PromptTokenCounter;
-  /** local tokenizer: the template tokens added to each count (absent: content only) */
-  templateTokens?: number;
-}
-
-export interface CalibratorOptions {
-  /** exact counter of a full prompt (chat template included); resolves undefined when there is none */
-  countTokens?: (text: string) => Promise<number | undefined>;
-  /** server-counted prompt tokens of one real request (max_tokens = 1); the fallback */
-  measurePromptTokens?: (text: string) => Promise<number>;
-  /** estimated mode: most requests per target; default DEFAULT_MAX_MEASUREMENTS */
-  maxMeasurements?: number;
-  /** what `countTokens` is, for the record */
-  countedBy?: PromptTokenCounter;
-  /** the template tokens `countTokens` adds (local tokenizer), once known */
-  templateTokens?: () => number | undefined;
-}
-
-export interface AdapterCalibratorOptions {
-  adapter: EngineAdapter;
-  target: HttpTarget;
-  facts: ServerFacts;
-  endpoint: EndpointKind;
-  measurePromptTokens?: (text: string) => Promise<number>;
-  maxMeasurements?: number;
-  /** counts prompts when the server has no tokenize endpoint (target.tokenizer / LLM_BENCH_TOKENIZER) */
-  localTokenizer?: LocalCounter;
-  /** how long a tokenize call waits for a server that does not answer; default DEFAULTS.unreachableRetryMs (LLM_BENCH_RETRY_S) */
-  retryMs?: number;
-  /** a tokenize call found the server unreachable and waits `waitMs` before trying again */
-  onRetry?: (error: unknown, waitMs: number) => void;
-}
+export * from './calibration-types.js';
 
 interface Point {
   words: number;
@@ -139,11 +52,21 @@ interface Point {
 
 export class PromptCalibrator {
   private readonly cache = new Map<string, Promise<CalibratedPrompt>>();
+  /**
+   * exact mode: the counts already taken of one text series (same prefix, lead, tail, seed: the
+   * filler is prefix-stable, so its texts differ only in length), kept across targets so a new
+   * target of a series starts inside the bracket earlier ones found (a workload's many lengths)
+   */
+  private readonly series = new Map<string, Map<string, number>>();
   private exactAvailable: boolean;
   /** learnt tokens per filler word */
   private tokensPerWord: number | undefined;
-  /** learnt tokens of lead + prefix + tail with no filler (estimated mode) */
-  private overheadTokens: number | undefined;
+  /**
+   * learnt tokens of lead + prefix + tail with no filler (estimated mode), and the characters of
+   * those fixed parts: reused for fixed parts of about that size (the rows' prefixes), measured
+   * again for others (a workload's suffix counted after a long shared prefix)
+   */
+  private overhead: { chars: number; tokens: number } | undefined;
 
   constructor(private readonly options: CalibratorOptions) {
     this.exactAvailable = options.countTokens !== undefined;
@@ -175,9 +98,32 @@ export class PromptCalibrator {
     return new PromptCalibrator(opts);
   }
 
+  private seriesOf(req: CalibrateRequest): Map<string, number> {
+    const key = [req.prefix, req.lead ?? '', req.tail ?? '', req.seed ?? ''].join('\u0000');
+    let memo = this.series.get(key);
+    if (!memo) {
+      if (this.series.size >= MAX_SERIES) this.series.delete(this.series.keys().next().value!);
+      memo = new Map();
+      this.series.set(key, memo);
+    }
+    return memo;
+  }
+
   /** The mode the next calibration will use. */
   get mode(): CalibrationMode {
     return this.exactAvailable ? 'exact' : 'estimated';
+  }
+
+  /**
+   * The exact prompt tokens of `text` sent as a prompt (chat template included), from the
+   * tokenize endpoint or the local tokenizer; undefined where there is neither (estimated mode:
+   * no request is sent for it). Workloads count their file lines with it.
+   */
+  async count(text: string): Promise<number | undefined> {
+    if (!this.exactAvailable || !this.options.countTokens) return undefined;
+    const t = await this.options.countTokens(text);
+    if (t === undefined) this.exactAvailable = false; // the counter said it has no tokenizer
+    return t;
   }
 
   /** Calibrate (cached; concurrent calls for the same key share one search). */
@@ -249,7 +195,7 @@ export class PromptCalibrator {
     const N = req.targetTokens;
     let calls = 0;
     let missing = false;
-    const memo = new Map<string, number>();
+    const memo = this.seriesOf(req);
     const countAt = async (words: number, partialChars = 0): Promise<number> => {
       const key = `${words}:${partialChars}`;
       const known = memo.get(key);
@@ -280,8 +226,19 @@ export class PromptCalibrator {
     let tLo = base;
     let hi: number | undefined;
     let tHi = Infinity;
+    // what earlier targets of the series counted: an exact hit, or the tightest bracket
+    for (const [key, t] of memo) {
+      const [w, partialChars] = key.split(':').map(Number) as [number, number];
+      if (t === N) return done({ words: w, partialChars, tokens: t });
+      if (partialChars !== 0) continue;
+      if (t < N && w > lo) [lo, tLo] = [w, t];
+      if (t > N && (hi === undefined || w < hi)) [hi, tHi] = [w, t];
+    }
+    if (lo > 0) best.push({ words: lo, partialChars: 0, tokens: tLo });
+    if (hi !== undefined) best.push({ words: hi, partialChars: 0, tokens: tHi });
     let rate = this.tokensPerWord ?? DEFAULT_TOKENS_PER_WORD;
-    let guess = Math.round((N - base) / rate);
+    let guess =
+      hi === undefined ? lo + Math.round((N - tLo) / rate) : lo + Math.round(((N - tLo) * (hi - lo)) / Math.max(1, tHi - tLo));
     for (let step = 0; calls < MAX_EXACT_COUNTS; step++) {
       const upper = hi === undefined ? maxWords : hi - 1;
       guess = Math.min(Math.max(guess, lo + 1), upper);
@@ -335,10 +292,12 @@ export class PromptCalibrator {
       return this.result(req, SHORTEST_PROMPT, t, 'estimated', calls);
     }
     // overhead of the fixed parts (template + lead + prefix + tail); cheap (short prompt)
-    let overhead = this.overheadTokens;
+    const fixedChars = lead.length + req.prefix.length + tail.length;
+    const learnt = this.overhead;
+    let overhead = learnt && Math.abs(learnt.chars - fixedChars) <= OVERHEAD_REUSE_CHARS ? learnt.tokens : undefined;
     if (overhead === undefined) {
       overhead = await measureAt(0);
-      this.overheadTokens = overhead;
+      this.overhead = { chars: fixedChars, tokens: overhead };
       if (overhead >= N) return this.result(req, this.textAt(req, 0), overhead, 'estimated', calls);
     }
     const points: Point[] = [];

@@ -116,3 +116,36 @@ describe('PromptCalibrator, estimated mode', () => {
     expect(r.measurements).toBeLessThanOrEqual(5);
   });
 });
+
+describe('PromptCalibrator across targets of one text series (workload lengths)', () => {
+  test('exact: a series keeps its counts, so many lengths cost few calls each and each is exact', async () => {
+    const c = counting(charCount);
+    const cal = new PromptCalibrator({ countTokens: c.count });
+    const targets = Array.from({ length: 200 }, (_, i) => 100 + i * 13);
+    const alone = counting(charCount);
+    for (const N of targets) {
+      const r = await cal.calibrate({ targetTokens: N, prefix: '', seed: 'series', lead: 'lead 000000. ' });
+      expect(r.promptTokens).toBe(N);
+      expect(charCount('lead 000000. ' + r.text)).toBe(N);
+      // the same target in a calibrator of its own (no series memory)
+      await new PromptCalibrator({ countTokens: alone.count }).calibrate({ targetTokens: N, prefix: '', seed: 'series', lead: 'lead 000000. ' });
+    }
+    expect(c.calls()).toBeLessThan(alone.calls() * 0.7);
+    expect(await cal.count('a b c')).toBe(charCount('a b c'));
+  });
+
+  test('estimated: the learnt overhead is measured again for fixed parts of another size', async () => {
+    let calls = 0;
+    const measure = async (t: string) => (calls++, charCount(t));
+    const cal = new PromptCalibrator({ measurePromptTokens: measure });
+    expect(await cal.count('a b c')).toBeUndefined();
+    await cal.calibrate({ targetTokens: 2000, prefix: 'run-1 ctx 2000' });
+    // a suffix counted after a long shared prefix (the lead): its overhead is not the row's
+    const longLead = 'word '.repeat(1500);
+    const r = await cal.calibrate({ targetTokens: 1800, prefix: '', seed: 's', lead: longLead });
+    expect(Math.abs(r.promptTokens - 1800)).toBeLessThanOrEqual(toleranceTokens(1800));
+    expect(r.promptTokens).toBe(charCount(longLead + r.text));
+    expect(r.measurements).toBeLessThanOrEqual(3);
+    expect(calls).toBeGreaterThan(0);
+  });
+});
