@@ -12,7 +12,7 @@ import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { cellAbortOf, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import { cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import { runConversationWorker, type CellConversations, type RequestTurn } from './conversations.js';
@@ -137,9 +137,7 @@ function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serv
   return (id, request, dispatcherIndex, signal, onFirstToken, onChunk) =>
     sendRequest(session, {
       id,
-      prompt: request.prompt,
-      ...(request.messages ? { messages: request.messages } : {}),
-      maxTokens: request.maxTokens,
+      ...requestBody(request),
       dispatcher: pool.clients[dispatcherIndex]!,
       signal,
       ...(onFirstToken ? { onFirstToken } : {}),

@@ -16,7 +16,7 @@ import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { cellAbortOf, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 
@@ -127,9 +127,7 @@ async function followSchedule(
     const id = `${tag}-q${i}`;
     inFlight.add(id);
     peak = Math.max(peak, inFlight.size);
-    const r = requestOf(opts.promptFor(i), session.maxOutputTokens);
-    const body = { prompt: r.prompt, maxTokens: r.maxTokens, ...(r.messages ? { messages: r.messages } : {}) };
-    return sendRequest(session, { id, ...body, dispatcher: pool.clients[lane]!, signal }).then((timeline) => {
+    return sendRequest(session, { id, ...requestBody(requestOf(opts.promptFor(i), session.maxOutputTokens)), dispatcher: pool.clients[lane]!, signal }).then((timeline) => {
       inFlight.delete(id);
       lanes.give(lane);
       requests.push({ timeline, scheduledMs: startMs + atMs[i]!, waitedForCeiling });

@@ -76,6 +76,8 @@ export interface SendOptions {
   /** chat: the messages to send instead of one user message of `prompt` (workloads) */
   messages?: ChatMessage[];
   maxTokens: number;
+  /** the prompt tokens the workload built it to have (kept on the timeline as plannedPromptTokens) */
+  plannedPromptTokens?: number;
   /** the connection it goes on (one undici Client of the pool) */
   dispatcher: StreamRequestOptions['dispatcher'];
   signal?: AbortSignal;
@@ -139,6 +141,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
   return timeline.then((t) => {
     // ended: its chunk arrays become typed arrays of their exact length (10 B a chunk)
     compactTimeline(t);
+    if (o.plannedPromptTokens !== undefined) t.plannedPromptTokens = o.plannedPromptTokens;
     if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
     if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;
@@ -190,4 +193,14 @@ export type CellRequestInput = string | WorkloadRequest;
 /** The request to send for a caller's input; `maxTokens` when it is a bare prompt. */
 export function requestOf(input: CellRequestInput, maxTokens: number): WorkloadRequest {
   return typeof input === 'string' ? { prompt: input, maxTokens } : input;
+}
+
+/** The send options of a runner's request: its prompt, messages, output cap and planned prompt tokens. */
+export function requestBody(r: WorkloadRequest): Pick<SendOptions, 'prompt' | 'messages' | 'maxTokens' | 'plannedPromptTokens'> {
+  return {
+    prompt: r.prompt,
+    ...(r.messages ? { messages: r.messages } : {}),
+    maxTokens: r.maxTokens,
+    ...(r.promptTokens !== undefined ? { plannedPromptTokens: r.promptTokens } : {}),
+  };
 }

@@ -72,25 +72,29 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
     notRunReason: (error as Error)?.message ?? String(error),
     finishedAt: new Date().toISOString(),
   });
-  let load: CellLoad;
-  try {
-    load = await openCellLoad(run, { context: cell.context, concurrency: cell.concurrency, expectedRequests: expectedRequests(run, cell) });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    return notRun(error);
-  }
   // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
-  // request numbers move on by 100,000 per repeat so no repeat resends an earlier prompt
+  // each repeat has its own load: request numbers move on by 100,000 per repeat (synthetic), a
+  // workload's texts are the repeat's own, so no repeat resends an earlier prompt
   const repeats: Repeat[] = [];
+  let first: CellLoad | undefined;
   for (let r = 0; r < cfg.repeat; r++) {
     if (cfg.repeat > 1) say(`repeat ${r + 1} of ${cfg.repeat}`);
+    let load: CellLoad;
+    try {
+      load = await openCellLoad(run, { context: cell.context, concurrency: cell.concurrency, key: cell.key, repeat: r, requestBase: r * 100_000, expectedRequests: expectedRequests(run, cell) });
+    } catch (error) {
+      if (signal.aborted || r > 0) throw error;
+      return notRun(error);
+    }
+    first ??= load;
     let raw: Raw;
     try {
       raw = await runCell(run.opened.session, {
         context: cell.context,
         concurrency: cell.concurrency,
-        promptFor: (w, i) => load.requestFor(w, i + r * 100_000),
+        promptFor: (w, i) => load.requestFor(w, i),
         scoutPrompts: load.scouts,
+        ...(load.conversations ? { conversations: load.conversations } : {}),
         windowMs: cfg.matrix.windowS * 1000,
         gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
         gateSettleMs: cfg.timeouts.gateSettleMs,
@@ -107,7 +111,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
     repeats.push({ ...repeatFigures(run, cell, raw, say), workload: load.figures(raw) });
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
-  return cellResultOf(cell, load.row, repeats, verdict, say);
+  return cellResultOf(cell, first?.row, repeats, verdict, say);
 }
 
 /**
@@ -116,7 +120,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
  * past it repeat its sized ones, see src/workload).
  */
 function expectedRequests(run: RunContext, cell: PlannedCell): number {
-  return Math.min(20_000, cell.concurrency * Math.max(64, Math.ceil(run.cfg.matrix.windowS * 8)));
+  return Math.min(20_000, Math.max(512, cell.concurrency * Math.max(64, Math.ceil(run.cfg.matrix.windowS * 8))));
 }
 
 /**

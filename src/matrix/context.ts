@@ -4,6 +4,7 @@ import type { LoadedThresholds } from '../thresholds/load.js';
 import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';
 import type { LoadedBaseline } from '../compare/baseline.js';
+import type { RunWorkload } from './workload-run.js';
 
 /** What every generated test of one run shares. */
 export interface RunContext {
@@ -14,6 +15,8 @@ export interface RunContext {
   /** `-u`: thresholds are being rewritten, so a breach does not fail the test */
   updating: boolean;
   prompts: RunPrompts;
+  /** the run's workload (synthetic by default), opened once */
+  workload: RunWorkload;
   /** LLM_BENCH_BASELINE: the run every cell is compared with */
   baseline?: LoadedBaseline;
   /** this file's finished cells by key, for the capacity search that follows them */

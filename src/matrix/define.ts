@@ -24,7 +24,8 @@ import { createRateCapacityRunner } from './rate-capacity-test.js';
 import { contextLabel } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
-import { loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
+import { checkThresholdsWorkload, loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
+import { countFileLines, openRunWorkload } from './workload-run.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
@@ -94,16 +95,20 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       return;
     }
   }
-  // LLM_BENCH_BASELINE: read before the server is reached, so a bad path fails the file at once
+  // LLM_BENCH_BASELINE and a workload's prompt file: read before the server is reached, so a bad path fails the file at once
   const baselineResult = cfg.baselinePath ? readBaseline(cfg.baselinePath) : undefined;
+  const workload = openRunWorkload(cfg.workload, cfg.rates !== undefined);
   const opened = await openRun(cfg);
   afterAll(() => opened.close());
   const fullPlan = planMatrix(cfg.matrix, {
     kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value,
     maxRunningRequests: opened.session.facts.maxRunningRequests?.value,
   });
+  const prompts = new RunPrompts(opened.session, cfg.promptMode);
+  await countFileLines(workload, prompts.sizer, opened.session.facts.maxModelLen?.value, cfg.matrix.maxOutputTokens);
   // the run info names the whole matrix, so merged shards plan (and draw) every cell
   const info = describeRun(cfg, opened, fullPlan);
+  if (workload.workload.kind !== 'synthetic') info.run.workload = workload.info;
   // LLM_BENCH_RESUME: a partial run of this same matrix; its finished cells and rows are kept
   const resume = cfg.resumePath ? loadResume(cfg.resumePath, info) : undefined;
   if (resume) info.resumedFrom = { path: cfg.resumePath!, startedAt: resume.previous.info.startedAt };
@@ -117,13 +122,13 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     allowUnknown: updating,
   });
   checkCapacityBudgets(cfg, thresholds, updating);
-  const prompts = new RunPrompts(opened.session, cfg.promptMode);
+  if (!updating) checkThresholdsWorkload(thresholds, cfg.thresholdsPath, workload.info.text);
   // …and checked against this run's settings before any cell runs
   const baseline =
     cfg.baselinePath && baselineResult
       ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
       : undefined;
-  const ctx = { cfg, opened, info, thresholds, updating, prompts, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
+  const ctx = { cfg, opened, info, thresholds, updating, prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
   const runCapacityTest = createCapacityRunner(ctx);

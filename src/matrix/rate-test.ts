@@ -163,7 +163,7 @@ export async function measureRateCell(
   const schedule = arrivalSchedule({ rate: cell.rate, process: arrival, seed: cell.seed, windowMs, rampMs: settings.rampS * 1000 });
   let load: CellLoad;
   try {
-    load = await openCellLoad(run, { context: cell.context, concurrency: 1, expectedRequests: schedule.atMs.length });
+    load = await openCellLoad(run, { context: cell.context, concurrency: 1, key: cell.key, repeat: 0, requestBase: PROMPT_BASE + cell.index * PROMPTS_PER_RATE, expectedRequests: schedule.atMs.length });
   } catch (error) {
     if (signal.aborted) throw error;
     return notRun(error);
@@ -174,7 +174,8 @@ export async function measureRateCell(
       context: cell.context,
       rate: cell.rate,
       schedule,
-      promptFor: (i) => load.requestFor(0, PROMPT_BASE + cell.index * PROMPTS_PER_RATE + (i % PROMPTS_PER_RATE)),
+      // synthetic: the rate cell's own 20,000 prompt numbers, reused past them; a workload's requests are the cell's own
+      promptFor: (i) => load.requestFor(0, load.row ? i % PROMPTS_PER_RATE : i),
       scoutPrompts: load.scouts,
       windowMs,
       maxInFlight: settings.maxInFlight,

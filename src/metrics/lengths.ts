@@ -1,12 +1,14 @@
 /**
- * The lengths a workload cell actually sent (issue 23, docs/workloads.md): over the requests that
- * completed inside the window (ended 'done' at or before its end, sent at or after its start: the
- * requests whose whole prompt and whole output are known),
- * - input: each request's prompt tokens as the server counted them (final usage.prompt_tokens),
- *   or, where the server reports none, as the workload built it (`plannedPromptTokens`: calibrated
- *   with the server's tokenizer or a local one);
- * - output: each request's output tokens as the stream counted them (the cell's token source).
- * A request with neither count is left out of the input summary. Pure.
+ * The lengths a workload cell actually sent (issue 23, docs/workloads.md):
+ * - input: over the requests SENT inside the window (at or after its start, before its end),
+ *   each one's prompt tokens as the server counted them (usage.prompt_tokens, final or
+ *   continuous), or, where the server reported none (a request cut at the window's end, a server
+ *   without usage), as the workload built it (`plannedPromptTokens`: sized with the server's
+ *   tokenizer or a local one); a request with neither is left out;
+ * - output: over the requests sent inside the window that COMPLETED (ended 'done', which in a
+ *   cell means by the window's end: the rest are aborted there), each one's output tokens as the
+ *   stream counted them (the cell's token source). A window shorter than one request has none.
+ * Pure.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { LengthSummary } from '../shapes/result.js';
@@ -21,11 +23,6 @@ export function lengthSummary(values: readonly number[]): LengthSummary | undefi
   return { requests: s.length, mean: m, sd, min: s[0]!, p50: quantile(s, QUANTILES.median)!, p90: quantile(s, QUANTILES.p90)!, max: s[s.length - 1]! };
 }
 
-/** the requests whose prompt and output are wholly known: sent in the window, done by its end */
-export function completedInWindow(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): RequestTimeline[] {
-  return timelines.filter((t) => t.end?.kind === 'done' && t.sendMs >= windowStartMs && t.end.atMs <= windowEndMs);
-}
-
 function outputTokens(t: RequestTimeline): number {
   let n = 0;
   for (let i = 0; i < t.chunkTokens.length; i++) n += t.chunkTokens[i]!;
@@ -38,18 +35,14 @@ export interface SentLengths {
 }
 
 /** The per-request input and output lengths of the window's completed requests (see the file comment). */
-export function sentLengths(
-  timelines: readonly RequestTimeline[],
-  windowStartMs: number,
-  windowEndMs: number,
-  plannedPromptTokens?: (id: string) => number | undefined,
-): SentLengths {
+export function sentLengths(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): SentLengths {
   const input: number[] = [];
   const output: number[] = [];
-  for (const t of completedInWindow(timelines, windowStartMs, windowEndMs)) {
-    const p = t.promptTokens ?? plannedPromptTokens?.(t.id);
+  for (const t of timelines) {
+    if (t.sendMs < windowStartMs || t.sendMs >= windowEndMs) continue;
+    const p = t.promptTokens ?? t.plannedPromptTokens;
     if (p !== undefined) input.push(p);
-    output.push(outputTokens(t));
+    if (t.end?.kind === 'done' && t.end.atMs <= windowEndMs) output.push(outputTokens(t));
   }
   return { input, output };
 }

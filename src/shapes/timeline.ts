@@ -75,6 +75,12 @@ export interface RequestTimeline {
   chunkText?: string[];
   /** how chunkTokens were counted; the weakest source seen over the request */
   tokenSource: TokenSource;
+  /**
+   * the prompt tokens the workload built this request to have (WorkloadRequest.promptTokens: sized
+   * with the server's tokenizer or a local one), set by the load runner; what the sent input
+   * lengths fall back to where the server reports no usage (metrics/lengths.ts)
+   */
+  plannedPromptTokens?: number;
   /** final usage as reported by the server (last usage seen) */
   promptTokens?: number;
   completionTokens?: number;

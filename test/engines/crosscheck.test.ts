@@ -13,6 +13,7 @@ import { createCellRunner } from '../../src/matrix/cell-test.js';
 import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
+import { openRunWorkload } from '../../src/matrix/workload-run.js';
 import { crossCheckCell, histogramDelta, histogramMedian, relativeDifference } from '../../src/metrics/crosscheck.js';
 import { renderMarkdown } from '../../src/pages/markdown.js';
 import type { CellResult } from '../../src/shapes/result.js';
@@ -117,7 +118,7 @@ describe('a wrong client count does not pass silently', () => {
       };
       const plan = planMatrix(cfg.matrix, { kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value });
       const info = describeRun(cfg, opened, plan);
-      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), results: new Map() });
+      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), workload: openRunWorkload(cfg.workload, false), results: new Map() });
       const meta: { speedMatrix?: { cell: CellResult } } = {};
       await run(plan.cells[0]!, { task: { meta }, skip: () => undefined, signal: new AbortController().signal } as unknown as TestContext);
       const cell = meta.speedMatrix!.cell;

@@ -13,6 +13,7 @@ import { createCellRunner } from '../../src/matrix/cell-test.js';
 import { describeRun, openRun } from '../../src/matrix/open.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
+import { openRunWorkload } from '../../src/matrix/workload-run.js';
 import type { CellResult } from '../../src/shapes/result.js';
 import { startSim } from '../../src/sim/index.js';
 
@@ -51,7 +52,7 @@ describe.each(Object.keys(expected) as (keyof typeof expected)[])('%s personalit
       const forced = personality !== 'tgi' && personality !== 'ollama';
       expect(info.run.outputLengthForced).toBe(forced ? undefined : false);
 
-      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), results: new Map() });
+      const run = createCellRunner({ cfg, opened, info, thresholds: { cells: {}, prefill: {} }, updating: false, prompts: new RunPrompts(opened.session, cfg.promptMode), workload: openRunWorkload(cfg.workload, false), results: new Map() });
       for (const cell of plan.cells.filter((c) => c.key === '0/1' || c.key === '1K/4')) {
         const meta: { speedMatrix?: { cell: CellResult } } = {};
         const tc = { task: { meta }, skip: () => undefined, signal: new AbortController().signal } as unknown as TestContext;

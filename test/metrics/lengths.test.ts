@@ -23,21 +23,21 @@ describe('lengthSummary', () => {
 });
 
 describe('sentLengths', () => {
-  it('counts the requests sent in the window and done by its end; usage first, the planned count where there is none', () => {
-    const planned = new Map([['b', 70], ['c', 80]]);
+  it('input over the requests sent in the window (usage first, the planned count where there is none); output over those done', () => {
+    const planned = (t: RequestTimeline, n: number): RequestTimeline => ({ ...t, plannedPromptTokens: n });
     const got = sentLengths(
       [
         req('a', 10, 50, [2, 2, 1], 100),
-        req('b', 20, 60, [4], undefined),
-        req('c', 5, 40, [9], 90), // sent before the window opened
-        req('d', 30, 120, [3], 100), // done after it closed
-        req('e', 30, 60, [3], 100, 'aborted'),
+        planned(req('b', 20, 60, [4], undefined), 70),
+        req('c', 5, 40, [9], 90), // sent before the window opened: neither
+        req('d', 30, 120, [3], 110), // done after it closed: its input, not its output
+        planned(req('e', 30, 100, [3], undefined, 'aborted'), 80), // cut at the end: its planned input only
         req('f', 30, 60, [1, 1], undefined), // no count at all: output only
+        req('g', 100, 150, [1], 100), // sent as the window closed: neither
       ],
       10,
       100,
-      (id) => planned.get(id),
     );
-    expect(got).toEqual({ input: [100, 70], output: [5, 4, 2] });
+    expect(got).toEqual({ input: [100, 70, 110, 80], output: [5, 4, 2] });
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * The run's workload, opened once (issue 23): the resolved Workload, what the result records of it
+ * (`info.run.workload`), and for `file` the prompt file, read once at the start so a bad line
+ * fails the run before any server is reached.
+ *
+ * A file's identity is its name and content, not where it lies: the recorded text is
+ * `file:<name>,seed=N` and the sha256 is compared beside it, so a baseline measured on a laptop
+ * compares with a CI run of the same file.
+ */
+import { basename } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { PromptFile, Workload } from '../shapes/workload.js';
+import { workloadText } from '../shapes/workload.js';
+import type { WorkloadInfo } from '../shapes/result.js';
+import { readPromptFile, renderMessages } from '../workload/prompt-file.js';
+import type { PromptSizer } from '../workload/cell-requests.js';
+
+export interface RunWorkload {
+  workload: Workload;
+  info: WorkloadInfo;
+  /** the file workload's prompts */
+  file?: PromptFile;
+}
+
+/** The workload's canonical text as results record it (a file by its name). */
+export function recordedWorkloadText(w: Workload): string {
+  return w.kind === 'file' ? `file:${basename(w.path)},seed=${w.seed}` : workloadText(w);
+}
+
+/** Opens the run's workload; a file workload reads (and checks) its file here. */
+export function openRunWorkload(workload: Workload, rates: boolean): RunWorkload {
+  if (workload.kind === 'multiTurn' && rates) {
+    throw new ConfigError(
+      'LLM_BENCH_WORKLOAD: a multiTurn workload runs in the closed-loop cells only (a concurrency column is that many simultaneous conversations); ' +
+        'open-loop rate cells send single requests. Set LLM_BENCH_RATES=none (or drop matrix.rates), or choose another workload',
+    );
+  }
+  const info: WorkloadInfo = { kind: workload.kind, text: recordedWorkloadText(workload) };
+  if (workload.kind !== 'file') return { workload, info };
+  const file = readPromptFile(workload.path);
+  info.file = { name: file.name, sha256: file.sha256, lines: file.lines.length, used: file.lines.length, skipped: 0 };
+  return { workload, info, file };
+}
+
+/**
+ * A file's lines that fit the server: counted once per run where prompts can be counted (a
+ * tokenize endpoint or a local tokenizer) and the max model length is known; a line whose prompt
+ * plus output exceeds it is never sent (workload/file-requests.ts skips it the same way) and the
+ * result counts it in `file.skipped`. Without a counter nothing is skipped and the server's
+ * refusals are failed requests of the cell.
+ */
+export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxModelLen: number | undefined, maxOutputTokens: number): Promise<void> {
+  if (!run.file || !run.info.file || maxModelLen === undefined || !sizer.count) return;
+  let skipped = 0;
+  for (const line of run.file.lines) {
+    const tokens = await sizer.count(renderMessages(line.messages));
+    if (tokens === undefined) return;
+    if (tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
+  }
+  run.info.file.skipped = skipped;
+  run.info.file.used = run.file.lines.length - skipped;
+}
