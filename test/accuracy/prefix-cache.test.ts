@@ -1,7 +1,7 @@
 /**
  * Issue 23, done when: "the hit rate reported is within 2 percentage points of the simulator's own
- * count for sharedPrefix at three prefix/suffix ratios". A sharedPrefix-shaped load (G = 4 groups,
- * request i = group (i mod G)'s P-token prefix + a unique S-token suffix) runs as a real closed-loop
+ * count for sharedPrefix at three prefix/suffix ratios". A sharedPrefix load built by the tool's own
+ * request builder (G = 4 groups, each request a drawn group's P-token prefix + a unique S-token suffix) runs as a real closed-loop
  * cell (load/cell.ts runCell) against the vLLM, SGLang and llama.cpp personalities; the window's
  * hit rate comes from metrics/prefix-cache.ts prefixCacheFigures over the cell's samples and
  * timelines, from the source each engine gives (vLLM and SGLang: their counters; llama.cpp: prompt
@@ -12,12 +12,11 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { runCell } from '../../src/load/cell.js';
 import { prefixCacheFigures } from '../../src/metrics/prefix-cache.js';
-import { Filler } from '../../src/prompts/synth.js';
+import { workloadRequests } from '../../src/workload/cell-requests.js';
+import type { WorkloadRequest } from '../../src/shapes/workload.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import type { SimPersonality } from '../../src/sim/profiles.js';
-import { scanTokens } from '../../src/sim/tokenizer.js';
 import { monoMs } from '../../src/clock.js';
-import { fnv1a, mulberry32 } from '../../src/random.js';
 import { FAST_TINY, fmt, openAccuracyRun, simState, startThreadSim, truthSince, type OpenedAccuracyRun, type TruthJson } from './harness.js';
 
 const GROUPS = 4;
@@ -30,38 +29,23 @@ const RATIOS: Array<[prefix: number, suffix: number]> = [
 const PERSONALITIES = ['vllm', 'sglang', 'llamacpp'] as const satisfies readonly SimPersonality[];
 const EXPECTED_SOURCE: Record<string, string> = { vllm: 'server-counters', sglang: 'server-counters', llamacpp: 'processed-tokens' };
 
-/** `head` followed by filler words of `seed`, as many as keep the text at or under `tokens` sim tokens */
-function textOfTokens(head: string, seed: string, tokens: number): string {
-  const filler = new Filler(seed);
-  const at = (n: number): string => `${head}${filler.text(n)}`;
-  let lo = 0;
-  let hi = tokens;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (scanTokens(at(mid)) <= tokens) lo = mid;
-    else hi = mid - 1;
-  }
-  return at(lo);
-}
-
-/** the sharedPrefix load of one ratio: a group's prefix, then the request's own suffix */
-function sharedPrefixLoad(tag: string, prefixTokens: number, suffixTokens: number, groups = GROUPS, shuffled = false): { promptFor: (i: number) => string; scouts: string[] } {
-  const prefixes = Array.from({ length: groups }, (_, g) => textOfTokens(`Shared context ${tag} group ${g}. `, `${tag}-g${g}`, prefixTokens));
-  // in turn, or drawn per request (seeded): a drawn group may have been evicted since its last use
-  const groupOf = (i: number): number => (shuffled ? Math.floor(mulberry32(fnv1a(`${tag}-${i}`))() * groups) : i % groups);
-  const cache = new Map<number, string>();
-  const promptFor = (i: number): string => {
-    let p = cache.get(i);
-    if (p === undefined) {
-      // the suffix starts with the request's own words, so no two requests share more than the prefix
-      p = `${prefixes[groupOf(i)]}\n${textOfTokens(`Request ${tag}-${i} asks: `, `${tag}-r${i}`, suffixTokens)}`;
-      cache.set(i, p);
-    }
-    return p;
-  };
-  // one request per group before the window: the window sees warm prefixes, as a long run does
-  const scouts = prefixes.map((p, g) => `${p}\n${textOfTokens(`Scout ${tag}-${g} asks: `, `${tag}-s${g}`, suffixTokens)}`);
-  return { promptFor, scouts };
+/**
+ * The sharedPrefix load of one ratio, built by the tool's own request builder
+ * (workload/cell-requests.ts, as a matrix cell builds it): G groups of a P-token prefix, each
+ * request's group drawn (seeded) and an S-token suffix of its own; one scout per group warms the
+ * prefixes before the window, as a long run would have them.
+ */
+async function sharedPrefixLoad(run: OpenedAccuracyRun, tag: string, prefixTokens: number, suffixTokens: number, groups = GROUPS): Promise<{ promptFor: (i: number) => WorkloadRequest; scouts: WorkloadRequest[] }> {
+  const { session } = run.opened;
+  const requests = workloadRequests({
+    workload: { kind: 'sharedPrefix', groups, prefixTokens, suffixTokens, seed: 1 },
+    runId: session.runId,
+    cellKey: tag,
+    maxOutputTokens: session.maxOutputTokens,
+    sizer: run.prompts.sizer,
+  });
+  await requests.prepare(1);
+  return { promptFor: (i) => requests.requestFor(0, i), scouts: requests.scoutRequests() };
 }
 
 interface Server {
@@ -127,7 +111,7 @@ async function measureCell(personality: Personality, prefixTokens: number, suffi
   const { sim, run } = await server(personality, kvCapacityTokens);
   const { session } = run.opened;
   const tag = `${personality}-${prefixTokens}-${suffixTokens}${kvCapacityTokens !== undefined ? `-kv${kvCapacityTokens}` : ''}`;
-  const load = thrash ? sharedPrefixLoad(tag, prefixTokens, suffixTokens, thrash.groups, true) : sharedPrefixLoad(tag, prefixTokens, suffixTokens);
+  const load = await sharedPrefixLoad(run, tag, prefixTokens, suffixTokens, thrash?.groups);
   const before = (await simState(sim)).counters as { prefixHitsTokensTotal: number; prefixQueriesTokensTotal: number };
   const startedMs = monoMs();
   // the context number only names the cell (its request ids); one per ratio
