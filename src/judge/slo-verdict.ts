@@ -4,7 +4,7 @@
  * kvCapacity; a cell without figures to judge (not run, Client-limited) as unmeasured. An
  * open-loop rate cell is judged by the same constraints on its own figures (rateSloVerdict). Pure.
  */
-import { formatCount, formatMs, formatNumber, formatRate } from '../text/format.js';
+import { formatCount, formatMs, formatNumber } from '../text/format.js';
 import type { CellResult, Distribution, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 

@@ -6,15 +6,15 @@
  */
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
-import type { DecodedChunk, MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
+import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
 import { cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
-import type { WorkloadRequest } from '../shapes/workload.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
+import type { CellSend, WorkerState } from './worker-state.js';
 import { runConversationWorker, type CellConversations, type RequestTurn } from './conversations.js';
 
 export interface CellRunOptions {
@@ -82,31 +82,8 @@ function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
 }
 
-/** One request of the cell: its id, request (prompt or messages, output cap), worker's client (C = the scout's), first-token hook. */
-type Send = (
-  id: string,
-  request: WorkloadRequest,
-  dispatcherIndex: number,
-  signal: AbortSignal,
-  onFirstToken?: () => void,
-  onChunk?: (chunk: DecodedChunk) => void,
-) => Promise<RequestTimeline>;
-
-/** What the C closed-loop workers share: read by the gate and the window, stopped by the end. */
-interface Workers {
-  /** every request the workers sent, in the order they ended */
-  readonly timelines: RequestTimeline[];
-  /** ids of the worker requests in flight; cellAbort aborts them all */
-  readonly inFlight: Set<string>;
-  /** worker w has had a token */
-  readonly gotToken: boolean[];
-  /** failed requests in a row per worker (a token resets it) */
-  readonly failingInARow: number[];
-  /** no new requests (the window has closed) */
-  stopping: boolean;
-  /** requests started by all workers: the prompt's request index */
-  requestCounter: number;
-}
+type Send = CellSend;
+type Workers = WorkerState;
 
 /**
  * The cell's clients, one per worker and one for the scout, with their connections opened. A

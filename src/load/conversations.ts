@@ -14,7 +14,6 @@
  * its `runWorker`.
  */
 import type { DecodedChunk } from '../shapes/engine.js';
-import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { sleep } from './session.js';
 
@@ -42,25 +41,9 @@ export interface RequestTurn {
   historyTokens?: number;
 }
 
-/** One request on the worker's client; `onChunk` sees every decoded chunk (cell.ts's send). */
-export type ConversationSend = (
-  id: string,
-  request: WorkloadRequest,
-  dispatcherIndex: number,
-  signal: AbortSignal,
-  onFirstToken?: () => void,
-  onChunk?: (chunk: DecodedChunk) => void,
-) => Promise<RequestTimeline>;
-
-/** The part of cell.ts's worker state a conversation worker reads and writes. */
-export interface ConversationLoopState {
-  readonly timelines: RequestTimeline[];
-  readonly inFlight: Set<string>;
-  readonly gotToken: boolean[];
-  readonly failingInARow: number[];
-  stopping: boolean;
-  requestCounter: number;
-}
+/** cell.ts's send and worker state (one definition, load/worker-state.ts) */
+export type { CellSend as ConversationSend, WorkerState as ConversationLoopState } from './worker-state.js';
+import type { CellSend as ConversationSend, WorkerState as ConversationLoopState } from './worker-state.js';
 
 export interface ConversationWorkerContext {
   cellTag: string;
