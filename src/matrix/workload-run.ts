@@ -13,6 +13,7 @@ import type { PromptFile, Workload } from '../shapes/workload.js';
 import { workloadText } from '../shapes/workload.js';
 import type { WorkloadInfo } from '../shapes/result.js';
 import { readPromptFile, renderMessages } from '../workload/prompt-file.js';
+import { SHORTEST_PROMPT } from '../prompts/synth.js';
 import type { PromptSizer } from '../workload/cell-requests.js';
 
 export interface RunWorkload {
@@ -43,20 +44,35 @@ export function openRunWorkload(workload: Workload, rates: boolean): RunWorkload
 }
 
 /**
- * A file's lines that fit the server: counted once per run where prompts can be counted (a
- * tokenize endpoint or a local tokenizer) and the max model length is known; a line whose prompt
- * plus output exceeds it is never sent (workload/file-requests.ts skips it the same way) and the
- * result counts it in `file.skipped`. Without a counter nothing is skipped and the server's
- * refusals are failed requests of the cell.
+ * A file's lines, counted once per run where prompts can be counted (a tokenize endpoint or a
+ * local tokenizer):
+ * - a line without an output length of its own whose file gives the answer (`replyText`) asks
+ *   for as many tokens as that answer has, as vLLM's ShareGPT loader does: the answer counted as
+ *   a prompt, less the chat template's tokens (a one-word prompt's count less one);
+ * - where the max model length is known, a line whose prompt plus output exceeds it is never sent
+ *   (workload/file-requests.ts skips it the same way) and the result counts it in `file.skipped`.
+ * Without a counter nothing is skipped, replies size nothing (the run's max output tokens), and the
+ * server's refusals are failed requests of the cell.
  */
 export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxModelLen: number | undefined, maxOutputTokens: number): Promise<void> {
-  if (!run.file || !run.info.file || maxModelLen === undefined || !sizer.count) return;
+  if (!run.file || !run.info.file || !sizer.count) return;
+  const template = await sizer.count(SHORTEST_PROMPT);
+  if (template === undefined) return;
   let skipped = 0;
+  let fromReplies = 0;
   for (const line of run.file.lines) {
+    if (line.outputTokens === undefined && line.replyText !== undefined) {
+      const reply = await sizer.count(line.replyText);
+      if (reply !== undefined) {
+        line.outputTokens = Math.max(1, reply - (template - 1));
+        fromReplies++;
+      }
+    }
+    if (maxModelLen === undefined) continue;
     const tokens = await sizer.count(renderMessages(line.messages));
-    if (tokens === undefined) return;
-    if (tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
+    if (tokens !== undefined && tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
   }
   run.info.file.skipped = skipped;
   run.info.file.used = run.file.lines.length - skipped;
+  if (fromReplies > 0) run.info.file.outputFromReplies = fromReplies;
 }

@@ -344,6 +344,10 @@ export interface WorkloadInfo {
      * lines skipped: prompt + output longer than the server's max model length
      */
     skipped: number;
+    /**
+     * lines without an output length of their own whose max_tokens is their reply's token count (ShareGPT's gpt turn, a messages line's trailing answer), as vLLM's ShareGPT loader sizes them; needs a counter
+     */
+    outputFromReplies?: number;
   };
 }
 /**

@@ -158,8 +158,16 @@ export interface PromptLine {
   line: number;
   /** the request's messages: a plain prompt is one user message; ShareGPT turns are mapped to roles */
   messages: ChatMessage[];
-  /** the line's own output length (`output_tokens` or `max_tokens`), when it gives one */
+  /**
+   * the output length (max_tokens): the line's own (`output_tokens` or `max_tokens`), or where it
+   * gives none, its reply's token count once the run has counted it (matrix/workload-run.ts)
+   */
   outputTokens?: number;
+  /**
+   * the answer the file gives for the request, when the line has no output length of its own:
+   * ShareGPT's gpt turn after the first human turn, a messages line's trailing assistant message
+   */
+  replyText?: string;
 }
 
 /** A JSONL prompt file, read and checked. */

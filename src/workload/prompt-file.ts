@@ -46,7 +46,13 @@ function contentOf(content: unknown, where: string): string {
   throw new LineError(`${where}.content must be a string or a list of text parts, e.g. {"role": "user", "content": "Hello"}`);
 }
 
-function fromMessages(messages: unknown): ChatMessage[] {
+/** A line's request, and the answer the file gives for it (ShareGPT's next gpt turn, a messages line's trailing assistant message). */
+interface Parsed {
+  messages: ChatMessage[];
+  reply?: string;
+}
+
+function fromMessages(messages: unknown): Parsed {
   if (!Array.isArray(messages) || messages.length === 0) throw new LineError('"messages" must be a non-empty list of {"role", "content"} objects');
   const out = messages.map((m, i): ChatMessage => {
     const where = `messages[${i}]`;
@@ -60,14 +66,15 @@ function fromMessages(messages: unknown): ChatMessage[] {
   let last = out.length - 1;
   while (last >= 0 && out[last]!.role !== 'user') last--;
   if (last < 0) throw new LineError('"messages" has no user message; a request needs one, e.g. {"role": "user", "content": "Hello"}');
-  return out.slice(0, last + 1);
+  const reply = out[last + 1]?.role === 'assistant' ? out[last + 1]!.content : undefined;
+  return { messages: out.slice(0, last + 1), ...(reply ? { reply } : {}) };
 }
 
 const SHAREGPT_ROLES: Record<string, ChatMessage['role']> = {
   human: 'user', user: 'user', gpt: 'assistant', assistant: 'assistant', chatgpt: 'assistant', system: 'system',
 };
 
-function fromConversations(turns: unknown): ChatMessage[] {
+function fromConversations(turns: unknown): Parsed {
   if (!Array.isArray(turns) || turns.length === 0) throw new LineError('"conversations" must be a non-empty list of {"from", "value"} turns');
   const out: ChatMessage[] = [];
   for (const [i, t] of turns.entries()) {
@@ -77,7 +84,11 @@ function fromConversations(turns: unknown): ChatMessage[] {
     if (!role) throw new LineError(`conversations[${i}].from ${JSON.stringify(turn.from)} is not human, gpt or system (or user, assistant, chatgpt)`);
     if (typeof turn.value !== 'string') throw new LineError(`conversations[${i}].value must be a string`);
     if (role === 'system') out.push({ role, content: turn.value });
-    if (role === 'user') return [...out, { role, content: turn.value }];
+    if (role === 'user') {
+      const next = turns[i + 1] as { from?: unknown; value?: unknown } | undefined;
+      const answered = typeof next?.from === 'string' && SHAREGPT_ROLES[next.from.toLowerCase()] === 'assistant' && typeof next.value === 'string' && next.value !== '';
+      return { messages: [...out, { role, content: turn.value }], ...(answered ? { reply: next.value as string } : {}) };
+    }
   }
   throw new LineError('"conversations" has no human turn; the request is the conversation up to its first human turn');
 }
@@ -108,16 +119,19 @@ function parseLine(text: string): Omit<PromptLine, 'line'> {
   if (formats.length === 0) throw new LineError(`no prompt: a line needs "text", "prompt", "messages" or "conversations", e.g. ${FORMATS}`);
   if (formats.length > 1) throw new LineError(`both ${formats.map((f) => `"${f}"`).join(' and ')} given; a line is one request in one format`);
   const format = formats[0]!;
-  let messages: ChatMessage[];
-  if (format === 'messages') messages = fromMessages(line.messages);
-  else if (format === 'conversations') messages = fromConversations(line.conversations);
+  let parsed: Parsed;
+  if (format === 'messages') parsed = fromMessages(line.messages);
+  else if (format === 'conversations') parsed = fromConversations(line.conversations);
   else {
     if (typeof line[format] !== 'string') throw new LineError(`"${format}" must be a string, e.g. {"${format}": "Hello"}`);
-    messages = [{ role: 'user', content: line[format] }];
+    parsed = { messages: [{ role: 'user', content: line[format] }] };
   }
+  const { messages, reply } = parsed;
   if (messages.every((m) => m.content.trim() === '')) throw new LineError('the prompt is empty; give the text the request sends');
   const outputTokens = outputTokensOf(line);
-  return outputTokens === undefined ? { messages } : { messages, outputTokens };
+  // a line's own output length wins; else the file's answer may size it (matrix/workload-run.ts)
+  if (outputTokens !== undefined) return { messages, outputTokens };
+  return reply !== undefined ? { messages, replyText: reply } : { messages };
 }
 
 /**

@@ -1,0 +1,61 @@
+/**
+ * The run's workload, opened once (src/matrix/workload-run.ts): a file is recorded by its name and
+ * content, its lines are counted once (answers size the output where a line gives none, too-long
+ * lines are skipped and counted), and multiTurn with rate cells is refused.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { countFileLines, openRunWorkload, recordedWorkloadText } from '../../src/matrix/workload-run.js';
+import { readPromptFile } from '../../src/workload/prompt-file.js';
+import type { PromptSizer } from '../../src/workload/cell-requests.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lsm-wlrun-'));
+const path = join(dir, 'prompts.jsonl');
+writeFileSync(
+  path,
+  [
+    JSON.stringify({ text: 'one two three' }),
+    JSON.stringify({ conversations: [{ from: 'human', value: 'a b' }, { from: 'gpt', value: 'w w w w w w w w w w' }, { from: 'human', value: 'later' }] }),
+    JSON.stringify({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y y y y' }] }),
+    JSON.stringify({ text: 'own length', output_tokens: 5 }),
+    JSON.stringify({ text: 'long '.repeat(90).trim() }),
+  ].join('\n'),
+);
+
+/** counts words, plus 3 tokens of "chat template" */
+const sizer: PromptSizer = {
+  calibrate: () => Promise.reject(new Error('not used')),
+  count: (text) => Promise.resolve(text.split(/\s+/).filter((w) => w !== '').length + 3),
+};
+
+describe('openRunWorkload and countFileLines', () => {
+  test('a file is read once, recorded by name and sha256; answers size the outputs; too-long lines are counted as skipped', async () => {
+    const run = openRunWorkload({ kind: 'file', path, seed: 3 }, true);
+    expect(run.info).toMatchObject({ kind: 'file', text: 'file:prompts.jsonl,seed=3', file: { name: 'prompts.jsonl', lines: 5, used: 5, skipped: 0 } });
+    expect(run.info.file!.sha256).toBe(readPromptFile(path).sha256);
+    expect(run.file!.lines[1]!.replyText).toBe('w w w w w w w w w w');
+    expect(run.file!.lines[2]!.replyText).toBe('y y y y');
+    // max model length 100, run's max output 8: line 5 (90 words + 3 + 8) does not fit
+    await countFileLines(run, sizer, 100, 8);
+    const lines = run.file!.lines;
+    expect(lines.map((l) => l.outputTokens)).toEqual([undefined, 10, 4, 5, undefined]);
+    expect(run.info.file).toMatchObject({ used: 4, skipped: 1, outputFromReplies: 2 });
+  });
+
+  test('without a counter nothing is counted: outputs stay the run\'s, nothing is skipped', async () => {
+    const run = openRunWorkload({ kind: 'file', path, seed: 1 }, false);
+    await countFileLines(run, { calibrate: sizer.calibrate }, 100, 8);
+    expect(run.file!.lines.map((l) => l.outputTokens)).toEqual([undefined, undefined, undefined, 5, undefined]);
+    expect(run.info.file).toMatchObject({ used: 5, skipped: 0 });
+    expect(run.info.file!.outputFromReplies).toBeUndefined();
+  });
+
+  test('multiTurn with rate cells is refused naming the variables; the recorded text of other kinds is the canonical one', () => {
+    const mt = { kind: 'multiTurn' as const, turns: 3, userTokens: 64, systemTokens: 0, thinkMs: { kind: 'fixed' as const, value: 0 }, seed: 1 };
+    expect(() => openRunWorkload(mt, true)).toThrow(/multiTurn workload runs in the closed-loop cells only.*LLM_BENCH_RATES=none/);
+    expect(openRunWorkload(mt, false).info.text).toBe('multiTurn:turns=3,user=64,system=0,think=0s,seed=1');
+    expect(recordedWorkloadText({ kind: 'sharedPrefix', groups: 2, prefixTokens: 64, suffixTokens: 8, seed: 1 })).toBe('sharedPrefix:groups=2,prefix=64,suffix=8,seed=1');
+  });
+});
