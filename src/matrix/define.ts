@@ -26,6 +26,7 @@ import { maxSearchCells } from '../slo/capacity.js';
 import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
 import { checkThresholdsWorkload, loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
 import { countFileLines, openRunWorkload } from './workload-run.js';
+import { progress } from './progress.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
@@ -105,6 +106,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     maxRunningRequests: opened.session.facts.maxRunningRequests?.value,
   });
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
+  if (workload.file) progress(`counting the ${workload.file.lines.length} lines of ${workload.file.name} (output lengths from answers, lines too long for the server)`);
   await countFileLines(workload, prompts.sizer, opened.session.facts.maxModelLen?.value, cfg.matrix.maxOutputTokens);
   // the run info names the whole matrix, so merged shards plan (and draw) every cell
   const info = describeRun(cfg, opened, fullPlan);

@@ -9,12 +9,15 @@
  */
 import { basename } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { PromptFile, Workload } from '../shapes/workload.js';
+import type { PromptFile, PromptLine, Workload } from '../shapes/workload.js';
 import { workloadText } from '../shapes/workload.js';
 import type { WorkloadInfo } from '../shapes/result.js';
 import { readPromptFile, renderMessages } from '../workload/prompt-file.js';
 import { SHORTEST_PROMPT } from '../prompts/synth.js';
 import type { PromptSizer } from '../workload/cell-requests.js';
+
+/** lines counted at once when a file is counted */
+const COUNT_AT_ONCE = 8;
 
 export interface RunWorkload {
   workload: Workload;
@@ -58,20 +61,23 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
   if (!run.file || !run.info.file || !sizer.count) return;
   const template = await sizer.count(SHORTEST_PROMPT);
   if (template === undefined) return;
+  const count = sizer.count.bind(sizer);
   let skipped = 0;
   let fromReplies = 0;
-  for (const line of run.file.lines) {
+  const one = async (line: PromptLine): Promise<void> => {
     if (line.outputTokens === undefined && line.replyText !== undefined) {
-      const reply = await sizer.count(line.replyText);
+      const reply = await count(line.replyText);
       if (reply !== undefined) {
         line.outputTokens = Math.max(1, reply - (template - 1));
         fromReplies++;
       }
     }
-    if (maxModelLen === undefined) continue;
-    const tokens = await sizer.count(renderMessages(line.messages));
+    if (maxModelLen === undefined) return;
+    const tokens = await count(renderMessages(line.messages));
     if (tokens !== undefined && tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
-  }
+  };
+  // a few lines at a time: a long file is counted in seconds, without flooding the server
+  for (let i = 0; i < run.file.lines.length; i += COUNT_AT_ONCE) await Promise.all(run.file.lines.slice(i, i + COUNT_AT_ONCE).map(one));
   run.info.file.skipped = skipped;
   run.info.file.used = run.file.lines.length - skipped;
   if (fromReplies > 0) run.info.file.outputFromReplies = fromReplies;
