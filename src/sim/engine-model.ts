@@ -13,6 +13,7 @@
  */
 
 import { KvCache, type KvLease, type PromptBlocks } from './kv-cache.js';
+import { SlotCache } from './slot-cache.js';
 import type { SimProfile } from './profiles.js';
 
 export type FinishReason = 'length' | 'stop' | 'abort' | 'error';
@@ -30,6 +31,8 @@ export class EngineRequest {
   readyAtMs = 0;
   admittedMs: number | undefined;
   lease: KvLease | undefined;
+  /** its llama.cpp slot while it runs (slot-cache.ts), when the engine keeps one prompt a slot */
+  slot: number | undefined;
   cachedTokens = 0;
   prefillDone = 0;
   prefillTarget = 0;
@@ -70,6 +73,11 @@ export type StepPlan = { kind: 'step'; durationMs: number } | { kind: 'wait'; un
 
 export class SimEngine {
   readonly kv: KvCache;
+  /**
+   * llama.cpp personality: the prompt cache is one prompt a slot (slot-cache.ts) and a request's
+   * cached tokens come from its slot; the block cache then only accounts for KV room
+   */
+  readonly slots: SlotCache | undefined;
   /** arrived, not yet through the frontend */
   private arriving: EngineRequest[] = [];
   readonly waiting: EngineRequest[] = [];
@@ -93,6 +101,15 @@ export class SimEngine {
 
   constructor(readonly profile: SimProfile) {
     this.kv = new KvCache(profile.kvCapacityTokens, profile.blockSize);
+    if (profile.personality === 'llamacpp' && profile.llamacppSlotCache !== false) this.slots = new SlotCache(profile.maxRunningRequests, profile.blockSize);
+  }
+
+  /** gives back what a request that ended holds: its KV blocks and its slot */
+  private releaseHeld(r: EngineRequest): void {
+    if (r.lease) this.kv.release(r.lease);
+    r.lease = undefined;
+    if (r.slot !== undefined) this.slots?.release(r.slot);
+    r.slot = undefined;
   }
 
   get kvUsedTokens(): number {
@@ -120,10 +137,7 @@ export class SimEngine {
   abort(req: EngineRequest): void {
     if (req.finished) return;
     req.finished = true;
-    if (req.lease) {
-      this.kv.release(req.lease);
-      req.lease = undefined;
-    }
+    this.releaseHeld(req);
     removeFrom(this.arriving, req);
     removeFrom(this.waiting, req);
     // a sink aborting its own request while emitStep walks `running` (a close-after or error-after
@@ -171,8 +185,7 @@ export class SimEngine {
           r.finished = true;
           finishedAny = true;
           this.counters.requestsFinishedTotal++;
-          if (r.lease) this.kv.release(r.lease);
-          r.lease = undefined;
+          this.releaseHeld(r);
         }
         r.held += n;
         if (!hold || finish) this.flush(r, finish);
@@ -206,12 +219,17 @@ export class SimEngine {
       this.waiting.shift();
       r.lease = lease;
       r.cachedTokens = lease.cachedTokens;
-      r.prefillDone = lease.cachedTokens;
+      const slot = this.slots?.acquire(r.prompt);
+      if (slot) {
+        r.slot = slot.slot;
+        r.cachedTokens = slot.cachedTokens;
+      }
+      r.prefillDone = r.cachedTokens;
       r.prefillTarget = r.prompt.tokens;
       r.admittedMs = nowMs;
       this.counters.promptTokensTotal += r.prompt.tokens;
       this.counters.prefixQueriesTokensTotal += r.prompt.tokens;
-      this.counters.prefixHitsTokensTotal += lease.cachedTokens;
+      this.counters.prefixHitsTokensTotal += r.cachedTokens;
       this.running.push(r);
       r.sink.onAdmit(nowMs);
     }

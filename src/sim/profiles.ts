@@ -164,6 +164,11 @@ export interface SimProfileParams {
   llamacppMetrics?: LlamacppMetricsNames;
   /** llama.cpp personality: `GET /slots` answers (default true; false: started without `--slots`, HTTP 501) */
   llamacppSlots?: boolean;
+  /**
+   * llama.cpp personality: the prompt cache keeps one prompt a slot, and a request re-uses only its
+   * own slot's (slot-cache.ts, as b4748 does; default true). false: the shared block cache.
+   */
+  llamacppSlotCache?: boolean;
 }
 
 export const LLAMACPP_METRICS_NAMES = ['b4748', 'current', 'off'] as const;

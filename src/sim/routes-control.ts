@@ -61,6 +61,7 @@ export function controlRoutes(ctx: SimContext): Routes {
     'POST /_sim/reset': ({ res }) => {
       truth.clear();
       ctx.engine.kv.clearUnused();
+      ctx.engine.slots?.clearIdle();
       ctx.loop.resetLateness();
       ctx.eluStart = performance.eventLoopUtilization();
       sendJson(res, 200, { ok: true });
