@@ -16,11 +16,18 @@ export interface PromptBlocks {
   tokens: number;
   /** chained hash key of every full block of the prompt, in order */
   hashes: string[];
+  /**
+   * FNV-1a (32-bit) of the whole prompt text: the request's identity in the ground truth
+   * (`promptHash`), so a test can tell which prompt a request carried without the text. With
+   * caching it continues the blocks' first chain over the tail, which is the one-pass hash of the
+   * text (FNV-1a's state is its output), so it costs no second pass.
+   */
+  textHash: number;
 }
 
 /** Counts the prompt's tokens and hashes each full block, chained (a block's key covers its whole prefix). */
 export function hashPromptBlocks(text: string, blockSize: number, withHashes: boolean): PromptBlocks {
-  if (!withHashes) return { tokens: scanTokens(text), hashes: [] };
+  if (!withHashes) return { tokens: scanTokens(text), hashes: [], textHash: fnv1a(text) };
   const hashes: string[] = [];
   let inBlock = 0;
   let blockStart = 0;
@@ -36,7 +43,7 @@ export function hashPromptBlocks(text: string, blockSize: number, withHashes: bo
       blockStart = end;
     }
   });
-  return { tokens, hashes };
+  return { tokens, hashes, textHash: fnv1a(text, blockStart, text.length, h1) };
 }
 
 interface CacheEntry {

@@ -146,7 +146,7 @@ export function buildEngineRequest(
   sink: SimSink,
   rng: () => number,
   faults: FaultPlan,
-): { req: EngineRequest; promptTokens: number } {
+): { req: EngineRequest; promptTokens: number; promptHash: string } {
   const blocks = hashPromptBlocks(parsed.promptText, profile.blockSize, profile.prefixCaching);
   const promptTokens = blocks.tokens;
   const maxLen = servedMaxModelLen(profile);
@@ -184,5 +184,5 @@ export function buildEngineRequest(
     req.stallAtToken = faults.stallAfter ?? 0;
     req.stallMs = faults.stallMs;
   }
-  return { req, promptTokens };
+  return { req, promptTokens, promptHash: blocks.textHash.toString(16).padStart(8, '0') };
 }

@@ -108,10 +108,11 @@ async function handleCompletion(ctx: SimContext, kind: EndpointKind, { req, res,
       if (engineReqRef) engine.abort(engineReqRef);
     },
   });
-  const { req: engineReq, promptTokens } = buildEngineRequest(profile, parsed, sink, rng, faults);
+  const { req: engineReq, promptTokens, promptHash } = buildEngineRequest(profile, parsed, sink, rng, faults);
   engineReqRef = engineReq;
   sink.engineReq = engineReq;
   record.promptTokens = promptTokens;
+  record.promptHash = promptHash;
   truth.add(record);
   if (parsed.stream && ctx.surface.headersFirst) sink.writeHead();
   const stop = (): void => {

@@ -16,6 +16,8 @@ export class TruthRecord {
   /** number of chunk entries */
   chunkCount = 0;
   promptTokens = 0;
+  /** FNV-1a of the prompt text as the server rendered it (chat template included), 8 hex digits */
+  promptHash: string | undefined;
   cachedTokens = 0;
   completionTokens = 0;
   end: TruthEnd = 'running';
@@ -60,6 +62,7 @@ export class TruthRecord {
       endMs: this.endMs,
       tokens,
       promptTokens: this.promptTokens,
+      promptHash: this.promptHash,
       cachedTokens: this.cachedTokens,
       completionTokens: this.completionTokens,
       end: this.end,

@@ -32,6 +32,8 @@ export interface TruthJson {
   /** [write time, tokens] per chunk */
   tokens: [number, number][];
   promptTokens: number;
+  /** FNV-1a of the prompt text the sim rendered (8 hex digits): which prompt the request carried */
+  promptHash?: string;
   cachedTokens: number;
   completionTokens: number;
   end: 'done' | 'aborted' | 'error' | 'running';

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { EngineRequest, SimEngine, type FinishReason } from '../../src/sim/engine-model.js';
 import { hashPromptBlocks, KvCache } from '../../src/sim/kv-cache.js';
+import { fnv1a } from '../../src/random.js';
 import { getSimProfile, resolveSimProfile, SIM_PROFILES } from '../../src/sim/profiles.js';
 
 function words(n: number, salt = 'w'): string {
@@ -156,6 +157,14 @@ describe('KV cache and prefix cache', () => {
     kv.release(lb);
     const c = hashPromptBlocks(words(64), 16, true); // exactly 4 blocks: last block recomputed
     expect(kv.tryAdmit(c, 1)!.cachedTokens).toBe(48);
+  });
+
+  test("a prompt's text hash is the one-pass FNV-1a of the text, with or without block hashes", () => {
+    for (const text of [words(64) + ' tail one', words(64), 'Hi', '']) {
+      expect(hashPromptBlocks(text, 16, true).textHash).toBe(fnv1a(text));
+      expect(hashPromptBlocks(text, 16, false).textHash).toBe(fnv1a(text));
+    }
+    expect(hashPromptBlocks(words(64) + ' tail one', 16, true).textHash).not.toBe(hashPromptBlocks(words(64) + ' tail two', 16, true).textHash);
   });
 
   test('unused cached blocks are evicted LRU when space is needed; in-use blocks never', () => {

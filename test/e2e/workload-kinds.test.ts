@@ -1,0 +1,114 @@
+/**
+ * The other workload kinds in a whole run, as a user runs them (`npx vitest bench --run` on the
+ * tiny simulator; issue 23, "Workloads run in both kinds of row" and "for multi-turn, TTFT per
+ * turn and the history length"):
+ * - multiTurn: the one row is the first turn's system + user tokens; the cell records each turn's
+ *   requests, TTFT and prompt length, and each later turn re-sends the history (the previous
+ *   prompt, its reply of max_tokens, a new user message); the page has the turn table.
+ * - lengths with an open-loop rate cell: the rate cell, like the decode cell, records the lengths
+ *   it sent (inside the configured ranges) and a prefix-cache hit rate near 0 (every request has
+ *   its own lead), and the page lists it in the Workload section.
+ * - multiTurn with rate cells is refused before any cell, naming LLM_BENCH_RATES.
+ * (How far later-turn TTFT drops is checked against the simulator's truth in
+ * test/accuracy/multi-turn.test.ts.)
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { validateResult } from '../../src/results/validate.js';
+import type { SpeedMatrixResult } from '../../src/shapes/result.js';
+import { runVitest } from '../compare/run-vitest.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lsm-wl-kinds-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const base = (out: string) => ({
+  LLM_BENCH_SIM_PROFILE: 'tiny',
+  // every request streams its max_tokens, so a reply's length is known
+  LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0}',
+  LLM_BENCH_OUT: join(dir, out),
+  LLM_BENCH_THRESHOLDS: join(dir, `${out}-thresholds.json`),
+});
+
+function read(out: string): SpeedMatrixResult {
+  const json = JSON.parse(readFileSync(join(dir, out, 'speed-matrix.json'), 'utf8'));
+  const valid = validateResult(json);
+  expect(valid.ok, JSON.stringify(valid)).toBe(true);
+  return json as SpeedMatrixResult;
+}
+
+describe('workload kinds in a whole run', () => {
+  test('multiTurn: per-turn TTFT and history length in the JSON and on the page', { timeout: 120_000 }, () => {
+    const SYSTEM = 256;
+    const USER = 128;
+    const REPLY = 16;
+    // a drawn think time: a fixed one on the sim's 10 ms step grid can line a turn's send up with
+    // the metrics scrape, which then counts the request on the client before the server has read
+    // it (about 1 run in 10 read Requests queued with think=100ms, C = 2, 3 s)
+    const r = runVitest(['bench', '--run'], {
+      ...base('multi'),
+      LLM_BENCH_WORKLOAD: `multiTurn:turns=3,user=${USER},system=${SYSTEM},think=uniform(50ms,150ms)`,
+      LLM_BENCH_CONCURRENCY: '2',
+      LLM_BENCH_MAX_TOKENS: String(REPLY),
+      LLM_BENCH_DURATION_S: '3',
+    });
+    expect(r.code, r.out).toBe(0);
+    const json = read('multi');
+    expect(json.info.run.workload).toEqual({ kind: 'multiTurn', text: `multiTurn:turns=3,user=${USER},system=${SYSTEM},think=uniform(0.05s,0.15s),seed=1` });
+    expect(json.info.run.contexts).toEqual([SYSTEM + USER]);
+    const cell = json.cells[0]!;
+    expect([cell.contextLabel, cell.concurrency, cell.status]).toEqual(['384', 2, 'valid']);
+    const turns = cell.workload!.turns!;
+    expect(turns.map((t) => t.turn)).toEqual([1, 2, 3]);
+    for (const t of turns) {
+      expect(t.requests, `turn ${t.turn}`).toBeGreaterThan(2);
+      expect(t.ttftMs?.median).toBeGreaterThan(0);
+      // the history: turn t re-sends every earlier user message and reply (a few template tokens aside)
+      const history = SYSTEM + USER + (t.turn - 1) * (REPLY + USER);
+      expect(Math.abs(t.promptTokensMean! - history), `turn ${t.turn}: ${t.promptTokensMean} vs ${history}`).toBeLessThanOrEqual(4 * t.turn);
+    }
+    // later turns re-send what the server has cached
+    expect(cell.workload!.prefixCache!.hitRate).toBeGreaterThan(0.3);
+    const md = readFileSync(join(dir, 'multi', 'speed-matrix.md'), 'utf8');
+    expect(md).toContain('| Cell | Turn | Requests | Prompt tokens (mean) | TTFT p50 | TTFT p90 |');
+    expect(md).toMatch(/\| 384\/2 \| 3 \| \d+ \| 6\d\d \| \d+ ms \| \d+ ms \|/);
+  });
+
+  test('lengths in an open-loop rate cell: its sent lengths and hit rate, on the page', { timeout: 120_000 }, () => {
+    const r = runVitest(['bench', '--run'], {
+      ...base('rates'),
+      LLM_BENCH_WORKLOAD: 'lengths:in=uniform(200,400),out=uniform(8,24)',
+      LLM_BENCH_CONCURRENCY: '1',
+      LLM_BENCH_RATES: '8',
+      LLM_BENCH_ARRIVAL: 'constant',
+      LLM_BENCH_RAMP_S: '0.5',
+      LLM_BENCH_MAX_TOKENS: '24',
+      LLM_BENCH_DURATION_S: '2',
+    });
+    expect(r.code, r.out).toBe(0);
+    const json = read('rates');
+    expect(json.info.run.contexts).toEqual([300]);
+    const rate = json.rateCells!.find((c) => c.rate === 8)!;
+    expect([rate.contextLabel, rate.status]).toEqual(['300', 'valid']);
+    for (const w of [json.cells[0]!.workload!, rate.workload!]) {
+      expect(w.inputTokens!.requests).toBeGreaterThan(8);
+      expect(w.inputTokens!.min).toBeGreaterThanOrEqual(200);
+      expect(w.inputTokens!.max).toBeLessThanOrEqual(400);
+      // not all one length: drawn per request
+      expect(w.inputTokens!.sd).toBeGreaterThan(20);
+      expect(w.outputTokens!.min).toBeGreaterThanOrEqual(8);
+      expect(w.outputTokens!.max).toBeLessThanOrEqual(24);
+      expect(w.prefixCache!.hitRate).toBeLessThan(0.05);
+    }
+    expect(readFileSync(join(dir, 'rates', 'speed-matrix.md'), 'utf8')).toMatch(/\| 300@8 \| \d+ \| \d{3} \(/);
+  });
+
+  test('multiTurn with rate cells is refused before any cell, naming LLM_BENCH_RATES', { timeout: 60_000 }, () => {
+    const r = runVitest(['bench', '--run'], { ...base('refused'), LLM_BENCH_QUIET: '0', LLM_BENCH_WORKLOAD: 'multiTurn:turns=2', LLM_BENCH_RATES: '4' });
+    expect(r.code, r.out).not.toBe(0);
+    expect(r.out).toContain('LLM_BENCH_WORKLOAD: a multiTurn workload runs in the closed-loop cells only');
+    expect(r.out).toContain('Set LLM_BENCH_RATES=none');
+    expect(r.out).not.toMatch(/scout request|running (decode )?\d+\/\d+/);
+  });
+});
