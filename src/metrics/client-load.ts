@@ -22,6 +22,36 @@ export function clientActiveRequests(timelines: readonly RequestTimeline[], wind
 }
 
 /**
+ * The mean number of requests in flight over the part of the window where at least one is
+ * (busy time / time with any request in flight): what a count per decode call (llama.cpp's busy
+ * slots per decode) is comparable with, since a server decodes nothing while no request is in
+ * flight (multi-turn think times, a low open-loop rate). The window's length when always busy
+ * makes it clientActiveRequests. 0 when nothing was in flight.
+ */
+export function clientActiveWhileBusy(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): number {
+  const edges: Array<[number, number]> = [];
+  for (const t of timelines) {
+    const from = Math.max(t.sendMs, windowStartMs);
+    const to = Math.min(t.end?.atMs ?? windowEndMs, windowEndMs);
+    if (to > from) edges.push([from, 1], [to, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let inFlight = 0;
+  let busyMs = 0;
+  let anyMs = 0;
+  let last = windowStartMs;
+  for (const [at, step] of edges) {
+    if (inFlight > 0) {
+      busyMs += inFlight * (at - last);
+      anyMs += at - last;
+    }
+    inFlight += step;
+    last = at;
+  }
+  return anyMs > 0 ? busyMs / anyMs : 0;
+}
+
+/**
  * The client's own view of the server's load over the window, for servers that expose no running
  * or waiting figure (clientLoad). Time-weighted over [windowStartMs, windowEndMs].
  */

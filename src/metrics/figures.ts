@@ -11,7 +11,7 @@ import { distribution, median } from './stats.js';
 import type { CellFigures } from '../shapes/result.js';
 import { requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from './request.js';
 import { samplesLoad } from './server-load.js';
-import { clientActiveRequests, clientLoad, type ClientLoad } from './client-load.js';
+import { clientActiveRequests, clientActiveWhileBusy, clientLoad, type ClientLoad } from './client-load.js';
 import { cellFailures, stallLimitMs } from './failures.js';
 
 /** server and client active-request counts disagree when they differ by more than this share */
@@ -112,7 +112,8 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     clientActiveRequests: client,
     averageActiveRequests: server ?? client,
     averageActiveRequestsSource: server !== undefined ? 'server' : 'client',
-    activeRequestsDisagree: server !== undefined && activeRequestsDisagree(server, client),
+    // a count per decode call sees no idle time: it is compared with the client's count while busy
+    activeRequestsDisagree: server !== undefined && activeRequestsDisagree(server, runningFrom === 'decode-counters' ? clientActiveWhileBusy(timelines, ws, we) : client),
     completedRequests,
     failedRequests: 0,
     startedRequests: timelines.length,

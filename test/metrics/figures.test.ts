@@ -3,6 +3,7 @@ import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/shapes/
 import type { MetricsSample } from '../../src/shapes/engine.js';
 import { cellFailures, longestSilenceMs, stallLimitMs, errorSummary } from '../../src/metrics/failures.js';
 import { decodeCounterRunning, samplesLoad } from '../../src/metrics/server-load.js';
+import { clientActiveWhileBusy } from '../../src/metrics/client-load.js';
 import { activeRequestsDisagree, computeCellFigures, weakestTokenSource } from '../../src/metrics/figures.js';
 import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
 import { streamEndings } from '../../src/metrics/stream-endings.js';
@@ -268,6 +269,26 @@ describe('decodeCounterRunning and samplesLoad (llama.cpp decode counters)', () 
       runningSamples: 2,
     });
     expect(samplesLoad([])).toEqual({ runningSamples: 0 });
+  });
+});
+
+describe('active requests from decode counters against the client (a count per decode call sees no idle time)', () => {
+  const sample = (atMs: number, decodes: number, busySum: number): MetricsSample => ({ atMs, decodeCallsTotal: decodes, busySlotsPerDecode: Number((busySum / decodes).toPrecision(6)) });
+  // window 0–1000: one request in flight 0–250 and 500–750 (a think time between): 0.5 in flight
+  // on average, 1 whenever anything is; the server decoded 1 slot per call
+  const timelines = [tl('a', 0, [[10, 1], [20, 1], [240, 1]], { end: { kind: 'done', atMs: 250 } }), tl('b', 500, [[510, 1], [740, 1]], { end: { kind: 'done', atMs: 750 } })];
+  it('clientActiveWhileBusy is the in-flight count over the busy time only', () => {
+    expect(clientActiveWhileBusy(timelines, 0, 1000)).toBeCloseTo(1, 9);
+    expect(clientActiveWhileBusy([], 0, 1000)).toBe(0);
+  });
+  it('a think time is no disagreement with busy slots per decode; with running samples it still is compared with the whole window', () => {
+    const f = computeCellFigures({ timelines, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [sample(0, 1000, 1000), sample(1000, 1500, 1500)] });
+    expect(f.clientActiveRequests).toBeCloseTo(0.5, 9);
+    expect(f.averageActiveRequests).toBeCloseTo(1, 3);
+    expect(f.runningFrom).toBe('decode-counters');
+    expect(f.activeRequestsDisagree).toBe(false);
+    const g = computeCellFigures({ timelines, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [{ atMs: 100, running: 1 }, { atMs: 900, running: 1 }] });
+    expect(g.activeRequestsDisagree).toBe(true);
   });
 });
 
