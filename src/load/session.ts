@@ -142,6 +142,7 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     // ended: its chunk arrays become typed arrays of their exact length (10 B a chunk)
     compactTimeline(t);
     if (o.plannedPromptTokens !== undefined) t.plannedPromptTokens = o.plannedPromptTokens;
+    t.askedMaxTokens = o.maxTokens;
     if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
     if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;
@@ -175,8 +176,12 @@ export async function sampleMetrics(
   const samples: MetricsSample[] = [];
   await sleep(o.fromMs - monoMs(), o.signal);
   for (let next = o.fromMs; !o.stopped?.() && !o.signal.aborted && next < o.untilMs; ) {
-    const clientInFlight = o.inFlight();
+    // the client's count before and after the scrape, the lower: a request sent on the scrape's own
+    // tick is in flight for the client before the server has read it (a fixed think time lines the
+    // two up), which would read as a request the server holds back
+    const before = o.inFlight();
     const s = await scrapeMetrics(session);
+    const clientInFlight = Math.min(before, o.inFlight());
     if (s && s.atMs <= o.untilMs) samples.push({ ...s, clientInFlight });
     next += o.intervalMs;
     await sleep(Math.min(next, o.untilMs) - monoMs(), o.signal);

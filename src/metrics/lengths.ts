@@ -5,9 +5,12 @@
  *   continuous), or, where the server reported none (a request cut at the window's end, a server
  *   without usage), as the workload built it (`plannedPromptTokens`: sized with the server's
  *   tokenizer or a local one); a request with neither is left out;
- * - output: over the requests sent inside the window that COMPLETED (ended 'done', which in a
- *   cell means by the window's end: the rest are aborted there), each one's output tokens as the
- *   stream counted them (the cell's token source). A window shorter than one request has none.
+ * - output: over the same requests, each one's output length as sent: the max_tokens it asked
+ *   for (`askedMaxTokens`; the runners force the length where the engine can, and the cell's own
+ *   figures count what was produced). Not the produced tokens of the completed ones: those leave
+ *   out the longest requests, still running when the window closes (−6 … −22 % on the mean in a
+ *   simulated closed loop of uniform lengths). A request without the field (recorded before it) is
+ *   counted by its produced tokens if it completed in the window.
  * Pure.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
@@ -42,7 +45,8 @@ export function sentLengths(timelines: readonly RequestTimeline[], windowStartMs
     if (t.sendMs < windowStartMs || t.sendMs >= windowEndMs) continue;
     const p = t.promptTokens ?? t.plannedPromptTokens;
     if (p !== undefined) input.push(p);
-    if (t.end?.kind === 'done' && t.end.atMs <= windowEndMs) output.push(outputTokens(t));
+    if (t.askedMaxTokens !== undefined) output.push(t.askedMaxTokens);
+    else if (t.end?.kind === 'done' && t.end.atMs <= windowEndMs) output.push(outputTokens(t));
   }
   return { input, output };
 }

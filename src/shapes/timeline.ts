@@ -81,6 +81,8 @@ export interface RequestTimeline {
    * lengths fall back to where the server reports no usage (metrics/lengths.ts)
    */
   plannedPromptTokens?: number;
+  /** the output cap the request asked for (its max_tokens), set by the load runner */
+  askedMaxTokens?: number;
   /** final usage as reported by the server (last usage seen) */
   promptTokens?: number;
   completionTokens?: number;

@@ -40,4 +40,9 @@ describe('sentLengths', () => {
     );
     expect(got).toEqual({ input: [100, 70, 110, 80], output: [5, 4, 2] });
   });
+  it('output is the max_tokens each request sent in the window asked for, done or not', () => {
+    const asked = (t: RequestTimeline, n: number): RequestTimeline => ({ ...t, askedMaxTokens: n });
+    const got = sentLengths([asked(req('a', 10, 50, [2, 2, 1], 100), 5), asked(req('b', 20, 90, [4], 80, 'aborted'), 64), asked(req('c', 5, 40, [9], 90), 9)], 10, 100);
+    expect(got).toEqual({ input: [100, 80], output: [5, 64] });
+  });
 });
