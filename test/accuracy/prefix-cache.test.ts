@@ -120,7 +120,8 @@ async function measureCell(personality: Personality, prefixTokens: number, suffi
     concurrency: CONCURRENCY,
     promptFor: (_w, i) => load.promptFor(i),
     scoutPrompts: load.scouts,
-    windowMs: 2_000,
+    // a thrashing cache's hits are all or nothing per request: a longer window, fewer edge effects
+    windowMs: thrash ? 4_000 : 2_000,
     gateTimeoutMs: 10_000,
     gateSettleMs: 200,
     drainTimeoutMs: 10_000,
@@ -166,20 +167,26 @@ describe('sharedPrefix: the window\'s prefix-cache hit rate against the simulato
     expect(m.measured).toBeDefined();
     expect(m.measured!.source).toBe(EXPECTED_SOURCE[personality]);
     expect(Math.abs(m.measured!.hitRate - m.trueRate)).toBeLessThanOrEqual(0.02);
-    // and the load is the one asked for: about P of every P + S prompt tokens come from the cache
-    // (the chat template's few tokens and the block rounding move it by well under a point)
-    expect(Math.abs(m.trueRate - prefixTokens / (prefixTokens + suffixTokens))).toBeLessThanOrEqual(0.02);
+    // and the load is the one asked for: on a shared block cache (vLLM, SGLang) about P of every
+    // P + S prompt tokens come from the cache (the chat template's few tokens and the block
+    // rounding move it by well under a point). llama.cpp keeps one prompt a slot and matches only
+    // idle slots (sim/slot-cache.ts, as b4748): with 4 streams on 4 slots a request often finds its
+    // group's slot busy, so its truth is lower (the real server: 43 % where P/(P+S) is 80 %), never higher
+    const asked = prefixTokens / (prefixTokens + suffixTokens);
+    if (personality === 'llamacpp') expect(m.trueRate).toBeLessThanOrEqual(asked + 0.02);
+    else expect(Math.abs(m.trueRate - asked)).toBeLessThanOrEqual(0.02);
   });
 });
 
 /**
  * Beyond the done-when: 8 groups drawn per request and KV room for only a few prefixes beside the
- * running requests, so each request's hit is all or nothing (0 % or 75 %) and a 2 s window's rate
- * depends on which of its ~40 requests it counts: each source counts a slightly different set
+ * running requests, so each request's hit is all or nothing (0 % or 75 %) and a window's rate
+ * depends on which of its requests it counts (4 s windows here, ~80 requests): each source counts a slightly different set
  * (vLLM: admitted between the first and the last sample, the last ≤ 200 ms before the end; SGLang:
  * FINISHED between them, its counters growing at the end of a request; llama.cpp's timings: the
  * requests that completed, those cut at the window's end have none). Two or three requests more
- * or fewer move the rate by a few points (seen: 0.4–3.2), so the bound here is 6 points; the
+ * or fewer move the rate by a few points (seen in 2 s windows: 0.4–4.3; the 4 s windows halve
+ * that), so the bound here is 6 points; the
  * measurement itself is exact per request (llama.cpp below) and per counter (the sim's own).
  */
 const THRASH_TOLERANCE = 0.06;
