@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
+import { DEFAULTS } from '../src/config/defaults.js';
 import {
   openAccuracyRun,
   runAccuracyCell,
@@ -124,6 +125,9 @@ interface LevelResult {
   loopP99?: number;
   simLateP99?: number;
   gateMs: number;
+  /** the cell's own CPU meter, what its Client-limited rule reads (load/client-cpu.ts: the thread's where it can be read) */
+  meterCores?: number;
+  meterSource?: string;
 }
 
 async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
@@ -178,6 +182,7 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
     loopP99: raw.loopDelayMs?.p99,
     simLateP99: state.stepLatenessMs.p99,
     gateMs: raw.gate.waitedMs,
+    ...(raw.clientCpu ? { meterCores: raw.clientCpu.cores, meterSource: raw.clientCpu.source } : {}),
   };
   const cmp = compareWithTruth(cell);
   out.delivered = cmp.measured.outputTokens / cmp.truth.outputTokens;
@@ -216,6 +221,11 @@ function perTokenErrors(t: RequestTimeline, rec: TruthJson, ws: number, we: numb
   }
 }
 
+/** the cell's Client-limited rule as it stands (judge/status.ts): loop delay p99 over its bound, or the CPU meter at its bound */
+function clientLimitedToday(r: LevelResult): boolean {
+  return (r.loopP99 ?? 0) > DEFAULTS.clientLimitedLoopDelayMs || (r.meterCores ?? 0) > DEFAULTS.clientLimitedCpuCores;
+}
+
 const { sim, stop } = await startSimProcess();
 const results: LevelResult[] = [];
 try {
@@ -239,16 +249,16 @@ console.log(
     `client = runCell in this process, ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU, cores (of which kernel) | client loop delay p99 | sim step lateness p99 |',
+  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU, cores (of which kernel) | client loop delay p99 | sim step lateness p99 | the cell\'s CPU meter (source) | Client-limited by today\'s rule |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.streams} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.5))} / ${f(q(r.ttftLag, 0.99))} | ` +
       `${f(q(r.ttftWithSend, 0.5))} / ${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.sendDelay, 0.5))} / ${f(q(r.sendDelay, 0.99))} | ` +
       `${f(q(r.sentToReceived, 0.5))} / ${f(q(r.sentToReceived, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ` +
       `${f(q(r.gapErr, 0.5))} / ${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.5), 3)} / ${f(q(r.tbtErr, 0.99), 3)} | ` +
-      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms |`,
+      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms | ${f(r.meterCores)} (${r.meterSource ?? '—'}) | ${clientLimitedToday(r) ? 'yes' : 'no'} |`,
   );
 }
 console.log('\nGoals: per-request TBT error p99 ≤ 1 ms at 256 streams and ≤ 3 ms at 1,024; client CPU < 0.5 core at 1,024 streams.');
