@@ -82,8 +82,6 @@ function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
 }
 
-type Send = CellSend;
-type Workers = WorkerState;
 
 /**
  * The cell's clients, one per worker and one for the scout, with their connections opened. A
@@ -110,7 +108,7 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
 }
 
 /** The cell's send: one request on the given client; the server's own timings are kept per id. */
-function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): Send {
+function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): CellSend {
   return (id, request, dispatcherIndex, signal, onFirstToken, onChunk) =>
     sendRequest(session, {
       id,
@@ -128,7 +126,7 @@ function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serv
 }
 
 /** Worker w: sends its next request the moment the previous one ends, backing off after a failure. */
-async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, cellTag: string, send: Send, state: Workers, signal: AbortSignal): Promise<void> {
+async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, cellTag: string, send: CellSend, state: WorkerState, signal: AbortSignal): Promise<void> {
   let seq = 0;
   let failures = 0;
   while (!state.stopping && !signal.aborted) {
@@ -161,7 +159,7 @@ async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, 
  * C − limit requests that cannot run (a departure from METHOD.md, see the README), else every
  * such cell would time out its gate.
  */
-async function readinessGate(session: LoadSession, opts: CellRunOptions, state: Workers, signal: AbortSignal, say: (m: string) => void): Promise<CellRun['gate']> {
+async function readinessGate(session: LoadSession, opts: CellRunOptions, state: WorkerState, signal: AbortSignal, say: (m: string) => void): Promise<CellRun['gate']> {
   const maxRunning = session.facts.maxRunningRequests?.value;
   const queueAllowed = maxRunning !== undefined ? Math.max(0, opts.concurrency - maxRunning) : 0;
   const gateStart = monoMs();
@@ -208,7 +206,7 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
 async function measureWindow(
   session: LoadSession,
   opts: CellRunOptions,
-  state: Workers,
+  state: WorkerState,
   signal: AbortSignal,
 ): Promise<{ windowStartMs: number; windowEndMs: number; windowCompleted: boolean; samples: MetricsSample[]; sampler: Promise<void> }> {
   const windowStartMs = monoMs();
@@ -254,7 +252,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need
     await pool.retire(C);
 
-    const state: Workers = {
+    const state: WorkerState = {
       timelines: [],
       inFlight: new Set<string>(),
       gotToken: new Array<boolean>(C).fill(false),

@@ -16,6 +16,7 @@
 import type { DecodedChunk } from '../shapes/engine.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { sleep } from './session.js';
+import type { CellSend, WorkerState } from './worker-state.js';
 
 /** What a cell's conversations are (workload/conversation.ts `Conversations` is one). */
 export interface CellConversations {
@@ -41,14 +42,10 @@ export interface RequestTurn {
   historyTokens?: number;
 }
 
-/** cell.ts's send and worker state (one definition, load/worker-state.ts) */
-export type { CellSend as ConversationSend, WorkerState as ConversationLoopState } from './worker-state.js';
-import type { CellSend as ConversationSend, WorkerState as ConversationLoopState } from './worker-state.js';
-
 export interface ConversationWorkerContext {
   cellTag: string;
-  send: ConversationSend;
-  state: ConversationLoopState;
+  send: CellSend;
+  state: WorkerState;
   signal: AbortSignal;
   conversations: CellConversations;
   /** the next conversation number, shared by the cell's workers */

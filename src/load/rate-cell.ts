@@ -167,9 +167,8 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;
-      const r = requestOf(prompt, 1);
       const id = `${session.runId}-r${opts.context}x${opts.rate}-scout${i}`;
-      scouts.push(await sendRequest(session, { id, prompt: r.prompt, ...(r.messages ? { messages: r.messages } : {}), maxTokens: 1, dispatcher: pool.clients[opts.maxInFlight]!, signal: cellAbort.signal }));
+      scouts.push(await sendRequest(session, { id, ...requestBody({ ...requestOf(prompt, 1), maxTokens: 1 }), dispatcher: pool.clients[opts.maxInFlight]!, signal: cellAbort.signal }));
     }
     await pool.retire(opts.maxInFlight);
     const rampS = opts.schedule.windowStartMs / 1000;
