@@ -74,7 +74,10 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
     }
     if (maxModelLen === undefined) return;
     const tokens = await count(renderMessages(line.messages));
-    if (tokens !== undefined && tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
+    if (tokens === undefined) return;
+    // kept on the line: a cell's requests (workload/file-requests.ts) skip by the same count
+    line.promptTokens = tokens;
+    if (tokens + (line.outputTokens ?? maxOutputTokens) > maxModelLen) skipped++;
   };
   // a few lines at a time: a long file is counted in seconds, without flooding the server
   for (let i = 0; i < run.file.lines.length; i += COUNT_AT_ONCE) await Promise.all(run.file.lines.slice(i, i + COUNT_AT_ONCE).map(one));

@@ -168,6 +168,8 @@ export interface PromptLine {
    * ShareGPT's gpt turn after the first human turn, a messages line's trailing assistant message
    */
   replyText?: string;
+  /** the prompt tokens of its rendered prompt, once the run has counted them (matrix/workload-run.ts) */
+  promptTokens?: number;
 }
 
 /** A JSONL prompt file, read and checked. */

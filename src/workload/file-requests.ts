@@ -72,8 +72,15 @@ export function fileRequests(w: FileWorkload, o: WorkloadRequestsOptions, source
   /** counts the lines not yet counted; false when the counter turns out to have no tokenizer */
   async function countLines(indexes: number[]): Promise<boolean> {
     const fresh = [...new Set(indexes)].filter((k) => !checked.has(k));
-    const tokens = await Promise.all(fresh.map((k) => count!(render(prompts.lines[k]!.messages))));
-    sizingCalls += fresh.length;
+    // a line the run has counted already (matrix/workload-run.ts) is not counted again
+    const tokens = await Promise.all(
+      fresh.map((k) => {
+        const line = prompts.lines[k]!;
+        if (line.promptTokens !== undefined) return line.promptTokens;
+        sizingCalls++;
+        return count!(render(line.messages));
+      }),
+    );
     for (const [j, k] of fresh.entries()) {
       const t = tokens[j];
       if (t === undefined) return false;

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { countFileLines, openRunWorkload, recordedWorkloadText } from '../../src/matrix/workload-run.js';
 import { readPromptFile } from '../../src/workload/prompt-file.js';
-import type { PromptSizer } from '../../src/workload/cell-requests.js';
+import { workloadRequests, type PromptSizer } from '../../src/workload/cell-requests.js';
+import { renderMessages, seededOrder } from '../../src/workload/prompt-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lsm-wlrun-'));
 const path = join(dir, 'prompts.jsonl');
@@ -42,6 +43,27 @@ describe('openRunWorkload and countFileLines', () => {
     const lines = run.file!.lines;
     expect(lines.map((l) => l.outputTokens)).toEqual([undefined, 10, 4, 5, undefined]);
     expect(run.info.file).toMatchObject({ used: 4, skipped: 1, outputFromReplies: 2 });
+    // each line's count is kept, so a cell's requests skip by it without counting again
+    expect(lines.every((l) => typeof l.promptTokens === 'number')).toBe(true);
+    expect(lines[4]!.promptTokens! + 8).toBeGreaterThan(100);
+  });
+
+  test("a cell's file requests skip by the run's counts, without counting a line again", async () => {
+    const run = openRunWorkload({ kind: 'file', path, seed: 3 }, false);
+    await countFileLines(run, sizer, 100, 8);
+    const noRecount: PromptSizer = { calibrate: sizer.calibrate, count: () => Promise.reject(new Error('counted again')) };
+    const requests = workloadRequests({
+      workload: { kind: 'file', path, seed: 3 },
+      runId: 'r',
+      cellKey: '0/1',
+      maxOutputTokens: 8,
+      maxModelLen: 100,
+      sizer: noRecount,
+      file: { prompts: run.file!, order: seededOrder(run.file!.lines.length, 3), render: renderMessages },
+    });
+    await requests.prepare(4);
+    expect(requests.skipped).toBe(1);
+    expect(requests.sizingCalls).toBe(0);
   });
 
   test('without a counter nothing is counted: outputs stay the run\'s, nothing is skipped', async () => {
@@ -50,6 +72,7 @@ describe('openRunWorkload and countFileLines', () => {
     expect(run.file!.lines.map((l) => l.outputTokens)).toEqual([undefined, undefined, undefined, 5, undefined]);
     expect(run.info.file).toMatchObject({ used: 5, skipped: 0 });
     expect(run.info.file!.outputFromReplies).toBeUndefined();
+    expect(run.file!.lines.some((l) => l.promptTokens !== undefined)).toBe(false);
   });
 
   test('multiTurn with rate cells is refused naming the variables; the recorded text of other kinds is the canonical one', () => {
