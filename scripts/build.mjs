@@ -71,8 +71,10 @@ export function build({ quiet = false } = {}) {
     copyFileSync(join(root, source), join(next, source));
     copyFileSync(join(root, source), join(next, 'schemas', name));
   }
-  // the sim's worker-thread bootstrap is plain JavaScript (it runs the compiled worker-main.js here)
+  // the worker-thread bootstraps are plain JavaScript (they run the compiled entries here): the
+  // sim's, and a cell's client threads'
   copyFileSync(join(root, 'src/sim/worker.mjs'), join(next, 'src/sim/worker.mjs'));
+  copyFileSync(join(root, 'src/load/stream-thread.mjs'), join(next, 'src/load/stream-thread.mjs'));
   rmSync(dist, { recursive: true, force: true });
   renameSync(next, dist);
   writeFileSync(stamp, `${JSON.stringify({ startedMs, files })}\n`);

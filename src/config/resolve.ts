@@ -66,6 +66,8 @@ export interface ResolvedSuite {
   metricsIntervalMs: number;
   thresholdsPath: string;
   clientLimitedLoopDelayMs: number;
+  /** client threads for a cell's streams (LLM_BENCH_CLIENT_THREADS, suite clientThreads; load/thread-count.ts) */
+  clientThreads: number | 'auto';
   allowClientLimited: boolean;
   /** cells with failed requests pass (suite allowErrors, LLM_BENCH_ALLOW_ERRORS=1) */
   allowErrors: boolean;
@@ -303,6 +305,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     metricsIntervalMs: DEFAULTS.metricsIntervalMs,
     thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
     clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
+    clientThreads: o.clientThreads ?? suite.clientThreads ?? 'auto',
     allowClientLimited: suite.allowClientLimited,
     allowErrors: o.allowErrors ?? suite.allowErrors,
     promptMode: suite.promptMode,

@@ -140,6 +140,8 @@ export const SuiteSchema = z.strictObject({
   thresholds: z.string().optional(),
   /** event-loop delay p99 (ms) above which a cell is Client-limited */
   clientLimitedLoopDelayMs: z.number().positive().optional(),
+  /** client threads for a cell's streams: an integer 1-64, or 'auto' */
+  clientThreads: z.union([z.number().int().min(1).max(64), z.literal('auto')]).optional(),
   /** allow Client-limited cells to pass their threshold check */
   allowClientLimited: z.boolean().default(false),
   /**

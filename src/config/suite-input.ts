@@ -356,6 +356,14 @@ export interface SuiteInput {
    */
   clientLimitedLoopDelayMs?: number;
   /**
+   * Client threads a cell's streams run on (also LLM_BENCH_CLIENT_THREADS): 1 = the cell's own
+   * thread; N = N worker threads, each with its own event loop and connections; `auto` = one per
+   * 256 streams, at most the cores the server leaves free (see docs/accuracy.md).
+   * @default 'auto'
+   * @example 4
+   */
+  clientThreads?: number | 'auto';
+  /**
    * Let Client-limited cells pass their threshold check.
    * @default false
    * @example true

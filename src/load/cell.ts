@@ -10,12 +10,13 @@ import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
-import { startLoopMonitor } from './loop-monitor.js';
-import { startCpuMeter, type CpuSource } from './client-cpu.js';
+import type { CpuSource } from './client-cpu.js';
 import { cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
-import { runConversationWorker, type CellConversations, type RequestTurn } from './conversations.js';
+import type { CellConversations, RequestTurn } from './conversations.js';
+import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
+import type { ThreadSelfCheck } from './stream-threads.js';
 
 export interface CellRunOptions {
   context: number;
@@ -37,6 +38,14 @@ export interface CellRunOptions {
   /** progress messages for long phases */
   onPhase?: (message: string) => void;
   /**
+   * client threads for the cell's streams (issue 24; load/thread-count.ts chooses it): 1 = the
+   * workers run on this thread; N ≥ 2 = over N worker threads (stream-threads.ts). A multi-turn
+   * cell and a custom adapter run on this thread whatever it says (the progress line says why).
+   */
+  threads?: number;
+  /** the workers have started: what a test may do to the cell's client threads (kill one) */
+  onStreamsStarted?: (control: StreamsControl) => void;
+  /**
    * multi-turn workload: the C workers run these conversations (load/conversations.ts) instead of
    * `promptFor`'s independent requests; gate, window, abort and drain are the same
    */
@@ -55,8 +64,10 @@ export interface CellRun {
   samples: MetricsSample[];
   /** event-loop delay of the load generator from the workers' start to the window's end */
   loopDelayMs?: { p50: number; p99: number; max: number };
-  /** the load generator's CPU over the same span, in cores (its thread's, where it can be read) */
+  /** the load generator's CPU over the same span, in cores (its thread's, where it can be read; with client threads, the busiest thread's) */
   clientCpu?: { cores: number; source: CpuSource };
+  /** with client threads: each thread's own event-loop delay and CPU over that span */
+  clientThreads?: ThreadSelfCheck[];
   /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
   serverTimings?: Map<string, ServerRequestTimings>;
   /** how the cell's load used connections */
@@ -76,12 +87,6 @@ function displayOrigin(origin: string): string {
  * a start-up burst a few times and then streams is waited for as usual.
  */
 export const FAILING_WORKER_REQUESTS = 5;
-
-/** Backoff after a failed request, so a server answering 500 at once is not hammered. */
-function backoffMs(consecutiveFailures: number): number {
-  return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
-}
-
 
 /**
  * The cell's clients, one per worker and one for the scout, with their connections opened. A
@@ -123,34 +128,6 @@ function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serv
         onChunk?.(d);
       },
     });
-}
-
-/** Worker w: sends its next request the moment the previous one ends, backing off after a failure. */
-async function runWorker(w: number, session: LoadSession, opts: CellRunOptions, cellTag: string, send: CellSend, state: WorkerState, signal: AbortSignal): Promise<void> {
-  let seq = 0;
-  let failures = 0;
-  while (!state.stopping && !signal.aborted) {
-    const id = `${cellTag}-w${w}-r${seq}`;
-    state.inFlight.add(id);
-    const t = await send(id, requestOf(opts.promptFor(w, state.requestCounter++), session.maxOutputTokens), w, signal, () => {
-      state.gotToken[w] = true;
-      // a worker that streams again is not failing, though its request has not ended yet
-      state.failingInARow[w] = 0;
-    });
-    state.inFlight.delete(id);
-    state.timelines.push(t);
-    seq++;
-    // back off after a failure, and after a "successful" answer with no tokens, so a server
-    // that answers at once cannot turn a worker into a hot loop
-    if (t.end?.kind === 'error' || t.chunkMs.length === 0) {
-      failures++;
-      state.failingInARow[w] = failures;
-      if (!state.stopping) await sleep(backoffMs(failures), signal);
-    } else {
-      failures = 0;
-      state.failingInARow[w] = 0;
-    }
-  }
 }
 
 /**
@@ -230,54 +207,55 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   const { concurrency: C } = opts;
   const say = opts.onPhase ?? (() => {});
   const cellTag = `${session.runId}-c${opts.context}x${C}`;
+  const threads = cellThreads(session, opts, say);
 
   const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal, say);
   if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
 
-  const pool = await openPool(session, C, opts.signal, say);
+  // with client threads, the cell's own clients are the scout's only (index 0 = "C" below)
+  const mainWorkers = threads > 1 ? 0 : C;
+  const pool = await openPool(session, mainWorkers, opts.signal, say);
   const serverTimings = new Map<string, ServerRequestTimings>();
-  const send = cellSend(session, pool, C, serverTimings);
+  const send = cellSend(session, pool, mainWorkers, serverTimings);
 
   // every worker's request (or backoff sleep) listens on it
   const { controller: cellAbort, dispose } = cellAbortOf(opts.signal);
+  const state: WorkerState = {
+    timelines: [],
+    inFlight: new Set<string>(),
+    gotToken: new Array<boolean>(C).fill(false),
+    failingInARow: new Array<number>(C).fill(0),
+    stopping: false,
+    requestCounter: 0,
+  };
+  const turns = opts.conversations ? new Map<string, RequestTurn>() : undefined;
+  // client threads open their connections while the scouts run
+  const streams =
+    threads > 1
+      ? threadStreams(session, { concurrency: C, threads, cellTag, promptFor: opts.promptFor, state, serverTimings, onFailure: () => cellAbort.abort() })
+      : cellThreadStreams(session, opts, { cellTag, send, state, signal: cellAbort.signal, turns });
 
   try {
     say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;
-      scouts.push(await send(`${cellTag}-scout${i}`, { ...requestOf(prompt, 1), maxTokens: 1 }, C, cellAbort.signal));
+      scouts.push(await send(`${cellTag}-scout${i}`, { ...requestOf(prompt, 1), maxTokens: 1 }, mainWorkers, cellAbort.signal));
     }
     // the scout's connection would sit idle through the window; a thread-per-connection server
     // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need
-    await pool.retire(C);
+    await pool.retire(mainWorkers);
 
-    const state: WorkerState = {
-      timelines: [],
-      inFlight: new Set<string>(),
-      gotToken: new Array<boolean>(C).fill(false),
-      failingInARow: new Array<number>(C).fill(0),
-      stopping: false,
-      requestCounter: 0,
-    };
-    say(`starting ${C} workers`);
-    // the event-loop monitor covers the burst before the window too: TTFT samples come from it
-    const monitor = startLoopMonitor();
-    const cpu = startCpuMeter();
-    const turns = opts.conversations ? new Map<string, RequestTurn>() : undefined;
-    const conversationCounter = { next: 0 };
-    const workers = Array.from({ length: C }, (_, w) =>
-      opts.conversations && turns
-        ? runConversationWorker(w, { cellTag, send, state, signal: cellAbort.signal, conversations: opts.conversations, counter: conversationCounter, turnOf: turns, backoffMs })
-        : runWorker(w, session, opts, cellTag, send, state, cellAbort.signal),
-    );
+    say(`starting ${C} workers${threads > 1 ? ` on ${threads} client threads` : ''}`);
+    // the event-loop monitors cover the burst before the window too: TTFT samples come from it
+    await streams.start();
+    opts.onStreamsStarted?.(streams.control);
 
     const gate = await readinessGate(session, opts, state, cellAbort.signal, say);
 
     say(`window open for ${(opts.windowMs / 1000).toFixed(1)} s`);
     const { windowStartMs, windowEndMs, windowCompleted, samples, sampler } = await measureWindow(session, opts, state, cellAbort.signal);
-    const loopDelayMs = monitor.stop();
-    const clientCpu = cpu.stop();
+    streams.stop();
 
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).
     state.stopping = true;
@@ -286,11 +264,12 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     if (session.adapter.abort) {
       await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     }
-    await Promise.all(workers);
+    const outcome = await streams.finished;
     await sampler;
+    if (streams.control.failure) throw streams.control.failure;
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
     const connections = {
-      opened: pool.connectionsOpened(),
+      opened: pool.connectionsOpened() + outcome.connectionsOpened,
       requests: scouts.length + state.timelines.length,
       serverClosesAfterResponse: session.connections.closesAfterResponse,
     };
@@ -302,8 +281,9 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       windowStartMs,
       windowEndMs,
       samples,
-      loopDelayMs,
-      clientCpu,
+      ...(outcome.loopDelayMs ? { loopDelayMs: outcome.loopDelayMs } : {}),
+      clientCpu: outcome.clientCpu,
+      ...(outcome.threads ? { clientThreads: outcome.threads } : {}),
       connections,
       ...(serverTimings.size > 0 ? { serverTimings } : {}),
       ...(turns ? { turns } : {}),
@@ -311,6 +291,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   } finally {
     cellAbort.abort();
     dispose();
+    await streams.control.terminateAll();
     await pool.destroyAll();
   }
 }

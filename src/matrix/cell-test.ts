@@ -4,6 +4,10 @@
  * baseline), publish it (stored in task meta for the reporter; a failing cell throws, an Over
  * capacity one is skipped).
  */
+import { availableParallelism } from 'node:os';
+import { ClientThreadError } from '../load/stream-threads.js';
+import { clientThreadCount } from '../load/thread-count.js';
+import { isLocalTarget } from '../meta/hardware.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
@@ -102,16 +106,25 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
         metricsIntervalMs: cfg.metricsIntervalMs,
         signal,
         onPhase: say,
+        threads: cellClientThreads(run, cell.concurrency),
       });
     } catch (error) {
       // the server stayed unreachable through the retry budget: the cell could not start
       if (!signal.aborted && r === 0 && isUnreachable(error)) return notRun(error);
+      // a client thread died or stuck: this cell has no figures, the run goes on
+      if (!signal.aborted && error instanceof ClientThreadError) return notRun(error);
       throw error;
     }
     repeats.push({ ...repeatFigures(run, cell, raw, say), workload: load.figures(raw) });
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
   return cellResultOf(cell, first?.row, repeats, verdict, say);
+}
+
+/** The client threads of a cell with C streams (load/thread-count.ts): where the server runs decides the cores left. */
+function cellClientThreads(run: RunContext, concurrency: number): number {
+  const server = run.opened.sim ? 'embedded' : isLocalTarget(run.opened.session.target.baseUrl) ? 'local' : 'remote';
+  return clientThreadCount({ concurrency, asked: run.cfg.clientThreads, cores: availableParallelism(), server });
 }
 
 /**
@@ -260,7 +273,8 @@ export function createCellRunner(run: RunContext) {
       // stored with why, then failed
       run.results.set(cell.key, result);
       tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info: run.info };
-      throw new Error(`${cell.key} could not start: ${result.notRunReason}`);
+      const what = result.notRunReason?.startsWith('client thread') ? 'was not measured' : 'could not start';
+      throw new Error(`${cell.key} ${what}: ${result.notRunReason}`);
     }
     finishCell(run, cell.key, result, tc);
   };

@@ -12,7 +12,7 @@ import { monoMs } from '../../src/clock.js';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import { resolveSuite, type ResolvedSuite } from '../../src/config/resolve.js';
 import type { SuiteInput } from '../../src/config/schema.js';
-import { runCell, type CellRun } from '../../src/load/cell.js';
+import { runCell, type CellRun, type CellRunOptions } from '../../src/load/cell.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, ttftStartMs } from '../../src/metrics/request.js';
 import { median } from '../../src/metrics/stats.js';
@@ -117,6 +117,9 @@ export interface AccuracyCellOptions {
   onPhase?: (message: string) => void;
   /** called the moment runCell returns (before the truth is fetched) */
   onReturn?: () => void;
+  /** client threads for the cell's streams (runCell's `threads`) */
+  threads?: number;
+  onStreamsStarted?: CellRunOptions['onStreamsStarted'];
 }
 
 export interface AccuracyCell {
@@ -163,6 +166,8 @@ export async function runAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: Acc
     drainTimeoutMs: o.drainTimeoutMs ?? 10_000,
     metricsIntervalMs: o.metricsIntervalMs ?? 250,
     onPhase: o.onPhase,
+    ...(o.threads !== undefined ? { threads: o.threads } : {}),
+    ...(o.onStreamsStarted ? { onStreamsStarted: o.onStreamsStarted } : {}),
   });
   o.onReturn?.();
   const cellTag = `${session.runId}-c${o.context}x${o.concurrency}`;

@@ -1,0 +1,169 @@
+/**
+ * Where a cell's C workers run (issue 24): on the cell's own thread (`cellThreadStreams`, as
+ * always), or over N client threads (`threadStreams`, stream-threads.ts). Either way the gate and
+ * the window read the same WorkerState, and each stream keeper measures itself (event-loop delay
+ * and CPU, from the workers' start to the window's end) for the cell's Client-limited verdict:
+ * with threads, the worst thread's delay and the busiest thread's CPU, each thread's kept too.
+ */
+import type { ServerRequestTimings } from '../shapes/engine.js';
+import { getAdapter } from '../engines/detect.js';
+import { startCpuMeter, type CpuSource } from './client-cpu.js';
+import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
+import { runConversationWorker, type RequestTurn } from './conversations.js';
+import { startLoopMonitor, type EventLoopDelayStats } from './loop-monitor.js';
+import { requestOf, type LoadSession } from './session.js';
+import { startClientThreads, type ClientThreadError, type ClientThreadsOptions, type ThreadSelfCheck } from './stream-threads.js';
+import type { CellConversations } from './conversations.js';
+import type { CellRequestInput } from './session.js';
+import type { CellSend, WorkerState } from './worker-state.js';
+
+/** What of a cell's options decides where and how its workers run (cell.ts CellRunOptions has them). */
+export interface CellWorkersSpec {
+  concurrency: number;
+  promptFor: (worker: number, requestIndex: number) => CellRequestInput;
+  conversations?: CellConversations;
+  threads?: number;
+}
+
+/** What a caller (a test) may do with a cell's streams once they have started. */
+export interface StreamsControl {
+  /** client threads in use (1: the cell's own thread) */
+  readonly threads: number;
+  /** the first client-thread failure, if any */
+  readonly failure: ClientThreadError | undefined;
+  /** end client thread k now, as a crash would; no-op without threads */
+  kill(thread: number): Promise<void>;
+  terminateAll(): Promise<void>;
+}
+
+export interface StreamsOutcome {
+  loopDelayMs?: EventLoopDelayStats;
+  clientCpu: { cores: number; source: CpuSource };
+  threads?: ThreadSelfCheck[];
+  /** connections opened by the threads' own clients */
+  connectionsOpened: number;
+}
+
+export interface CellStreams {
+  /** start the workers (threads: once every thread is ready) */
+  start(): Promise<void>;
+  /** the window has closed: the meters stop here */
+  stop(): void;
+  /** every worker has ended */
+  finished: Promise<StreamsOutcome>;
+  control: StreamsControl;
+}
+
+/**
+ * The client threads of a cell: the asked count, capped at one per worker, and 1 (the cell's own
+ * thread) for a multi-turn cell or an adapter that is not one of the built-in engines' (a thread
+ * builds its own adapter from the engine's kind).
+ */
+export function cellThreads(session: LoadSession, opts: CellWorkersSpec, say: (m: string) => void): number {
+  const asked = Math.min(opts.threads ?? 1, opts.concurrency);
+  if (asked <= 1) return 1;
+  if (opts.conversations) {
+    say(`client threads: a multi-turn cell runs its conversations on one thread (asked for ${asked})`);
+    return 1;
+  }
+  let builtIn = false;
+  try {
+    builtIn = Object.getPrototypeOf(session.adapter) === Object.getPrototypeOf(getAdapter(session.adapter.kind));
+  } catch {
+    builtIn = false;
+  }
+  if (!builtIn) {
+    say(`client threads: the adapter is not a built-in engine's, so the streams run on one thread (asked for ${asked})`);
+    return 1;
+  }
+  return asked;
+}
+
+const noThreads = (): StreamsControl => ({ threads: 1, failure: undefined, kill: async () => {}, terminateAll: async () => {} });
+
+/** The C workers on the cell's own thread: independent requests, or a multi-turn cell's conversations. */
+export function cellThreadStreams(
+  session: LoadSession,
+  opts: CellWorkersSpec,
+  c: { cellTag: string; send: CellSend; state: WorkerState; signal: AbortSignal; turns: Map<string, RequestTurn> | undefined },
+): CellStreams {
+  const { state } = c;
+  let workers: Promise<void>[] = [];
+  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter> } | undefined;
+  let measured: Pick<StreamsOutcome, 'loopDelayMs' | 'clientCpu'> | undefined;
+  let resolveEnded!: () => void;
+  const ended = new Promise<void>((r) => (resolveEnded = r));
+  const stop = (): void => {
+    if (!meters || measured) return;
+    const loopDelayMs = meters.loop.stop();
+    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), clientCpu: meters.cpu.stop() };
+  };
+  return {
+    start: async () => {
+      meters = { loop: startLoopMonitor(), cpu: startCpuMeter() };
+      const counter = { next: 0 };
+      const conversations = opts.conversations;
+      workers = Array.from({ length: opts.concurrency }, (_, w) =>
+        conversations && c.turns
+          ? runConversationWorker(w, { cellTag: c.cellTag, send: c.send, state, signal: c.signal, conversations, counter, turnOf: c.turns, backoffMs })
+          : runClosedLoopWorker(w, {
+              cellTag: c.cellTag,
+              send: c.send,
+              signal: c.signal,
+              stopping: () => state.stopping,
+              next: (worker) => requestOf(opts.promptFor(worker, state.requestCounter++), session.maxOutputTokens),
+              onSent: (_w, id) => void state.inFlight.add(id),
+              onFirstToken: (worker) => {
+                state.gotToken[worker] = true;
+                state.failingInARow[worker] = 0;
+              },
+              onEnded: (worker, t, failingInARow) => {
+                state.inFlight.delete(t.id);
+                state.timelines.push(t);
+                state.failingInARow[worker] = failingInARow;
+              },
+            }),
+      );
+      resolveEnded();
+    },
+    stop,
+    finished: ended.then(async () => {
+      await Promise.all(workers);
+      stop();
+      return { ...(measured ?? { clientCpu: { cores: 0, source: 'thread' as const } }), connectionsOpened: 0 };
+    }),
+    control: noThreads(),
+  };
+}
+
+/** The C workers over N client threads (stream-threads.ts). */
+export function threadStreams(session: LoadSession, o: ClientThreadsOptions): CellStreams {
+  const threads = startClientThreads(session, o);
+  const control: StreamsControl = {
+    threads: o.threads,
+    get failure() {
+      return threads.failure;
+    },
+    kill: (k) => threads.kill(k),
+    terminateAll: () => threads.terminateAll(),
+  };
+  return {
+    start: async () => {
+      await threads.ready;
+      threads.go();
+    },
+    stop: () => threads.stop(),
+    finished: threads.finished.then((t): StreamsOutcome => {
+      const measured = t.perThread.filter((x) => x.loopDelayMs !== undefined || x.cpuCores > 0);
+      const worstLoop = measured.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
+      const busiest = Math.max(0, ...t.perThread.map((x) => x.cpuCores));
+      return {
+        ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
+        clientCpu: { cores: busiest, source: 'thread' },
+        threads: t.perThread,
+        connectionsOpened: t.connectionsOpened,
+      };
+    }),
+    control,
+  };
+}

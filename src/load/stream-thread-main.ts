@@ -1,0 +1,144 @@
+/**
+ * A client thread of a cell (issue 24): runs some of the cell's closed-loop workers with its own
+ * event loop, undici clients and meters, and reports each request to the cell's coordinator
+ * (stream-threads.ts) as it is sent, gets its first token and ends. Its requests are the cell's
+ * own, handed to it one ahead per worker; it times with the one clock of the process (clock.ts).
+ * Started by stream-thread.mjs.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ServerRequestTimings } from '../shapes/engine.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import type { WorkloadRequest } from '../shapes/workload.js';
+import { monoMs } from '../clock.js';
+import { ConnectionPolicy } from '../client/connections.js';
+import { createWorkerDispatchers } from '../client/pool.js';
+import { getAdapter } from '../engines/detect.js';
+import { loadLocalTokenizer } from '../tokenizer/local.js';
+import { runClosedLoopWorker } from './closed-loop.js';
+import { startCpuMeter } from './client-cpu.js';
+import { startLoopMonitor } from './loop-monitor.js';
+import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
+import type { FromThread, ThreadSetup, ToThread } from './thread-messages.js';
+import type { CellSend } from './worker-state.js';
+
+if (!parentPort) throw new Error('stream-thread-main.ts must run in a worker thread');
+const port = parentPort;
+const setup = workerData as ThreadSetup;
+const post = (m: FromThread): void => port.postMessage(m);
+
+async function main(): Promise<void> {
+  const connections = new ConnectionPolicy();
+  connections.closesAfterResponse = setup.closesAfterResponse;
+  const session: LoadSession = {
+    target: setup.target,
+    adapter: getAdapter(setup.engine),
+    facts: setup.facts,
+    model: setup.model,
+    endpoint: setup.endpoint,
+    // unused here: every request the thread gets carries its own output cap
+    maxOutputTokens: 1,
+    timeouts: setup.timeouts,
+    runId: setup.runId,
+    connections,
+    hasMetrics: false,
+    ...(setup.localTokenizerPath !== undefined ? { localTokenizer: await loadLocalTokenizer(setup.localTokenizerPath) } : {}),
+  };
+  const n = setup.workerCount;
+  const pool = createWorkerDispatchers(session.target.baseUrl, n, { connectTimeoutMs: session.timeouts.headersMs });
+  const report = await pool.preconnect({ headers: requestHeaders(session) });
+  post({ kind: 'ready', monoMs: monoMs(), opened: report.opened, failed: report.failed, ...(report.firstError !== undefined ? { firstError: report.firstError } : {}) });
+
+  const { controller, dispose } = cellAbortOf();
+  let stopping = false;
+  // worker (local index) → its next request, and a worker waiting for one
+  const queued = new Map<number, WorkloadRequest>();
+  const waiting = new Map<number, (r: WorkloadRequest | undefined) => void>();
+  const give = (w: number, request: WorkloadRequest): void => {
+    const wake = waiting.get(w);
+    if (wake) {
+      waiting.delete(w);
+      wake(request);
+    } else queued.set(w, request);
+  };
+  const timings = new Map<string, ServerRequestTimings>();
+  const send: CellSend = (id, request, w, signal, onFirstToken) =>
+    sendRequest(session, {
+      id,
+      ...requestBody(request),
+      dispatcher: pool.clients[w - setup.firstWorker]!,
+      signal,
+      ...(onFirstToken ? { onFirstToken } : {}),
+      onConnectionClosing: () => pool.prepareNext(w - setup.firstWorker),
+      onChunk: (d) => {
+        if (d.serverTimings) timings.set(id, d.serverTimings);
+      },
+    });
+
+  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter> } | undefined;
+  let measured: Pick<Extract<FromThread, { kind: 'done' }>, 'loopDelayMs' | 'cpu'> | undefined;
+  const stopMeters = (): void => {
+    if (!meters || measured) return;
+    const loopDelayMs = meters.loop.stop();
+    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), cpu: meters.cpu.stop() };
+  };
+  let workers: Promise<void>[] = [];
+  const started = new Promise<void>((resolve) => {
+    port.on('message', (m: ToThread) => {
+      if (m.kind === 'go') {
+        meters = { loop: startLoopMonitor(), cpu: startCpuMeter() };
+        for (const f of m.first) queued.set(f.w, f.request);
+        workers = Array.from({ length: n }, (_, i) => runClosedLoopWorker(setup.firstWorker + i, loop));
+        resolve();
+      } else if (m.kind === 'request') {
+        give(m.w, m.request);
+      } else if (m.kind === 'stop') {
+        // the window's end: the meters cover the workers' start to here, as on the cell's thread
+        stopMeters();
+        stopping = true;
+        controller.abort();
+        for (const wake of waiting.values()) wake(undefined);
+        waiting.clear();
+        resolve();
+      }
+    });
+  });
+  const loop = {
+    cellTag: setup.cellTag,
+    send,
+    signal: controller.signal,
+    stopping: () => stopping,
+    next: (w: number): WorkloadRequest | undefined | Promise<WorkloadRequest | undefined> => {
+      const r = queued.get(w);
+      if (r !== undefined) {
+        queued.delete(w);
+        return r;
+      }
+      return new Promise<WorkloadRequest | undefined>((resolve) => waiting.set(w, resolve));
+    },
+    onSent: (w: number, id: string) => post({ kind: 'sent', w, id }),
+    onFirstToken: (w: number) => post({ kind: 'first', w }),
+    onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
+      const serverTimings = timings.get(timeline.id);
+      timings.delete(timeline.id);
+      post({ kind: 'ended', w, timeline, failingInARow, ...(serverTimings ? { serverTimings } : {}) });
+    },
+  };
+  await started;
+  await Promise.all(workers);
+  stopMeters();
+  dispose();
+  const opened = pool.connectionsOpened();
+  await pool.destroyAll();
+  post({
+    kind: 'done',
+    ...(measured ?? { cpu: { cores: 0, source: 'thread' } }),
+    connectionsOpened: opened,
+    ...(connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {}),
+  });
+  port.close();
+}
+
+main().catch((e: unknown) => {
+  post({ kind: 'error', message: e instanceof Error ? e.message : String(e) });
+  port.close();
+});

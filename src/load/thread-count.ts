@@ -1,0 +1,40 @@
+/**
+ * How many client threads a cell's streams run on (issue 24). Pure.
+ *
+ * `auto`: one thread per STREAMS_PER_THREAD streams (rounded up), at most the cores the server
+ * leaves free: the machine's cores less one for the cell's own thread (gate, window, metrics),
+ * less one for an embedded simulator's thread, and less half of the rest when the server is
+ * another process on this machine (a loopback URL: its use of the cores is not known, so the
+ * client takes no more than half). 1 means the cell's own thread, as before threads existed.
+ * A number asks for that many (capped at one per stream); the cell's Client-limited verdict then
+ * says whether they kept up.
+ */
+
+/**
+ * Streams one client thread carries in `auto`: at 256 streams of 50 tok/s one thread's token
+ * arrival error p99 stayed within half the Client-limited bound on a 2-core VM (docs/accuracy.md).
+ */
+export const STREAMS_PER_THREAD = 256;
+
+export type ServerPlace = 'embedded' | 'local' | 'remote';
+
+export interface ThreadCountInput {
+  concurrency: number;
+  asked: number | 'auto';
+  /** os.availableParallelism() */
+  cores: number;
+  server: ServerPlace;
+}
+
+/** Cores `auto` may use for client threads, at least 1. */
+export function freeClientCores(cores: number, server: ServerPlace): number {
+  const left = cores - 1 - (server === 'embedded' ? 1 : 0);
+  return Math.max(1, server === 'local' ? Math.floor(left / 2) : left);
+}
+
+export function clientThreadCount(i: ThreadCountInput): number {
+  if (i.asked !== 'auto') return Math.max(1, Math.min(i.asked, i.concurrency));
+  const wanted = Math.ceil(i.concurrency / STREAMS_PER_THREAD);
+  const n = Math.min(wanted, freeClientCores(i.cores, i.server));
+  return n >= 2 ? n : 1;
+}
