@@ -18,7 +18,12 @@
  * - per-request TBT: the cell's figure (mean gap in the window) measured − the same from truth.
  * Client CPU = (user + system CPU of this process over the window) / window wall time, in cores.
  *
- *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds]     (default 64,256,1024 and 5)
+ * With client threads (issue 24) each row is one stream count on one thread count: events/s
+ * delivered in the window, the arrival error against truth over all streams and on the worst
+ * thread's streams, the worst thread's event-loop delay p99 and the busiest thread's CPU (what the
+ * cell's Client-limited rule reads), and the rule's verdict (judge/status.ts clientLimitedEvidence).
+ *
+ *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds] [threads,threads,...]     (default 64,256,1024, 5 and 1)
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/accuracy.ts 1024    (also a CPU profile per window)
  */
 import { spawn } from 'node:child_process';
@@ -32,18 +37,22 @@ import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
 import { DEFAULTS } from '../src/config/defaults.js';
+import { clientLimitedEvidence } from '../src/judge/status.js';
+import { threadShares } from '../src/load/stream-threads.js';
 import {
   openAccuracyRun,
   runAccuracyCell,
   simState,
   truthAsTimeline,
   compareWithTruth,
+  parseWorkerId,
   type SimAt,
   type TruthJson,
 } from '../test/accuracy/harness.js';
 
 const levels = (process.argv[2] ?? '64,256,1024').split(',').map(Number);
 const WINDOW_S = Number(process.argv[3] ?? 5);
+const THREADS = (process.argv[4] ?? '1').split(',').map(Number);
 const STEP_MS = 20;
 /** LLM_BENCH_PERF_PROFILE=dir: a CPU profile of the client over each window, written to dir */
 const profiler = process.env.LLM_BENCH_PERF_PROFILE ? windowProfiler(process.env.LLM_BENCH_PERF_PROFILE) : undefined;
@@ -108,6 +117,11 @@ const f = (v: number | undefined, d = 2): string => (v === undefined ? 'n/a' : v
 
 interface LevelResult {
   streams: number;
+  threads: number;
+  /** token events delivered inside the window, per second */
+  eventsPerS: number;
+  /** per-token arrival error of each thread's streams */
+  threadLag: number[][];
   delivered: number;
   ttftLag: number[];
   ttftWithSend: number[];
@@ -130,7 +144,7 @@ interface LevelResult {
   meterSource?: string;
 }
 
-async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
+async function measure(sim: SimAt, streams: number, threads: number): Promise<{ r: LevelResult; cell: { loopDelayMs?: { p99: number }; clientThreads?: Array<{ loopDelayMs?: { p99: number }; cpuCores: number }> } }> {
   const run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4000 } });
   await fetch(`${sim.url}/_sim/reset`, { method: 'POST' }).then((r) => r.arrayBuffer());
   let cpu0: NodeJS.CpuUsage | undefined;
@@ -145,6 +159,7 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
     gateTimeoutMs: 120_000,
     gateSettleMs: 500,
     metricsIntervalMs: 1000,
+    threads,
     onPhase: (m) => {
       if (!m.startsWith('window open')) return;
       cpu0 = process.cpuUsage();
@@ -166,8 +181,12 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
   const { raw, truth } = cell;
   const ws = raw.windowStartMs;
   const we = raw.windowEndMs;
+  const shares = threadShares(streams, threads);
   const out: LevelResult = {
     streams,
+    threads: raw.clientThreads?.length ?? 1,
+    eventsPerS: 0,
+    threadLag: shares.map(() => []),
     delivered: 0,
     ttftLag: [],
     ttftWithSend: [],
@@ -184,6 +203,7 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
     gateMs: raw.gate.waitedMs,
     ...(raw.clientCpu ? { meterCores: raw.clientCpu.cores, meterSource: raw.clientCpu.source } : {}),
   };
+  let events = 0;
   const cmp = compareWithTruth(cell);
   out.delivered = cmp.measured.outputTokens / cmp.truth.outputTokens;
   for (const t of raw.timelines) {
@@ -197,12 +217,18 @@ async function measure(sim: SimAt, streams: number): Promise<LevelResult> {
       out.sendDelay.push(t.sentHeadersMs - t.sendMs);
       out.sentToReceived.push(rec.receivedMs - t.sentHeadersMs);
     }
+    const before = out.tokenLag.length;
     perTokenErrors(t, rec, ws, we, out);
+    events += out.tokenLag.length - before;
+    const w = parseWorkerId(t.id)?.worker ?? 0;
+    const k = shares.findIndex((s) => w >= s.firstWorker && w < s.firstWorker + s.workerCount);
+    out.threadLag[Math.max(0, k)]!.push(...out.tokenLag.slice(before));
     const mine = requestTimeBetweenTokensMs(t, ws, we);
     const theirs = requestTimeBetweenTokensMs(truthAsTimeline(rec, t.sendMs), ws, we);
     if (mine !== undefined && theirs !== undefined) out.tbtErr.push(Math.abs(mine - theirs));
   }
-  return out;
+  out.eventsPerS = events / ((we - ws) / 1000);
+  return { r: out, cell: { ...(raw.loopDelayMs ? { loopDelayMs: raw.loopDelayMs } : {}), ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}) } };
 }
 
 /** chunk i of the client is chunk i of the sim (one SSE event per write, one token each) */
@@ -221,24 +247,37 @@ function perTokenErrors(t: RequestTimeline, rec: TruthJson, ws: number, we: numb
   }
 }
 
-/** the cell's Client-limited rule as it stands (judge/status.ts): loop delay p99 over its bound, or the CPU meter at its bound */
-function clientLimitedToday(r: LevelResult): boolean {
-  return (r.loopP99 ?? 0) > DEFAULTS.clientLimitedLoopDelayMs || (r.meterCores ?? 0) > DEFAULTS.clientLimitedCpuCores;
+/** the cell's Client-limited rule (judge/status.ts clientLimitedEvidence), at the default bounds */
+function clientLimitedNow(r: LevelResult, cell: { loopDelayMs?: { p99: number }; clientThreads?: Array<{ loopDelayMs?: { p99: number }; cpuCores: number }> }): string {
+  const e = clientLimitedEvidence({
+    ...(cell.loopDelayMs ? { loopDelayMs: cell.loopDelayMs } : {}),
+    loopDelayBoundMs: DEFAULTS.clientLimitedLoopDelayMs,
+    ...(r.meterCores !== undefined ? { clientCpuCores: r.meterCores } : {}),
+    ...(cell.clientThreads ? { clientThreads: cell.clientThreads } : {}),
+  });
+  return e ? `yes (${e.eventLoopDelayP99Ms > e.boundMs ? `loop ${e.eventLoopDelayP99Ms.toFixed(1)} ms` : `CPU ${f(e.cpuCores)}`}${e.thread ? `, thread ${e.thread}` : ''})` : 'no';
 }
 
 const { sim, stop } = await startSimProcess();
-const results: LevelResult[] = [];
+const results: Array<LevelResult & { verdict: string }> = [];
 try {
   for (const n of levels) {
-    const r = await measure(sim, n);
-    results.push(r);
-    console.error(
-      `${n} streams: token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; gap err p99 ${f(q(r.gapErr, 0.99))} ms; ` +
-        `TBT err p99 ${f(q(r.tbtErr, 0.99), 3)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
-    );
+    for (const threads of THREADS) {
+      const { r, cell } = await measure(sim, n, threads);
+      results.push({ ...r, verdict: clientLimitedNow(r, cell) });
+      console.error(
+        `${n} streams, ${r.threads} thread(s): ${Math.round(r.eventsPerS)} events/s; token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; ` +
+          `worst thread p99 ${f(worstThreadP99(r))} ms; loop p99 ${f(r.loopP99)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
+      );
+    }
   }
 } finally {
   await stop();
+}
+
+function worstThreadP99(r: LevelResult): number | undefined {
+  const each = r.threadLag.map((lag) => q(lag, 0.99)).filter((x): x is number => x !== undefined);
+  return each.length ? Math.max(...each) : undefined;
 }
 
 console.log(
@@ -246,19 +285,18 @@ console.log(
 );
 console.log(
   `Measured vs truth: embedded sim (tiny, ${STEP_MS} ms steps = ${1000 / STEP_MS} tok/s per stream) in its own process, ` +
-    `client = runCell in this process, ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
+    `client = runCell in this process (its streams on 1 = the cell's own thread, or N client threads), ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | tokens delivered | first-token lag p50 / p99 | TTFT error incl. send p50 / p99 | of which client send delay p50 / p99 | headers written → sim saw it p50 / p99 | per-token arrival error p50 / p99 | gap error p50 / p99 | per-request TBT error p50 / p99 | client CPU, cores (of which kernel) | client loop delay p99 | sim step lateness p99 | the cell\'s CPU meter (source) | Client-limited by today\'s rule |',
+  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | CPU meter (busiest thread) | sim step lateness p99 | Client-limited (rule at default bounds) |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
-    `| ${r.streams} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.5))} / ${f(q(r.ttftLag, 0.99))} | ` +
-      `${f(q(r.ttftWithSend, 0.5))} / ${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.sendDelay, 0.5))} / ${f(q(r.sendDelay, 0.99))} | ` +
-      `${f(q(r.sentToReceived, 0.5))} / ${f(q(r.sentToReceived, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ` +
-      `${f(q(r.gapErr, 0.5))} / ${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.5), 3)} / ${f(q(r.tbtErr, 0.99), 3)} | ` +
-      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.simLateP99)} ms | ${f(r.meterCores)} (${r.meterSource ?? '—'}) | ${clientLimitedToday(r) ? 'yes' : 'no'} |`,
+    `| ${r.streams} | ${r.threads} | ${Math.round(r.eventsPerS).toLocaleString('en-US')} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.99))} | ` +
+      `${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ${f(worstThreadP99(r))} | ` +
+      `${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.99), 3)} | ` +
+      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.meterCores)} | ${f(r.simLateP99)} ms | ${r.verdict} |`,
   );
 }
-console.log('\nGoals: per-request TBT error p99 ≤ 1 ms at 256 streams and ≤ 3 ms at 1,024; client CPU < 0.5 core at 1,024 streams.');
+console.log(`\nThe rule: Client-limited when the worst client thread's event-loop delay p99 > ${DEFAULTS.clientLimitedLoopDelayMs} ms or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`);

@@ -4,7 +4,7 @@
  * several rates. A fake OpenAI SSE server runs in a child process and logs each POST's arrival on
  * the same system-wide monotonic clock.
  *
- * Run: npx tsx perf/dispatch-delay.ts [--rates 50,100,200] [--seconds 10] [--tokens 16] [--gap-ms 20]
+ * Run: npx tsx perf/dispatch-delay.ts [--rates 50,200,500] [--seconds 10] [--tokens 16] [--gap-ms 20]
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +19,7 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 }
-const RATES = arg('rates', '50,100,200').split(',').map(Number);
+const RATES = arg('rates', '50,200,500').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '10'));
 const TOKENS = Number(arg('tokens', '16'));
 const GAP_MS = Number(arg('gap-ms', '20'));

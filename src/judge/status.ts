@@ -66,6 +66,40 @@ export interface CellStatusInput {
   clientCpuCores?: number;
   /** …or when its CPU exceeds this many cores (default 0.9) */
   cpuBoundCores?: number;
+  /**
+   * with client threads (load/stream-threads.ts): each thread's own loop delay p99 and CPU; the
+   * worst thread decides (loopDelayMs and clientCpuCores are then that thread's and the busiest's)
+   */
+  clientThreads?: ReadonlyArray<{ loopDelayMs?: { p99: number }; cpuCores: number }>;
+}
+
+/**
+ * The client could not time its tokens (issue 24, calibrated in docs/accuracy.md): its event loop
+ * ran late by more than `boundMs` at p99 (on the worst client thread), or its thread used more
+ * than `cpuBound` of a core. Every token chunk a late loop handles is stamped late by about that
+ * delay, so the loop delay p99 is the arrival error p99 the cell's timings carry (measured within
+ * 2 ms of it at 64–2,048 streams). Undefined when neither is over.
+ */
+export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
+  const threads = input.clientThreads;
+  const loopP99 = threads?.length ? Math.max(...threads.map((t) => t.loopDelayMs?.p99 ?? 0)) : input.loopDelayMs?.p99;
+  const cpu = threads?.length ? Math.max(...threads.map((t) => t.cpuCores)) : input.clientCpuCores;
+  const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
+  const loopOver = loopP99 !== undefined && loopP99 > input.loopDelayBoundMs;
+  const cpuOver = cpu !== undefined && cpu > cpuBound;
+  if (!loopOver && !cpuOver) return undefined;
+  const evidence: NonNullable<CellEvidence['clientLimited']> = { eventLoopDelayP99Ms: loopP99 ?? 0, boundMs: input.loopDelayBoundMs };
+  if (cpu !== undefined) Object.assign(evidence, { cpuCores: cpu, cpuBoundCores: cpuBound });
+  if (threads && threads.length > 1) {
+    const worst = threads.reduce((w, t, k) => (limitScore(t, input.loopDelayBoundMs, cpuBound) > limitScore(threads[w]!, input.loopDelayBoundMs, cpuBound) ? k : w), 0);
+    Object.assign(evidence, { threads: threads.length, thread: worst + 1 });
+  }
+  return evidence;
+}
+
+/** how far over its bounds a thread is (the larger of the two ratios) */
+function limitScore(t: { loopDelayMs?: { p99: number }; cpuCores: number }, boundMs: number, cpuBound: number): number {
+  return Math.max((t.loopDelayMs?.p99 ?? 0) / boundMs, t.cpuCores / cpuBound);
 }
 
 export interface CellStatusResult {
@@ -115,15 +149,10 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const evidence: CellEvidence = {};
   const { figures, concurrency } = input;
 
-  const p99 = input.loopDelayMs?.p99;
-  const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
-  const cpu = input.clientCpuCores;
-  const loopOver = p99 !== undefined && p99 > input.loopDelayBoundMs;
-  const cpuOver = cpu !== undefined && cpu > cpuBound;
-  if (loopOver || cpuOver) {
+  const clientLimited = clientLimitedEvidence(input);
+  if (clientLimited) {
     statuses.push('client-limited');
-    evidence.clientLimited = { eventLoopDelayP99Ms: p99 ?? 0, boundMs: input.loopDelayBoundMs };
-    if (cpu !== undefined) Object.assign(evidence.clientLimited, { cpuCores: cpu, cpuBoundCores: cpuBound });
+    evidence.clientLimited = clientLimited;
   }
   // chunks bunched on the way (a buffering proxy): the client-side times are the proxy's
   if (input.timelines && input.windowStartMs !== undefined && input.windowEndMs !== undefined) {

@@ -170,6 +170,7 @@ function repeatFigures(run: RunContext, cell: PlannedCell, raw: Raw, say: (m: st
     loopDelayMs: raw.loopDelayMs,
     loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
+    ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}),
   };
   const out: Repeat = { raw, figures, status };
   if (cfg.slo) {
@@ -212,7 +213,7 @@ function cellResultOf(cell: PlannedCell, prompt: CalibratedPrompt | undefined, r
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
     // what the HTML report draws, from the last repeat
     series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
-    ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
+    ...(raw.clientCpu ? { clientCpu: { ...raw.clientCpu, ...(raw.clientThreads && raw.clientThreads.length > 1 ? { threads: raw.clientThreads.length } : {}) } } : {}),
     ...(prompt?.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
     ...(prompt ? { calibration: calibrationRecord(prompt) } : {}),
     // a workload's figures: the last repeat's (lengths and cache figures do not combine as medians)

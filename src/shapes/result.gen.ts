@@ -558,6 +558,10 @@ export interface CellResult {
      * thread: the load generator's own thread (Linux); process: the whole process, an embedded simulator's thread included
      */
     source: 'thread' | 'process';
+    /**
+     * the cell's streams ran on this many client threads (LLM_BENCH_CLIENT_THREADS); cores is the busiest thread's
+     */
+    threads?: number;
   };
   /**
    * event-loop delay of the load generator during the window
@@ -804,6 +808,14 @@ export interface CellEvidence {
      * CPU above which the cell is Client-limited (0.9)
      */
     cpuBoundCores?: number;
+    /**
+     * the cell's streams ran on this many client threads; the figures above are the worst thread's loop delay and the busiest thread's CPU
+     */
+    threads?: number;
+    /**
+     * the thread furthest over its bounds (1-based)
+     */
+    thread?: number;
   };
   activeDisagreement?: {
     server: number;

@@ -96,4 +96,23 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.out).toContain('LLM_BENCH_CONCURRENCY: "four" is not a positive whole number; e.g. LLM_BENCH_CONCURRENCY=1,4,16');
   });
+
+  test('LLM_BENCH_CLIENT_THREADS=2 runs the cell\'s streams on two client threads, with the same result file', { timeout: 120_000 }, () => {
+    const thOut = join(dir, 'threads');
+    const thThresholds = join(dir, 'threads-thresholds.json');
+    writeFileSync(thThresholds, JSON.stringify({ cells: {}, prefill: {} }));
+    const r = runBench({ ...env, LLM_BENCH_CONCURRENCY: '4', LLM_BENCH_CLIENT_THREADS: '2', LLM_BENCH_OUT: thOut, LLM_BENCH_THRESHOLDS: thThresholds });
+    expect(r.code, r.out).toBe(0);
+    const json = JSON.parse(readFileSync(join(thOut, 'speed-matrix.json'), 'utf8'));
+    expect(validateResult(json).ok).toBe(true);
+    const cell = json.cells[0];
+    expect(cell.clientCpu.threads).toBe(2);
+    expect(cell.figures.failedRequests).toBe(0);
+    expect(cell.figures.outputTokens).toBeGreaterThan(0);
+    // 4 workers' connections (2 per thread) and the scout's
+    expect(cell.connections.opened).toBe(5);
+    const bad = runBench({ ...env, LLM_BENCH_CLIENT_THREADS: 'many' });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toContain('LLM_BENCH_CLIENT_THREADS: "many" must be an integer from 1 to 64, or auto');
+  });
 });

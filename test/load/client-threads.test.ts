@@ -1,0 +1,93 @@
+/**
+ * Issue 24: a cell's streams over client threads (src/load/stream-threads.ts, cell-streams.ts,
+ * thread-count.ts). Against a real simulator in a worker thread: the threads' timelines are merged
+ * into one CellRun, a thread killed mid-cell fails that cell with a reason naming it, and the next
+ * cell on the same run measures as usual. The figures against truth with threads are checked in
+ * test/accuracy/timing.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ClientThreadError, threadShares } from '../../src/load/stream-threads.js';
+import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD } from '../../src/load/thread-count.js';
+import { clientLimitedEvidence } from '../../src/judge/status.js';
+import type { SimHandle } from '../../src/sim/index.js';
+import { FAST_TINY, openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim, type OpenedAccuracyRun } from '../accuracy/harness.js';
+
+describe('how many client threads', () => {
+  test('C workers in N contiguous shares, the first C mod N one larger, none empty', () => {
+    expect(threadShares(10, 3)).toEqual([
+      { firstWorker: 0, workerCount: 4 },
+      { firstWorker: 4, workerCount: 3 },
+      { firstWorker: 7, workerCount: 3 },
+    ]);
+    expect(threadShares(2, 4)).toEqual([
+      { firstWorker: 0, workerCount: 1 },
+      { firstWorker: 1, workerCount: 1 },
+    ]);
+  });
+
+  test('auto: one per 256 streams within the free cores; an asked number is capped at one per stream', () => {
+    expect(STREAMS_PER_THREAD).toBe(256);
+    // 2 cores with the embedded simulator: everything on the cell's own thread
+    expect(clientThreadCount({ concurrency: 2048, asked: 'auto', cores: 2, server: 'embedded' })).toBe(1);
+    // 16 cores, remote server: 15 free
+    expect(clientThreadCount({ concurrency: 256, asked: 'auto', cores: 16, server: 'remote' })).toBe(1);
+    expect(clientThreadCount({ concurrency: 257, asked: 'auto', cores: 16, server: 'remote' })).toBe(2);
+    expect(clientThreadCount({ concurrency: 2048, asked: 'auto', cores: 16, server: 'remote' })).toBe(8);
+    // a server on this machine keeps half of what is left
+    expect(freeClientCores(16, 'local')).toBe(7);
+    expect(clientThreadCount({ concurrency: 4096, asked: 'auto', cores: 16, server: 'local' })).toBe(7);
+    expect(clientThreadCount({ concurrency: 3, asked: 8, cores: 2, server: 'embedded' })).toBe(3);
+    expect(clientThreadCount({ concurrency: 64, asked: 1, cores: 16, server: 'remote' })).toBe(1);
+  });
+
+  test('the worst thread decides Client-limited, and the evidence names it', () => {
+    const threads = [
+      { loopDelayMs: { p99: 1 }, cpuCores: 0.2 },
+      { loopDelayMs: { p99: 9 }, cpuCores: 0.3 },
+    ];
+    const e = clientLimitedEvidence({ loopDelayBoundMs: 5, clientThreads: threads });
+    expect(e).toEqual({ eventLoopDelayP99Ms: 9, boundMs: 5, cpuCores: 0.3, cpuBoundCores: 0.9, threads: 2, thread: 2 });
+    expect(clientLimitedEvidence({ loopDelayBoundMs: 10, clientThreads: threads })).toBeUndefined();
+  });
+});
+
+describe('a cell over client threads, against the simulator', () => {
+  let sim: SimHandle;
+  let run: OpenedAccuracyRun;
+  beforeAll(async () => {
+    sim = await startThreadSim({ overrides: FAST_TINY });
+    run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 1000 } });
+  }, 30_000);
+  afterAll(async () => {
+    await run?.opened.close();
+    await sim?.close();
+  });
+
+  test('a thread killed mid-cell fails that cell, naming the thread and its workers; the next cell measures', async () => {
+    const phases: string[] = [];
+    let threadsSeen = 0;
+    const killed = runAccuracyCell(run, sim, {
+      context: 0,
+      concurrency: 6,
+      windowMs: 3_000,
+      threads: 2,
+      onPhase: (m) => phases.push(m),
+      onStreamsStarted: (control) => {
+        threadsSeen = control.threads;
+        setTimeout(() => void control.kill(1), 300);
+      },
+    });
+    await expect(killed).rejects.toThrow(ClientThreadError);
+    await expect(killed).rejects.toThrow(/^client thread 2 of 2 \(workers 3–5\) exited \(code \d+\) before it reported its requests; the cell's figures are not reported$/);
+    expect(threadsSeen).toBe(2);
+    expect(phases).toContain('starting 6 workers on 2 client threads');
+
+    const next = await runAccuracyCell(run, sim, { context: 0, concurrency: 6, windowMs: 1_000, threads: 2 });
+    expect(next.raw.timelines.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(next.raw.timelines.map((t) => parseWorkerId(t.id)?.worker))).toEqual(new Set([0, 1, 2, 3, 4, 5]));
+    expect(next.raw.clientThreads).toHaveLength(2);
+    expect(next.figures.failedRequests).toBe(0);
+    // every worker's connection was the thread's own, plus the scout's
+    expect(next.raw.connections.opened).toBe(7);
+  }, 30_000);
+});
