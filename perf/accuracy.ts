@@ -37,7 +37,7 @@ import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { clientLimitedEvidence } from '../src/judge/status.js';
+import { clientLimitedEvidence, type ClientSelfCheck } from '../src/judge/status.js';
 import { threadShares } from '../src/load/stream-threads.js';
 import {
   openAccuracyRun,
@@ -137,6 +137,8 @@ interface LevelResult {
   /** of cpuCores: kernel (system) time */
   sysCores: number;
   loopP99?: number;
+  /** in-turn lag p99 of response reads (client/arrival-clock.ts), the worst thread's */
+  inTurnP99?: number;
   simLateP99?: number;
   gateMs: number;
   /** the cell's own CPU meter, what its Client-limited rule reads (load/client-cpu.ts: the thread's where it can be read) */
@@ -144,7 +146,7 @@ interface LevelResult {
   meterSource?: string;
 }
 
-async function measure(sim: SimAt, streams: number, threads: number): Promise<{ r: LevelResult; cell: { loopDelayMs?: { p99: number }; clientThreads?: Array<{ loopDelayMs?: { p99: number }; cpuCores: number }> } }> {
+async function measure(sim: SimAt, streams: number, threads: number): Promise<{ r: LevelResult; cell: CellSelf }> {
   const run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4000 } });
   await fetch(`${sim.url}/_sim/reset`, { method: 'POST' }).then((r) => r.arrayBuffer());
   let cpu0: NodeJS.CpuUsage | undefined;
@@ -199,6 +201,7 @@ async function measure(sim: SimAt, streams: number, threads: number): Promise<{ 
     cpuCores,
     sysCores,
     loopP99: raw.loopDelayMs?.p99,
+    inTurnP99: raw.arrivalLagMs?.p99,
     simLateP99: state.stepLatenessMs.p99,
     gateMs: raw.gate.waitedMs,
     ...(raw.clientCpu ? { meterCores: raw.clientCpu.cores, meterSource: raw.clientCpu.source } : {}),
@@ -228,7 +231,14 @@ async function measure(sim: SimAt, streams: number, threads: number): Promise<{ 
     if (mine !== undefined && theirs !== undefined) out.tbtErr.push(Math.abs(mine - theirs));
   }
   out.eventsPerS = events / ((we - ws) / 1000);
-  return { r: out, cell: { ...(raw.loopDelayMs ? { loopDelayMs: raw.loopDelayMs } : {}), ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}) } };
+  return {
+    r: out,
+    cell: {
+      ...(raw.loopDelayMs ? { loopDelayMs: raw.loopDelayMs } : {}),
+      ...(raw.arrivalLagMs ? { arrivalLagMs: raw.arrivalLagMs } : {}),
+      ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}),
+    },
+  };
 }
 
 /** chunk i of the client is chunk i of the sim (one SSE event per write, one token each) */
@@ -247,15 +257,23 @@ function perTokenErrors(t: RequestTimeline, rec: TruthJson, ws: number, we: numb
   }
 }
 
+/** what the cell measured of itself */
+interface CellSelf {
+  loopDelayMs?: { p99: number };
+  arrivalLagMs?: { p99: number };
+  clientThreads?: ClientSelfCheck[];
+}
+
 /** the cell's Client-limited rule (judge/status.ts clientLimitedEvidence), at the default bounds */
-function clientLimitedNow(r: LevelResult, cell: { loopDelayMs?: { p99: number }; clientThreads?: Array<{ loopDelayMs?: { p99: number }; cpuCores: number }> }): string {
+function clientLimitedNow(r: LevelResult, cell: CellSelf): string {
   const e = clientLimitedEvidence({
     ...(cell.loopDelayMs ? { loopDelayMs: cell.loopDelayMs } : {}),
+    ...(cell.arrivalLagMs ? { arrivalLagMs: cell.arrivalLagMs } : {}),
     loopDelayBoundMs: DEFAULTS.clientLimitedLoopDelayMs,
     ...(r.meterCores !== undefined ? { clientCpuCores: r.meterCores } : {}),
     ...(cell.clientThreads ? { clientThreads: cell.clientThreads } : {}),
   });
-  return e ? `yes (${e.eventLoopDelayP99Ms > e.boundMs ? `loop ${e.eventLoopDelayP99Ms.toFixed(1)} ms` : `CPU ${f(e.cpuCores)}`}${e.thread ? `, thread ${e.thread}` : ''})` : 'no';
+  return e ? `yes (${(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms) > e.boundMs ? `estimate ${f(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms, 1)} ms` : `CPU ${f(e.cpuCores)}`}${e.thread ? `, thread ${e.thread}` : ''})` : 'no';
 }
 
 const { sim, stop } = await startSimProcess();
@@ -267,7 +285,7 @@ try {
       results.push({ ...r, verdict: clientLimitedNow(r, cell) });
       console.error(
         `${n} streams, ${r.threads} thread(s): ${Math.round(r.eventsPerS)} events/s; token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; ` +
-          `worst thread p99 ${f(worstThreadP99(r))} ms; loop p99 ${f(r.loopP99)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
+          `worst thread p99 ${f(worstThreadP99(r))} ms; loop p99 ${f(r.loopP99)} ms; in-turn lag p99 ${f(r.inTurnP99)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
       );
     }
   }
@@ -288,15 +306,17 @@ console.log(
     `client = runCell in this process (its streams on 1 = the cell's own thread, or N client threads), ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | CPU meter (busiest thread) | sim step lateness p99 | Client-limited (rule at default bounds) |',
+  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | sim step lateness p99 | Client-limited (rule at default bounds) |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.streams} | ${r.threads} | ${Math.round(r.eventsPerS).toLocaleString('en-US')} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.99))} | ` +
       `${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ${f(worstThreadP99(r))} | ` +
       `${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.99), 3)} | ` +
-      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.meterCores)} | ${f(r.simLateP99)} ms | ${r.verdict} |`,
+      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.inTurnP99)} ms | ${f(r.meterCores)} | ${f(r.simLateP99)} ms | ${r.verdict} |`,
   );
 }
-console.log(`\nThe rule: Client-limited when the worst client thread's event-loop delay p99 > ${DEFAULTS.clientLimitedLoopDelayMs} ms or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`);
+console.log(
+  `\nThe rule: Client-limited when, on the worst client thread, event-loop delay p99 + in-turn read lag p99 > ${DEFAULTS.clientLimitedLoopDelayMs} ms, or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`,
+);

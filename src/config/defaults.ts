@@ -33,8 +33,12 @@ export const DEFAULTS = {
   gateSettleMs: 500,
   /** server metrics sampling inside the window */
   metricsIntervalMs: 1000,
-  /** event-loop delay p99 above this inside the window marks the cell Client-limited */
-  clientLimitedLoopDelayMs: 50,
+  /**
+   * the client's timing error estimate p99 (event-loop delay p99 + in-turn read lag p99, worst
+   * client thread) above this marks the cell Client-limited: 5 ms, calibrated in docs/accuracy.md
+   * (METHOD.md says 50 ms of loop delay; the README says why this is tighter)
+   */
+  clientLimitedLoopDelayMs: 5,
   /** the load generator's CPU above this many cores over the same span marks the cell Client-limited (METHOD.md) */
   clientLimitedCpuCores: 0.9,
   /** threshold -u headroom */

@@ -350,9 +350,11 @@ export interface SuiteInput {
    */
   thresholds?: string;
   /**
-   * Event-loop delay p99 inside the window above which a cell is Client-limited, in ms (> 0).
-   * @default 50
-   * @example 100
+   * The client's timing error estimate p99 above which a cell is Client-limited, in ms (> 0): its
+   * event-loop delay p99 plus the in-turn lag p99 of its response reads, on its worst thread (see
+   * docs/accuracy.md). METHOD.md's 50 ms bounds the loop delay alone.
+   * @default 5
+   * @example 10
    */
   clientLimitedLoopDelayMs?: number;
   /**

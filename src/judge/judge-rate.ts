@@ -18,6 +18,7 @@
  *   not a failure. (Goodput at the SLO is a figure: goodput.ts, TTFT from the scheduled time.)
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
+import { timingErrorEstimateMs } from './status.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -40,6 +41,8 @@ export interface RateStatusInput {
   timelines: readonly RequestTimeline[];
   /** the load generator's event-loop delay and CPU over the cell, and the decode cells' bounds */
   loopDelayP99Ms?: number;
+  /** in-turn lag p99 of response reads (client/arrival-clock.ts); with the loop delay, the client's timing error estimate */
+  arrivalLagP99Ms?: number;
   loopDelayBoundMs: number;
   clientCpuCores?: number;
   clientCpuBoundCores: number;
@@ -62,7 +65,12 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   };
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
-  const loopOver = input.loopDelayP99Ms !== undefined && input.loopDelayP99Ms > input.loopDelayBoundMs;
+  // the decode cells' rule on the client's timing error estimate (judge/status.ts timingErrorEstimateMs)
+  const timing = timingErrorEstimateMs({
+    ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
+    ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
+  });
+  const loopOver = timing !== undefined && timing > input.loopDelayBoundMs;
   const cpuOver = input.clientCpuCores !== undefined && input.clientCpuCores > input.clientCpuBoundCores;
   if (dispatchP99 > RATE_DISPATCH_BOUND_MS || f.ceilingWaited > 0 || f.unsent > 0 || loopOver || cpuOver) {
     statuses.push('client-limited');

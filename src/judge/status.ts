@@ -60,7 +60,10 @@ export interface CellStatusInput {
   drainWaitedMs?: number;
   /** event-loop delay over the window (load/loop-monitor.ts), when monitored */
   loopDelayMs?: { p99: number };
-  /** the client is limited when the loop delay p99 exceeds this bound, in ms */
+  /**
+   * the client is limited when its timing error estimate p99 (loop delay p99 + in-turn read lag
+   * p99: timingErrorEstimateMs) exceeds this bound, in ms (suite clientLimitedLoopDelayMs)
+   */
   loopDelayBoundMs: number;
   /** the load generator's CPU over the same span, in cores, when measured */
   clientCpuCores?: number;
@@ -70,36 +73,54 @@ export interface CellStatusInput {
    * with client threads (load/stream-threads.ts): each thread's own loop delay p99 and CPU; the
    * worst thread decides (loopDelayMs and clientCpuCores are then that thread's and the busiest's)
    */
-  clientThreads?: ReadonlyArray<{ loopDelayMs?: { p99: number }; cpuCores: number }>;
+  clientThreads?: readonly ClientSelfCheck[];
+  /** in-turn lag of response reads over the same span (client/arrival-clock.ts), when measured */
+  arrivalLagMs?: { p99: number };
+}
+
+/** One stream keeper's self-check (the cell's own thread, or one client thread). */
+export interface ClientSelfCheck {
+  loopDelayMs?: { p99: number };
+  arrivalLagMs?: { p99: number };
+  cpuCores: number;
 }
 
 /**
- * The client could not time its tokens (issue 24, calibrated in docs/accuracy.md): its event loop
- * ran late by more than `boundMs` at p99 (on the worst client thread), or its thread used more
- * than `cpuBound` of a core. Every token chunk a late loop handles is stamped late by about that
- * delay, so the loop delay p99 is the arrival error p99 the cell's timings carry (measured within
- * 2 ms of it at 64–2,048 streams). Undefined when neither is over.
+ * The client's estimate of its own token timing error at p99 (issue 24, calibrated in
+ * docs/accuracy.md): a chunk is stamped late by the time its thread's loop was busy before the
+ * turn that handles it (the event-loop delay, loop-monitor.ts) plus the reads handled before it in
+ * that turn (the in-turn lag, client/arrival-clock.ts); the estimate is the sum of the two p99s.
  */
-export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
-  const threads = input.clientThreads;
-  const loopP99 = threads?.length ? Math.max(...threads.map((t) => t.loopDelayMs?.p99 ?? 0)) : input.loopDelayMs?.p99;
-  const cpu = threads?.length ? Math.max(...threads.map((t) => t.cpuCores)) : input.clientCpuCores;
-  const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
-  const loopOver = loopP99 !== undefined && loopP99 > input.loopDelayBoundMs;
-  const cpuOver = cpu !== undefined && cpu > cpuBound;
-  if (!loopOver && !cpuOver) return undefined;
-  const evidence: NonNullable<CellEvidence['clientLimited']> = { eventLoopDelayP99Ms: loopP99 ?? 0, boundMs: input.loopDelayBoundMs };
-  if (cpu !== undefined) Object.assign(evidence, { cpuCores: cpu, cpuBoundCores: cpuBound });
-  if (threads && threads.length > 1) {
-    const worst = threads.reduce((w, t, k) => (limitScore(t, input.loopDelayBoundMs, cpuBound) > limitScore(threads[w]!, input.loopDelayBoundMs, cpuBound) ? k : w), 0);
-    Object.assign(evidence, { threads: threads.length, thread: worst + 1 });
-  }
-  return evidence;
+export function timingErrorEstimateMs(c: Pick<ClientSelfCheck, 'loopDelayMs' | 'arrivalLagMs'>): number | undefined {
+  if (c.loopDelayMs === undefined && c.arrivalLagMs === undefined) return undefined;
+  return (c.loopDelayMs?.p99 ?? 0) + (c.arrivalLagMs?.p99 ?? 0);
 }
 
-/** how far over its bounds a thread is (the larger of the two ratios) */
-function limitScore(t: { loopDelayMs?: { p99: number }; cpuCores: number }, boundMs: number, cpuBound: number): number {
-  return Math.max((t.loopDelayMs?.p99 ?? 0) / boundMs, t.cpuCores / cpuBound);
+/**
+ * The client could not time its tokens: on its worst thread, its timing error estimate p99
+ * (timingErrorEstimateMs) is over `loopDelayBoundMs` (default 5 ms), or a thread used more than
+ * `cpuBound` of a core. Undefined when neither is over. The evidence names the figures of the
+ * worst thread (and which one, with client threads).
+ */
+export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'arrivalLagMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
+  const keepers: ClientSelfCheck[] = input.clientThreads?.length
+    ? [...input.clientThreads]
+    : [{ ...(input.loopDelayMs ? { loopDelayMs: input.loopDelayMs } : {}), ...(input.arrivalLagMs ? { arrivalLagMs: input.arrivalLagMs } : {}), cpuCores: input.clientCpuCores ?? 0 }];
+  const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
+  const bound = input.loopDelayBoundMs;
+  const score = (c: ClientSelfCheck): number => Math.max((timingErrorEstimateMs(c) ?? 0) / bound, c.cpuCores / cpuBound);
+  const worst = keepers.reduce((w, c, k) => (score(c) > score(keepers[w]!) ? k : w), 0);
+  const c = keepers[worst]!;
+  const estimate = timingErrorEstimateMs(c);
+  const timingOver = estimate !== undefined && estimate > bound;
+  const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
+  const cpuOver = cpuKnown && c.cpuCores > cpuBound;
+  if (!timingOver && !cpuOver) return undefined;
+  const evidence: NonNullable<CellEvidence['clientLimited']> = { eventLoopDelayP99Ms: c.loopDelayMs?.p99 ?? 0, boundMs: bound };
+  if (c.arrivalLagMs !== undefined) Object.assign(evidence, { arrivalLagP99Ms: c.arrivalLagMs.p99, timingErrorP99Ms: estimate });
+  if (cpuKnown) Object.assign(evidence, { cpuCores: c.cpuCores, cpuBoundCores: cpuBound });
+  if (keepers.length > 1) Object.assign(evidence, { threads: keepers.length, thread: worst + 1 });
+  return evidence;
 }
 
 export interface CellStatusResult {
@@ -112,8 +133,9 @@ export interface CellStatusResult {
 
 /**
  * Which statuses apply to a measured cell. Rules:
- * - client-limited: loopDelayMs.p99 > loopDelayBoundMs, or the client's CPU > cpuBoundCores (0.9 of
- *   a core) over the same span (the figures may be wrong, so it comes first);
+ * - client-limited: the client's timing error estimate p99 (event-loop delay p99 + in-turn read
+ *   lag p99, on its worst thread) > loopDelayBoundMs, or a client thread's CPU > cpuBoundCores (0.9
+ *   of a core) over the same span (the figures may be wrong, so it comes first; clientLimitedEvidence);
  * - stream-buffered: with the timelines and the window, the chunks arrived bunched (buffered.ts:
  *   most gaps between a request's chunks under 0.5 ms, or bursts of 16+ tokens at one instant);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);

@@ -8,6 +8,7 @@
 import type { ServerRequestTimings } from '../shapes/engine.js';
 import { getAdapter } from '../engines/detect.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
+import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
 import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
 import { runConversationWorker, type RequestTurn } from './conversations.js';
 import { startLoopMonitor, type EventLoopDelayStats } from './loop-monitor.js';
@@ -38,6 +39,8 @@ export interface StreamsControl {
 
 export interface StreamsOutcome {
   loopDelayMs?: EventLoopDelayStats;
+  /** in-turn lag of response reads (client/arrival-clock.ts): the worst thread's */
+  arrivalLagMs?: ArrivalLagStats;
   clientCpu: { cores: number; source: CpuSource };
   threads?: ThreadSelfCheck[];
   /** connections opened by the threads' own clients */
@@ -89,18 +92,19 @@ export function cellThreadStreams(
 ): CellStreams {
   const { state } = c;
   let workers: Promise<void>[] = [];
-  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter> } | undefined;
-  let measured: Pick<StreamsOutcome, 'loopDelayMs' | 'clientCpu'> | undefined;
+  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter>; lag: ReturnType<typeof startArrivalLagMeter> } | undefined;
+  let measured: Pick<StreamsOutcome, 'loopDelayMs' | 'arrivalLagMs' | 'clientCpu'> | undefined;
   let resolveEnded!: () => void;
   const ended = new Promise<void>((r) => (resolveEnded = r));
   const stop = (): void => {
     if (!meters || measured) return;
     const loopDelayMs = meters.loop.stop();
-    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), clientCpu: meters.cpu.stop() };
+    const arrivalLagMs = meters.lag.stop();
+    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), ...(arrivalLagMs ? { arrivalLagMs } : {}), clientCpu: meters.cpu.stop() };
   };
   return {
     start: async () => {
-      meters = { loop: startLoopMonitor(), cpu: startCpuMeter() };
+      meters = { loop: startLoopMonitor(), cpu: startCpuMeter(), lag: startArrivalLagMeter() };
       const counter = { next: 0 };
       const conversations = opts.conversations;
       workers = Array.from({ length: opts.concurrency }, (_, w) =>
@@ -157,8 +161,10 @@ export function threadStreams(session: LoadSession, o: ClientThreadsOptions): Ce
       const measured = t.perThread.filter((x) => x.loopDelayMs !== undefined || x.cpuCores > 0);
       const worstLoop = measured.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
       const busiest = Math.max(0, ...t.perThread.map((x) => x.cpuCores));
+      const worstLag = t.perThread.reduce<ArrivalLagStats | undefined>((w, x) => ((x.arrivalLagMs?.p99 ?? -1) > (w?.p99 ?? -1) ? x.arrivalLagMs : w), undefined);
       return {
         ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
+        ...(worstLag ? { arrivalLagMs: worstLag } : {}),
         clientCpu: { cores: busiest, source: 'thread' },
         threads: t.perThread,
         connectionsOpened: t.connectionsOpened,

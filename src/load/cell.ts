@@ -17,6 +17,7 @@ import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
 import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
 import type { ThreadSelfCheck } from './stream-threads.js';
+import type { ArrivalLagStats } from '../client/arrival-clock.js';
 
 export interface CellRunOptions {
   context: number;
@@ -66,6 +67,11 @@ export interface CellRun {
   loopDelayMs?: { p50: number; p99: number; max: number };
   /** the load generator's CPU over the same span, in cores (its thread's, where it can be read; with client threads, the busiest thread's) */
   clientCpu?: { cores: number; source: CpuSource };
+  /**
+   * how late the client handled response reads that were ready together, from the workers' start
+   * to the window's end (client/arrival-clock.ts; with client threads, the worst thread's)
+   */
+  arrivalLagMs?: ArrivalLagStats;
   /** with client threads: each thread's own event-loop delay and CPU over that span */
   clientThreads?: ThreadSelfCheck[];
   /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
@@ -282,6 +288,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       windowEndMs,
       samples,
       ...(outcome.loopDelayMs ? { loopDelayMs: outcome.loopDelayMs } : {}),
+      ...(outcome.arrivalLagMs ? { arrivalLagMs: outcome.arrivalLagMs } : {}),
       clientCpu: outcome.clientCpu,
       ...(outcome.threads ? { clientThreads: outcome.threads } : {}),
       connections,

@@ -16,6 +16,7 @@ import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { startCpuMeter, type CpuSource } from './client-cpu.js';
+import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
 import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
@@ -62,6 +63,8 @@ export interface RateRun {
   samples: MetricsSample[];
   ceiling: { maxInFlight: number; peakInFlight: number; waited: number };
   loopDelayMs?: { p50: number; p99: number; max: number };
+  /** how late the client handled response reads that were ready together (client/arrival-clock.ts) */
+  arrivalLagMs?: ArrivalLagStats;
   clientCpu?: { cores: number; source: CpuSource };
 }
 
@@ -175,6 +178,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     say(`${opts.rate} requests/s${rampS > 0 ? ` after a ${rampS.toFixed(1)} s ramp` : ''}: window of ${(opts.windowMs / 1000).toFixed(1)} s`);
     const monitor = startLoopMonitor();
     const cpu = startCpuMeter();
+    const lag = startArrivalLagMeter();
     // a short lead so the first due time is not already late when the loop starts
     const startMs = monoMs() + 20;
     const windowStartMs = startMs + opts.schedule.windowStartMs;
@@ -187,6 +191,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const windowEndMs = monoMs();
     const loopDelayMs = monitor.stop();
     const clientCpu = cpu.stop();
+    const arrivalLagMs = lag.stop();
     const aborting = [...inFlight];
     cellAbort.abort();
     if (session.adapter.abort) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
@@ -203,6 +208,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
       samples,
       ceiling: { maxInFlight: opts.maxInFlight, peakInFlight: followed.peak, waited: followed.waited },
       loopDelayMs,
+      ...(arrivalLagMs ? { arrivalLagMs } : {}),
       clientCpu,
     };
   } finally {

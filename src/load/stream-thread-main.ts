@@ -15,6 +15,7 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
+import { startArrivalLagMeter } from '../client/arrival-clock.js';
 import { startCpuMeter } from './client-cpu.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
@@ -74,18 +75,19 @@ async function main(): Promise<void> {
       },
     });
 
-  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter> } | undefined;
-  let measured: Pick<Extract<FromThread, { kind: 'done' }>, 'loopDelayMs' | 'cpu'> | undefined;
+  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter>; lag: ReturnType<typeof startArrivalLagMeter> } | undefined;
+  let measured: Pick<Extract<FromThread, { kind: 'done' }>, 'loopDelayMs' | 'arrivalLagMs' | 'cpu'> | undefined;
   const stopMeters = (): void => {
     if (!meters || measured) return;
     const loopDelayMs = meters.loop.stop();
-    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), cpu: meters.cpu.stop() };
+    const arrivalLagMs = meters.lag.stop();
+    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), ...(arrivalLagMs ? { arrivalLagMs } : {}), cpu: meters.cpu.stop() };
   };
   let workers: Promise<void>[] = [];
   const started = new Promise<void>((resolve) => {
     port.on('message', (m: ToThread) => {
       if (m.kind === 'go') {
-        meters = { loop: startLoopMonitor(), cpu: startCpuMeter() };
+        meters = { loop: startLoopMonitor(), cpu: startCpuMeter(), lag: startArrivalLagMeter() };
         for (const f of m.first) queued.set(f.w, f.request);
         workers = Array.from({ length: n }, (_, i) => runClosedLoopWorker(setup.firstWorker + i, loop));
         resolve();

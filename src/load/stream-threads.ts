@@ -19,6 +19,7 @@ import type { ServerRequestTimings } from '../shapes/engine.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
+import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
 import type { FromThread, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
@@ -39,6 +40,8 @@ export const THREAD_CLOCK_TOLERANCE_MS = 1;
 export interface ThreadSelfCheck {
   thread: number;
   loopDelayMs?: EventLoopDelayStats;
+  /** how late the thread handled response reads that were ready together (client/arrival-clock.ts) */
+  arrivalLagMs?: ArrivalLagStats;
   cpuCores: number;
 }
 
@@ -228,6 +231,7 @@ class ThreadSet implements ClientThreads {
       perThread: this.running.map((r, k) => ({
         thread: k,
         ...(r.done?.loopDelayMs ? { loopDelayMs: r.done.loopDelayMs } : {}),
+        ...(r.done?.arrivalLagMs ? { arrivalLagMs: r.done.arrivalLagMs } : {}),
         cpuCores: r.done?.cpu.cores ?? 0,
       })),
       connectionsOpened: this.running.reduce((n, r) => n + (r.done?.connectionsOpened ?? 0), 0),

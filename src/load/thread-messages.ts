@@ -8,6 +8,7 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import type { CpuSource } from './client-cpu.js';
+import type { ArrivalLagStats } from '../client/arrival-clock.js';
 
 /** What a thread needs to send the cell's requests as the cell's own thread would. */
 export interface ThreadSetup {
@@ -54,6 +55,7 @@ export type FromThread =
   | {
       kind: 'done';
       loopDelayMs?: EventLoopDelayStats;
+      arrivalLagMs?: ArrivalLagStats;
       cpu: { cores: number; source: CpuSource };
       connectionsOpened: number;
       learnedClose?: { requestId: string; idleMs: number };

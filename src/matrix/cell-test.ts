@@ -171,6 +171,7 @@ function repeatFigures(run: RunContext, cell: PlannedCell, raw: Raw, say: (m: st
     loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
     ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}),
+    ...(raw.arrivalLagMs ? { arrivalLagMs: raw.arrivalLagMs } : {}),
   };
   const out: Repeat = { raw, figures, status };
   if (cfg.slo) {
@@ -211,6 +212,7 @@ function cellResultOf(cell: PlannedCell, prompt: CalibratedPrompt | undefined, r
     figures,
     ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    ...(raw.arrivalLagMs ? { clientArrivalLagMs: raw.arrivalLagMs } : {}),
     // what the HTML report draws, from the last repeat
     series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
     ...(raw.clientCpu ? { clientCpu: { ...raw.clientCpu, ...(raw.clientThreads && raw.clientThreads.length > 1 ? { threads: raw.clientThreads.length } : {}) } } : {}),

@@ -199,6 +199,7 @@ export async function measureRateCell(
     windowEndMs: raw.windowEndMs,
     timelines,
     ...(raw.loopDelayMs ? { loopDelayP99Ms: raw.loopDelayMs.p99 } : {}),
+    ...(raw.arrivalLagMs ? { arrivalLagP99Ms: raw.arrivalLagMs.p99 } : {}),
     loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
     clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,

@@ -572,6 +572,15 @@ export interface CellResult {
     max: number;
   };
   /**
+   * how late the load generator handled response reads that were ready together (in-turn lag, ms; the worst client thread's), from the workers' start to the window's end
+   */
+  clientArrivalLagMs?: {
+    reads: number;
+    p50: number;
+    p99: number;
+    max: number;
+  };
+  /**
    * the cell's prompt as the server counted it
    */
   promptTokens?: number;
@@ -799,7 +808,18 @@ export interface CellEvidence {
   };
   clientLimited?: {
     eventLoopDelayP99Ms: number;
+    /**
+     * the bound on timingErrorP99Ms (suite clientLimitedLoopDelayMs; on the loop delay alone where no in-turn lag was measured)
+     */
     boundMs: number;
+    /**
+     * in-turn lag p99 of response reads: how late the client handled reads that were ready together
+     */
+    arrivalLagP99Ms?: number;
+    /**
+     * the client's timing error estimate p99: eventLoopDelayP99Ms + arrivalLagP99Ms
+     */
+    timingErrorP99Ms?: number;
     /**
      * the load generator's CPU, cores, from the workers' start to the window's end
      */

@@ -1,0 +1,83 @@
+/**
+ * The arrival clock of response bytes, and how late this thread handles them (issue 24).
+ *
+ * Every socket read of a response body is stamped with `arrivalNow()`. The reads one turn of the
+ * event loop handles were ready together when the loop woke up (one poll phase: the kernel had
+ * them all), yet each is stamped when its turn comes, after every read before it: the k-th read
+ * of a turn is late by about the time the k − 1 before it took. That in-turn lag is measured
+ * here, exactly, for every read: the time since the first read of the same turn (a turn ends at
+ * the check phase: setImmediate). At 1,024 streams whose tokens an engine writes in one step, one
+ * thread handles a turn of 1,024 reads and the last is stamped ~15 ms late; the event-loop delay
+ * (loop-monitor.ts), sampled on a timer, sees such a turn only when its tick falls inside it.
+ *
+ * The lags are counted per thread (module state: each worker thread has its own) in 0.1 ms bins
+ * while a meter is open; a cell opens one from its workers' start to its window's end.
+ */
+import { monoMs } from '../clock.js';
+
+/** bin width, ms */
+const BIN_MS = 0.1;
+/** bins up to 200 ms; later reads go to the last */
+const BINS = 2001;
+
+let turnStart = -1;
+let bins: Float64Array | undefined;
+let maxLag = 0;
+const endTurn = (): void => {
+  turnStart = -1;
+};
+
+/** now (monoMs), the arrival time of a socket read; counts the read's in-turn lag while a meter is open */
+export function arrivalNow(): number {
+  const now = monoMs();
+  if (turnStart < 0) {
+    turnStart = now;
+    setImmediate(endTurn);
+  }
+  if (bins !== undefined) {
+    const lag = now - turnStart;
+    const i = Math.min(Math.floor(lag / BIN_MS), BINS - 1);
+    bins[i] = bins[i]! + 1;
+    if (lag > maxLag) maxLag = lag;
+  }
+  return now;
+}
+
+export interface ArrivalLagStats {
+  /** reads counted */
+  reads: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface ArrivalLagMeter {
+  /** the lags since the start; undefined without a read */
+  stop(): ArrivalLagStats | undefined;
+}
+
+/** Start counting this thread's in-turn lags (one meter at a time per thread: a new one restarts the count). */
+export function startArrivalLagMeter(): ArrivalLagMeter {
+  const mine = new Float64Array(BINS);
+  bins = mine;
+  maxLag = 0;
+  return {
+    stop() {
+      if (bins === mine) bins = undefined;
+      let reads = 0;
+      for (let i = 0; i < BINS; i++) reads += mine[i]!;
+      if (reads === 0) return undefined;
+      const at = (q: number): number => {
+        const want = q * reads;
+        let seen = 0;
+        for (let i = 0; i < BINS; i++) {
+          seen += mine[i]!;
+          // the bin's upper edge: a conservative reading
+          if (seen >= want) return Math.min((i + 1) * BIN_MS, maxLag);
+        }
+        return maxLag;
+      };
+      return { reads, p50: at(0.5), p99: at(0.99), max: maxLag };
+    },
+  };
+}
