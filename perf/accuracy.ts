@@ -26,13 +26,10 @@
  *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds] [threads,threads,...]     (default 64,256,1024, 5 and 1)
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/accuracy.ts 1024    (also a CPU profile per window)
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 import { join } from 'node:path';
 import os from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
@@ -46,6 +43,7 @@ import {
   truthAsTimeline,
   compareWithTruth,
   parseWorkerId,
+  startProcessSim,
   type SimAt,
   type TruthJson,
 } from '../test/accuracy/harness.js';
@@ -85,29 +83,6 @@ const SIM_OVERRIDES = {
   maxBatchedTokens: 1_000_000,
   eosProbability: 0,
 };
-
-function startSimProcess(): Promise<{ sim: SimAt; stop: () => Promise<void> }> {
-  const script = fileURLToPath(new URL('./accuracy-sim.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(SIM_OVERRIDES)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`sim process exited (code ${code}) before printing its URL`)));
-    const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (line) => {
-      const { url } = JSON.parse(line) as { url: string };
-      resolve({
-        sim: { url },
-        stop: async () => {
-          child.stdin!.end();
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await exited;
-          clearTimeout(timer);
-        },
-      });
-    });
-  });
-}
 
 function q(values: number[], p: number): number | undefined {
   const s = values.filter(Number.isFinite).sort((a, b) => a - b);
@@ -276,7 +251,7 @@ function clientLimitedNow(r: LevelResult, cell: CellSelf): string {
   return e ? `yes (${(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms) > e.boundMs ? `estimate ${f(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms, 1)} ms` : `CPU ${f(e.cpuCores)}`}${e.thread ? `, thread ${e.thread}` : ''})` : 'no';
 }
 
-const { sim, stop } = await startSimProcess();
+const { sim, stop } = await startProcessSim(SIM_OVERRIDES);
 const results: Array<LevelResult & { verdict: string }> = [];
 try {
   for (const n of levels) {

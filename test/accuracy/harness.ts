@@ -20,7 +20,10 @@ import { cellStatuses } from '../../src/judge/status.js';
 import type { CellFigures } from '../../src/shapes/result.js';
 import { openRun, type OpenedRun } from '../../src/matrix/open.js';
 import { RunPrompts } from '../../src/matrix/prompts.js';
-import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js';
+import { startSim, type SimHandle, type SimOptions, type SimProfileParams } from '../../src/sim/index.js';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** One record of GET /_sim/truth (src/sim/truth.ts TruthRecord.toJSON). */
 export interface TruthJson {
@@ -60,6 +63,32 @@ export const FAST_TINY = {
 
 export async function startThreadSim(options: Omit<SimOptions, 'thread'>): Promise<SimHandle> {
   return startSim({ profile: 'tiny', ...options, thread: true });
+}
+
+/**
+ * The tiny profile with `overrides` in a process of its own (perf/accuracy-sim.ts), so the client's
+ * CPU and event loop share nothing with it but the machine: the harness of issue 24.
+ */
+export function startProcessSim(overrides: Partial<SimProfileParams>): Promise<{ sim: SimAt; stop: () => Promise<void> }> {
+  const script = fileURLToPath(new URL('../../perf/accuracy-sim.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(overrides)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`sim process exited (code ${code}) before printing its URL`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      const { url } = JSON.parse(line) as { url: string };
+      resolve({
+        sim: { url },
+        stop: async () => {
+          child.stdin!.end();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+  });
 }
 
 export async function getJson<T>(url: string): Promise<T> {
