@@ -358,9 +358,8 @@ export interface SuiteInput {
    */
   clientLimitedLoopDelayMs?: number;
   /**
-   * Client threads a cell's streams run on (also LLM_BENCH_CLIENT_THREADS): 1 = the cell's own
-   * thread; N = N worker threads, each with its own event loop and connections; `auto` = one per
-   * 256 streams, at most the cores the server leaves free (see docs/accuracy.md).
+   * Client threads for a cell's streams (also LLM_BENCH_CLIENT_THREADS): 1 = the cell's own thread;
+   * N = N worker threads; `auto` = one per 256 streams within the cores the server leaves free.
    * @default 'auto'
    * @example 4
    */

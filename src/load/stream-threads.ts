@@ -184,6 +184,18 @@ class ThreadSet implements ClientThreads {
     return requestOf(this.o.promptFor(w, this.o.state.requestCounter++), this.session.maxOutputTokens);
   }
 
+  /** hand worker w (on thread k) its next request; a request that cannot be made fails the cell as a thread would */
+  private give(k: number, w: number): void {
+    let request: WorkloadRequest;
+    try {
+      request = this.next(w);
+    } catch (e) {
+      this.fail(k, `could not be given worker ${w}'s next request (${e instanceof Error ? e.message : String(e)})`);
+      return;
+    }
+    this.running[k]!.worker.postMessage({ kind: 'request', w, request } satisfies ToThread);
+  }
+
   private onMessage(k: number, m: FromThread): void {
     const r = this.running[k]!;
     const { state } = this.o;
@@ -202,7 +214,7 @@ class ThreadSet implements ClientThreads {
       }
       case 'sent':
         state.inFlight.add(m.id);
-        if (!state.stopping) r.worker.postMessage({ kind: 'request', w: m.w, request: this.next(m.w) } satisfies ToThread);
+        if (!state.stopping) this.give(k, m.w);
         return;
       case 'first':
         state.gotToken[m.w] = true;
@@ -240,8 +252,14 @@ class ThreadSet implements ClientThreads {
 
   go(): void {
     if (this.firstFailure) return;
-    for (const r of this.running) {
-      const first = Array.from({ length: r.share.workerCount }, (_, i) => ({ w: r.share.firstWorker + i, request: this.next(r.share.firstWorker + i) }));
+    for (const [k, r] of this.running.entries()) {
+      let first: Array<{ w: number; request: WorkloadRequest }>;
+      try {
+        first = Array.from({ length: r.share.workerCount }, (_, i) => ({ w: r.share.firstWorker + i, request: this.next(r.share.firstWorker + i) }));
+      } catch (e) {
+        this.fail(k, `could not be given its workers' first requests (${e instanceof Error ? e.message : String(e)})`);
+        return;
+      }
       r.worker.postMessage({ kind: 'go', first } satisfies ToThread);
     }
   }
