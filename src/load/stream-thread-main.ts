@@ -19,13 +19,32 @@ import { startArrivalLagMeter } from '../client/arrival-clock.js';
 import { startCpuMeter } from './client-cpu.js';
 import { startLoopMonitor } from './loop-monitor.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
-import type { FromThread, ThreadSetup, ToThread } from './thread-messages.js';
+import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { CellSend } from './worker-state.js';
 
 if (!parentPort) throw new Error('stream-thread-main.ts must run in a worker thread');
 const port = parentPort;
 const setup = workerData as ThreadSetup;
-const post = (m: FromThread): void => port.postMessage(m);
+/**
+ * Request news waits for the end of the event loop's turn (setImmediate) and goes as one message:
+ * a message posted from inside a read's handling would delay the reads after it in the same turn,
+ * whose arrival times are what the cell measures.
+ */
+let news: RequestNews[] = [];
+const flush = (): void => {
+  if (news.length === 0) return;
+  port.postMessage({ kind: 'batch', news } satisfies FromThread);
+  news = [];
+};
+const tell = (m: RequestNews): void => {
+  if (news.length === 0) setImmediate(flush);
+  news.push(m);
+};
+/** any other message goes at once, after the news before it */
+const post = (m: FromThread): void => {
+  flush();
+  port.postMessage(m);
+};
 
 async function main(): Promise<void> {
   const connections = new ConnectionPolicy();
@@ -117,12 +136,12 @@ async function main(): Promise<void> {
       }
       return new Promise<WorkloadRequest | undefined>((resolve) => waiting.set(w, resolve));
     },
-    onSent: (w: number, id: string) => post({ kind: 'sent', w, id }),
-    onFirstToken: (w: number) => post({ kind: 'first', w }),
+    onSent: (w: number, id: string) => tell({ kind: 'sent', w, id }),
+    onFirstToken: (w: number) => tell({ kind: 'first', w }),
     onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
       const serverTimings = timings.get(timeline.id);
       timings.delete(timeline.id);
-      post({ kind: 'ended', w, timeline, failingInARow, ...(serverTimings ? { serverTimings } : {}) });
+      tell({ kind: 'ended', w, timeline, failingInARow, ...(serverTimings ? { serverTimings } : {}) });
     },
   };
   await started;

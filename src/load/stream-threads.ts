@@ -200,6 +200,9 @@ class ThreadSet implements ClientThreads {
     const r = this.running[k]!;
     const { state } = this.o;
     switch (m.kind) {
+      case 'batch':
+        for (const n of m.news) this.onMessage(k, n);
+        return;
       case 'ready': {
         const now = monoMs();
         if (m.monoMs > now + THREAD_CLOCK_TOLERANCE_MS || m.monoMs < this.spawnedAt - THREAD_CLOCK_TOLERANCE_MS) {

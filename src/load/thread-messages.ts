@@ -41,8 +41,13 @@ export type ToThread =
   /** the window has closed: stop the meters, abort everything, end the workers, report */
   | { kind: 'stop' };
 
+/** what a thread reports of its requests, a turn of its event loop at a time (FromThread 'batch') */
+export type RequestNews = Extract<FromThread, { kind: 'sent' | 'first' | 'ended' }>;
+
 /** thread → coordinator */
 export type FromThread =
+  /** the request news of one turn of the thread's event loop, in order */
+  | { kind: 'batch'; news: RequestNews[] }
   /** connections opened; `monoMs` is the thread's clock when it sent this (the offset check) */
   | { kind: 'ready'; monoMs: number; opened: number; failed: number; firstError?: string }
   /** request `id` of worker w was handed to undici */
