@@ -44,6 +44,7 @@ import {
   compareWithTruth,
   parseWorkerId,
   startProcessSim,
+  burstSim,
   type SimAt,
   type TruthJson,
 } from '../test/accuracy/harness.js';
@@ -74,15 +75,7 @@ function windowProfiler(dir: string): { start(): Promise<void>; stop(name: strin
     },
   };
 }
-const SIM_OVERRIDES = {
-  stepBaseMs: STEP_MS,
-  stepPerRequestMs: 0,
-  stepPerKvTokenMs: 0,
-  maxRunningRequests: 100_000,
-  kvCapacityTokens: 1_000_000_000,
-  maxBatchedTokens: 1_000_000,
-  eosProbability: 0,
-};
+const SIM_OVERRIDES = burstSim(STEP_MS);
 
 function q(values: number[], p: number): number | undefined {
   const s = values.filter(Number.isFinite).sort((a, b) => a - b);

@@ -13,17 +13,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { cellStatuses } from '../../src/judge/status.js';
 import { quantile } from '../../src/metrics/stats.js';
-import { fmt, openAccuracyRun, runAccuracyCell, startProcessSim, type AccuracyCell, type OpenedAccuracyRun, type SimAt } from './harness.js';
+import { burstSim, fmt, openAccuracyRun, runAccuracyCell, startProcessSim, type AccuracyCell, type OpenedAccuracyRun, type SimAt } from './harness.js';
 
-const SIM = {
-  stepBaseMs: 20,
-  stepPerRequestMs: 0,
-  stepPerKvTokenMs: 0,
-  maxRunningRequests: 100_000,
-  kvCapacityTokens: 1_000_000_000,
-  maxBatchedTokens: 1_000_000,
-  eosProbability: 0,
-};
+const SIM = burstSim(20);
 const BOUND = DEFAULTS.clientLimitedLoopDelayMs;
 
 let sim: SimAt;

@@ -61,6 +61,30 @@ export const FAST_TINY = {
   eosProbability: 0,
 } as const;
 
+/**
+ * A room for every stream and nothing but the step time (stepBaseMs): every stream gets a token
+ * per step, all of a step's in one burst, as an engine's decode step writes them (issue 24's
+ * harness: perf/accuracy.ts, test/accuracy/client-limited.test.ts).
+ */
+export function burstSim(stepBaseMs: number): Partial<SimProfileParams> {
+  return {
+    stepBaseMs,
+    stepPerRequestMs: 0,
+    stepPerKvTokenMs: 0,
+    maxRunningRequests: 100_000,
+    kvCapacityTokens: 1_000_000_000,
+    maxBatchedTokens: 1_000_000,
+    eosProbability: 0,
+  };
+}
+
+/** The FAST_TINY simulator in a worker thread, and a run on it whose requests (1,000 tokens at 100 tok/s) outlast any window. */
+export async function openFastTinyRun(): Promise<{ sim: SimHandle; run: OpenedAccuracyRun }> {
+  const sim = await startThreadSim({ overrides: FAST_TINY });
+  const run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 1000 } });
+  return { sim, run };
+}
+
 export async function startThreadSim(options: Omit<SimOptions, 'thread'>): Promise<SimHandle> {
   return startSim({ profile: 'tiny', ...options, thread: true });
 }

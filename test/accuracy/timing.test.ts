@@ -27,13 +27,11 @@ import {
   compareWithTruth,
   type AccuracyCell,
   type TruthComparison,
-  FAST_TINY,
   fmt,
   msTolerance,
-  openAccuracyRun,
+  openFastTinyRun,
   parseWorkerId,
   runAccuracyCell,
-  startThreadSim,
   type OpenedAccuracyRun,
 } from './harness.js';
 
@@ -54,9 +52,8 @@ let sim: SimHandle;
 let run: OpenedAccuracyRun;
 
 beforeAll(async () => {
-  sim = await startThreadSim({ overrides: FAST_TINY });
   // 1,000 tokens at 100 tok/s = 10 s: no request ends inside a cell, so every stream decodes all window long
-  run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 1000 } });
+  ({ sim, run } = await openFastTinyRun());
 }, 30_000);
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { ClientThreadError, threadShares } from '../../src/load/stream-threads.j
 import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD } from '../../src/load/thread-count.js';
 import { clientLimitedEvidence } from '../../src/judge/status.js';
 import type { SimHandle } from '../../src/sim/index.js';
-import { FAST_TINY, openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim, type OpenedAccuracyRun } from '../accuracy/harness.js';
+import { openFastTinyRun, parseWorkerId, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';
 
 describe('how many client threads', () => {
   test('C workers in N contiguous shares, the first C mod N one larger, none empty', () => {
@@ -55,8 +55,7 @@ describe('a cell over client threads, against the simulator', () => {
   let sim: SimHandle;
   let run: OpenedAccuracyRun;
   beforeAll(async () => {
-    sim = await startThreadSim({ overrides: FAST_TINY });
-    run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 1000 } });
+    ({ sim, run } = await openFastTinyRun());
   }, 30_000);
   afterAll(async () => {
     await run?.opened.close();
