@@ -26,6 +26,9 @@
  *                    per event.
  *
  *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest]
+ * After the table it prints each reader's CPU per event over `net`'s, from the same run (the machine
+ * is shared and noisy: compare ratios within one run, and take the median of a few runs).
+ *
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/client-floor.ts --readers streamRequest   (CPU profile of each reader's process)
  */
 import { spawn } from 'node:child_process';
@@ -199,6 +202,8 @@ async function main(): Promise<void> {
   );
   console.log('| reader | events/s | client CPU, cores | of which kernel | µs of CPU per event |');
   console.log('|---|---|---|---|---|');
+  /** µs of CPU per event of each reader measured, for the ratios printed after the table */
+  const perEvent = new Map<Reader, number>();
   try {
     for (const reader of readers) {
       const dir = process.env.LLM_BENCH_PERF_PROFILE;
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
       await once(child, 'exit');
       const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { events: number; wall: number; user: number; system: number };
       const cores = (r.user + r.system) / 1000 / r.wall;
+      if (r.events > 0) perEvent.set(reader, (r.user + r.system) / r.events);
       console.log(
         `| ${reader} | ${Math.round((r.events * 1000) / r.wall).toLocaleString('en-US')} | ${cores.toFixed(2)} | ${(r.system / 1000 / r.wall).toFixed(2)} | ` +
           `${((r.user + r.system) / r.events).toFixed(1)} |`,
@@ -218,6 +224,20 @@ async function main(): Promise<void> {
     }
   } finally {
     server.kill();
+  }
+  printRatios(perEvent);
+}
+
+/** Each reader's CPU per event over the raw `net` floor's, measured in this run (issue 24 item 3: streamRequest ≤ 1.5×). */
+function printRatios(perEvent: ReadonlyMap<Reader, number>): void {
+  const floor = perEvent.get('net');
+  if (floor === undefined) {
+    console.log('\n(no ratios: add the net reader to --readers to measure the floor in the same run)');
+    return;
+  }
+  console.log('');
+  for (const [reader, us] of perEvent) {
+    if (reader !== 'net') console.log(`${reader} / net = ${(us / floor).toFixed(2)}×`);
   }
 }
 
