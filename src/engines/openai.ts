@@ -85,13 +85,14 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
     out.error = parsed?.code !== undefined ? { message, code: parsed.code } : { message };
   }
 
-  const choices = Array.isArray(root.choices) ? root.choices : [];
-  const choice = asRecord(choices[0]);
+  // read once per token event: each field looked at once, the reasoning fields only without content
+  const choices = root.choices;
+  const choice = Array.isArray(choices) ? asRecord(choices[0]) : undefined;
   if (choice) {
     const delta = asRecord(choice.delta);
     if (delta) {
       const content = asString(delta.content);
-      const reasoning = asString(delta.reasoning_content) ?? asString(delta.reasoning);
+      const reasoning = content === undefined ? (asString(delta.reasoning_content) ?? asString(delta.reasoning)) : undefined;
       if (content !== undefined) {
         out.hasText = true;
         out.text = content;
@@ -117,14 +118,17 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
 
   const usage = asRecord(root.usage);
   if (usage) {
-    const u: NonNullable<DecodedChunk['usage']> = {};
     const prompt = asNumber(usage.prompt_tokens);
-    if (prompt !== undefined) u.promptTokens = prompt;
     const completion = asNumber(usage.completion_tokens);
-    if (completion !== undefined) u.completionTokens = completion;
-    const cached = asNumber(asRecord(usage.prompt_tokens_details)?.cached_tokens);
-    if (cached !== undefined) u.cachedTokens = cached;
-    if (Object.keys(u).length > 0) out.usage = u;
+    const details = usage.prompt_tokens_details;
+    const cached = details === undefined || details === null ? undefined : asNumber(asRecord(details)?.cached_tokens);
+    if (prompt !== undefined || completion !== undefined || cached !== undefined) {
+      const u: NonNullable<DecodedChunk['usage']> = {};
+      if (prompt !== undefined) u.promptTokens = prompt;
+      if (completion !== undefined) u.completionTokens = completion;
+      if (cached !== undefined) u.cachedTokens = cached;
+      out.usage = u;
+    }
   }
   return out;
 }
