@@ -15,6 +15,7 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
+import { warmClientCode } from '../client/warm-code.js';
 import { startArrivalLagMeter } from '../client/arrival-clock.js';
 import { startCpuMeter } from './client-cpu.js';
 import { startLoopMonitor } from './loop-monitor.js';
@@ -26,19 +27,30 @@ if (!parentPort) throw new Error('stream-thread-main.ts must run in a worker thr
 const port = parentPort;
 const setup = workerData as ThreadSetup;
 /**
- * Request news waits for the end of the event loop's turn (setImmediate) and goes as one message:
- * a message posted from inside a read's handling would delay the reads after it in the same turn,
- * whose arrival times are what the cell measures.
+ * Request news goes in batches, every NEWS_EVERY_MS: each message wakes the cell's thread, and a
+ * thread woken in the middle of a decode step's burst of tokens takes a core from the client
+ * threads reading it (on 2 cores, a 64-stream cell's first tokens were stamped ~1 ms later with a
+ * message per first token). A worker that has taken its last queued request cannot wait that
+ * long: that news goes at the end of the turn (setImmediate), never from inside a read's handling.
  */
+const NEWS_EVERY_MS = 25;
 let news: RequestNews[] = [];
+let timer: NodeJS.Timeout | undefined;
+let soon = false;
 const flush = (): void => {
+  clearTimeout(timer);
+  timer = undefined;
+  soon = false;
   if (news.length === 0) return;
   port.postMessage({ kind: 'batch', news } satisfies FromThread);
   news = [];
 };
-const tell = (m: RequestNews): void => {
-  if (news.length === 0) setImmediate(flush);
+const tell = (m: RequestNews, urgent = false): void => {
   news.push(m);
+  if (urgent && !soon) {
+    soon = true;
+    setImmediate(flush);
+  } else if (timer === undefined && !soon) timer = setTimeout(flush, NEWS_EVERY_MS);
 };
 /** any other message goes at once, after the news before it */
 const post = (m: FromThread): void => {
@@ -64,6 +76,8 @@ async function main(): Promise<void> {
     ...(setup.localTokenizerPath !== undefined ? { localTokenizer: await loadLocalTokenizer(setup.localTokenizerPath) } : {}),
   };
   const n = setup.workerCount;
+  // the thread's per-event code compiled before its first tokens arrive (client/warm-code.ts)
+  warmClientCode((p) => session.adapter.decodeChunk(p), session.adapter.endsWithDone);
   const pool = createWorkerDispatchers(session.target.baseUrl, n, { connectTimeoutMs: session.timeouts.headersMs });
   const report = await pool.preconnect({ headers: requestHeaders(session) });
   post({ kind: 'ready', monoMs: monoMs(), opened: report.opened, failed: report.failed, ...(report.firstError !== undefined ? { firstError: report.firstError } : {}) });
@@ -71,14 +85,18 @@ async function main(): Promise<void> {
   const { controller, dispose } = cellAbortOf();
   let stopping = false;
   // worker (local index) → its next request, and a worker waiting for one
-  const queued = new Map<number, WorkloadRequest>();
+  const queued = new Map<number, WorkloadRequest[]>();
   const waiting = new Map<number, (r: WorkloadRequest | undefined) => void>();
   const give = (w: number, request: WorkloadRequest): void => {
     const wake = waiting.get(w);
     if (wake) {
       waiting.delete(w);
       wake(request);
-    } else queued.set(w, request);
+    } else {
+      const q = queued.get(w);
+      if (q) q.push(request);
+      else queued.set(w, [request]);
+    }
   };
   const timings = new Map<string, ServerRequestTimings>();
   const send: CellSend = (id, request, w, signal, onFirstToken) =>
@@ -107,7 +125,7 @@ async function main(): Promise<void> {
     port.on('message', (m: ToThread) => {
       if (m.kind === 'go') {
         meters = { loop: startLoopMonitor(), cpu: startCpuMeter(), lag: startArrivalLagMeter() };
-        for (const f of m.first) queued.set(f.w, f.request);
+        for (const f of m.first) give(f.w, f.request);
         workers = Array.from({ length: n }, (_, i) => runClosedLoopWorker(setup.firstWorker + i, loop));
         resolve();
       } else if (m.kind === 'request') {
@@ -129,14 +147,12 @@ async function main(): Promise<void> {
     signal: controller.signal,
     stopping: () => stopping,
     next: (w: number): WorkloadRequest | undefined | Promise<WorkloadRequest | undefined> => {
-      const r = queued.get(w);
-      if (r !== undefined) {
-        queued.delete(w);
-        return r;
-      }
+      const r = queued.get(w)?.shift();
+      if (r !== undefined) return r;
       return new Promise<WorkloadRequest | undefined>((resolve) => waiting.set(w, resolve));
     },
-    onSent: (w: number, id: string) => tell({ kind: 'sent', w, id }),
+    // the worker's queue is empty: its next request is wanted before this one ends
+    onSent: (w: number, id: string) => tell({ kind: 'sent', w, id }, (queued.get(w)?.length ?? 0) === 0),
     onFirstToken: (w: number) => tell({ kind: 'first', w }),
     onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
       const serverTimings = timings.get(timeline.id);

@@ -29,6 +29,11 @@ export class ClientThreadError extends Error {
   override readonly name = 'ClientThreadError';
 }
 
+/**
+ * Requests each worker holds before it needs them: its current one and the next, so a thread can
+ * report its news in batches (stream-thread-main.ts) without a worker waiting for its next prompt.
+ */
+export const REQUESTS_AHEAD = 2;
 /** how long a thread may take to open its connections and say ready */
 export const THREAD_READY_TIMEOUT_MS = 60_000;
 /** how long a thread may take to end its workers after the window's end */
@@ -258,7 +263,11 @@ class ThreadSet implements ClientThreads {
     for (const [k, r] of this.running.entries()) {
       let first: Array<{ w: number; request: WorkloadRequest }>;
       try {
-        first = Array.from({ length: r.share.workerCount }, (_, i) => ({ w: r.share.firstWorker + i, request: this.next(r.share.firstWorker + i) }));
+        // REQUESTS_AHEAD per worker: its first, and the next while the first streams
+        first = Array.from({ length: r.share.workerCount * REQUESTS_AHEAD }, (_, i) => {
+          const w = r.share.firstWorker + (i % r.share.workerCount);
+          return { w, request: this.next(w) };
+        });
       } catch (e) {
         this.fail(k, `could not be given its workers' first requests (${e instanceof Error ? e.message : String(e)})`);
         return;

@@ -34,9 +34,9 @@ export interface ThreadSetup {
 
 /** coordinator → thread */
 export type ToThread =
-  /** start the workers (each with its first request) */
+  /** start the workers, each with its first REQUESTS_AHEAD requests (stream-threads.ts), in order */
   | { kind: 'go'; first: Array<{ w: number; request: WorkloadRequest }> }
-  /** worker w's next request (sent when its previous one started: one request waits ahead) */
+  /** worker w's next request (sent when one of its requests started, so REQUESTS_AHEAD wait ahead) */
   | { kind: 'request'; w: number; request: WorkloadRequest }
   /** the window has closed: stop the meters, abort everything, end the workers, report */
   | { kind: 'stop' };
