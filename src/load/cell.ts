@@ -1,7 +1,8 @@
 /**
  * The sustained-decode cell runner (METHOD.md run sequence 5): drain barrier, scout, C closed-loop
- * workers that restart after a failure, readiness gate, fixed window with server metrics sampled
- * inside it, then abort of everything in flight. It returns raw timelines and samples; the
+ * workers that restart after a failure (closed-loop.ts; on this thread, or over client threads:
+ * cell-streams.ts), readiness gate, fixed window with server metrics sampled inside it, then abort
+ * of everything in flight. It returns raw timelines and samples; the
  * figures are computed by the pure functions in src/metrics.
  */
 import { monoMs } from '../clock.js';

@@ -11,7 +11,7 @@
  * workers do and starts a new conversation; an aborted turn (the window's end) ends the worker.
  *
  * The gate, the window, the abort and the drain are cell.ts's, unchanged: this file only replaces
- * its `runWorker`.
+ * closed-loop.ts's `runClosedLoopWorker`.
  */
 import type { DecodedChunk } from '../shapes/engine.js';
 import type { WorkloadRequest } from '../shapes/workload.js';

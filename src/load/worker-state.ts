@@ -1,5 +1,5 @@
 /**
- * What the closed-loop workers of a cell share (load/cell.ts runWorker and
+ * What the closed-loop workers of a cell share (load/closed-loop.ts runClosedLoopWorker and
  * load/conversations.ts runConversationWorker): the send of one request and the worker state the
  * gate, the window and the end read.
  */
