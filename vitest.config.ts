@@ -26,6 +26,16 @@ const timingTests = [
   'test/report/**/*.browser.test.ts',
 ];
 
+/**
+ * The Client-limited bound for this suite's own runs: 50 ms (METHOD.md's), not the 5 ms default.
+ * CI's 2-core machine runs vitest, each bench child and its simulator thread on two cores, and
+ * there a child's event loop stalls 3–27 ms at p99 even at 1–8 streams (measured on CI,
+ * 2026-12-01), so the default turned cells of tests about other things Client-limited. The
+ * rule's own tests (test/accuracy/client-limited.test.ts, test/judge, test/load) pass their
+ * bounds explicitly and run at the default.
+ */
+const testEnv = { LLM_BENCH_CLIENT_LIMIT_MS: '50' };
+
 export default defineConfig({
   test: {
     // Vitest's default reporter, the speed-matrix reporter (page, JSON, -u), and with
@@ -36,6 +46,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          env: testEnv,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...timingTests, 'test/real/**'],
           // the project's own tests never run as benchmarks
@@ -50,6 +61,7 @@ export default defineConfig({
           // one file at a time, after the unit project, so other test files do not steal the CPU
           // they are measuring on a 2-core machine.
           name: 'timing',
+          env: testEnv,
           include: timingTests,
           benchmark: { include: [] },
           fileParallelism: false,

@@ -56,6 +56,8 @@ export interface EnvOverrides {
   maxInFlight?: number;
   /** LLM_BENCH_RATE_SEED: seed of every rate cell's schedule */
   rateSeed?: number;
+  /** LLM_BENCH_CLIENT_LIMIT_MS: the bound on the client's timing error estimate p99 (suite clientLimitedLoopDelayMs) */
+  clientLimitMs?: number;
   /** LLM_BENCH_CLIENT_THREADS: client threads for a cell's streams (an integer ≥ 1, or auto) */
   clientThreads?: number | 'auto';
   /** LLM_BENCH_WORKLOAD: the workload (kind:key=value,…), parsed; lengths' missing `out` is filled in by resolve.ts */
@@ -78,7 +80,7 @@ export const KNOWN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_UPDATE', 'LLM_BENCH_RESUME', 'LLM_BENCH_SLO', 'LLM_BENCH_NAME', 'LLM_BENCH_LAUNCH_COMMAND',
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
   'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
-  'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS',
+  'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS', 'LLM_BENCH_CLIENT_LIMIT_MS',
   // this repository's own tests and scripts (they run the bench as a child with their environment)
   'LLM_BENCH_REAL_URL', 'LLM_BENCH_REAL_CONTEXTS', 'LLM_BENCH_REAL_CONCURRENCY', 'LLM_BENCH_REAL_DURATION_S',
   'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
@@ -213,6 +215,14 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     const h = Number(headroom);
     if (!Number.isFinite(h) || h < 0 || h >= 1) throw new ConfigError(`LLM_BENCH_HEADROOM: "${headroom}" must be a fraction in [0, 1); e.g. LLM_BENCH_HEADROOM=0.1`);
     out.headroom = h;
+  }
+  const clientLimit = nonEmpty(env, 'LLM_BENCH_CLIENT_LIMIT_MS');
+  if (clientLimit !== undefined) {
+    const ms = Number(clientLimit);
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new ConfigError(`LLM_BENCH_CLIENT_LIMIT_MS: "${clientLimit}" must be a number of ms > 0; e.g. LLM_BENCH_CLIENT_LIMIT_MS=10 (a cell is Client-limited above it; default 5)`);
+    }
+    out.clientLimitMs = ms;
   }
   const threads = nonEmpty(env, 'LLM_BENCH_CLIENT_THREADS');
   if (threads !== undefined) {

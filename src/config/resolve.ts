@@ -304,7 +304,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     ...(o.stallS !== undefined ? { stallLimitMs: o.stallS * 1000 } : {}),
     metricsIntervalMs: DEFAULTS.metricsIntervalMs,
     thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
-    clientLimitedLoopDelayMs: suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
+    clientLimitedLoopDelayMs: o.clientLimitMs ?? suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
     clientThreads: o.clientThreads ?? suite.clientThreads ?? 'auto',
     allowClientLimited: suite.allowClientLimited,
     allowErrors: o.allowErrors ?? suite.allowErrors,

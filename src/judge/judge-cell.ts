@@ -85,9 +85,15 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
   const figures = result.figures;
   if (result.status === 'client-limited' && !rules.allowClientLimited) {
     const ev = result.evidence.clientLimited;
+    const timing =
+      ev?.timingErrorP99Ms !== undefined
+        ? `its timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} + in-turn read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}; bound ${ev.boundMs} ms)`
+        : `its event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)`;
+    const where = ev?.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
     failures.push(
-      `${key} is Client-limited: the load generator's event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)` +
-        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; run fewer streams per process or set allowClientLimited`,
+      `${key} is Client-limited: the load generator's ${timing.replace(/^its /, '')}${where}` +
+        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; ` +
+        'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited',
     );
   }
   if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {

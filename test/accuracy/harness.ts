@@ -133,7 +133,9 @@ export async function truthSince(sim: SimAt, sinceMs: number): Promise<Map<strin
 
 /** A suite against the sim's URL with the given matrix; the environment is ignored (env = {}). */
 export function suiteFor(sim: SimAt, input: Omit<SuiteInput, 'target'> & { target?: SuiteInput['target'] }): ResolvedSuite {
-  return resolveSuite({ ...input, target: { engine: 'vllm', ...input.target, url: sim.url } }, {});
+  // METHOD.md's 50 ms Client-limited bound unless a test asks for another (vitest.config.ts says
+  // why this suite's runs do not use the 5 ms default; client-limited.test.ts checks the default)
+  return resolveSuite({ clientLimitedLoopDelayMs: 50, ...input, target: { engine: 'vllm', ...input.target, url: sim.url } }, {});
 }
 
 export interface OpenedAccuracyRun {

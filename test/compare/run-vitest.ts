@@ -10,7 +10,7 @@ export const root = join(import.meta.dirname, '..', '..');
 export function runVitest(args: string[], env: Record<string, string>, timeoutMs = 120_000): { code: number | null; out: string } {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && !k.startsWith('GITHUB_') && k !== 'NODE_ENV',
+      ([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && !k.startsWith('GITHUB_') && k !== 'NODE_ENV',
     ),
   );
   const r = spawnSync('npx', ['vitest', ...args], {

@@ -13,7 +13,7 @@ export interface BenchRun {
 
 /** the environment without Vitest's own variables and without any LLM_BENCH_* of the caller */
 export function cleanEnv(): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
 }
 
 /** `npx vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */

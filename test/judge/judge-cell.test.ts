@@ -30,7 +30,7 @@ describe('judgeCell', () => {
   test('a Client-limited cell gets its failure line unless the run allows Client-limited', () => {
     const j = judgeCell('64K/16', clientLimited, rules);
     expect(j.thresholdFailures).toEqual([
-      "64K/16 is Client-limited: the load generator's event-loop delay p99 was 120.4 ms (bound 50 ms), so its figures may be wrong; run fewer streams per process or set allowClientLimited",
+      "64K/16 is Client-limited: the load generator's event-loop delay p99 was 120.4 ms (bound 50 ms), so its figures may be wrong; spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited",
     ]);
     expect(judgeCell('64K/16', clientLimited, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
   });

@@ -17,7 +17,7 @@ const API_KEY = 'sk-SECRETapikey123';
 const SECRETS = [API_KEY, 'hf_SECRETenvtoken', 'sk-SECRETserverkey', 'hf_SECRETservertoken', 'SECRET'];
 
 function runBench(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('LLM_BENCH_') && k !== 'NODE_ENV'));
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
   return new Promise((resolve) => {
     const child = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env: { ...clean, NO_COLOR: '1', ...env } });
     let out = '';
