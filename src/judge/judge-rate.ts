@@ -18,7 +18,7 @@
  *   not a failure. (Goodput at the SLO is a figure: goodput.ts, TTFT from the scheduled time.)
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
-import { timingErrorEstimateMs } from './status.js';
+import { LOADED_IN_TURN_LAG_MS, METHOD_LOOP_DELAY_MS, timingErrorEstimateMs } from './status.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -70,7 +70,8 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
     ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
     ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
   });
-  const loopOver = timing !== undefined && timing > input.loopDelayBoundMs;
+  const loaded = input.arrivalLagP99Ms === undefined || input.arrivalLagP99Ms >= LOADED_IN_TURN_LAG_MS;
+  const loopOver = (timing !== undefined && timing > input.loopDelayBoundMs && loaded) || (input.loopDelayP99Ms ?? 0) > METHOD_LOOP_DELAY_MS;
   const cpuOver = input.clientCpuCores !== undefined && input.clientCpuCores > input.clientCpuBoundCores;
   if (dispatchP99 > RATE_DISPATCH_BOUND_MS || f.ceilingWaited > 0 || f.unsent > 0 || loopOver || cpuOver) {
     statuses.push('client-limited');

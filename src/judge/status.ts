@@ -97,9 +97,20 @@ export function timingErrorEstimateMs(c: Pick<ClientSelfCheck, 'loopDelayMs' | '
 }
 
 /**
- * The client could not time its tokens: on its worst thread, its timing error estimate p99
- * (timingErrorEstimateMs) is over `loopDelayBoundMs` (default 5 ms), or a thread used more than
- * `cpuBound` of a core. Undefined when neither is over. The evidence names the figures of the
+ * A thread whose response reads queue behind each other (in-turn lag p99 at least this, ms) is
+ * loaded: its own reads make the error. Below it, reads are handled one to a turn and a late loop
+ * is the machine's doing (another process, a collection), which the loop bound below still catches.
+ */
+export const LOADED_IN_TURN_LAG_MS = 1;
+/** METHOD.md's bound on the event-loop delay p99 alone, loaded or not */
+export const METHOD_LOOP_DELAY_MS = 50;
+
+/**
+ * The client could not time its tokens (METHOD.md: the load generator fell behind): on its worst
+ * thread, its timing error estimate p99 (timingErrorEstimateMs) is over `loopDelayBoundMs`
+ * (default 5 ms) while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the
+ * lag was not measured), or its event-loop delay p99 is over METHOD's 50 ms, or a thread used more
+ * than `cpuBound` of a core. Undefined when none is over. The evidence names the figures of the
  * worst thread (and which one, with client threads).
  */
 export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'arrivalLagMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
@@ -112,7 +123,8 @@ export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs'
   const worst = keepers.reduce((w, c, k) => (score(c) > score(keepers[w]!) ? k : w), 0);
   const c = keepers[worst]!;
   const estimate = timingErrorEstimateMs(c);
-  const timingOver = estimate !== undefined && estimate > bound;
+  const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
+  const timingOver = (estimate !== undefined && estimate > bound && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
   const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
   const cpuOver = cpuKnown && c.cpuCores > cpuBound;
   if (!timingOver && !cpuOver) return undefined;
