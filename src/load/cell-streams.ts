@@ -7,11 +7,12 @@
  */
 import type { ServerRequestTimings } from '../shapes/engine.js';
 import { getAdapter } from '../engines/detect.js';
-import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
+import type { CpuSource } from './client-cpu.js';
+import type { ArrivalLagStats } from '../client/arrival-clock.js';
+import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
 import { runConversationWorker, type RequestTurn } from './conversations.js';
-import { startLoopMonitor, type EventLoopDelayStats } from './loop-monitor.js';
+import type { EventLoopDelayStats } from './loop-monitor.js';
 import { requestOf, type LoadSession } from './session.js';
 import { startClientThreads, type ClientThreadError, type ClientThreadsOptions, type ThreadSelfCheck } from './stream-threads.js';
 import type { CellConversations } from './conversations.js';
@@ -92,19 +93,13 @@ export function cellThreadStreams(
 ): CellStreams {
   const { state } = c;
   let workers: Promise<void>[] = [];
-  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter>; lag: ReturnType<typeof startArrivalLagMeter> } | undefined;
-  let measured: Pick<StreamsOutcome, 'loopDelayMs' | 'arrivalLagMs' | 'clientCpu'> | undefined;
+  let meter: SelfCheckMeter | undefined;
   let resolveEnded!: () => void;
   const ended = new Promise<void>((r) => (resolveEnded = r));
-  const stop = (): void => {
-    if (!meters || measured) return;
-    const loopDelayMs = meters.loop.stop();
-    const arrivalLagMs = meters.lag.stop();
-    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), ...(arrivalLagMs ? { arrivalLagMs } : {}), clientCpu: meters.cpu.stop() };
-  };
+  const stop = (): void => void meter?.stop();
   return {
     start: async () => {
-      meters = { loop: startLoopMonitor(), cpu: startCpuMeter(), lag: startArrivalLagMeter() };
+      meter = startSelfCheck();
       const counter = { next: 0 };
       const conversations = opts.conversations;
       workers = Array.from({ length: opts.concurrency }, (_, w) =>
@@ -133,8 +128,8 @@ export function cellThreadStreams(
     stop,
     finished: ended.then(async () => {
       await Promise.all(workers);
-      stop();
-      return { ...(measured ?? { clientCpu: { cores: 0, source: 'thread' as const } }), connectionsOpened: 0 };
+      const { cpu: clientCpu, ...self } = meter!.stop();
+      return { ...self, clientCpu, connectionsOpened: 0 };
     }),
     control: noThreads(),
   };

@@ -14,9 +14,9 @@ import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
-import { startLoopMonitor } from './loop-monitor.js';
-import { startCpuMeter, type CpuSource } from './client-cpu.js';
-import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
+import type { CpuSource } from './client-cpu.js';
+import type { ArrivalLagStats } from '../client/arrival-clock.js';
+import { startSelfCheck } from './self-check.js';
 import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
@@ -176,9 +176,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     await pool.retire(opts.maxInFlight);
     const rampS = opts.schedule.windowStartMs / 1000;
     say(`${opts.rate} requests/s${rampS > 0 ? ` after a ${rampS.toFixed(1)} s ramp` : ''}: window of ${(opts.windowMs / 1000).toFixed(1)} s`);
-    const monitor = startLoopMonitor();
-    const cpu = startCpuMeter();
-    const lag = startArrivalLagMeter();
+    const self = startSelfCheck();
     // a short lead so the first due time is not already late when the loop starts
     const startMs = monoMs() + 20;
     const windowStartMs = startMs + opts.schedule.windowStartMs;
@@ -189,9 +187,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     await waitUntil(windowDue, cellAbort.signal);
     const windowCompleted = !cellAbort.signal.aborted;
     const windowEndMs = monoMs();
-    const loopDelayMs = monitor.stop();
-    const clientCpu = cpu.stop();
-    const arrivalLagMs = lag.stop();
+    const { loopDelayMs, arrivalLagMs, cpu: clientCpu } = self.stop();
     const aborting = [...inFlight];
     cellAbort.abort();
     if (session.adapter.abort) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));

@@ -15,10 +15,8 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
+import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
-import { startArrivalLagMeter } from '../client/arrival-clock.js';
-import { startCpuMeter } from './client-cpu.js';
-import { startLoopMonitor } from './loop-monitor.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
 import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { CellSend } from './worker-state.js';
@@ -112,19 +110,12 @@ async function main(): Promise<void> {
       },
     });
 
-  let meters: { loop: ReturnType<typeof startLoopMonitor>; cpu: ReturnType<typeof startCpuMeter>; lag: ReturnType<typeof startArrivalLagMeter> } | undefined;
-  let measured: Pick<Extract<FromThread, { kind: 'done' }>, 'loopDelayMs' | 'arrivalLagMs' | 'cpu'> | undefined;
-  const stopMeters = (): void => {
-    if (!meters || measured) return;
-    const loopDelayMs = meters.loop.stop();
-    const arrivalLagMs = meters.lag.stop();
-    measured = { ...(loopDelayMs ? { loopDelayMs } : {}), ...(arrivalLagMs ? { arrivalLagMs } : {}), cpu: meters.cpu.stop() };
-  };
+  let meter: SelfCheckMeter | undefined;
   let workers: Promise<void>[] = [];
   const started = new Promise<void>((resolve) => {
     port.on('message', (m: ToThread) => {
       if (m.kind === 'go') {
-        meters = { loop: startLoopMonitor(), cpu: startCpuMeter(), lag: startArrivalLagMeter() };
+        meter = startSelfCheck();
         for (const f of m.first) give(f.w, f.request);
         workers = Array.from({ length: n }, (_, i) => runClosedLoopWorker(setup.firstWorker + i, loop));
         resolve();
@@ -132,7 +123,7 @@ async function main(): Promise<void> {
         give(m.w, m.request);
       } else if (m.kind === 'stop') {
         // the window's end: the meters cover the workers' start to here, as on the cell's thread
-        stopMeters();
+        meter?.stop();
         stopping = true;
         controller.abort();
         for (const wake of waiting.values()) wake(undefined);
@@ -162,7 +153,7 @@ async function main(): Promise<void> {
   };
   await started;
   await Promise.all(workers);
-  stopMeters();
+  const measured = meter?.stop();
   dispose();
   const opened = pool.connectionsOpened();
   await pool.destroyAll();
