@@ -10,6 +10,12 @@
  * thread handles a turn of 1,024 reads and the last is stamped ~15 ms late; the event-loop delay
  * (loop-monitor.ts), sampled on a timer, sees such a turn only when its tick falls inside it.
  *
+ * Only a body's first read in a turn counts. libuv hands one socket's data to JS in several reads
+ * of 64 KB when it has more (a 10 MB chunk is ~160 reads); the later ones wait on the same body's
+ * own handling, not on other streams, and counting them would let one big body outweigh every
+ * other read of the cell (a 2-stream cell with 10 MB chunks read p99 lags of 30 ms from its own
+ * padding). Another body's read after them counts their time, as it should.
+ *
  * The lags are counted per thread (module state: each worker thread has its own) in 0.1 ms bins
  * while a meter is open; a cell opens one from its workers' start to its window's end.
  */
@@ -21,18 +27,38 @@ const BIN_MS = 0.1;
 const BINS = 2001;
 
 let turnStart = -1;
+/** the turn's number: a reader that already read in this turn has this as its `turn` */
+let turnSeq = 0;
 let bins: Float64Array | undefined;
 let maxLag = 0;
 const endTurn = (): void => {
   turnStart = -1;
 };
 
-/** now (monoMs), the arrival time of a socket read; counts the read's in-turn lag while a meter is open */
-export function arrivalNow(): number {
+/** one response body's reads: its last turn (arrivalNow keeps it) */
+export interface ArrivalReader {
+  turn: number;
+}
+
+/** a reader that has not read yet */
+export function arrivalReader(): ArrivalReader {
+  return { turn: -1 };
+}
+
+/**
+ * now (monoMs), the arrival time of a socket read; counts the read's in-turn lag while a meter is
+ * open, when it is the reader's first read of this turn (every read without a reader)
+ */
+export function arrivalNow(reader?: ArrivalReader): number {
   const now = monoMs();
   if (turnStart < 0) {
     turnStart = now;
+    turnSeq++;
     setImmediate(endTurn);
+  }
+  if (reader !== undefined) {
+    if (reader.turn === turnSeq) return now;
+    reader.turn = turnSeq;
   }
   if (bins !== undefined) {
     const lag = now - turnStart;

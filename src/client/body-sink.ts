@@ -5,7 +5,7 @@
  * reason; or the first bytes of an error body, for its message. The per-chunk hot path is
  * `data` → SseParser.push → onEvent → decode → TokenCounter.add: no allocation of its own.
  */
-import { arrivalNow } from './arrival-clock.js';
+import { arrivalNow, arrivalReader } from './arrival-clock.js';
 import type { DecodedChunk } from '../shapes/engine.js';
 import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from '../shapes/timeline.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
@@ -85,9 +85,10 @@ export function eventStreamSink(
 
   const parser = new SseParser(onEvent, { maxEventBytes: opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES });
 
+  const reader = arrivalReader();
   return {
     data(chunk) {
-      arrivalMs = arrivalNow();
+      arrivalMs = arrivalNow(reader);
       if (stopped) return;
       try {
         parser.push(chunk);
@@ -98,7 +99,7 @@ export function eventStreamSink(
     },
     end() {
       if (stopped) return;
-      arrivalMs = arrivalNow();
+      arrivalMs = arrivalNow(reader);
       try {
         // a clean end: a last event without its blank line (or its line end) is dispatched
         parser.end('clean');

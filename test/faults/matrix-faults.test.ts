@@ -52,14 +52,26 @@ describe('server faults in a matrix', () => {
   test('a 10 MB chunk: read and counted, the run goes on', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
     const r = runBench({ ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, hugeChunkRate: 0.3, hugeChunkBytes: 10_000_000, faultAfterTokens: 9 } }) }, 90);
-    expect(r.code, r.out).toBe(0);
+    expect(r.timedOut, r.out).toBe(false);
     const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    expect(result.partial).toBe(false);
     const cell = result.cells[0]!;
     // read, not failed: no error, tokens counted. Valid, or Requests queued when the loaded 2-core
     // machine spent long enough on 10 MB chunks that the server's running count lagged the
-    // client's in-flight one (seen once in CI): a load artefact, not a fault of the chunk
+    // client's in-flight one (seen once in CI): a load artefact, not a fault of the chunk. Or
+    // Client-limited: parsing 10 MB stalls the client's loop 20-30 ms here (its loop delay p99 was
+    // 20-28 ms in 2-stream cells on this VM, 23.5 ms on CI), so the other stream's tokens are
+    // stamped that late, and on a slower machine the estimate passes the test runs' 50 ms bound.
+    // That status is true, and fails the run by itself (exit 1, its own line); nothing else may
     expect(cell.statuses).not.toContain('errors');
-    expect(['valid', 'requests-queued']).toContain(cell.status);
+    expect(['valid', 'requests-queued', 'client-limited']).toContain(cell.status);
+    if (cell.status === 'client-limited') {
+      expect(r.code, r.out).toBe(1);
+      expect(r.out).toMatch(/0\/2 is Client-limited: the load generator's timing error estimate p99 was/);
+      expect(cell.evidence.clientLimited, JSON.stringify(cell.evidence)).toBeDefined();
+    } else {
+      expect(r.code, r.out).toBe(0);
+    }
     expect(cell.figures?.failedRequests).toBe(0);
     expect(cell.figures?.outputTokens).toBeGreaterThan(0);
   });
