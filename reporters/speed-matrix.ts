@@ -15,7 +15,7 @@ import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runningLine } from '../src/pages/progress-lines.js';
-import type { SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
+import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { rateCellKey } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
@@ -27,7 +27,7 @@ import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/pages/step-summary.js';
 import { finishedCells } from '../src/pages/view.js';
 import { renderResultPages } from '../src/pages/result-pages.js';
-import { compareResults } from '../src/judge/compare.js';
+import { compareResults, mergeDifferences } from '../src/judge/compare.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -60,7 +60,21 @@ function resultKeys(result: SpeedMatrixResult): string[] {
 }
 
 /** Every speedMatrix meta of the given modules, in module and test order. */
-export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
+export /** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
+function runInfosOf(metas: readonly SpeedMatrixMeta[]): RunInfo[] {
+  const out: RunInfo[] = [];
+  const seen = new Set<string>();
+  for (const m of metas) {
+    if (!m.info) continue;
+    const key = JSON.stringify(m.info);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(m.info);
+  }
+  return out;
+}
+
+function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
   const metas: SpeedMatrixMeta[] = [];
   for (const module of testModules) {
     for (const testCase of module.children.allTests()) {
@@ -164,6 +178,15 @@ export default class SpeedMatrixReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, _errors?: unknown, reason?: string): void {
     const metas = metasOf(testModules);
     if (metas.length === 0) return;
+    // a merge of shards that measured different things would be one page of mixed cells
+    const differences = mergeDifferences(runInfosOf(metas));
+    if (differences.length > 0) {
+      this.fail(
+        `these results come from runs that measured different things, so no page is written (one page would mix their cells): ${differences.join('; ')}. ` +
+          'Merge only the blobs of one run (every shard with the same settings against identical servers), or merge each run on its own into its own LLM_BENCH_OUT',
+      );
+      return;
+    }
     // an interrupted run (Ctrl-C, SIGTERM) keeps its page marked partial
     const result = collectResult(metas, { partial: reason === 'interrupted' || this.stoppedBySignal, endedAt: new Date().toISOString() });
     if (!result) {

@@ -278,3 +278,32 @@ export function matrixDifferences(
   if (a.workload?.file && b.workload?.file) check('workload file (sha256)', a.workload.file.sha256, b.workload.file.sha256);
   return out;
 }
+
+/**
+ * Why the run infos of one page's results (a `--merge-reports` of shards: each shard's cells carry
+ * its own) cannot share that page: what each differing part measured differently from the first,
+ * as matrixDifferences names it at the cell scope (each shard plans its own rows), plus the server
+ * (engine, version, served model, simulator profile); [] when they can. Start times, planned keys,
+ * URLs (each shard reaches its own identical server) and hardware are a shard's own and not compared.
+ */
+export function mergeDifferences(infos: readonly RunInfo[]): string[] {
+  const first = infos[0];
+  if (first === undefined) return [];
+  const server = (i: RunInfo): string =>
+    [i.engine.engine, i.engine.version ?? '(no version)', i.run.servedModel, i.simulated ? `simulated ${i.simProfile ?? ''}`.trim() : 'real'].join(' · ');
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const info of infos.slice(1)) {
+    const names = [`the run started ${first.startedAt}`, `the run started ${info.startedAt}`] as const;
+    const diffs = matrixDifferences(first, info, 'cell', names);
+    const a = server(first);
+    const b = server(info);
+    if (a !== b) diffs.push(`server: ${names[0]} ${a}, ${names[1]} ${b}`);
+    for (const d of diffs) {
+      if (seen.has(d)) continue;
+      seen.add(d);
+      out.push(d);
+    }
+  }
+  return out;
+}

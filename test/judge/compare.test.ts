@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { compareFigure, compareResults, formatChange, matrixDifferences, relativeChange } from '../../src/judge/compare.js';
+import { compareFigure, compareResults, formatChange, matrixDifferences, mergeDifferences, relativeChange } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/thresholds/tolerances.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
@@ -153,6 +153,31 @@ describe('matrixDifferences', () => {
     b.run.workload = { kind: 'synthetic', text: 'synthetic' };
     delete a.run.workload;
     expect(matrixDifferences(a, b)).toEqual([]);
+  });
+});
+
+describe('mergeDifferences (the shards of one page)', () => {
+  test('shards of one run share a page whatever their rows, start, plan and URL; a workload, a setting or a server that differs is named once', () => {
+    const a = sglangResult().info;
+    const b = structuredClone(a);
+    // a shard's own: its rows, its plan, its start, its server's URL
+    b.run.contexts = [8192];
+    b.plannedCells = ['8K/1'];
+    b.startedAt = '2026-12-01T10:00:00.000Z';
+    b.targetUrl = 'http://127.0.0.1:9999';
+    expect(mergeDifferences([a, b])).toEqual([]);
+    expect(mergeDifferences([a])).toEqual([]);
+    expect(mergeDifferences([])).toEqual([]);
+    const c = structuredClone(b);
+    c.run.workload = { kind: 'sharedPrefix', text: 'sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1' };
+    c.run.maxOutputTokens = 256;
+    c.engine.version = '0.0.1';
+    const d = structuredClone(c);
+    const out = mergeDifferences([a, b, c, d]);
+    expect(out).toHaveLength(3);
+    expect(out[0]).toBe(`maxOutputTokens: the run started ${a.startedAt} 4096, the run started 2026-12-01T10:00:00.000Z 256`);
+    expect(out[1]).toMatch(/^workload: the run started .* synthetic, the run started .* sharedPrefix:groups=4/);
+    expect(out[2]).toMatch(/^server: .* 0\.0\.1 · /);
   });
 });
 

@@ -161,6 +161,36 @@ describe('run end uses every test case (as after --merge-reports)', () => {
     expect(json.partial).toBe(false);
   });
 
+  test('shards that measured different things (another workload): no page, exit 1, the difference and the fix named', () => {
+    const out = tempDir();
+    const lines: string[] = [];
+    const reporter = new SpeedMatrixReporter({ outDir: out, log: (l) => lines.push(l) });
+    const cells = sglangCells();
+    const other = { ...sglangInfo(), startedAt: '2026-12-01T10:00:00.000Z' };
+    other.run = { ...other.run, workload: { kind: 'sharedPrefix', text: 'sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1' } };
+    const exitCode = process.exitCode;
+    try {
+      reporter.onTestRunEnd(
+        fakeModules([
+          ...cells.slice(0, 20).map((cell) => ({ kind: 'cell' as const, cell, info: sglangInfo() })),
+          ...cells.slice(20).map((cell) => ({ kind: 'cell' as const, cell, info: other })),
+        ]),
+      );
+      expect(process.exitCode).toBe(1);
+    } finally {
+      process.exitCode = exitCode;
+    }
+    expect(existsSync(join(out, 'speed-matrix.json'))).toBe(false);
+    const text = lines.join('\n');
+    expect(text).toMatch(/measured different things, so no page is written/);
+    expect(text).toMatch(/workload: the run started .* synthetic, the run started 2026-12-01T10:00:00.000Z sharedPrefix:groups=4/);
+    expect(text).toMatch(/Merge only the blobs of one run/);
+    // the same run's shards (the same info) still make one page
+    const again = tempDir();
+    new SpeedMatrixReporter({ outDir: again, log: () => {} }).onTestRunEnd(fakeModules(cells.map((cell) => ({ kind: 'cell' as const, cell, info: sglangInfo() }))));
+    expect(JSON.parse(readFileSync(join(again, 'speed-matrix.json'), 'utf8')).cells).toHaveLength(40);
+  });
+
   test('no speed-matrix meta: writes nothing', () => {
     const out = tempDir();
     new SpeedMatrixReporter({ outDir: join(out, 'r'), log: () => {} }).onTestRunEnd(fakeModules([undefined]));
