@@ -13,6 +13,11 @@
  * - net+json:        raw TCP sockets; each read is searched for `data: ` … blank line and that text
  *                    is JSON.parse'd (no HTTP framing, no SSE rules: the least any client that
  *                    reads usage from the chunks must do);
+ * - net+h1+sink:     raw TCP sockets with a minimal HTTP/1.1 response reader written here (head,
+ *                    then chunked framing, nothing else: no keep-alive, no errors) feeding the
+ *                    body sink streamRequest uses (src/client/body-sink.ts: SSE parser, JSON.parse,
+ *                    the vLLM decoder, the token counter, arrival timestamps): what this client
+ *                    would cost per event on its own transport instead of undici's;
  * - node-http:       node:http client, a 'data' listener that only counts;
  * - undici-dispatch: undici Client.dispatch with a handler that only counts;
  * - undici-request:  undici Client.request, the body Readable's 'data' listener only counts;
@@ -40,8 +45,9 @@ import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
+import type { StreamRequestOptions } from '../src/client/stream-options.js';
 
-const READERS = ['net', 'net+json', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest'] as const;
+const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -106,10 +112,25 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
       }).then((t) => console.error(`stream ${t.id} ended early: ${JSON.stringify(t.end)}`));
     }
   }
+  if (reader === 'net+h1+sink') {
+    const { eventStreamSink } = await import('../src/client/body-sink.js');
+    const { decodeOpenAIChunk } = await import('../src/engines/openai.js');
+    const live: RequestTimeline[] = [];
+    countChunks = () => live.reduce((n, t) => n + t.chunkMs.length, 0);
+    for (let i = 0; i < streams; i++) {
+      const timeline: RequestTimeline = { id: `floor-${i}`, sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0 };
+      live.push(timeline);
+      const opts = { id: timeline.id, decode: decodeOpenAIChunk, endsWithDone: true } as Pick<StreamRequestOptions, 'id' | 'decode' | 'endsWithDone'> as StreamRequestOptions;
+      const sink = eventStreamSink(timeline, opts, 'text/event-stream', () => undefined, (_c, m) => console.error(`stream ${timeline.id}: ${m}`));
+      const s = net.connect(port, '127.0.0.1');
+      s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      s.on('data', h1Chunked((chunk) => sink.data(chunk)));
+    }
+  }
   const counted = (): void => {
     events++;
   };
-  for (let i = 0; i < streams && reader !== 'streamRequest'; i++) {
+  for (let i = 0; i < streams && reader !== 'streamRequest' && reader !== 'net+h1+sink'; i++) {
     if (reader === 'net' || reader === 'net+json') {
       const s = net.connect(port, '127.0.0.1');
       s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
@@ -169,16 +190,70 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
     }
   }
   await new Promise((r) => setTimeout(r, 2000));
-  const before = reader === 'streamRequest' ? countChunks() : 0;
+  const before = reader === 'streamRequest' || reader === 'net+h1+sink' ? countChunks() : 0;
   events = 0;
   const cpu0 = process.cpuUsage();
   const wall0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const used = process.cpuUsage(cpu0);
   const wall = performance.now() - wall0;
-  if (reader === 'streamRequest') events = countChunks() - before;
+  if (reader === 'streamRequest' || reader === 'net+h1+sink') events = countChunks() - before;
   process.stdout.write(`${JSON.stringify({ reader, events, wall, user: used.user, system: used.system })}\n`);
   process.exit(0);
+}
+
+/**
+ * A response's socket reads → its chunked body's data, for net+h1+sink: the head is skipped up to
+ * its blank line, then each `size CRLF data CRLF` is framed, across reads of any split. Enough for
+ * this server's responses only (200, chunked, one per connection).
+ */
+function h1Chunked(onData: (chunk: Buffer) => void): (b: Buffer) => void {
+  let head = true;
+  let headTail = '';
+  /** data bytes left in the current chunk; -1 reading a size line; -2 reading the CRLF after data */
+  let left = -1;
+  let sizeLine = '';
+  let crlf = 0;
+  return (b: Buffer) => {
+    let pos = 0;
+    if (head) {
+      const text = headTail + b.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) {
+        headTail = text.slice(-3);
+        return;
+      }
+      head = false;
+      pos = end + 4 - headTail.length;
+    }
+    while (pos < b.length) {
+      if (left === -1) {
+        const lf = b.indexOf(0x0a, pos);
+        if (lf < 0) {
+          sizeLine += b.toString('latin1', pos);
+          return;
+        }
+        sizeLine += b.toString('latin1', pos, lf);
+        left = parseInt(sizeLine, 16);
+        sizeLine = '';
+        pos = lf + 1;
+        if (left === 0) return;
+      } else if (left === -2) {
+        crlf += 1;
+        pos++;
+        if (crlf === 2) {
+          crlf = 0;
+          left = -1;
+        }
+      } else {
+        const take = Math.min(left, b.length - pos);
+        onData(pos === 0 && take === b.length ? b : b.subarray(pos, pos + take));
+        left -= take;
+        pos += take;
+        if (left === 0) left = -2;
+      }
+    }
+  };
 }
 
 /** chunks recorded by every streamRequest timeline so far (set up by the streamRequest reader) */
