@@ -17,9 +17,10 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import type { CpuSource } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck } from './self-check.js';
-import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
+import { followSchedule, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
 
 export interface RateRunOptions {
   context: number;
@@ -42,14 +43,7 @@ export interface RateRunOptions {
   onPhase?: (message: string) => void;
 }
 
-/** A request of a rate cell: its timeline and when the schedule said to send it. */
-export interface ScheduledTimeline {
-  timeline: RequestTimeline;
-  /** monoMs() time the schedule gave it */
-  scheduledMs: number;
-  /** it waited for the in-flight ceiling before it could be sent */
-  waitedForCeiling: boolean;
-}
+export type { ScheduledTimeline } from './schedule-follower.js';
 
 export interface RateRun {
   drain: DrainOutcome;
@@ -68,94 +62,26 @@ export interface RateRun {
   clientCpu?: { cores: number; source: CpuSource };
 }
 
-/** one turn of the event loop, after its pending I/O */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * Resolves at `dueMs` (monoMs), not before: a timer wakes the loop about 1 ms early (timers have
- * 1 ms steps and may round down); the last fraction is waited out turn by turn of the event loop,
- * so I/O still runs between turns.
- */
-async function waitUntil(dueMs: number, signal: AbortSignal): Promise<void> {
-  const early = dueMs - monoMs();
-  if (early >= 2) await sleep(early - 1, signal);
-  while (!signal.aborted && dueMs - monoMs() > 0) await nextTurn();
-}
-
-/** Free connections, one request each at a time; the pool is sized to the ceiling, opened lazily. */
-class ConnectionLanes {
-  private readonly free: number[] = [];
-  private readonly waiters: Array<(lane: number) => void> = [];
-  constructor(readonly total: number) {
-    for (let i = total - 1; i >= 0; i--) this.free.push(i);
-  }
-  /** a free lane now, or undefined when every lane is busy */
-  tryTake(): number | undefined {
-    return this.free.pop();
-  }
-  /** the next lane that comes free */
-  wait(): Promise<number> {
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-  give(lane: number): void {
-    const next = this.waiters.shift();
-    if (next) next(lane);
-    else this.free.push(lane);
-  }
-  /** wake every waiter with no lane (the window closed) */
-  release(): void {
-    for (const w of this.waiters.splice(0)) w(-1);
-  }
-}
-
-/** Sends the schedule's requests at their times from `startMs`; resolves when every sent one ended. */
-async function followSchedule(
-  session: LoadSession,
-  opts: RateRunOptions,
-  pool: WorkerDispatchers,
-  startMs: number,
-  signal: AbortSignal,
-  inFlight: Set<string>,
-): Promise<{ requests: ScheduledTimeline[]; unsent: number; peak: number; waited: number }> {
-  const lanes = new ConnectionLanes(opts.maxInFlight);
+/** Sends the schedule's requests at their times from `startMs` on this thread; resolves when every sent one ended. */
+function followHere(session: LoadSession, opts: RateRunOptions, pool: WorkerDispatchers, startMs: number, signal: AbortSignal, inFlight: Set<string>): Promise<FollowOutcome> {
   const { atMs } = opts.schedule;
-  const tag = `${session.runId}-r${opts.context}x${opts.rate}`;
-  const requests: ScheduledTimeline[] = [];
-  const pending: Array<Promise<void>> = [];
-  let peak = 0;
-  let waited = 0;
-  let unsent = 0;
-  signal.addEventListener('abort', () => lanes.release(), { once: true });
-  const send = (i: number, lane: number, waitedForCeiling: boolean) => {
-    const id = `${tag}-q${i}`;
-    inFlight.add(id);
-    peak = Math.max(peak, inFlight.size);
-    return sendRequest(session, { id, ...requestBody(requestOf(opts.promptFor(i), session.maxOutputTokens)), dispatcher: pool.clients[lane]!, signal }).then((timeline) => {
-      inFlight.delete(id);
-      lanes.give(lane);
-      requests.push({ timeline, scheduledMs: startMs + atMs[i]!, waitedForCeiling });
-    });
-  };
-  for (let i = 0; i < atMs.length && !signal.aborted; i++) {
-    const due = startMs + atMs[i]!;
-    await waitUntil(due, signal);
-    if (signal.aborted) break;
-    let lane = lanes.tryTake();
-    if (lane === undefined) {
-      waited++;
-      lane = await lanes.wait();
-      if (lane < 0 || signal.aborted) {
-        unsent = atMs.length - i;
-        break;
-      }
-      pending.push(send(i, lane, true));
-    } else {
-      pending.push(send(i, lane, false));
-    }
-  }
-  await Promise.all(pending);
-  requests.sort((a, b) => a.scheduledMs - b.scheduledMs);
-  return { requests, unsent, peak, waited };
+  const tag = rateTag(session, opts);
+  let i = 0;
+  return followSchedule({
+    // made one ahead, before its due time: the workload's request never delays a send
+    next: () => (i < atMs.length ? { index: i, dueMs: startMs + atMs[i]!, request: requestOf(opts.promptFor(i++), session.maxOutputTokens) } : undefined),
+    remaining: () => atMs.length - i,
+    lanes: opts.maxInFlight,
+    send: (d, lane, s) => sendRequest(session, { id: `${tag}-q${d.index}`, ...requestBody(d.request), dispatcher: pool.clients[lane]!, signal: s }),
+    signal,
+    onSent: (d) => void inFlight.add(`${tag}-q${d.index}`),
+    onEnded: (s) => void inFlight.delete(s.timeline.id),
+  });
+}
+
+/** the prefix of a rate cell's request ids */
+export function rateTag(session: LoadSession, opts: Pick<RateRunOptions, 'context' | 'rate'>): string {
+  return `${session.runId}-r${opts.context}x${opts.rate}`;
 }
 
 /** Run one rate cell. Throws only when aborted from outside before its window closed. */
@@ -182,7 +108,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const windowStartMs = startMs + opts.schedule.windowStartMs;
     const windowDue = windowStartMs + opts.windowMs;
     const inFlight = new Set<string>();
-    const following = followSchedule(session, opts, pool, startMs, cellAbort.signal, inFlight);
+    const following = followHere(session, opts, pool, startMs, cellAbort.signal, inFlight);
     const sampling = sampleMetrics(session, { fromMs: windowStartMs, untilMs: windowDue, intervalMs: opts.metricsIntervalMs, inFlight: () => inFlight.size, signal: cellAbort.signal });
     await waitUntil(windowDue, cellAbort.signal);
     const windowCompleted = !cellAbort.signal.aborted;
