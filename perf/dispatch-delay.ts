@@ -4,7 +4,9 @@
  * several rates. A fake OpenAI SSE server runs in a child process and logs each POST's arrival on
  * the same system-wide monotonic clock.
  *
- * Run: npx tsx perf/dispatch-delay.ts [--rates 50,200,500] [--seconds 10] [--tokens 16] [--gap-ms 20]
+ * Run: npx tsx perf/dispatch-delay.ts [--rates 50,200,500] [--seconds 10] [--tokens 16] [--gap-ms 20] [--threads 1] [--process constant,poisson]
+ * `--threads 1,2`: each rate sent from the cell's own thread, then over 2 client threads
+ * (rate-threads.ts), with each one's worst-thread loop delay and in-turn read lag p99 beside it.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +25,8 @@ const RATES = arg('rates', '50,200,500').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '10'));
 const TOKENS = Number(arg('tokens', '16'));
 const GAP_MS = Number(arg('gap-ms', '20'));
+const THREADS = arg('threads', '1').split(',').map(Number);
+const PROCESSES = arg('process', 'constant,poisson').split(',') as Array<'constant' | 'poisson'>;
 
 const serverCode = `
 import http from 'node:http';
@@ -67,21 +71,22 @@ const session: LoadSession = {
 
 const f = (x: number) => x.toFixed(2);
 console.log(`open-loop dispatch delay: ${SECONDS} s windows, ${TOKENS} tokens ${GAP_MS} ms apart per request (${((TOKENS * GAP_MS) / 1000).toFixed(2)} s each); server in another process`);
-console.log('| rate (req/s) | process | requests | send − scheduled p50 / p99 / max (ms) | server arrival − scheduled p50 / p99 (ms) | peak in flight |');
-console.log('|---|---|---|---|---|---|');
+console.log('| rate (req/s) | process | client threads | requests | send − scheduled p50 / p99 / max (ms) | server arrival − scheduled p50 / p99 (ms) | peak in flight | loop delay p99 / in-turn lag p99 (worst thread, ms) |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const rate of RATES) {
-  for (const kind of ['constant', 'poisson'] as const) {
+  for (const [kind, threads] of PROCESSES.flatMap((k) => THREADS.map((t) => [k, t] as const))) {
     const schedule = arrivalSchedule({ rate, process: { kind }, seed: 1, windowMs: SECONDS * 1000, rampMs: 1000 });
     const run = await runRateCell(session, {
       context: 0, rate, schedule, promptFor: (i) => `p${i}`, scoutPrompts: ['warm'], windowMs: SECONDS * 1000,
-      maxInFlight: Math.ceil(rate * ((TOKENS * GAP_MS) / 1000) * 3 + 16), drainTimeoutMs: 1000, metricsIntervalMs: 1000,
+      maxInFlight: Math.ceil(rate * ((TOKENS * GAP_MS) / 1000) * 3 + 16), drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads,
     });
     const arrivals = new Map<string, number>((await (await fetch(`${url}/_arrivals`)).json()) as Array<[string, number]>);
     const inWindow = run.requests.filter((r) => r.scheduledMs >= run.windowStartMs);
     const sendDelays = inWindow.map((r) => r.timeline.sendMs - r.scheduledMs);
     const send = { ...distribution(sendDelays)!, max: Math.max(...sendDelays) };
     const atServer = distribution(inWindow.flatMap((r) => (arrivals.has(r.timeline.id) ? [arrivals.get(r.timeline.id)! - r.scheduledMs] : [])))!;
-    console.log(`| ${rate} | ${kind} | ${inWindow.length} | ${f(send.median)} / ${f(send.p99)} / ${f(send.max)} | ${f(atServer.median)} / ${f(atServer.p99)} | ${run.ceiling.peakInFlight} |`);
+    const self = `${run.loopDelayMs ? f(run.loopDelayMs.p99) : '–'} / ${run.arrivalLagMs ? f(run.arrivalLagMs.p99) : '–'}`;
+    console.log(`| ${rate} | ${kind} | ${threads} | ${inWindow.length} | ${f(send.median)} / ${f(send.p99)} / ${f(send.max)} | ${f(atServer.median)} / ${f(atServer.p99)} | ${run.ceiling.peakInFlight} | ${self} |`);
   }
 }
 child.kill();

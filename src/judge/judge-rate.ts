@@ -104,12 +104,22 @@ export interface RateOverCapacityInput {
   singleStreamKey?: string;
 }
 
+/**
+ * A request's service time at one stream, seconds: the single-stream decode cell's TTFT median +
+ * (max output tokens − 1) × its TBT median; undefined without those figures. Little's law puts
+ * rate × this in flight (rateOverCapacity; the rate cell's client threads, matrix/rate-test.ts).
+ */
+export function singleStreamServiceS(maxOutputTokens: number, singleStream: Pick<CellFigures, 'ttftMs' | 'timeBetweenTokensMs'> | undefined): number | undefined {
+  const ttft = singleStream?.ttftMs?.median;
+  const tbt = singleStream?.timeBetweenTokensMs?.median;
+  if (ttft === undefined || tbt === undefined) return undefined;
+  return (ttft + tbt * Math.max(0, maxOutputTokens - 1)) / 1000;
+}
+
 /** The Over capacity evidence when the KV cache cannot hold what Little's law puts in flight; else undefined. */
 export function rateOverCapacity(input: RateOverCapacityInput): RateCellEvidence['overCapacity'] | undefined {
-  const ttft = input.singleStream?.ttftMs?.median;
-  const tbt = input.singleStream?.timeBetweenTokensMs?.median;
-  if (input.kvCapacityTokens === undefined || ttft === undefined || tbt === undefined) return undefined;
-  const serviceS = (ttft + tbt * Math.max(0, input.maxOutputTokens - 1)) / 1000;
+  const serviceS = singleStreamServiceS(input.maxOutputTokens, input.singleStream);
+  if (input.kvCapacityTokens === undefined || serviceS === undefined) return undefined;
   const expectedInFlight = input.rate * serviceS;
   const requiredTokens = Math.ceil(expectedInFlight) * (input.context + input.maxOutputTokens);
   if (requiredTokens <= input.kvCapacityTokens) return undefined;

@@ -14,7 +14,7 @@ import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
 import { runConversationWorker, type RequestTurn } from './conversations.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import { requestOf, type LoadSession } from './session.js';
-import { startClientThreads, type ClientThreadError, type ClientThreadsOptions, type ThreadSelfCheck } from './stream-threads.js';
+import { startClientThreads, worstOfThreads, type ClientThreadError, type ClientThreadsOptions, type ThreadSelfCheck } from './stream-threads.js';
 import type { CellConversations } from './conversations.js';
 import type { CellRequestInput } from './session.js';
 import type { CellSend, WorkerState } from './worker-state.js';
@@ -70,17 +70,20 @@ export function cellThreads(session: LoadSession, opts: CellWorkersSpec, say: (m
     say(`client threads: a multi-turn cell runs its conversations on one thread (asked for ${asked})`);
     return 1;
   }
-  let builtIn = false;
-  try {
-    builtIn = Object.getPrototypeOf(session.adapter) === Object.getPrototypeOf(getAdapter(session.adapter.kind));
-  } catch {
-    builtIn = false;
-  }
-  if (!builtIn) {
+  if (!adapterRunsOnThreads(session)) {
     say(`client threads: the adapter is not a built-in engine's, so the streams run on one thread (asked for ${asked})`);
     return 1;
   }
   return asked;
+}
+
+/** A thread builds its own adapter from the engine's kind: only a built-in engine's adapter runs there. */
+export function adapterRunsOnThreads(session: LoadSession): boolean {
+  try {
+    return Object.getPrototypeOf(session.adapter) === Object.getPrototypeOf(getAdapter(session.adapter.kind));
+  } catch {
+    return false;
+  }
 }
 
 const noThreads = (): StreamsControl => ({ threads: 1, failure: undefined, kill: async () => {}, terminateAll: async () => {} });
@@ -152,19 +155,7 @@ export function threadStreams(session: LoadSession, o: ClientThreadsOptions): Ce
       threads.go();
     },
     stop: () => threads.stop(),
-    finished: threads.finished.then((t): StreamsOutcome => {
-      const measured = t.perThread.filter((x) => x.loopDelayMs !== undefined || x.cpuCores > 0);
-      const worstLoop = measured.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
-      const busiest = Math.max(0, ...t.perThread.map((x) => x.cpuCores));
-      const worstLag = t.perThread.reduce<ArrivalLagStats | undefined>((w, x) => ((x.arrivalLagMs?.p99 ?? -1) > (w?.p99 ?? -1) ? x.arrivalLagMs : w), undefined);
-      return {
-        ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
-        ...(worstLag ? { arrivalLagMs: worstLag } : {}),
-        clientCpu: { cores: busiest, source: 'thread' },
-        threads: t.perThread,
-        connectionsOpened: t.connectionsOpened,
-      };
-    }),
+    finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connectionsOpened: t.connectionsOpened })),
     control,
   };
 }

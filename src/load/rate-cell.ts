@@ -21,6 +21,9 @@ import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type C
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 import { followSchedule, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
+import { startRateThreads } from './rate-threads.js';
+import { worstOfThreads } from './stream-threads.js';
+import { adapterRunsOnThreads } from './cell-streams.js';
 
 export interface RateRunOptions {
   context: number;
@@ -41,6 +44,10 @@ export interface RateRunOptions {
   metricsIntervalMs: number;
   signal?: AbortSignal;
   onPhase?: (message: string) => void;
+  /** client threads to send the schedule from (rate-threads.ts); 1 or absent: this thread */
+  threads?: number;
+  /** tests: called once the threads are ready, with a way to end thread k as a crash would */
+  onThreads?: (kill: (thread: number) => Promise<void>) => void;
 }
 
 export type { ScheduledTimeline } from './schedule-follower.js';
@@ -60,6 +67,8 @@ export interface RateRun {
   /** how late the client handled response reads that were ready together (client/arrival-clock.ts) */
   arrivalLagMs?: ArrivalLagStats;
   clientCpu?: { cores: number; source: CpuSource };
+  /** the client threads that sent the schedule (absent: the cell's own thread) */
+  clientThreads?: number;
 }
 
 /** Sends the schedule's requests at their times from `startMs` on this thread; resolves when every sent one ended. */
@@ -84,42 +93,64 @@ export function rateTag(session: LoadSession, opts: Pick<RateRunOptions, 'contex
   return `${session.runId}-r${opts.context}x${opts.rate}`;
 }
 
-/** Run one rate cell. Throws only when aborted from outside before its window closed. */
+/** Run one rate cell. Throws only when aborted from outside before its window closed, or when a client thread failed (ClientThreadError). */
 export async function runRateCell(session: LoadSession, opts: RateRunOptions): Promise<RateRun> {
   const say = opts.onPhase ?? (() => {});
   const drain = await waitForIdle(session, opts.drainTimeoutMs, opts.signal, say);
   if (drain.timedOut) say(`drain barrier timed out after ${Math.round(drain.waitedMs)} ms`);
-  // one more client for the scout; the others open as requests need them
-  const pool = createWorkerDispatchers(session.target.baseUrl, opts.maxInFlight + 1, { connectTimeoutMs: session.timeouts.headersMs });
+  let threaded = (opts.threads ?? 1) > 1;
+  if (threaded && !adapterRunsOnThreads(session)) {
+    say(`client threads: the adapter is not a built-in engine's, so the schedule is sent from one thread (asked for ${opts.threads})`);
+    threaded = false;
+  }
+  // one client for the scout, and without threads the cell's lanes before it (they open as requests need them)
+  const scoutLane = threaded ? 0 : opts.maxInFlight;
+  const pool = createWorkerDispatchers(session.target.baseUrl, scoutLane + 1, { connectTimeoutMs: session.timeouts.headersMs });
   const { controller: cellAbort, dispose } = cellAbortOf(opts.signal);
+  // the threads start while the scouts run (a thread takes a moment to load its code)
+  const threads = threaded ? startRateThreads(session, { threads: opts.threads!, maxInFlight: opts.maxInFlight, cellTag: rateTag(session, opts), onFailure: () => cellAbort.abort() }) : undefined;
   try {
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;
-      const id = `${session.runId}-r${opts.context}x${opts.rate}-scout${i}`;
-      scouts.push(await sendRequest(session, { id, ...requestBody({ ...requestOf(prompt, 1), maxTokens: 1 }), dispatcher: pool.clients[opts.maxInFlight]!, signal: cellAbort.signal }));
+      const id = `${rateTag(session, opts)}-scout${i}`;
+      scouts.push(await sendRequest(session, { id, ...requestBody({ ...requestOf(prompt, 1), maxTokens: 1 }), dispatcher: pool.clients[scoutLane]!, signal: cellAbort.signal }));
     }
-    await pool.retire(opts.maxInFlight);
+    await pool.retire(scoutLane);
+    if (threads) {
+      await threads.ready;
+      if (threads.failure) throw threads.failure;
+      opts.onThreads?.((k) => threads.kill(k));
+    }
     const rampS = opts.schedule.windowStartMs / 1000;
-    say(`${opts.rate} requests/s${rampS > 0 ? ` after a ${rampS.toFixed(1)} s ramp` : ''}: window of ${(opts.windowMs / 1000).toFixed(1)} s`);
-    const self = startSelfCheck();
-    // a short lead so the first due time is not already late when the loop starts
-    const startMs = monoMs() + 20;
+    const over = threads ? ` over ${threads.threadCount} client threads` : '';
+    say(`${opts.rate} requests/s${over}${rampS > 0 ? ` after a ${rampS.toFixed(1)} s ramp` : ''}: window of ${(opts.windowMs / 1000).toFixed(1)} s`);
+    const self = threads ? undefined : startSelfCheck();
+    // a short lead so the first due time is not already late when the loop starts (threads: when their first requests reach them)
+    const startMs = monoMs() + (threads ? 50 : 20);
     const windowStartMs = startMs + opts.schedule.windowStartMs;
     const windowDue = windowStartMs + opts.windowMs;
-    const inFlight = new Set<string>();
-    const following = followHere(session, opts, pool, startMs, cellAbort.signal, inFlight);
+    const inFlight = threads?.inFlight ?? new Set<string>();
+    const following = threads ? undefined : followHere(session, opts, pool, startMs, cellAbort.signal, inFlight);
+    threads?.go(startMs, opts.schedule, opts.promptFor, session.maxOutputTokens);
     const sampling = sampleMetrics(session, { fromMs: windowStartMs, untilMs: windowDue, intervalMs: opts.metricsIntervalMs, inFlight: () => inFlight.size, signal: cellAbort.signal });
     await waitUntil(windowDue, cellAbort.signal);
     const windowCompleted = !cellAbort.signal.aborted;
     const windowEndMs = monoMs();
-    const { loopDelayMs, arrivalLagMs, cpu: clientCpu } = self.stop();
+    const here = self?.stop();
     const aborting = [...inFlight];
+    threads?.stop();
     cellAbort.abort();
     if (session.adapter.abort) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
-    const followed = await following;
+    const fromThreads = threads ? await threads.result(windowEndMs, startMs) : undefined;
+    const followed: FollowOutcome = fromThreads ?? (await following!);
     const samples = await sampling;
+    if (threads?.failure) throw threads.failure;
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('rate cell aborted before its window closed');
+    // with threads, the worst thread's self-check decides (as for a closed-loop cell's threads)
+    const measured = fromThreads
+      ? worstOfThreads(fromThreads.perThread)
+      : { ...(here?.loopDelayMs ? { loopDelayMs: here.loopDelayMs } : {}), ...(here?.arrivalLagMs ? { arrivalLagMs: here.arrivalLagMs } : {}), clientCpu: here!.cpu };
     return {
       drain,
       scouts,
@@ -129,13 +160,13 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
       windowEndMs,
       samples,
       ceiling: { maxInFlight: opts.maxInFlight, peakInFlight: followed.peak, waited: followed.waited },
-      loopDelayMs,
-      ...(arrivalLagMs ? { arrivalLagMs } : {}),
-      clientCpu,
+      ...measured,
+      ...(threads ? { clientThreads: threads.threadCount } : {}),
     };
   } finally {
     cellAbort.abort();
     dispose();
+    await threads?.terminateAll();
     await pool.destroyAll();
   }
 }

@@ -15,6 +15,7 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
+import { followSchedule, type DueRequest, type FollowOutcome } from './schedule-follower.js';
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
@@ -73,9 +74,13 @@ async function main(): Promise<void> {
     hasMetrics: false,
     ...(setup.localTokenizerPath !== undefined ? { localTokenizer: await loadLocalTokenizer(setup.localTokenizerPath) } : {}),
   };
-  const n = setup.workerCount;
   // the thread's per-event code compiled before its first tokens arrive (client/warm-code.ts)
   warmClientCode((p) => session.adapter.decodeChunk(p), session.adapter.endsWithDone);
+  if (setup.rate) {
+    await followRateShare(session, setup.rate.lanes);
+    return;
+  }
+  const n = setup.workerCount;
   const pool = createWorkerDispatchers(session.target.baseUrl, n, { connectTimeoutMs: session.timeouts.headersMs });
   const report = await pool.preconnect({ headers: requestHeaders(session) });
   post({ kind: 'ready', monoMs: monoMs(), opened: report.opened, failed: report.failed, ...(report.firstError !== undefined ? { firstError: report.firstError } : {}) });
@@ -162,6 +167,67 @@ async function main(): Promise<void> {
     ...(measured ?? { cpu: { cores: 0, source: 'thread' } }),
     connectionsOpened: opened,
     ...(connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {}),
+  });
+  port.close();
+}
+
+/**
+ * A rate cell's thread: its share of the schedule, sent at the due times on its own lanes
+ * (schedule-follower.ts, as the cell's own thread does without threads). Its requests arrive ahead
+ * of their time in 'due' messages; each is reported when sent and when ended.
+ */
+async function followRateShare(session: LoadSession, lanes: number): Promise<void> {
+  const pool = createWorkerDispatchers(session.target.baseUrl, lanes, { connectTimeoutMs: session.timeouts.headersMs });
+  post({ kind: 'ready', monoMs: monoMs(), opened: 0, failed: 0, lazy: true });
+  const { controller, dispose } = cellAbortOf();
+  const queue: DueRequest[] = [];
+  let wake: ((d: DueRequest | undefined) => void) | undefined;
+  let stopping = false;
+  let meter: SelfCheckMeter | undefined;
+  let following: Promise<FollowOutcome> | undefined;
+  const started = new Promise<void>((resolve) => {
+    port.on('message', (m: ToThread) => {
+      if (m.kind === 'due') {
+        for (const d of m.items) {
+          const w = wake;
+          wake = undefined;
+          if (w) w(d);
+          else queue.push(d);
+        }
+      } else if (m.kind === 'rate-go') {
+        meter = startSelfCheck();
+        following = followSchedule({
+          next: () => queue.shift() ?? (stopping ? undefined : new Promise<DueRequest | undefined>((r) => (wake = r))),
+          remaining: () => queue.length,
+          lanes,
+          send: (d, lane, signal) => sendRequest(session, { id: `${setup.cellTag}-q${d.index}`, ...requestBody(d.request), dispatcher: pool.clients[lane]!, signal }),
+          signal: controller.signal,
+          onSent: (d) => tell({ kind: 'rate-sent', id: `${setup.cellTag}-q${d.index}` }),
+          onEnded: (s) => tell({ kind: 'rate-ended', s }),
+        });
+        resolve();
+      } else if (m.kind === 'stop') {
+        // the window's end: the meters cover the schedule's start to here, as on the cell's thread
+        meter?.stop();
+        stopping = true;
+        controller.abort();
+        wake?.(undefined);
+        wake = undefined;
+        resolve();
+      }
+    });
+  });
+  await started;
+  const outcome = following ? await following : undefined;
+  const measured = meter?.stop();
+  dispose();
+  const opened = pool.connectionsOpened();
+  await pool.destroyAll();
+  post({
+    kind: 'done',
+    ...(measured ?? { cpu: { cores: 0, source: 'thread' } }),
+    connectionsOpened: opened,
+    schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 },
   });
   port.close();
 }

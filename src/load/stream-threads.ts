@@ -21,7 +21,7 @@ import { monoMs } from '../clock.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
-import type { FromThread, ThreadSetup, ToThread } from './thread-messages.js';
+import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
@@ -50,20 +50,31 @@ export interface ThreadSelfCheck {
   cpuCores: number;
 }
 
+/**
+ * What the cell's Client-limited verdict reads of its threads: the worst thread's event-loop delay
+ * and in-turn lag (each thread's own p99: they are not pooled), and the busiest thread's CPU.
+ */
+export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDelayMs?: EventLoopDelayStats; arrivalLagMs?: ArrivalLagStats; clientCpu: { cores: number; source: 'thread' } } {
+  const worstLoop = perThread.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
+  const worstLag = perThread.reduce<ArrivalLagStats | undefined>((w, x) => ((x.arrivalLagMs?.p99 ?? -1) > (w?.p99 ?? -1) ? x.arrivalLagMs : w), undefined);
+  return {
+    ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
+    ...(worstLag ? { arrivalLagMs: worstLag } : {}),
+    clientCpu: { cores: Math.max(0, ...perThread.map((x) => x.cpuCores)), source: 'thread' },
+  };
+}
+
 export interface ThreadsOutcome {
   perThread: ThreadSelfCheck[];
   connectionsOpened: number;
 }
 
-export interface ClientThreadsOptions {
+export interface ClientThreadsOptions extends ThreadSetOptions {
   concurrency: number;
   threads: number;
-  cellTag: string;
   promptFor: (worker: number, requestIndex: number) => CellRequestInput;
   state: WorkerState;
   serverTimings: Map<string, ServerRequestTimings>;
-  /** called once at the first failure (the cell's abort) */
-  onFailure: (error: ClientThreadError) => void;
 }
 
 export interface ClientThreads {
@@ -105,12 +116,24 @@ interface Running {
   exited: boolean;
 }
 
-/** The threads of one cell and the worker state kept from their messages. */
-class ThreadSet implements ClientThreads {
+/** What every kind of a cell's thread set shares: the cell's tag and its failure callback. */
+export interface ThreadSetOptions {
+  cellTag: string;
+  /** called once at the first failure (the cell's abort) */
+  onFailure: (error: ClientThreadError) => void;
+}
+
+/**
+ * The threads of one cell: spawned with their shares, checked ready (clock, connections), stopped,
+ * and failed as one (the first failure names its thread, terminates every thread and aborts the
+ * cell). What their request news means is the subclass's: closed-loop workers (ClosedLoopThreads)
+ * or a rate cell's schedule (rate-threads.ts).
+ */
+export abstract class ThreadSetBase {
   readonly ready: Promise<void>;
   readonly finished: Promise<ThreadsOutcome>;
   private firstFailure: ClientThreadError | undefined;
-  private readonly running: Running[] = [];
+  protected readonly running: Running[] = [];
   private readonly spawnedAt = monoMs();
   private readyCount = 0;
   private endedCount = 0;
@@ -119,13 +142,16 @@ class ThreadSet implements ClientThreads {
   private readonly readyTimer: NodeJS.Timeout;
   private stopTimer: NodeJS.Timeout | undefined;
 
+  /** `shares[k]`: thread k's workers (a rate cell: its lanes, `unit` 'lanes') */
   constructor(
-    private readonly session: LoadSession,
-    private readonly o: ClientThreadsOptions,
+    protected readonly session: LoadSession,
+    private readonly base: ThreadSetOptions,
+    shares: ReadonlyArray<{ firstWorker: number; workerCount: number }>,
+    private readonly unit: 'workers' | 'lanes' = 'workers',
   ) {
     this.ready = new Promise<void>((r) => (this.resolveReady = r));
     const allEnded = new Promise<void>((r) => (this.resolveEnded = r));
-    for (const [k, share] of threadShares(o.concurrency, o.threads).entries()) this.spawn(k, share);
+    for (const [k, share] of shares.entries()) this.spawn(k, share, shares.length);
     this.readyTimer = setTimeout(() => {
       const late = this.running.findIndex((r) => !r.ready);
       if (late >= 0) this.fail(late, `was not ready within ${THREAD_READY_TIMEOUT_MS / 1000} s`);
@@ -138,13 +164,16 @@ class ThreadSet implements ClientThreads {
     return this.firstFailure;
   }
 
-  private spawn(k: number, share: { firstWorker: number; workerCount: number }): void {
+  /** what a thread's news means (its requests sent, first tokens, ends) */
+  protected abstract onNews(k: number, m: RequestNews): void;
+
+  private spawn(k: number, share: { firstWorker: number; workerCount: number }, threads: number): void {
     const { session } = this;
     const setup: ThreadSetup = {
       thread: k,
-      threads: threadShares(this.o.concurrency, this.o.threads).length,
+      threads,
       ...share,
-      cellTag: this.o.cellTag,
+      cellTag: this.base.cellTag,
       engine: session.adapter.kind,
       target: session.target,
       facts: session.facts,
@@ -154,6 +183,7 @@ class ThreadSet implements ClientThreads {
       runId: session.runId,
       closesAfterResponse: session.connections.closesAfterResponse,
       ...(session.localTokenizer ? { localTokenizerPath: session.localTokenizer.path } : {}),
+      ...(this.unit === 'lanes' ? { rate: { lanes: share.workerCount } } : {}),
     };
     const worker = new Worker(new URL('./stream-thread.mjs', import.meta.url), {
       workerData: setup,
@@ -174,45 +204,28 @@ class ThreadSet implements ClientThreads {
 
   private name(k: number): string {
     const s = this.running[k]!.share;
-    return `client thread ${k + 1} of ${this.running.length} (workers ${s.firstWorker}–${s.firstWorker + s.workerCount - 1})`;
+    return `client thread ${k + 1} of ${this.running.length} (${this.unit} ${s.firstWorker}–${s.firstWorker + s.workerCount - 1})`;
   }
 
-  private fail(k: number, what: string): void {
+  protected fail(k: number, what: string): void {
     if (this.firstFailure) return;
     this.firstFailure = new ClientThreadError(`${this.name(k)} ${what}; the cell's figures are not reported`);
-    this.o.onFailure(this.firstFailure);
+    this.base.onFailure(this.firstFailure);
     this.resolveReady();
     void this.terminateAll();
   }
 
-  private next(w: number): WorkloadRequest {
-    return requestOf(this.o.promptFor(w, this.o.state.requestCounter++), this.session.maxOutputTokens);
-  }
-
-  /** hand worker w (on thread k) its next request; a request that cannot be made fails the cell as a thread would */
-  private give(k: number, w: number): void {
-    let request: WorkloadRequest;
-    try {
-      request = this.next(w);
-    } catch (e) {
-      this.fail(k, `could not be given worker ${w}'s next request (${e instanceof Error ? e.message : String(e)})`);
-      return;
-    }
-    this.running[k]!.worker.postMessage({ kind: 'request', w, request } satisfies ToThread);
-  }
-
   private onMessage(k: number, m: FromThread): void {
     const r = this.running[k]!;
-    const { state } = this.o;
     switch (m.kind) {
       case 'batch':
-        for (const n of m.news) this.onMessage(k, n);
+        for (const n of m.news) this.onNews(k, n);
         return;
       case 'ready': {
         const now = monoMs();
         if (m.monoMs > now + THREAD_CLOCK_TOLERANCE_MS || m.monoMs < this.spawnedAt - THREAD_CLOCK_TOLERANCE_MS) {
           this.fail(k, `has a clock ${(m.monoMs - now).toFixed(1)} ms off the cell's (checked at start)`);
-        } else if (m.opened === 0) {
+        } else if (m.opened === 0 && m.lazy !== true) {
           this.fail(k, `could not open a connection to the server (${m.firstError ?? 'no answer'})`);
         } else {
           r.ready = true;
@@ -220,20 +233,6 @@ class ThreadSet implements ClientThreads {
         }
         return;
       }
-      case 'sent':
-        state.inFlight.add(m.id);
-        if (!state.stopping) this.give(k, m.w);
-        return;
-      case 'first':
-        state.gotToken[m.w] = true;
-        state.failingInARow[m.w] = 0;
-        return;
-      case 'ended':
-        state.inFlight.delete(m.timeline.id);
-        state.timelines.push(m.timeline);
-        state.failingInARow[m.w] = m.failingInARow;
-        if (m.serverTimings) this.o.serverTimings.set(m.timeline.id, m.serverTimings);
-        return;
       case 'done':
         r.done = m;
         if (m.learnedClose) this.session.connections.noteCloseAfterResponse(m.learnedClose.requestId, m.learnedClose.idleMs);
@@ -241,6 +240,8 @@ class ThreadSet implements ClientThreads {
       case 'error':
         this.fail(k, `failed: ${m.message}`);
         return;
+      default:
+        this.onNews(k, m);
     }
   }
 
@@ -258,29 +259,21 @@ class ThreadSet implements ClientThreads {
     };
   }
 
-  go(): void {
-    if (this.firstFailure) return;
-    for (const [k, r] of this.running.entries()) {
-      let first: Array<{ w: number; request: WorkloadRequest }>;
-      try {
-        // REQUESTS_AHEAD per worker: its first, and the next while the first streams
-        first = Array.from({ length: r.share.workerCount * REQUESTS_AHEAD }, (_, i) => {
-          const w = r.share.firstWorker + (i % r.share.workerCount);
-          return { w, request: this.next(w) };
-        });
-      } catch (e) {
-        this.fail(k, `could not be given its workers' first requests (${e instanceof Error ? e.message : String(e)})`);
-        return;
-      }
-      r.worker.postMessage({ kind: 'go', first } satisfies ToThread);
-    }
+  /** what thread k said at its end (a rate cell's schedule counts), once it has */
+  protected doneOf(k: number): Extract<FromThread, { kind: 'done' }> | undefined {
+    return this.running[k]?.done;
+  }
+
+  protected post(k: number, m: ToThread): void {
+    const r = this.running[k];
+    if (r && !r.exited) r.worker.postMessage(m);
   }
 
   stop(): void {
     for (const r of this.running) if (!r.exited) r.worker.postMessage({ kind: 'stop' } satisfies ToThread);
     this.stopTimer = setTimeout(() => {
       const stuck = this.running.findIndex((r) => !r.exited);
-      if (stuck >= 0) this.fail(stuck, `did not end its workers within ${THREAD_STOP_TIMEOUT_MS / 1000} s of the window's end`);
+      if (stuck >= 0) this.fail(stuck, `did not end its ${this.unit === 'lanes' ? 'requests' : 'workers'} within ${THREAD_STOP_TIMEOUT_MS / 1000} s of the window's end`);
     }, THREAD_STOP_TIMEOUT_MS);
   }
 
@@ -293,6 +286,72 @@ class ThreadSet implements ClientThreads {
   }
 }
 
+/** A closed-loop cell's threads and the worker state kept from their messages. */
+class ClosedLoopThreads extends ThreadSetBase implements ClientThreads {
+  constructor(
+    session: LoadSession,
+    private readonly o: ClientThreadsOptions,
+  ) {
+    super(session, o, threadShares(o.concurrency, o.threads));
+  }
+
+  private next(w: number): WorkloadRequest {
+    return requestOf(this.o.promptFor(w, this.o.state.requestCounter++), this.session.maxOutputTokens);
+  }
+
+  /** hand worker w (on thread k) its next request; a request that cannot be made fails the cell as a thread would */
+  private give(k: number, w: number): void {
+    let request: WorkloadRequest;
+    try {
+      request = this.next(w);
+    } catch (e) {
+      this.fail(k, `could not be given worker ${w}'s next request (${e instanceof Error ? e.message : String(e)})`);
+      return;
+    }
+    this.post(k, { kind: 'request', w, request });
+  }
+
+  protected onNews(k: number, m: RequestNews): void {
+    const { state } = this.o;
+    switch (m.kind) {
+      case 'sent':
+        state.inFlight.add(m.id);
+        if (!state.stopping) this.give(k, m.w);
+        return;
+      case 'first':
+        state.gotToken[m.w] = true;
+        state.failingInARow[m.w] = 0;
+        return;
+      case 'ended':
+        state.inFlight.delete(m.timeline.id);
+        state.timelines.push(m.timeline);
+        state.failingInARow[m.w] = m.failingInARow;
+        if (m.serverTimings) this.o.serverTimings.set(m.timeline.id, m.serverTimings);
+        return;
+      default:
+        return;
+    }
+  }
+
+  go(): void {
+    if (this.failure) return;
+    for (const [k, r] of this.running.entries()) {
+      let first: Array<{ w: number; request: WorkloadRequest }>;
+      try {
+        // REQUESTS_AHEAD per worker: its first, and the next while the first streams
+        first = Array.from({ length: r.share.workerCount * REQUESTS_AHEAD }, (_, i) => {
+          const w = r.share.firstWorker + (i % r.share.workerCount);
+          return { w, request: this.next(w) };
+        });
+      } catch (e) {
+        this.fail(k, `could not be given its workers' first requests (${e instanceof Error ? e.message : String(e)})`);
+        return;
+      }
+      this.post(k, { kind: 'go', first });
+    }
+  }
+}
+
 export function startClientThreads(session: LoadSession, o: ClientThreadsOptions): ClientThreads {
-  return new ThreadSet(session, o);
+  return new ClosedLoopThreads(session, o);
 }

@@ -9,6 +9,7 @@ import type { WorkloadRequest } from '../shapes/workload.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import type { CpuSource } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
+import type { DueRequest, ScheduledTimeline } from './schedule-follower.js';
 
 /** What a thread needs to send the cell's requests as the cell's own thread would. */
 export interface ThreadSetup {
@@ -30,6 +31,11 @@ export interface ThreadSetup {
   closesAfterResponse: boolean;
   /** the local tokenizer's file (session.localTokenizer), loaded again in the thread */
   localTokenizerPath?: string;
+  /**
+   * a rate cell's thread (rate-threads.ts): it follows its share of the schedule on `lanes`
+   * connections (firstWorker/workerCount then name its lanes), opened as requests need them
+   */
+  rate?: { lanes: number };
 }
 
 /** coordinator → thread */
@@ -39,23 +45,34 @@ export type ToThread =
   /** worker w's next request (sent when one of its requests started, so REQUESTS_AHEAD wait ahead) */
   | { kind: 'request'; w: number; request: WorkloadRequest }
   /** the window has closed: stop the meters, abort everything, end the workers, report */
-  | { kind: 'stop' };
+  | { kind: 'stop' }
+  /** a rate cell's thread: start following the schedule (its requests come in 'due' messages) */
+  | { kind: 'rate-go' }
+  /** a rate cell's thread: its next requests of the schedule, in due order, sent ahead of their time */
+  | { kind: 'due'; items: DueRequest[] };
 
 /** what a thread reports of its requests, a turn of its event loop at a time (FromThread 'batch') */
-export type RequestNews = Extract<FromThread, { kind: 'sent' | 'first' | 'ended' }>;
+export type RequestNews = Extract<FromThread, { kind: 'sent' | 'first' | 'ended' | 'rate-sent' | 'rate-ended' }>;
 
 /** thread → coordinator */
 export type FromThread =
   /** the request news of one turn of the thread's event loop, in order */
   | { kind: 'batch'; news: RequestNews[] }
-  /** connections opened; `monoMs` is the thread's clock when it sent this (the offset check) */
-  | { kind: 'ready'; monoMs: number; opened: number; failed: number; firstError?: string }
+  /**
+   * connections opened; `monoMs` is the thread's clock when it sent this (the offset check);
+   * `lazy`: none were opened ahead (a rate cell's lanes open as requests need them)
+   */
+  | { kind: 'ready'; monoMs: number; opened: number; failed: number; firstError?: string; lazy?: boolean }
   /** request `id` of worker w was handed to undici */
   | { kind: 'sent'; w: number; id: string }
   /** worker w's request has its first token */
   | { kind: 'first'; w: number }
   /** a request ended; `failingInARow` is worker w's count after it */
   | { kind: 'ended'; w: number; timeline: RequestTimeline; failingInARow: number; serverTimings?: ServerRequestTimings }
+  /** a rate cell's request `id` was handed to undici */
+  | { kind: 'rate-sent'; id: string }
+  /** a rate cell's request ended */
+  | { kind: 'rate-ended'; s: ScheduledTimeline }
   /** every worker has ended; the thread's own meters over its span, and its connections */
   | {
       kind: 'done';
@@ -64,6 +81,8 @@ export type FromThread =
       cpu: { cores: number; source: CpuSource };
       connectionsOpened: number;
       learnedClose?: { requestId: string; idleMs: number };
+      /** a rate cell's thread: the most in flight at once on its lanes, sends that waited for one, due requests never sent */
+      schedule?: { peak: number; waited: number; unsent: number };
     }
   /** the thread cannot go on (a setup failure, an exception) */
   | { kind: 'error'; message: string };

@@ -122,7 +122,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
 }
 
 /** The client threads of a cell with C streams (load/thread-count.ts): where the server runs decides the cores left. */
-function cellClientThreads(run: RunContext, concurrency: number): number {
+export function cellClientThreads(run: RunContext, concurrency: number): number {
   const server = run.opened.sim ? 'embedded' : isLocalTarget(run.opened.session.target.baseUrl) ? 'local' : 'remote';
   return clientThreadCount({ concurrency, asked: run.cfg.clientThreads, cores: availableParallelism(), server });
 }

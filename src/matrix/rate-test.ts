@@ -19,7 +19,9 @@ import { runRateCell } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
 import { spreadRates, sweepAnchors } from '../metrics/sweep-rates.js';
 import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
-import { judgeRateCell, judgeRateStatus, rateOverCapacity } from '../judge/judge-rate.js';
+import { judgeRateCell, judgeRateStatus, rateOverCapacity, singleStreamServiceS } from '../judge/judge-rate.js';
+import { ClientThreadError } from '../load/stream-threads.js';
+import { cellClientThreads } from './cell-test.js';
 import { rateSloVerdict } from '../judge/slo-verdict.js';
 import { computeGoodput } from '../judge/goodput.js';
 import { isUnreachable } from '../engines/http.js';
@@ -183,9 +185,12 @@ export async function measureRateCell(
       metricsIntervalMs: cfg.metricsIntervalMs,
       signal,
       onPhase: say,
+      threads: rateClientThreads(run, settings, cell),
     });
   } catch (error) {
     if (!signal.aborted && isUnreachable(error)) return notRun(error);
+    // a client thread died or stuck: this cell has no figures, the run goes on
+    if (!signal.aborted && error instanceof ClientThreadError) return notRun(error);
     throw error;
   }
   const inWindow = (at: number) => at >= schedule.windowStartMs && at < schedule.windowStartMs + windowMs;
@@ -224,10 +229,23 @@ export async function measureRateCell(
     figures,
     ...(goodput ? { goodput } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    ...(raw.clientThreads !== undefined ? { clientThreads: raw.clientThreads } : {}),
     ...(load.row?.promptTokens !== undefined ? { promptTokens: load.row.promptTokens } : {}),
     ...withWorkload(load.figures({ timelines, samples: raw.samples, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs })),
     finishedAt: new Date().toISOString(),
   };
+}
+
+/**
+ * The client threads of a rate cell: as a closed-loop cell's for the streams Little's law puts in
+ * flight (rate × the single-stream service time, within the in-flight ceiling), so `auto` spreads
+ * only a cell that needs it; a number asks for that many (capped at the ceiling). Without the
+ * context's single-stream decode cell, `auto` keeps the cell's own thread.
+ */
+function rateClientThreads(run: RunContext, settings: RateSettings, cell: PlannedRateCell): number {
+  const serviceS = singleStreamServiceS(run.cfg.matrix.maxOutputTokens, run.results.get(cellKey(cell.context, 1))?.figures);
+  const streams = run.cfg.clientThreads === 'auto' ? Math.ceil(cell.rate * (serviceS ?? 0)) : settings.maxInFlight;
+  return cellClientThreads(run, Math.max(1, Math.min(settings.maxInFlight, streams)));
 }
 
 function withWorkload(figures: WorkloadFigures | undefined): { workload?: WorkloadFigures } {

@@ -1139,6 +1139,10 @@ export interface RateCellResult {
     p99: number;
     max: number;
   };
+  /**
+   * client threads the schedule was sent from, request i from thread i mod N with 1/N of the in-flight ceiling each (issue 24; LLM_BENCH_CLIENT_THREADS); absent: the cell's own thread. The client figures are then the worst thread's
+   */
+  clientThreads?: number;
   promptTokens?: number;
   notRunReason?: string;
   thresholdFailures?: string[];

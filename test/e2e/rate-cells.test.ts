@@ -4,7 +4,9 @@
  * tokens: a service limit of 12.5 requests/s, src/sim/service-limit.ts). Constant arrivals, so a
  * 3 s window decides. Per context: 5/s Valid, 16/s Saturated completing at the limit, 40/s not run
  * after the knee and skipped with the reason; the JSON validates (schema v2) and the page has the
- * Open-loop section with the knee.
+ * Open-loop section with the knee. The schedule goes out over 2 client threads
+ * (LLM_BENCH_CLIENT_THREADS=2, issue 24: request i from thread i mod 2), which must change none of
+ * that; rate-sweep.test.ts and the accuracy tests send from the cell's own thread.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +37,7 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
         LLM_BENCH_RAMP_S: '1',
         LLM_BENCH_OUT: out,
         LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+        LLM_BENCH_CLIENT_THREADS: '2',
       },
       240_000,
     );
@@ -52,6 +55,8 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
       expect(c.figures!.completedRate).toBeLessThan(13.5);
       expect(c.evidence.saturation!.p).toBeLessThan(0.01);
     }
+    // every measured cell was sent from the 2 threads
+    for (const c of cells.filter((x) => x.status !== 'not-run')) expect(c.clientThreads, `${c.contextLabel}@${c.rate}`).toBe(2);
     for (const c of cells.filter((x) => x.status === 'valid')) {
       expect(c.figures!.completedRate).toBeGreaterThan(4);
       expect(c.figures!.dispatchDelayMs!.p99).toBeLessThan(10);

@@ -1,7 +1,9 @@
 /**
  * The open-loop rate runner (issue 22) against a raw server that records when each request came:
  * sends follow the fixed schedule (not the server's pace), every request carries its scheduled
- * time, and the in-flight ceiling is counted when it holds requests back.
+ * time, and the in-flight ceiling is counted when it holds requests back. Each runs on the cell's
+ * own thread and over 2 client threads (issue 24: request i from thread i mod 2, half the ceiling
+ * each), which must keep the same schedule; a client thread killed mid-cell fails that cell.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,7 +39,7 @@ function streamingServer(tokenMs: () => number) {
   return { server, arrivals };
 }
 
-describe('runRateCell', () => {
+describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
   let slowTokenMs = 5;
   const fake = streamingServer(() => slowTokenMs);
   let url = '';
@@ -61,6 +63,7 @@ describe('runRateCell', () => {
       maxInFlight: 64,
       drainTimeoutMs: 1000,
       metricsIntervalMs: 1000,
+      threads,
     });
     // the scout, then every scheduled request
     expect(fake.arrivals.length).toBe(1 + schedule.atMs.length);
@@ -76,13 +79,18 @@ describe('runRateCell', () => {
       expect(r.timeline.end?.kind).toBe('done');
     });
     expect(run.windowEndMs - run.windowStartMs).toBeGreaterThanOrEqual(1500);
+    // request i is the schedule's i-th, whichever thread sent it
+    expect(run.requests.map((r) => r.timeline.id)).toEqual(run.requests.map((_, i) => `rate-r0x40-q${i}`));
+    expect(run.clientThreads).toBe(threads > 1 ? threads : undefined);
+    expect(run.clientCpu?.source).toBe('thread');
+    expect(run.loopDelayMs).toBeDefined();
   });
 
   test('a server slower than the rate does not slow the sends: they keep the schedule, and in flight grows', async () => {
     slowTokenMs = 150; // 600 ms a request at 20 requests/s: about 12 in flight, whatever the server does
     const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1500 });
     const run = await runRateCell(session(url), {
-      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1500, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000,
+      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1500, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads,
     });
     expect(run.requests.length).toBe(30);
     const gaps = run.requests.slice(1).map((r, i) => r.timeline.sendMs - run.requests[i]!.timeline.sendMs);
@@ -96,12 +104,34 @@ describe('runRateCell', () => {
     slowTokenMs = 200; // 800 ms a request, 2 at a time, 20 due per second
     const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1000 });
     const run = await runRateCell(session(url), {
-      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1000, maxInFlight: 2, drainTimeoutMs: 1000, metricsIntervalMs: 1000,
+      context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1000, maxInFlight: 2, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads,
     });
     expect(run.ceiling.peakInFlight).toBe(2);
     expect(run.ceiling.waited).toBeGreaterThan(0);
     expect(run.unsent).toBeGreaterThan(0);
     expect(run.requests.length + run.unsent).toBe(schedule.atMs.length);
     expect(run.requests.some((r) => r.waitedForCeiling)).toBe(true);
+  });
+});
+
+describe('runRateCell over client threads', () => {
+  const fake = streamingServer(() => 100);
+  let url = '';
+  beforeAll(async () => {
+    await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => fake.server.close(() => r())));
+
+  test('a thread killed mid-cell fails the cell, naming the thread and its lanes', async () => {
+    const schedule = arrivalSchedule({ rate: 40, process: { kind: 'constant' }, seed: 1, windowMs: 2000 });
+    const started = monoMs();
+    const run = runRateCell(session(url), {
+      context: 0, rate: 40, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 2000, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads: 2,
+      onThreads: (kill) => void setTimeout(() => void kill(1), 400),
+    });
+    await expect(run).rejects.toThrow(/^client thread 2 of 2 \(lanes 32–63\) exited \(code 1\) before it reported its requests; the cell's figures are not reported$/);
+    // the cell ended at the failure, not at its window's end (wide: a loaded 2-core machine)
+    expect(monoMs() - started).toBeLessThan(1900);
   });
 });
