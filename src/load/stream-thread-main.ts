@@ -11,7 +11,7 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
 import { ConnectionPolicy } from '../client/connections.js';
-import { createWorkerDispatchers } from '../client/pool.js';
+import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
@@ -158,16 +158,16 @@ async function main(): Promise<void> {
   };
   await started;
   await Promise.all(workers);
+  await reportEnd(meter, dispose, pool, connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {});
+}
+
+/** The thread's end: its meters over its span, its connections closed, 'done' said, the port closed. */
+async function reportEnd(meter: SelfCheckMeter | undefined, dispose: () => void, pool: WorkerDispatchers, extra: Partial<Extract<FromThread, { kind: 'done' }>>): Promise<void> {
   const measured = meter?.stop();
   dispose();
   const opened = pool.connectionsOpened();
   await pool.destroyAll();
-  post({
-    kind: 'done',
-    ...(measured ?? { cpu: { cores: 0, source: 'thread' } }),
-    connectionsOpened: opened,
-    ...(connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {}),
-  });
+  post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connectionsOpened: opened, ...extra });
   port.close();
 }
 
@@ -219,17 +219,7 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
   });
   await started;
   const outcome = following ? await following : undefined;
-  const measured = meter?.stop();
-  dispose();
-  const opened = pool.connectionsOpened();
-  await pool.destroyAll();
-  post({
-    kind: 'done',
-    ...(measured ?? { cpu: { cores: 0, source: 'thread' } }),
-    connectionsOpened: opened,
-    schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 },
-  });
-  port.close();
+  await reportEnd(meter, dispose, pool, { schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 } });
 }
 
 main().catch((e: unknown) => {
