@@ -59,22 +59,28 @@ function resultKeys(result: SpeedMatrixResult): string[] {
   return [...rows, ...cells, ...rates];
 }
 
-/** Every speedMatrix meta of the given modules, in module and test order. */
-export /** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
-function runInfosOf(metas: readonly SpeedMatrixMeta[]): RunInfo[] {
-  const out: RunInfo[] = [];
-  const seen = new Set<string>();
+/** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
+function runInfosOf(metas: readonly SpeedMatrixMeta[], into = new Map<string, RunInfo>()): Map<string, RunInfo> {
   for (const m of metas) {
     if (!m.info) continue;
     const key = JSON.stringify(m.info);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(m.info);
+    if (!into.has(key)) into.set(key, m.info);
   }
-  return out;
+  return into;
 }
 
-function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
+/** Why these run infos cannot share one page (judge/compare.ts mergeDifferences), as one failure line; undefined when they can. */
+function mixedRunsMessage(infos: ReadonlyMap<string, RunInfo>): string | undefined {
+  const differences = mergeDifferences([...infos.values()]);
+  if (differences.length === 0) return undefined;
+  return (
+    `these results come from runs that measured different things, so no page is written (one page would mix their cells): ${differences.join('; ')}. ` +
+    'Merge only the blobs of one run (every shard with the same settings against identical servers), or merge each run on its own into its own LLM_BENCH_OUT'
+  );
+}
+
+/** Every speedMatrix meta of the given modules, in module and test order. */
+export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
   const metas: SpeedMatrixMeta[] = [];
   for (const module of testModules) {
     for (const testCase of module.children.allTests()) {
@@ -89,6 +95,9 @@ export default class SpeedMatrixReporter implements Reporter {
   private vitest: Vitest | undefined;
   private updating = false;
   private live: SpeedMatrixMeta[] = [];
+  /** the distinct run infos of the live results, and whether they are of runs that cannot share a page */
+  private readonly liveInfos = new Map<string, RunInfo>();
+  private liveMixed = false;
   private readonly options: SpeedMatrixReporterOptions;
   /** what this reporter reads of the configuration, resolved once (src/config/settings.ts) */
   readonly settings: RunSettings;
@@ -160,7 +169,11 @@ export default class SpeedMatrixReporter implements Reporter {
     const meta = testCase.meta().speedMatrix;
     if (!meta) return;
     this.live.push(meta);
-    const result = collectResult(this.live, { partial: true });
+    // a merge replays every shard's cells here: no live page of mixed runs either (said once, at the run's end)
+    const before = this.liveInfos.size;
+    runInfosOf([meta], this.liveInfos);
+    if (this.liveInfos.size > before && !this.liveMixed) this.liveMixed = mixedRunsMessage(this.liveInfos) !== undefined;
+    const result = this.liveMixed ? undefined : collectResult(this.live, { partial: true });
     if (meta.kind === 'cell') {
       this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined));
     } else if (meta.kind === 'prefill') {
@@ -179,12 +192,12 @@ export default class SpeedMatrixReporter implements Reporter {
     const metas = metasOf(testModules);
     if (metas.length === 0) return;
     // a merge of shards that measured different things would be one page of mixed cells
-    const differences = mergeDifferences(runInfosOf(metas));
-    if (differences.length > 0) {
-      this.fail(
-        `these results come from runs that measured different things, so no page is written (one page would mix their cells): ${differences.join('; ')}. ` +
-          'Merge only the blobs of one run (every shard with the same settings against identical servers), or merge each run on its own into its own LLM_BENCH_OUT',
-      );
+    const mixed = mixedRunsMessage(runInfosOf(metas));
+    if (mixed !== undefined) {
+      const live = this.lastWritten
+        ? ` The page in ${this.resultsFolder()} written as results came in holds only the ${this.lastWritten.keys.size} results before the first of another run, and stays marked partial.`
+        : '';
+      this.fail(`${mixed}.${live}`);
       return;
     }
     // an interrupted run (Ctrl-C, SIGTERM) keeps its page marked partial

@@ -283,14 +283,16 @@ export function matrixDifferences(
  * Why the run infos of one page's results (a `--merge-reports` of shards: each shard's cells carry
  * its own) cannot share that page: what each differing part measured differently from the first,
  * as matrixDifferences names it at the cell scope (each shard plans its own rows), plus the server
- * (engine, version, served model, simulator profile); [] when they can. Start times, planned keys,
+ * (engine, served model, simulator profile, and the version where both found one), the open-loop
+ * settings, the SLO and the repeats; [] when they can. Start times, planned keys,
  * URLs (each shard reaches its own identical server) and hardware are a shard's own and not compared.
  */
 export function mergeDifferences(infos: readonly RunInfo[]): string[] {
   const first = infos[0];
   if (first === undefined) return [];
-  const server = (i: RunInfo): string =>
-    [i.engine.engine, i.engine.version ?? '(no version)', i.run.servedModel, i.simulated ? `simulated ${i.simProfile ?? ''}`.trim() : 'real'].join(' · ');
+  const server = (i: RunInfo): string => [i.engine.engine, i.run.servedModel, i.simulated ? `simulated ${i.simProfile ?? ''}`.trim() : 'real'].join(' · ');
+  // what else a cell's measurement depends on: the open-loop settings, the SLO it is judged on, the repeats
+  const settings = (i: RunInfo): string => JSON.stringify({ rates: i.run.rates ?? null, slo: i.run.slo?.text ?? null, repeat: i.run.repeat ?? 1 });
   const seen = new Set<string>();
   const out: string[] = [];
   for (const info of infos.slice(1)) {
@@ -299,6 +301,13 @@ export function mergeDifferences(infos: readonly RunInfo[]): string[] {
     const a = server(first);
     const b = server(info);
     if (a !== b) diffs.push(`server: ${names[0]} ${a}, ${names[1]} ${b}`);
+    // a version one part found and another did not is unknown there, not different
+    const va = first.engine.version;
+    const vb = info.engine.version;
+    if (va !== undefined && vb !== undefined && va !== vb) diffs.push(`engine version: ${names[0]} ${va}, ${names[1]} ${vb}`);
+    const sa = settings(first);
+    const sb = settings(info);
+    if (sa !== sb) diffs.push(`rates, SLO or repeats: ${names[0]} ${sa}, ${names[1]} ${sb}`);
     for (const d of diffs) {
       if (seen.has(d)) continue;
       seen.add(d);

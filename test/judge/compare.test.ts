@@ -177,7 +177,15 @@ describe('mergeDifferences (the shards of one page)', () => {
     expect(out).toHaveLength(3);
     expect(out[0]).toBe(`maxOutputTokens: the run started ${a.startedAt} 4096, the run started 2026-12-01T10:00:00.000Z 256`);
     expect(out[1]).toMatch(/^workload: the run started .* synthetic, the run started .* sharedPrefix:groups=4/);
-    expect(out[2]).toMatch(/^server: .* 0\.0\.1 · /);
+    expect(out[2]).toMatch(/^engine version: the run started .* 0\.0\.1$/);
+    // a version one shard found and another did not is unknown there, not different
+    const e = structuredClone(b);
+    delete e.engine.version;
+    expect(mergeDifferences([a, e])).toEqual([]);
+    // the open-loop settings a rate cell was measured with
+    const f = structuredClone(b);
+    f.run.rates = { rates: [2], arrival: 'poisson', seed: 1, rampS: 0, maxInFlight: 64 };
+    expect(mergeDifferences([a, f])).toEqual([expect.stringMatching(/^rates, SLO or repeats: .*"maxInFlight":64/)]);
   });
 });
 

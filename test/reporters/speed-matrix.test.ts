@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { startVitest } from 'vitest/node';
-import type { TestModule } from 'vitest/node';
+import type { TestCase, TestModule } from 'vitest/node';
 import SpeedMatrixReporter, { isUpdateMode } from '../../reporters/speed-matrix.js';
 import { validateResult } from '../../src/results/validate.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
@@ -169,13 +169,19 @@ describe('run end uses every test case (as after --merge-reports)', () => {
     const other = { ...sglangInfo(), startedAt: '2026-12-01T10:00:00.000Z' };
     other.run = { ...other.run, workload: { kind: 'sharedPrefix', text: 'sharedPrefix:groups=4,prefix=3072,suffix=1024,seed=1' } };
     const exitCode = process.exitCode;
+    const metas = [
+      ...cells.slice(0, 20).map((cell) => ({ kind: 'cell' as const, cell, info: sglangInfo() })),
+      ...cells.slice(20).map((cell) => ({ kind: 'cell' as const, cell, info: other })),
+    ];
     try {
-      reporter.onTestRunEnd(
-        fakeModules([
-          ...cells.slice(0, 20).map((cell) => ({ kind: 'cell' as const, cell, info: sglangInfo() })),
-          ...cells.slice(20).map((cell) => ({ kind: 'cell' as const, cell, info: other })),
-        ]),
-      );
+      // --merge-reports replays every test case first: the live page must not mix them either
+      for (const m of metas) reporter.onTestCaseResult({ meta: () => ({ speedMatrix: m }) } as unknown as TestCase);
+      // the first shard's cells alone made a live page; the other run's never joined it
+      const live = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
+      expect(live.cells).toHaveLength(20);
+      expect(live.partial).toBe(true);
+      rmSync(join(out, 'speed-matrix.json'));
+      reporter.onTestRunEnd(fakeModules(metas));
       expect(process.exitCode).toBe(1);
     } finally {
       process.exitCode = exitCode;
@@ -185,6 +191,7 @@ describe('run end uses every test case (as after --merge-reports)', () => {
     expect(text).toMatch(/measured different things, so no page is written/);
     expect(text).toMatch(/workload: the run started .* synthetic, the run started 2026-12-01T10:00:00.000Z sharedPrefix:groups=4/);
     expect(text).toMatch(/Merge only the blobs of one run/);
+    expect(text).toMatch(/written as results came in holds only the 20 results before the first of another run, and stays marked partial\./);
     // the same run's shards (the same info) still make one page
     const again = tempDir();
     new SpeedMatrixReporter({ outDir: again, log: () => {} }).onTestRunEnd(fakeModules(cells.map((cell) => ({ kind: 'cell' as const, cell, info: sglangInfo() }))));
