@@ -33,7 +33,9 @@ export interface RateRunOptions {
   schedule: ArrivalSchedule;
   /**
    * request number `index` (unique within the cell): a prompt (sent with the run's max output
-   * tokens) or a workload's request; called at its due time, so it must not wait for anything
+   * tokens) or a workload's request; called once, shortly before its due time (one ahead on the
+   * cell's own thread, rate-threads.ts LOOKAHEAD_MS ahead with client threads), so it must not
+   * wait for anything
    */
   promptFor: (index: number) => CellRequestInput;
   scoutPrompts: CellRequestInput[];
@@ -139,7 +141,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const windowEndMs = monoMs();
     const here = self?.stop();
     const aborting = [...inFlight];
-    threads?.stop();
+    threads?.stop(windowEndMs);
     cellAbort.abort();
     if (session.adapter.abort) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     const fromThreads = threads ? await threads.result(windowEndMs, startMs) : undefined;

@@ -108,9 +108,15 @@ export class RateThreads extends ThreadSetBase {
     }, FEED_EVERY_MS);
   }
 
-  override stop(): void {
+  /** the window has closed at `windowEndMs`: no more requests are handed out, and every thread stops */
+  override stop(windowEndMs?: number): void {
     clearInterval(this.feeder);
-    super.stop();
+    super.stop(windowEndMs);
+  }
+
+  override async terminateAll(): Promise<void> {
+    clearInterval(this.feeder);
+    await super.terminateAll();
   }
 
   /** everything the threads reported, once every thread has ended; `windowEndMs`: what was due by then and never handed out is unsent */

@@ -40,6 +40,12 @@ export interface FollowInput {
   signal: AbortSignal;
   onSent?(d: DueRequest): void;
   onEnded?(s: ScheduledTimeline): void;
+  /**
+   * the signal aborted while `d` (if any) waited for its due time or the source for its next: the
+   * requests held then that count as unsent (a client thread counts those due before the window's
+   * end); absent: none (on the cell's own thread the window's end and the sends share one loop)
+   */
+  unsentAtAbort?(d: DueRequest | undefined): number;
 }
 
 export interface FollowOutcome {
@@ -118,9 +124,15 @@ export async function followSchedule(input: FollowInput): Promise<FollowOutcome>
   };
   while (!signal.aborted) {
     const d = await input.next();
-    if (d === undefined || signal.aborted) break;
+    if (d === undefined || signal.aborted) {
+      if (signal.aborted) unsent = input.unsentAtAbort?.(d) ?? 0;
+      break;
+    }
     await waitUntil(d.dueMs, signal);
-    if (signal.aborted) break;
+    if (signal.aborted) {
+      unsent = input.unsentAtAbort?.(d) ?? 0;
+      break;
+    }
     let lane = lanes.tryTake();
     const mustWait = lane === undefined;
     if (mustWait) {

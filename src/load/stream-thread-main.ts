@@ -183,6 +183,8 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
   const queue: DueRequest[] = [];
   let wake: ((d: DueRequest | undefined) => void) | undefined;
   let stopping = false;
+  /** the window's end, from the stop message */
+  let windowEndMs = Infinity;
   let meter: SelfCheckMeter | undefined;
   let following: Promise<FollowOutcome> | undefined;
   const started = new Promise<void>((resolve) => {
@@ -204,11 +206,14 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
           signal: controller.signal,
           onSent: (d) => tell({ kind: 'rate-sent', id: `${setup.cellTag}-q${d.index}` }),
           onEnded: (s) => tell({ kind: 'rate-ended', s }),
+          // due before the window closed and still here: this thread fell behind its share
+          unsentAtAbort: (d) => (d !== undefined && d.dueMs < windowEndMs ? 1 : 0) + queue.filter((q) => q.dueMs < windowEndMs).length,
         });
         resolve();
       } else if (m.kind === 'stop') {
         // the window's end: the meters cover the schedule's start to here, as on the cell's thread
         meter?.stop();
+        if (m.windowEndMs !== undefined) windowEndMs = m.windowEndMs;
         stopping = true;
         controller.abort();
         wake?.(undefined);
@@ -219,7 +224,11 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
   });
   await started;
   const outcome = following ? await following : undefined;
-  await reportEnd(meter, dispose, pool, { schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 } });
+  const learned = session.connections.learnedFrom;
+  await reportEnd(meter, dispose, pool, {
+    schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 },
+    ...(learned ? { learnedClose: learned } : {}),
+  });
 }
 
 main().catch((e: unknown) => {

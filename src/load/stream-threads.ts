@@ -269,8 +269,11 @@ export abstract class ThreadSetBase {
     if (r && !r.exited) r.worker.postMessage(m);
   }
 
-  stop(): void {
-    for (const r of this.running) if (!r.exited) r.worker.postMessage({ kind: 'stop' } satisfies ToThread);
+  stop(windowEndMs?: number): void {
+    const stop: ToThread = windowEndMs === undefined ? { kind: 'stop' } : { kind: 'stop', windowEndMs };
+    for (const r of this.running) if (!r.exited) r.worker.postMessage(stop);
+    // every thread has already gone (a failure): nothing to wait for
+    if (this.running.every((r) => r.exited)) return;
     this.stopTimer = setTimeout(() => {
       const stuck = this.running.findIndex((r) => !r.exited);
       if (stuck >= 0) this.fail(stuck, `did not end its ${this.unit === 'lanes' ? 'requests' : 'workers'} within ${THREAD_STOP_TIMEOUT_MS / 1000} s of the window's end`);

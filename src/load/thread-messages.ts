@@ -44,8 +44,11 @@ export type ToThread =
   | { kind: 'go'; first: Array<{ w: number; request: WorkloadRequest }> }
   /** worker w's next request (sent when one of its requests started, so REQUESTS_AHEAD wait ahead) */
   | { kind: 'request'; w: number; request: WorkloadRequest }
-  /** the window has closed: stop the meters, abort everything, end the workers, report */
-  | { kind: 'stop' }
+  /**
+   * the window has closed: stop the meters, abort everything, end the workers, report; a rate
+   * cell's thread counts what it held due before `windowEndMs` and never sent as unsent
+   */
+  | { kind: 'stop'; windowEndMs?: number }
   /** a rate cell's thread: start following the schedule (its requests come in 'due' messages) */
   | { kind: 'rate-go' }
   /** a rate cell's thread: its next requests of the schedule, in due order, sent ahead of their time */
