@@ -59,9 +59,21 @@ const rps = (x: number) => String(Number(x.toPrecision(3))).replace('.', '\\.');
 describe('rate capacity gate against the simulator', () => {
   test('a seeded slowdown lowers the highest rate at the SLO and fails the rateCapacity and baseline gates', { timeout: 400_000 }, async () => {
     const baseOut = join(dir, 'base');
-    const base = runVitest(['bench', '--run', '-u'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_SIM_OVERRIDES: JSON.stringify(BASE) }, 200_000);
-    expect(base.code, base.out).toBe(0);
-    const baseJson = read(baseOut);
+    const baseline = (): SpeedMatrixResult => {
+      const base = runVitest(['bench', '--run', '-u'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_SIM_OVERRIDES: JSON.stringify(BASE) }, 200_000);
+      expect(base.code, base.out).toBe(0);
+      return read(baseOut);
+    };
+    let baseJson = baseline();
+    // A Client-limited cell is the tool saying it could not measure then (CI once had the first
+    // rate cell, 6/s, Client-limited on its loaded 2-core machine, which voids the search from its
+    // start). This test is about the gate, not the client: said here with the evidence, and the
+    // baseline measured once more.
+    const limited = (baseJson.rateCells ?? []).filter((c) => c.statuses.includes('client-limited'));
+    if (limited.length > 0) {
+      for (const c of limited) console.log(`[rate capacity] baseline ${c.rate}/s was Client-limited (${JSON.stringify(c.evidence.clientLimited)}, loop ${JSON.stringify(c.clientEventLoopDelayMs)}): measuring the baseline once more`);
+      baseJson = baseline();
+    }
     const row = baseJson.rateCapacity!.rows[0]!;
     console.log(`[rate capacity] baseline: ${row.capacity} req/s, searched ${row.searched.map((s) => `${s.rate}${s.meets ? '✓' : '✗'}`).join(' ')}`);
     for (const c of baseJson.rateCells ?? []) console.log(`  ${c.rate}/s ${c.status}: ${c.slo?.binding?.detail ?? 'meets'}`);
