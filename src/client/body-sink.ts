@@ -3,7 +3,9 @@
  * answer, read by the SSE parser and decoded chunk by chunk, with the stream's ending rules (see
  * stream.ts, "Endings"): `data: [DONE]`, the engine's final chunk, a clean close after a finish
  * reason; or the first bytes of an error body, for its message. The per-chunk hot path is
- * `data` → SseParser.push → onEvent → decode → TokenCounter.add: no allocation of its own.
+ * `data` → SseParser.push → the adapter's scan of the event's bytes (no string, no JSON.parse) →
+ * TokenCounter.add; an event the scan does not read goes the long way: its text, JSON.parse,
+ * decode.
  */
 import { arrivalNow, arrivalReader } from './arrival-clock.js';
 import type { DecodedChunk } from '../shapes/engine.js';
@@ -34,105 +36,146 @@ export function eventStreamSink(
   finish: Finish,
   fail: Fail,
 ): BodySink {
-  const counter = new TokenCounter(timeline, {
-    ...(opts.keepText !== undefined ? { keepText: opts.keepText } : {}),
-    ...(opts.recountTokens ? { recountTokens: opts.recountTokens } : {}),
-  });
-  let arrivalMs = 0;
-  let stopped = false;
-  let firstTokenSeen = false;
-  /** a chunk with a real finish reason has arrived */
-  let finishSeen = false;
+  return new EventStreamSink(timeline, opts, contentType, finish, fail);
+}
 
-  const onEvent = (data: string, atEnd?: SseEndDispatch): void => {
-    if (stopped) return;
+/** A 2xx event stream: SSE events, each read by the adapter (its scan of the bytes, or JSON.parse and decode), counted, and the ending rules. */
+class EventStreamSink implements BodySink {
+  private readonly counter: TokenCounter;
+  private readonly parser: SseParser;
+  private readonly reader = arrivalReader();
+  /** the arrival time of the socket read being parsed */
+  private arrivalMs = 0;
+  private stopped = false;
+  private firstTokenSeen = false;
+  /** a chunk with a real finish reason has arrived */
+  private finishSeen = false;
+  /** the adapter's scan is asked for each chunk's text */
+  private readonly wantText: boolean;
+
+  constructor(
+    private readonly timeline: RequestTimeline,
+    private readonly opts: StreamRequestOptions,
+    private readonly contentType: string | undefined,
+    private readonly finish: Finish,
+    private readonly fail: Fail,
+  ) {
+    this.counter = new TokenCounter(timeline, {
+      ...(opts.keepText !== undefined ? { keepText: opts.keepText } : {}),
+      ...(opts.recountTokens ? { recountTokens: opts.recountTokens } : {}),
+    });
+    this.wantText = opts.keepText === true || opts.recountTokens !== undefined;
+    this.parser = new SseParser(this.onEvent, {
+      maxEventBytes: opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
+      ...(opts.scan !== undefined ? { onDataBytes: this.onEventBytes } : {}),
+    });
+  }
+
+  data(chunk: Buffer): void {
+    this.arrivalMs = arrivalNow(this.reader);
+    if (this.stopped) return;
+    try {
+      this.parser.push(chunk);
+    } catch (err) {
+      this.stopped = true;
+      this.fail('protocol', errorText(err), true);
+    }
+  }
+
+  end(): void {
+    if (this.stopped) return;
+    this.arrivalMs = arrivalNow(this.reader);
+    try {
+      // a clean end: a last event without its blank line (or its line end) is dispatched
+      this.parser.end('clean');
+    } catch (err) {
+      this.stopped = true;
+      this.fail('protocol', errorText(err), false);
+      return;
+    }
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.finishSeen) {
+      this.finish({ kind: 'done', atMs: this.arrivalMs }, false, 'close-after-finish');
+      return;
+    }
+    const type = this.contentType;
+    const typeNote = type !== undefined && !type.includes('text/event-stream') ? ` (content-type ${type})` : '';
+    const marker = this.opts.endsWithDone ? 'data: [DONE]' : "the engine's final chunk";
+    this.fail('no-done', `stream closed without ${marker}, and no chunk had a finish_reason${typeNote}`, false);
+  }
+
+  error(): void {
+    this.stopped = true;
+    // nothing pending is dispatched after a transport failure
+    this.parser.end('error');
+  }
+
+  stop(): void {
+    this.stopped = true;
+    // the request has ended (any way): recount its tokens from the text, when asked to
+    try {
+      this.counter.complete();
+    } catch {
+      // a failing recount keeps the chunk counts
+    }
+  }
+
+  /** a token event read from its bytes by the adapter's scan; false: the parser makes its text for onEvent */
+  private readonly onEventBytes = (bytes: Buffer, start: number, end: number): boolean => {
+    if (this.stopped) return true;
+    const decoded = this.opts.scan!(bytes, start, end, this.wantText);
+    if (decoded === undefined) return false;
+    this.take(decoded);
+    return true;
+  };
+
+  /** an event's text: [DONE], or JSON.parse and the adapter's decode */
+  private readonly onEvent = (data: string, atEnd?: SseEndDispatch): void => {
+    if (this.stopped) return;
     if (data === '[DONE]') {
-      stopped = true;
+      this.stopped = true;
       // keep reading to the end of the body, so the connection is reused
-      finish({ kind: 'done', atMs: arrivalMs }, false, atEnd !== undefined ? 'unterminated-last' : 'done');
+      this.finish({ kind: 'done', atMs: this.arrivalMs }, false, atEnd !== undefined ? 'unterminated-last' : 'done');
       return;
     }
     let decoded: DecodedChunk;
     try {
-      decoded = opts.decode(JSON.parse(data));
+      decoded = this.opts.decode(JSON.parse(data));
     } catch (err) {
-      stopped = true;
+      this.stopped = true;
       if (atEnd?.unterminatedLine === true) {
         // the body stopped inside the last line: a stream cut off at the close, not a bad chunk
-        fail('no-done', `stream closed in the middle of its last event (${errorText(err)}): ${truncate(data, 200)}`, false);
+        this.fail('no-done', `stream closed in the middle of its last event (${errorText(err)}): ${truncate(data, 200)}`, false);
       } else {
-        fail('protocol', `unparseable SSE data (${errorText(err)}): ${truncate(data, 200)}`, true);
+        this.fail('protocol', `unparseable SSE data (${errorText(err)}): ${truncate(data, 200)}`, true);
       }
       return;
     }
+    this.take(decoded);
+  };
+
+  /** one decoded chunk: an error event, or its tokens and the stream's end */
+  private take(decoded: DecodedChunk): void {
+    const timeline = this.timeline;
     if (decoded.error !== undefined) {
-      stopped = true;
+      this.stopped = true;
       const code = decoded.error.code !== undefined ? ` (code ${String(decoded.error.code)})` : '';
-      fail('error-event', `error event in stream${code}: ${truncate(decoded.error.message, 500)}`, true);
+      this.fail('error-event', `error event in stream${code}: ${truncate(decoded.error.message, 500)}`, true);
       return;
     }
-    counter.add(decoded, arrivalMs);
-    if (decoded.finishReason !== undefined) finishSeen = true;
-    if (!firstTokenSeen && timeline.firstTokenMs !== undefined) {
-      firstTokenSeen = true;
-      opts.onFirstToken?.(timeline);
+    this.counter.add(decoded, this.arrivalMs);
+    if (decoded.serverTimings !== undefined) timeline.serverTimings = decoded.serverTimings;
+    if (decoded.finishReason !== undefined) this.finishSeen = true;
+    if (!this.firstTokenSeen && timeline.firstTokenMs !== undefined) {
+      this.firstTokenSeen = true;
+      this.opts.onFirstToken?.(timeline);
     }
-    if (decoded.final === true && !opts.endsWithDone) {
-      stopped = true;
-      finish({ kind: 'done', atMs: arrivalMs }, false, 'final-chunk');
+    if (decoded.final === true && !this.opts.endsWithDone) {
+      this.stopped = true;
+      this.finish({ kind: 'done', atMs: this.arrivalMs }, false, 'final-chunk');
     }
-  };
-
-  const parser = new SseParser(onEvent, { maxEventBytes: opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES });
-
-  const reader = arrivalReader();
-  return {
-    data(chunk) {
-      arrivalMs = arrivalNow(reader);
-      if (stopped) return;
-      try {
-        parser.push(chunk);
-      } catch (err) {
-        stopped = true;
-        fail('protocol', errorText(err), true);
-      }
-    },
-    end() {
-      if (stopped) return;
-      arrivalMs = arrivalNow(reader);
-      try {
-        // a clean end: a last event without its blank line (or its line end) is dispatched
-        parser.end('clean');
-      } catch (err) {
-        stopped = true;
-        fail('protocol', errorText(err), false);
-        return;
-      }
-      if (stopped) return;
-      stopped = true;
-      if (finishSeen) {
-        finish({ kind: 'done', atMs: arrivalMs }, false, 'close-after-finish');
-        return;
-      }
-      const typeNote = contentType !== undefined && !contentType.includes('text/event-stream') ? ` (content-type ${contentType})` : '';
-      const marker = opts.endsWithDone ? 'data: [DONE]' : "the engine's final chunk";
-      fail('no-done', `stream closed without ${marker}, and no chunk had a finish_reason${typeNote}`, false);
-    },
-    error() {
-      stopped = true;
-      // nothing pending is dispatched after a transport failure
-      parser.end('error');
-    },
-    stop() {
-      stopped = true;
-      // the request has ended (any way): recount its tokens from the text, when asked to
-      try {
-        counter.complete();
-      } catch {
-        // a failing recount keeps the chunk counts
-      }
-    },
-  };
+  }
 }
 
 /** Collects up to maxBytes of an error body; `onText(text, complete)` once, at its end or at the limit. */

@@ -25,6 +25,9 @@
  *
  * Allocation: complete lines inside one chunk are decoded straight from the chunk (one string per
  * data line); only a line split across chunks is copied, and it is joined once when it completes.
+ * With `onDataBytes`, an event of one data line that ends with `}` or `]` and whose blank line is in
+ * the same push is first offered as bytes, with no string at all (issue 24: the client's scan
+ * of a token chunk); where that returns false, the event's text goes to `onData` as before.
  * Line ends are found with native `indexOf` whose results are reused, so a batched chunk is scanned
  * once.
  *
@@ -69,11 +72,22 @@ export interface SseEndReport {
 export interface SseParserOptions {
   /** bytes one event may hold (its lines, without line ends) before it is a protocol error; default 16 MiB */
   maxEventBytes?: number;
+  /**
+   * offered an event's data as bytes [start, end) of `bytes` (valid during the call only) before its
+   * text is made; true: taken, `onData` is not called for it. Only for an event of one data line
+   * ending in `}` or `]` (no trailing whitespace to strip) dispatched by its blank line in one push.
+   */
+  onDataBytes?: (bytes: Buffer, start: number, end: number) => boolean;
 }
 
 export class SseParser {
   private readonly onData: (data: string, atEnd?: SseEndDispatch) => void;
   private readonly maxEventBytes: number;
+  private readonly onDataBytes: ((bytes: Buffer, start: number, end: number) => boolean) | undefined;
+  /** the event's one data line, not decoded yet: bytes [lazyStart, lazyEnd) of lazyBuf (this push's chunk, or a joined copy) */
+  private lazyBuf: Buffer | undefined = undefined;
+  private lazyStart = 0;
+  private lazyEnd = 0;
   /** pieces of a line that is not complete yet (copies) */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -98,6 +112,7 @@ export class SseParser {
     }
     this.onData = onData;
     this.maxEventBytes = max;
+    this.onDataBytes = options.onDataBytes;
   }
 
   /** Parse the next bytes of the stream; `onData` is called synchronously for each complete event. */
@@ -145,6 +160,8 @@ export class SseParser {
       }
     }
     if (pos < len) this.appendPending(buf, pos, len);
+    // the caller may reuse its buffer: an event still open keeps its text, not a view
+    if (this.lazyBuf !== undefined) this.decodeLazy();
   }
 
   /**
@@ -158,6 +175,7 @@ export class SseParser {
   end(how: 'clean' | 'error' = 'clean'): SseEndReport {
     const report: SseEndReport = { dispatched: false, unterminatedLine: false, discardedBytes: 0 };
     if (this.failed) return report;
+    if (this.lazyBuf !== undefined) this.decodeLazy();
     const pending = this.pendingBytes > 0 ? (this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes)) : undefined;
     this.pending = [];
     this.pendingBytes = 0;
@@ -172,6 +190,7 @@ export class SseParser {
     if (pending !== undefined) {
       const before = this.dataBytes;
       this.line(pending, 0, pending.length); // within the cap: push counted these bytes already
+      if (this.lazyBuf !== undefined) this.decodeLazy();
       unterminated = this.dataBytes > before;
       if (!unterminated) report.discardedBytes = pending.length;
     }
@@ -196,6 +215,7 @@ export class SseParser {
       this.pending = [];
       this.pendingBytes = 0;
       this.data = undefined;
+      this.lazyBuf = undefined;
       this.dataBytes = 0;
       throw new ClientError(
         'protocol',
@@ -213,21 +233,46 @@ export class SseParser {
     }
     if (buf[start] === COLON) return; // comment
     if (n < 4 || buf[start] !== D || buf[start + 1] !== A || buf[start + 2] !== T || buf[start + 3] !== A) return;
-    let value: string;
-    if (n === 4) {
-      value = '';
-    } else {
+    let vs = start + 4;
+    if (n > 4) {
       if (buf[start + 4] !== COLON) return; // a field like "database:" is not data
-      let vs = start + 5;
+      vs = start + 5;
       if (vs < end && buf[vs] === SPACE) vs++;
-      value = vs < end ? utf8(buf, vs, end) : '';
     }
     this.dataBytes += n;
     this.checkSize();
+    if (this.onDataBytes !== undefined && this.data === undefined && this.lazyBuf === undefined) {
+      // the event's first data line: kept as bytes until the event is dispatched or the push ends
+      this.lazyBuf = buf;
+      this.lazyStart = vs;
+      this.lazyEnd = end;
+      return;
+    }
+    if (this.lazyBuf !== undefined) this.decodeLazy();
+    const value = vs < end ? utf8(buf, vs, end) : '';
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
   }
 
+  /** the event's data line kept as bytes becomes its text */
+  private decodeLazy(): void {
+    const buf = this.lazyBuf!;
+    this.lazyBuf = undefined;
+    this.data = this.lazyStart < this.lazyEnd ? utf8(buf, this.lazyStart, this.lazyEnd) : '';
+  }
+
   private dispatch(atEnd?: SseEndDispatch): void {
+    const lazy = this.lazyBuf;
+    if (lazy !== undefined) {
+      const last = this.lazyEnd > this.lazyStart ? lazy[this.lazyEnd - 1] : undefined;
+      if (atEnd === undefined && (last === 0x7d || last === 0x5d)) {
+        this.lazyBuf = undefined;
+        this.dataBytes = 0;
+        if (this.onDataBytes!(lazy, this.lazyStart, this.lazyEnd)) return;
+        this.onData(utf8(lazy, this.lazyStart, this.lazyEnd));
+        return;
+      }
+      this.decodeLazy();
+    }
     const data = this.data;
     if (data === undefined) return;
     this.data = undefined;

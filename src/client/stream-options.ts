@@ -3,7 +3,7 @@
  * options make streamRequest reject, with a ClientError `invalid-option`.
  */
 import type { Dispatcher } from 'undici';
-import type { DecodedChunk } from '../shapes/engine.js';
+import type { ChunkScan, DecodedChunk } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { ConnectionPolicy } from './connections.js';
 import { ClientError } from './errors.js';
@@ -33,6 +33,11 @@ export interface StreamRequestOptions {
   body: unknown;
   /** the engine adapter's decodeChunk */
   decode: (payload: unknown) => DecodedChunk;
+  /**
+   * the engine adapter's scanChunk: a token event's payload read from its bytes, JSON.parse and
+   * `decode` only where it returns undefined; asked for text only with keepText or recountTokens
+   */
+  scan?: ChunkScan;
   /** the stream's normal end is `data: [DONE]`; otherwise a chunk with `final` ends it */
   endsWithDone: boolean;
   /** abort ⇒ end.kind 'aborted' */

@@ -55,6 +55,7 @@
  */
 import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOptions } from './http.js';
 import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
+import { scanOpenAIChunk, scannedLlamaTimings } from './openai-scan.js';
 import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
 import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from '../shapes/engine.js';
@@ -88,8 +89,18 @@ export function parseLlamaTimings(value: unknown): ServerRequestTimings | undefi
 
 /** A llama.cpp chunk: the OpenAI reading plus `timings` (as continuous usage when no usage is on the chunk). */
 export function decodeLlamacppChunk(payload: unknown): DecodedChunk {
-  const out = decodeOpenAIChunk(payload);
-  const timings = parseLlamaTimings(asRecord(payload)?.timings);
+  return withLlamaTimings(decodeOpenAIChunk(payload), parseLlamaTimings(asRecord(payload)?.timings));
+}
+
+/** decodeLlamacppChunk's reading straight from the bytes (engines/openai-scan.ts), or undefined where the scan does not cover the chunk */
+export function scanLlamacppChunk(bytes: Uint8Array, start: number, end: number, wantText: boolean): DecodedChunk | undefined {
+  const out = scanOpenAIChunk(bytes, start, end, wantText);
+  if (out === undefined) return undefined;
+  const timings = scannedLlamaTimings();
+  return timings === false ? undefined : withLlamaTimings(out, timings);
+}
+
+function withLlamaTimings(out: DecodedChunk, timings: ServerRequestTimings | undefined): DecodedChunk {
   if (!timings) return out;
   out.serverTimings = timings;
   if (!out.usage && timings.predictedN !== undefined) {
@@ -169,6 +180,10 @@ export class LlamacppAdapter extends OpenAIAdapter {
 
   override decodeChunk(payload: unknown): DecodedChunk {
     return decodeLlamacppChunk(payload);
+  }
+
+  override scanChunk(bytes: Uint8Array, start: number, end: number, wantText: boolean): DecodedChunk | undefined {
+    return scanLlamacppChunk(bytes, start, end, wantText);
   }
 
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {

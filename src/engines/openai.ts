@@ -6,6 +6,7 @@
  */
 import { unrequestedEncodingMessage } from '../client/error-body.js';
 import { parseErrorJson } from './errors.js';
+import { scanOpenAIChunk, usageOf } from './openai-scan.js';
 import { SpeedMatrixError } from '../errors.js';
 import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from '../shapes/engine.js';
@@ -122,13 +123,8 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
     const completion = asNumber(usage.completion_tokens);
     const details = usage.prompt_tokens_details;
     const cached = details === undefined || details === null ? undefined : asNumber(asRecord(details)?.cached_tokens);
-    if (prompt !== undefined || completion !== undefined || cached !== undefined) {
-      const u: NonNullable<DecodedChunk['usage']> = {};
-      if (prompt !== undefined) u.promptTokens = prompt;
-      if (completion !== undefined) u.completionTokens = completion;
-      if (cached !== undefined) u.cachedTokens = cached;
-      out.usage = u;
-    }
+    const u = usageOf(prompt, completion, cached);
+    if (u !== undefined) out.usage = u;
   }
   return out;
 }
@@ -242,6 +238,11 @@ export class OpenAIAdapter implements EngineAdapter {
 
   decodeChunk(payload: unknown): DecodedChunk {
     return decodeOpenAIChunk(payload);
+  }
+
+  /** decodeChunk from the payload's bytes (openai-scan.ts); an adapter that overrides one overrides both */
+  scanChunk(bytes: Uint8Array, start: number, end: number, wantText: boolean): DecodedChunk | undefined {
+    return scanOpenAIChunk(bytes, start, end, wantText);
   }
 
   async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {

@@ -5,7 +5,6 @@
  * and CPU, from the workers' start to the window's end) for the cell's Client-limited verdict:
  * with threads, the worst thread's delay and the busiest thread's CPU, each thread's kept too.
  */
-import type { ServerRequestTimings } from '../shapes/engine.js';
 import { getAdapter } from '../engines/detect.js';
 import type { CpuSource } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';

@@ -119,8 +119,8 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
   return pool;
 }
 
-/** The cell's send: one request on the given client; the server's own timings are kept per id. */
-function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serverTimings: Map<string, ServerRequestTimings>): CellSend {
+/** The cell's send: one request on the given client. */
+function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number): CellSend {
   return (id, request, dispatcherIndex, signal, onFirstToken, onChunk) =>
     sendRequest(session, {
       id,
@@ -130,11 +130,15 @@ function cellSend(session: LoadSession, pool: WorkerDispatchers, C: number, serv
       ...(onFirstToken ? { onFirstToken } : {}),
       // a worker's next connection; the scout's client is retired after the scouts instead
       ...(dispatcherIndex < C ? { onConnectionClosing: () => pool.prepareNext(dispatcherIndex) } : {}),
-      onChunk: (d) => {
-        if (d.serverTimings) serverTimings.set(id, d.serverTimings);
-        onChunk?.(d);
-      },
+      ...(onChunk ? { onChunk } : {}),
     });
+}
+
+/** the server's own timings per request id, where the requests' chunks carried them (llama.cpp) */
+function serverTimingsOf(timelines: readonly RequestTimeline[]): { serverTimings?: Map<string, ServerRequestTimings> } {
+  const map = new Map<string, ServerRequestTimings>();
+  for (const t of timelines) if (t.serverTimings !== undefined) map.set(t.id, t.serverTimings);
+  return map.size > 0 ? { serverTimings: map } : {};
 }
 
 /**
@@ -222,8 +226,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   // with client threads, the cell's own clients are the scout's only (index 0 = "C" below)
   const mainWorkers = threads > 1 ? 0 : C;
   const pool = await openPool(session, mainWorkers, opts.signal, say);
-  const serverTimings = new Map<string, ServerRequestTimings>();
-  const send = cellSend(session, pool, mainWorkers, serverTimings);
+  const send = cellSend(session, pool, mainWorkers);
 
   // every worker's request (or backoff sleep) listens on it
   const { controller: cellAbort, dispose } = cellAbortOf(opts.signal);
@@ -239,7 +242,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
   // client threads open their connections while the scouts run
   const streams =
     threads > 1
-      ? threadStreams(session, { concurrency: C, threads, cellTag, promptFor: opts.promptFor, state, serverTimings, onFailure: () => cellAbort.abort() })
+      ? threadStreams(session, { concurrency: C, threads, cellTag, promptFor: opts.promptFor, state, onFailure: () => cellAbort.abort() })
       : cellThreadStreams(session, opts, { cellTag, send, state, signal: cellAbort.signal, turns });
 
   try {
@@ -293,7 +296,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       clientCpu: outcome.clientCpu,
       ...(outcome.threads ? { clientThreads: outcome.threads } : {}),
       connections,
-      ...(serverTimings.size > 0 ? { serverTimings } : {}),
+      ...serverTimingsOf([...scouts, ...state.timelines]),
       ...(turns ? { turns } : {}),
     };
   } finally {

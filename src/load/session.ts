@@ -82,7 +82,7 @@ export interface SendOptions {
   dispatcher: StreamRequestOptions['dispatcher'];
   signal?: AbortSignal;
   onFirstToken?: () => void;
-  /** sees every decoded chunk (e.g. to keep the server's own per-request timings) */
+  /** sees every decoded chunk, its text included (a conversation's reply) */
   onChunk?: (chunk: DecodedChunk) => void;
   /** the response ended and its connection closes: open the worker's next one now */
   onConnectionClosing?: () => void;
@@ -113,6 +113,8 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     requestId: o.id,
   });
   const { onChunk } = o;
+  const adapter = session.adapter;
+  const scan = adapter.scanChunk;
   const timeline = streamRequest({
     id: o.id,
     dispatcher: o.dispatcher,
@@ -123,11 +125,23 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     body: req.body,
     decode: onChunk
       ? (p) => {
-          const d = session.adapter.decodeChunk(p);
+          const d = adapter.decodeChunk(p);
           onChunk(d);
           return d;
         }
-      : (p) => session.adapter.decodeChunk(p),
+      : (p) => adapter.decodeChunk(p),
+    // a token event read from its bytes; onChunk (a conversation's reply) reads the text
+    ...(scan === undefined
+      ? {}
+      : {
+          scan: onChunk
+            ? (b, s, e) => {
+                const d = scan.call(adapter, b, s, e, true);
+                if (d !== undefined) onChunk(d);
+                return d;
+              }
+            : (b, s, e, wantText) => scan.call(adapter, b, s, e, wantText),
+        }),
     endsWithDone: session.adapter.endsWithDone,
     ...(o.signal ? { signal: o.signal } : {}),
     timeouts: session.timeouts,

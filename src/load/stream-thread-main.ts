@@ -6,7 +6,6 @@
  * Started by stream-thread.mjs.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ServerRequestTimings } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
@@ -15,7 +14,7 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import { getAdapter } from '../engines/detect.js';
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { runClosedLoopWorker } from './closed-loop.js';
-import { followSchedule, type DueRequest, type FollowOutcome } from './schedule-follower.js';
+import { dueRequestId, followSchedule, sendDue, type DueRequest, type FollowOutcome } from './schedule-follower.js';
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
@@ -75,7 +74,13 @@ async function main(): Promise<void> {
     ...(setup.localTokenizerPath !== undefined ? { localTokenizer: await loadLocalTokenizer(setup.localTokenizerPath) } : {}),
   };
   // the thread's per-event code compiled before its first tokens arrive (client/warm-code.ts)
-  warmClientCode((p) => session.adapter.decodeChunk(p), session.adapter.endsWithDone);
+  const adapter = session.adapter;
+  const scan = adapter.scanChunk;
+  warmClientCode({
+    decode: (p) => adapter.decodeChunk(p),
+    ...(scan ? { scan: (b, s, e, wantText) => scan.call(adapter, b, s, e, wantText) } : {}),
+    endsWithDone: adapter.endsWithDone,
+  });
   if (setup.rate) {
     await followRateShare(session, setup.rate.lanes);
     return;
@@ -101,7 +106,6 @@ async function main(): Promise<void> {
       else queued.set(w, [request]);
     }
   };
-  const timings = new Map<string, ServerRequestTimings>();
   const send: CellSend = (id, request, w, signal, onFirstToken) =>
     sendRequest(session, {
       id,
@@ -110,9 +114,6 @@ async function main(): Promise<void> {
       signal,
       ...(onFirstToken ? { onFirstToken } : {}),
       onConnectionClosing: () => pool.prepareNext(w - setup.firstWorker),
-      onChunk: (d) => {
-        if (d.serverTimings) timings.set(id, d.serverTimings);
-      },
     });
 
   let meter: SelfCheckMeter | undefined;
@@ -151,9 +152,7 @@ async function main(): Promise<void> {
     onSent: (w: number, id: string) => tell({ kind: 'sent', w, id }, (queued.get(w)?.length ?? 0) === 0),
     onFirstToken: (w: number) => tell({ kind: 'first', w }),
     onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
-      const serverTimings = timings.get(timeline.id);
-      timings.delete(timeline.id);
-      tell({ kind: 'ended', w, timeline, failingInARow, ...(serverTimings ? { serverTimings } : {}) });
+      tell({ kind: 'ended', w, timeline, failingInARow });
     },
   };
   await started;
@@ -202,9 +201,9 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
           next: () => queue.shift() ?? (stopping ? undefined : new Promise<DueRequest | undefined>((r) => (wake = r))),
           remaining: () => queue.length,
           lanes,
-          send: (d, lane, signal) => sendRequest(session, { id: `${setup.cellTag}-q${d.index}`, ...requestBody(d.request), dispatcher: pool.clients[lane]!, signal }),
+          send: (d, lane, signal) => sendDue(session, setup.cellTag, d, pool.clients[lane]!, signal),
           signal: controller.signal,
-          onSent: (d) => tell({ kind: 'rate-sent', id: `${setup.cellTag}-q${d.index}` }),
+          onSent: (d) => tell({ kind: 'rate-sent', id: dueRequestId(setup.cellTag, d) }),
           onEnded: (s) => tell({ kind: 'rate-ended', s }),
           // due before the window closed and still here: this thread fell behind its share
           unsentAtAbort: (d) => (d !== undefined && d.dueMs < windowEndMs ? 1 : 0) + queue.filter((q) => q.dueMs < windowEndMs).length,

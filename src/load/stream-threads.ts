@@ -15,7 +15,6 @@
  * terminated, and the cell's abort stops the gate or the window at once.
  */
 import { Worker } from 'node:worker_threads';
-import type { ServerRequestTimings } from '../shapes/engine.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
@@ -74,7 +73,6 @@ export interface ClientThreadsOptions extends ThreadSetOptions {
   threads: number;
   promptFor: (worker: number, requestIndex: number) => CellRequestInput;
   state: WorkerState;
-  serverTimings: Map<string, ServerRequestTimings>;
 }
 
 export interface ClientThreads {
@@ -329,7 +327,6 @@ class ClosedLoopThreads extends ThreadSetBase implements ClientThreads {
         state.inFlight.delete(m.timeline.id);
         state.timelines.push(m.timeline);
         state.failingInARow[m.w] = m.failingInARow;
-        if (m.serverTimings) this.o.serverTimings.set(m.timeline.id, m.serverTimings);
         return;
       default:
         return;

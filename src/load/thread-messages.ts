@@ -3,7 +3,7 @@
  * the cell's thread, stream-thread-main.ts in each worker thread). Every message is plain data
  * (structured clone): a timeline's typed arrays travel as they are.
  */
-import type { EndpointKind, EngineKind, HttpTarget, ServerFacts, ServerRequestTimings } from '../shapes/engine.js';
+import type { EndpointKind, EngineKind, HttpTarget, ServerFacts } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
@@ -71,7 +71,7 @@ export type FromThread =
   /** worker w's request has its first token */
   | { kind: 'first'; w: number }
   /** a request ended; `failingInARow` is worker w's count after it */
-  | { kind: 'ended'; w: number; timeline: RequestTimeline; failingInARow: number; serverTimings?: ServerRequestTimings }
+  | { kind: 'ended'; w: number; timeline: RequestTimeline; failingInARow: number }
   /** a rate cell's request `id` was handed to undici */
   | { kind: 'rate-sent'; id: string }
   /** a rate cell's request ended */

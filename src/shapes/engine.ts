@@ -33,6 +33,9 @@ export interface DecodedChunk {
   serverTimings?: ServerRequestTimings;
 }
 
+/** An adapter's scanChunk: the payload is bytes [start, end) of `bytes`, valid during the call only. */
+export type ChunkScan = (bytes: Uint8Array, start: number, end: number, wantText: boolean) => DecodedChunk | undefined;
+
 /** A server's own per-request timings (llama.cpp `timings`; cumulative over the request). */
 export interface ServerRequestTimings {
   /** prompt tokens computed (cache excluded) */
@@ -170,6 +173,13 @@ export interface EngineAdapter {
   buildStreamRequest(spec: RequestSpec): { path: string; body: Record<string, unknown> };
   /** interpret one SSE data payload (already JSON-parsed); never throws on unknown shapes */
   decodeChunk(payload: unknown): DecodedChunk;
+  /**
+   * decodeChunk's reading of one payload straight from its UTF-8 bytes, without JSON.parse (the
+   * client's per-token cost, issue 24); optional. It must give exactly what JSON.parse then
+   * decodeChunk gives, or undefined where it does not read the payload exactly (the client then
+   * parses it). `text` is filled only with `wantText`.
+   */
+  scanChunk?: ChunkScan;
   /** true when the stream's normal end is `[DONE]` (all OpenAI-compatible engines) */
   endsWithDone: boolean;
   /** read engine facts; model is the configured one or the first from /v1/models */

@@ -3,6 +3,7 @@
  * (see src/clock.ts). The client knows no engine: it is given a `decode` function by an
  * engine adapter that turns one SSE `data:` payload into a DecodedChunk.
  */
+import type { ServerRequestTimings } from './engine.js';
 
 /** Stable codes for why a request did not end normally. */
 export type ClientErrorCode =
@@ -89,6 +90,8 @@ export interface RequestTimeline {
   cachedTokens?: number;
   /** tokens that arrived as reasoning deltas (counted in chunkTokens too) */
   reasoningTokens: number;
+  /** the server's own timings of this request, the last its chunks carried (llama.cpp `timings`) */
+  serverTimings?: ServerRequestTimings;
   end?: RequestEnd;
   /** how the stream ended, set with an end of kind 'done' only (StreamEnding) */
   ending?: StreamEnding;

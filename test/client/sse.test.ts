@@ -1,10 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/errors.js';
-import { SseParser, type SseEndDispatch, type SseEndReport } from '../../src/client/sse.js';
+import { SseParser, type SseEndDispatch, type SseEndReport, type SseParserOptions } from '../../src/client/sse.js';
 
-function parseIn(pieces: Uint8Array[], options?: { maxEventBytes?: number }): string[] {
+/**
+ * How the events reach the caller: 'text' (onData only), 'bytes' (onDataBytes takes every event
+ * it is offered, decoded here), 'decline' (onDataBytes declines each one: its text comes to onData).
+ * Every case below runs in all three and must give the same events.
+ */
+type Mode = 'text' | 'bytes' | 'decline';
+const MODES: readonly Mode[] = ['text', 'bytes', 'decline'];
+
+function withMode(mode: Mode, out: string[], options: { maxEventBytes?: number } = {}): SseParserOptions {
+  if (mode === 'text') return options;
+  return {
+    ...options,
+    onDataBytes: (b, s, e) => {
+      if (mode === 'decline') return false;
+      out.push(b.toString('utf8', s, e));
+      return true;
+    },
+  };
+}
+
+function parseIn(pieces: Uint8Array[], options?: { maxEventBytes?: number }, mode: Mode = 'text'): string[] {
   const out: string[] = [];
-  const p = new SseParser((d) => out.push(d), options);
+  const p = new SseParser((d) => out.push(d), withMode(mode, out, options));
   for (const piece of pieces) p.push(piece);
   p.end();
   return out;
@@ -36,17 +56,22 @@ function randomSplits(s: string, seed: number): Uint8Array[] {
   return out;
 }
 
-/** every split strategy must give the same events */
+/** every split strategy, in every mode, must give the same events */
 function expectEvents(stream: string, expected: string[]): void {
-  expect(parseIn(whole(stream))).toEqual(expected);
-  expect(parseIn(bytewise(stream))).toEqual(expected);
-  for (let seed = 1; seed <= 40; seed++) expect(parseIn(randomSplits(stream, seed))).toEqual(expected);
+  for (const mode of MODES) {
+    expect(parseIn(whole(stream), undefined, mode)).toEqual(expected);
+    expect(parseIn(bytewise(stream), undefined, mode)).toEqual(expected);
+    for (let seed = 1; seed <= 40; seed++) expect(parseIn(randomSplits(stream, seed), undefined, mode)).toEqual(expected);
+  }
 }
 
 /** the events (with what a dispatch by end() was told) and end()'s report, for one split */
-function parseToEnd(pieces: Uint8Array[], how: 'clean' | 'error'): { events: Array<[string, SseEndDispatch?]>; report: SseEndReport } {
+function parseToEnd(pieces: Uint8Array[], how: 'clean' | 'error', mode: Mode = 'text'): { events: Array<[string, SseEndDispatch?]>; report: SseEndReport } {
   const events: Array<[string, SseEndDispatch?]> = [];
-  const p = new SseParser((d, atEnd) => events.push(atEnd === undefined ? [d] : [d, atEnd]));
+  const p = new SseParser(
+    (d, atEnd) => events.push(atEnd === undefined ? [d] : [d, atEnd]),
+    mode === 'text' ? {} : { onDataBytes: (b, s, e) => (mode === 'bytes' ? events.push([b.toString('utf8', s, e)]) > 0 : false) },
+  );
   for (const piece of pieces) p.push(piece);
   const report = p.end(how);
   return { events, report };
@@ -54,9 +79,11 @@ function parseToEnd(pieces: Uint8Array[], how: 'clean' | 'error'): { events: Arr
 
 /** every split strategy, down to one byte at a time, gives the same events and the same end report */
 function expectEnd(stream: string, how: 'clean' | 'error', expected: { events: Array<[string, SseEndDispatch?]>; report: SseEndReport }): void {
-  expect(parseToEnd(whole(stream), how)).toEqual(expected);
-  expect(parseToEnd(bytewise(stream), how)).toEqual(expected);
-  for (let seed = 1; seed <= 40; seed++) expect(parseToEnd(randomSplits(stream, seed), how)).toEqual(expected);
+  for (const mode of MODES) {
+    expect(parseToEnd(whole(stream), how, mode)).toEqual(expected);
+    expect(parseToEnd(bytewise(stream), how, mode)).toEqual(expected);
+    for (let seed = 1; seed <= 40; seed++) expect(parseToEnd(randomSplits(stream, seed), how, mode)).toEqual(expected);
+  }
 }
 
 describe('SseParser', () => {
@@ -236,5 +263,25 @@ describe('SseParser', () => {
     const events = Array.from({ length: 500 }, (_, i) => `{"i":${i}}`);
     const body = events.map((e, i) => (i % 3 === 0 ? `data: ${e}\r\n\r\n` : `data: ${e}\n\n`)).join('');
     expectEvents(body, events);
+  });
+
+  it("onDataBytes is offered only a one-line event ending in } or ] (`[DONE]` too: the sink declines it) whose blank line came in the same push; the rest go to onData as text", () => {
+    const seen: string[] = [];
+    const p = new SseParser((d) => seen.push(`text:${d}`), { onDataBytes: (b, s, e) => seen.push(`bytes:${b.toString('utf8', s, e)}`) > 0 });
+    p.push(enc('data: {"a":1}\n\ndata: [1]\r\n\r\ndata: [DONE]\n\ndata: {"b":2} \n\ndata: {"c"\ndata: :3}\n\n: note\ndata:{"d":4}\n'));
+    // the blank line of {"d":4} comes in the next push: by then the first chunk may be reused
+    p.push(enc('\ndata: {"e":5}\n\ndata: {"f":6}'));
+    p.end();
+    expect(seen).toEqual(['bytes:{"a":1}', 'bytes:[1]', 'bytes:[DONE]', 'text:{"b":2}', 'text:{"c"\n:3}', 'text:{"d":4}', 'bytes:{"e":5}', 'text:{"f":6}']);
+  });
+
+  it('an event still open when push returns keeps its text, not a view of the caller\'s buffer (which may be reused)', () => {
+    const seen: string[] = [];
+    const p = new SseParser((d) => seen.push(d), { onDataBytes: () => false });
+    const chunk = Buffer.from('data: {"x":"first"}\n');
+    p.push(chunk);
+    chunk.fill(0x41); // the transport reuses its buffer for the next read
+    p.push(Buffer.from('\n'));
+    expect(seen).toEqual(['{"x":"first"}']);
   });
 });

@@ -132,12 +132,18 @@ describe('a wrong client count does not pass silently', () => {
     try {
       const adapter = opened.session.adapter;
       const honest = adapter.decodeChunk.bind(adapter);
-      // a broken decoder: ignores usage and token ids, so every chunk counts as one token
-      adapter.decodeChunk = (p: unknown): DecodedChunk => {
-        const d = honest(p);
+      const honestScan = adapter.scanChunk!.bind(adapter);
+      const broken = (d: DecodedChunk): DecodedChunk => {
         delete d.usage;
         delete d.tokenCount;
         return d;
+      };
+      // a broken decoder: ignores usage and token ids, so every chunk counts as one token (both
+      // readings of the adapter, the parsed payload's and the bytes' scan)
+      adapter.decodeChunk = (p: unknown): DecodedChunk => broken(honest(p));
+      adapter.scanChunk = (b, s, e, wantText) => {
+        const d = honestScan(b, s, e, wantText);
+        return d === undefined ? undefined : broken(d);
       };
       const plan = planMatrix(cfg.matrix, { kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value });
       const info = describeRun(cfg, opened, plan);
