@@ -26,13 +26,18 @@
  * - dispatch+sse+json: the same, and JSON.parse of every event's data;
  * - dispatch+esp, dispatch+esp+json: the same two with the eventsource-parser library instead
  *                    (a streaming TextDecoder, then its feed(); docs/libraries.md);
- * - streamRequest:   this project's client (src/client/stream.ts): SSE parser, JSON.parse, the
- *                    vLLM decoder, the token counter, arrival timestamps — everything a cell does
- *                    per event.
+ * - streamRequest:   this project's client (src/client/stream.ts) as a cell runs it: the SSE parser,
+ *                    the adapter's scan of each token event's bytes (engines/openai-scan.ts), the
+ *                    token counter, arrival timestamps — everything a cell does per event;
+ * - streamRequest+json: the same without the scan: each event's text, JSON.parse and the vLLM
+ *                    decoder (how every event was read before issue 24's item 3, and how an
+ *                    adapter without a scan is read).
  *
- *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest]
- * After the table it prints each reader's CPU per event over `net`'s, from the same run (the machine
- * is shared and noisy: compare ratios within one run, and take the median of a few runs).
+ *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1]
+ * After the table it prints each reader's CPU per event over `net`'s, from the same run. The
+ * machine is shared and noisy (±0.15× between runs of one reader on the 2-core VM): `--rounds N`
+ * measures the readers N times, round after round, each round's ratios against that round's
+ * floor, and prints the median ratio of each reader over the rounds.
  *
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/client-floor.ts --readers streamRequest   (CPU profile of each reader's process)
  */
@@ -47,7 +52,7 @@ import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import type { StreamRequestOptions } from '../src/client/stream-options.js';
 
-const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest'] as const;
+const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -90,10 +95,11 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   const origin = `http://127.0.0.1:${port}`;
   const body = '{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}';
   let events = 0;
-  if (reader === 'streamRequest') {
+  if (reader === 'streamRequest' || reader === 'streamRequest+json') {
     const { streamRequest } = await import('../src/client/stream.js');
     const { createWorkerDispatchers } = await import('../src/client/pool.js');
     const { decodeOpenAIChunk } = await import('../src/engines/openai.js');
+    const { scanOpenAIChunk } = await import('../src/engines/openai-scan.js');
     const pool = createWorkerDispatchers(origin, streams);
     const live: RequestTimeline[] = [];
     // the project's client keeps every token chunk's arrival time: count those
@@ -106,6 +112,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
         path: '/v1/chat/completions',
         body: JSON.parse(body) as unknown,
         decode: decodeOpenAIChunk,
+        ...(reader === 'streamRequest' ? { scan: process.env.STUB ? (() => { let n = 0; return () => ({ hasText: true, reasoning: false, usage: { completionTokens: ++n } }); })() : scanOpenAIChunk } : {}),
         endsWithDone: true,
         timeouts: { headersMs: 60_000, stallMs: 60_000 },
         onFirstToken: (t) => live.push(t),
@@ -130,7 +137,8 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   const counted = (): void => {
     events++;
   };
-  for (let i = 0; i < streams && reader !== 'streamRequest' && reader !== 'net+h1+sink'; i++) {
+  const timelines = reader === 'streamRequest' || reader === 'streamRequest+json' || reader === 'net+h1+sink';
+  for (let i = 0; i < streams && !timelines; i++) {
     if (reader === 'net' || reader === 'net+json') {
       const s = net.connect(port, '127.0.0.1');
       s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
@@ -190,14 +198,14 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
     }
   }
   await new Promise((r) => setTimeout(r, 2000));
-  const before = reader === 'streamRequest' || reader === 'net+h1+sink' ? countChunks() : 0;
+  const before = timelines ? countChunks() : 0;
   events = 0;
   const cpu0 = process.cpuUsage();
   const wall0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const used = process.cpuUsage(cpu0);
   const wall = performance.now() - wall0;
-  if (reader === 'streamRequest' || reader === 'net+h1+sink') events = countChunks() - before;
+  if (timelines) events = countChunks() - before;
   process.stdout.write(`${JSON.stringify({ reader, events, wall, user: used.user, system: used.system })}\n`);
   process.exit(0);
 }
@@ -264,6 +272,7 @@ async function main(): Promise<void> {
   const gapMs = positive('gap-ms', 20);
   const seconds = positive('seconds', 5);
   const readers = arg('readers', READERS.join(',')).split(',') as Reader[];
+  const rounds = positive('rounds', 1);
   for (const r of readers) {
     if (!READERS.includes(r)) throw new Error(`--readers: unknown reader "${r}"; use some of ${READERS.join(', ')}`);
   }
@@ -275,44 +284,57 @@ async function main(): Promise<void> {
     `${streams} streams × ${1000 / gapMs} events/s (${((streams * 1000) / gapMs).toLocaleString('en-US')} events/s expected); ` +
       `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0]!.toFixed(2)} at the start; ${seconds} s per reader\n`,
   );
-  console.log('| reader | events/s | client CPU, cores | of which kernel | µs of CPU per event |');
-  console.log('|---|---|---|---|---|');
-  /** µs of CPU per event of each reader measured, for the ratios printed after the table */
-  const perEvent = new Map<Reader, number>();
+  console.log('| round | reader | events/s | client CPU, cores | of which kernel | µs of CPU per event (user + kernel) |');
+  console.log('|---|---|---|---|---|---|');
+  /** µs of CPU per event of each reader measured, per round, for the ratios printed after the table */
+  const perEvent: Map<Reader, number>[] = [];
   try {
-    for (const reader of readers) {
-      const dir = process.env.LLM_BENCH_PERF_PROFILE;
-      const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'] : [];
-      const child = spawn(process.execPath, [...prof, '--import', 'tsx', self, '--client', reader, String(port), String(streams), String(seconds)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-      await once(child, 'exit');
-      const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { events: number; wall: number; user: number; system: number };
-      const cores = (r.user + r.system) / 1000 / r.wall;
-      if (r.events > 0) perEvent.set(reader, (r.user + r.system) / r.events);
-      console.log(
-        `| ${reader} | ${Math.round((r.events * 1000) / r.wall).toLocaleString('en-US')} | ${cores.toFixed(2)} | ${(r.system / 1000 / r.wall).toFixed(2)} | ` +
-          `${((r.user + r.system) / r.events).toFixed(1)} |`,
-      );
+    for (let round = 1; round <= rounds; round++) {
+      const mine = new Map<Reader, number>();
+      perEvent.push(mine);
+      for (const reader of readers) await measureReader(reader, round, mine);
     }
   } finally {
     server.kill();
   }
   printRatios(perEvent);
+
+  async function measureReader(reader: Reader, round: number, into: Map<Reader, number>): Promise<void> {
+    const dir = process.env.LLM_BENCH_PERF_PROFILE;
+    const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100'] : [];
+    const child = spawn(process.execPath, [...prof, '--import', 'tsx', self, '--client', reader, String(port), String(streams), String(seconds)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    await once(child, 'exit');
+    const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { events: number; wall: number; user: number; system: number };
+    const cores = (r.user + r.system) / 1000 / r.wall;
+    if (r.events > 0) into.set(reader, (r.user + r.system) / r.events);
+    console.log(
+      `| ${round} | ${reader} | ${Math.round((r.events * 1000) / r.wall).toLocaleString('en-US')} | ${cores.toFixed(2)} | ${(r.system / 1000 / r.wall).toFixed(2)} | ` +
+        `${((r.user + r.system) / r.events).toFixed(1)} (${(r.user / r.events).toFixed(1)} + ${(r.system / r.events).toFixed(1)}) |`,
+    );
+  }
 }
 
-/** Each reader's CPU per event over the raw `net` floor's, measured in this run (issue 24 item 3: streamRequest ≤ 1.5×). */
-function printRatios(perEvent: ReadonlyMap<Reader, number>): void {
-  const floor = perEvent.get('net');
-  if (floor === undefined) {
+/**
+ * Each reader's CPU per event over the raw `net` floor's, each round against its own floor
+ * (issue 24 item 3: streamRequest ≤ 1.5×); with several rounds, every round's ratio and their median.
+ */
+function printRatios(rounds: readonly ReadonlyMap<Reader, number>[]): void {
+  if (rounds.some((r) => !r.has('net'))) {
     console.log('\n(no ratios: add the net reader to --readers to measure the floor in the same run)');
     return;
   }
   console.log('');
-  for (const [reader, us] of perEvent) {
-    if (reader !== 'net') console.log(`${reader} / net = ${(us / floor).toFixed(2)}×`);
+  for (const reader of rounds[0]!.keys()) {
+    if (reader === 'net') continue;
+    const ratios = rounds.map((r) => r.get(reader)! / r.get('net')!).filter((x) => Number.isFinite(x));
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const median = sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+    const each = ratios.length > 1 ? ` (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median of ${ratios.length})` : '';
+    console.log(`${reader} / net = ${median.toFixed(2)}×${each}`);
   }
 }
 

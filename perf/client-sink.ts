@@ -10,7 +10,10 @@
  * - sse+json:          … and JSON.parse of every event;
  * - sse+json+decode:   … and the vLLM decoder;
  * - sink:              the whole sink: arrival time (client/arrival-clock.ts), JSON.parse, decoder,
- *                      token counter, timeline.
+ *                      token counter, timeline (how an adapter without a scan is read);
+ * - sse+scan:          the SSE parser handing each event's bytes to the vLLM adapter's scan
+ *                      (engines/openai-scan.ts): no string, no JSON.parse;
+ * - sink+scan:         the whole sink as a cell runs it, with the scan.
  *
  *   npx tsx perf/client-sink.ts [--streams 1024] [--rounds 200]
  */
@@ -20,6 +23,7 @@ import { eventStreamSink } from '../src/client/body-sink.js';
 import { SseParser } from '../src/client/sse.js';
 import type { StreamRequestOptions } from '../src/client/stream-options.js';
 import { decodeOpenAIChunk } from '../src/engines/openai.js';
+import { scanOpenAIChunk } from '../src/engines/openai-scan.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 
 function arg(name: string, fallback: number): number {
@@ -39,20 +43,21 @@ const role = Buffer.from(
 );
 const rounds = Array.from({ length: ROUNDS + 1 }, (_, i) => chunk(i + 1));
 
-const PARTS = ['sse', 'sse+json', 'sse+json+decode', 'sink'] as const;
+const PARTS = ['sse', 'sse+json', 'sse+json+decode', 'sink', 'sse+scan', 'sink+scan'] as const;
 type Part = (typeof PARTS)[number];
 
 function feeder(part: Part, i: number): (b: Buffer) => void {
   if (part.startsWith('sse')) {
-    const parser = new SseParser((data) => {
-      if (part === 'sse') return;
+    const onData = (data: string): void => {
+      if (part === 'sse' || part === 'sse+scan') return;
       const payload = JSON.parse(data) as unknown;
       if (part === 'sse+json+decode') decodeOpenAIChunk(payload);
-    });
+    };
+    const parser = new SseParser(onData, part === 'sse+scan' ? { onDataBytes: (b, s, e) => scanOpenAIChunk(b, s, e, false) !== undefined } : {});
     return (b) => parser.push(b);
   }
   const timeline: RequestTimeline = { id: `s${i}`, sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0 };
-  const opts = { id: `s${i}`, decode: decodeOpenAIChunk, endsWithDone: true } as unknown as StreamRequestOptions;
+  const opts = { id: `s${i}`, decode: decodeOpenAIChunk, ...(part === 'sink+scan' ? { scan: scanOpenAIChunk } : {}), endsWithDone: true } as unknown as StreamRequestOptions;
   const sink = eventStreamSink(timeline, opts, 'text/event-stream', () => undefined, (_code, message) => {
     throw new Error(message);
   });
@@ -87,7 +92,7 @@ if (only >= 0) {
   }
   console.log(`${STREAMS} streams × ${ROUNDS} rounds, ns per event (lowest of 7 runs, each part in its own process)\n`);
   /** what each part adds to */
-  const BASE: Record<Part, Part | undefined> = { sse: undefined, 'sse+json': 'sse', 'sse+json+decode': 'sse+json', sink: 'sse+json+decode' };
+  const BASE: Record<Part, Part | undefined> = { sse: undefined, 'sse+json': 'sse', 'sse+json+decode': 'sse+json', sink: 'sse+json+decode', 'sse+scan': 'sse', 'sink+scan': 'sse+scan' };
   console.log('| part | ns per event | added to |');
   console.log('|---|---|---|');
   for (const p of PARTS) {
