@@ -20,7 +20,7 @@ import { startSelfCheck } from './self-check.js';
 import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
-import { followSchedule, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
+import { dueRequestId, followSchedule, sendDue, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
 import { startRateThreads } from './rate-threads.js';
 import { worstOfThreads } from './stream-threads.js';
 import { adapterRunsOnThreads } from './cell-streams.js';
@@ -83,9 +83,9 @@ function followHere(session: LoadSession, opts: RateRunOptions, pool: WorkerDisp
     next: () => (i < atMs.length ? { index: i, dueMs: startMs + atMs[i]!, request: requestOf(opts.promptFor(i++), session.maxOutputTokens) } : undefined),
     remaining: () => atMs.length - i,
     lanes: opts.maxInFlight,
-    send: (d, lane, s) => sendRequest(session, { id: `${tag}-q${d.index}`, ...requestBody(d.request), dispatcher: pool.clients[lane]!, signal: s }),
+    send: (d, lane, s) => sendDue(session, tag, d, pool.clients[lane]!, s),
     signal,
-    onSent: (d) => void inFlight.add(`${tag}-q${d.index}`),
+    onSent: (d) => void inFlight.add(dueRequestId(tag, d)),
     onEnded: (s) => void inFlight.delete(s.timeline.id),
   });
 }

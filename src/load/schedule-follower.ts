@@ -9,9 +9,19 @@
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
-import { sleep } from './session.js';
+import { requestBody, sendRequest, sleep, type LoadSession, type SendOptions } from './session.js';
 
 /** A request of the schedule: its number in the cell's schedule, when it is due (monoMs) and what it sends. */
+/** the request id of due request `d` of the rate cell whose ids start with `tag` */
+export function dueRequestId(tag: string, d: Pick<DueRequest, 'index'>): string {
+  return `${tag}-q${d.index}`;
+}
+
+/** Sends due request `d` of the cell tagged `tag` on one lane's client: the one send of a rate cell, on whichever thread. */
+export function sendDue(session: LoadSession, tag: string, d: DueRequest, dispatcher: SendOptions['dispatcher'], signal: AbortSignal): Promise<RequestTimeline> {
+  return sendRequest(session, { id: dueRequestId(tag, d), ...requestBody(d.request), dispatcher, signal });
+}
+
 export interface DueRequest {
   index: number;
   dueMs: number;
