@@ -39,21 +39,27 @@ function streamingServer(tokenMs: () => number) {
   return { server, arrivals };
 }
 
-describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
-  let slowTokenMs = 5;
-  const fake = streamingServer(() => slowTokenMs);
+/** the describe block's streaming server, listening on loopback while its tests run; `url()` is its base URL */
+function serverForTheBlock(tokenMs: () => number): { fake: ReturnType<typeof streamingServer>; url: () => string } {
+  const fake = streamingServer(tokenMs);
   let url = '';
   beforeAll(async () => {
     await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise<void>((r) => fake.server.close(() => r())));
+  return { fake, url: () => url };
+}
+
+describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
+  let slowTokenMs = 5;
+  const { fake, url: urlOf } = serverForTheBlock(() => slowTokenMs);
 
   test('sends follow the schedule: one request per due time, in order, each with its scheduled time', async () => {
     slowTokenMs = 5;
     const schedule = arrivalSchedule({ rate: 40, process: { kind: 'poisson' }, seed: 3, windowMs: 1500, rampMs: 300 });
     fake.arrivals.length = 0;
-    const run = await runRateCell(session(url), {
+    const run = await runRateCell(session(urlOf()), {
       context: 0,
       rate: 40,
       schedule,
@@ -89,7 +95,7 @@ describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
   test('a server slower than the rate does not slow the sends: they keep the schedule, and in flight grows', async () => {
     slowTokenMs = 150; // 600 ms a request at 20 requests/s: about 12 in flight, whatever the server does
     const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1500 });
-    const run = await runRateCell(session(url), {
+    const run = await runRateCell(session(urlOf()), {
       context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1500, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads,
     });
     expect(run.requests.length).toBe(30);
@@ -103,7 +109,7 @@ describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
   test('the ceiling holds requests back, and says so: waited and unsent are counted', async () => {
     slowTokenMs = 200; // 800 ms a request, 2 at a time, 20 due per second
     const schedule = arrivalSchedule({ rate: 20, process: { kind: 'constant' }, seed: 1, windowMs: 1000 });
-    const run = await runRateCell(session(url), {
+    const run = await runRateCell(session(urlOf()), {
       context: 0, rate: 20, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 1000, maxInFlight: 2, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads,
     });
     expect(run.ceiling.peakInFlight).toBe(2);
@@ -115,18 +121,12 @@ describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
 });
 
 describe('runRateCell over client threads', () => {
-  const fake = streamingServer(() => 100);
-  let url = '';
-  beforeAll(async () => {
-    await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise<void>((r) => fake.server.close(() => r())));
+  const { url: urlOf } = serverForTheBlock(() => 100);
 
   test('a thread killed mid-cell fails the cell, naming the thread and its lanes', async () => {
     const schedule = arrivalSchedule({ rate: 40, process: { kind: 'constant' }, seed: 1, windowMs: 2000 });
     const started = monoMs();
-    const run = runRateCell(session(url), {
+    const run = runRateCell(session(urlOf()), {
       context: 0, rate: 40, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 2000, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads: 2,
       onThreads: (kill) => void setTimeout(() => void kill(1), 400),
     });
