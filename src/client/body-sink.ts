@@ -7,7 +7,7 @@
  * TokenCounter.add; an event the scan does not read goes the long way: its text, JSON.parse,
  * decode.
  */
-import { arrivalNow, arrivalReader } from './arrival-clock.js';
+import { arrivalNow, type ArrivalReader } from './arrival-clock.js';
 import type { DecodedChunk } from '../shapes/engine.js';
 import type { ClientErrorCode, RequestEnd, RequestTimeline, StreamEnding } from '../shapes/timeline.js';
 import { DEFAULT_MAX_EVENT_BYTES, SseParser, type SseEndDispatch } from './sse.js';
@@ -40,10 +40,15 @@ export function eventStreamSink(
 }
 
 /** A 2xx event stream: SSE events, each read by the adapter (its scan of the bytes, or JSON.parse and decode), counted, and the ending rules. */
-class EventStreamSink implements BodySink {
+class EventStreamSink implements BodySink, ArrivalReader {
+  /** the sink is its own arrival reader (arrival-clock.ts): one object less a token event touches */
+  turn = -1; // no read yet, as arrivalReader() starts
   private readonly counter: TokenCounter;
   private readonly parser: SseParser;
-  private readonly reader = arrivalReader();
+  /** the options a token event reads, held here: the options object stays out of the per-event path */
+  private readonly scan: StreamRequestOptions['scan'];
+  private readonly onFirstToken: StreamRequestOptions['onFirstToken'];
+  private readonly endsWithDone: boolean;
   /** the arrival time of the socket read being parsed */
   private arrivalMs = 0;
   private stopped = false;
@@ -65,6 +70,9 @@ class EventStreamSink implements BodySink {
       ...(opts.recountTokens ? { recountTokens: opts.recountTokens } : {}),
     });
     this.wantText = opts.keepText === true || opts.recountTokens !== undefined;
+    this.scan = opts.scan;
+    this.onFirstToken = opts.onFirstToken;
+    this.endsWithDone = opts.endsWithDone;
     this.parser = new SseParser(this.onEvent, {
       maxEventBytes: opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
       ...(opts.scan !== undefined ? { onDataBytes: this.onEventBytes } : {}),
@@ -72,7 +80,7 @@ class EventStreamSink implements BodySink {
   }
 
   data(chunk: Buffer): void {
-    this.arrivalMs = arrivalNow(this.reader);
+    this.arrivalMs = arrivalNow(this);
     if (this.stopped) return;
     try {
       this.parser.push(chunk);
@@ -84,7 +92,7 @@ class EventStreamSink implements BodySink {
 
   end(): void {
     if (this.stopped) return;
-    this.arrivalMs = arrivalNow(this.reader);
+    this.arrivalMs = arrivalNow(this);
     try {
       // a clean end: a last event without its blank line (or its line end) is dispatched
       this.parser.end('clean');
@@ -124,7 +132,7 @@ class EventStreamSink implements BodySink {
   /** a token event read from its bytes by the adapter's scan; false: the parser makes its text for onEvent */
   private readonly onEventBytes = (bytes: Buffer, start: number, end: number): boolean => {
     if (this.stopped) return true;
-    const decoded = this.opts.scan!(bytes, start, end, this.wantText);
+    const decoded = this.scan!(bytes, start, end, this.wantText);
     if (decoded === undefined) return false;
     this.take(decoded);
     return true;
@@ -169,9 +177,9 @@ class EventStreamSink implements BodySink {
     if (decoded.finishReason !== undefined) this.finishSeen = true;
     if (!this.firstTokenSeen && timeline.firstTokenMs !== undefined) {
       this.firstTokenSeen = true;
-      this.opts.onFirstToken?.(timeline);
+      this.onFirstToken?.(timeline);
     }
-    if (decoded.final === true && !this.opts.endsWithDone) {
+    if (decoded.final === true && !this.endsWithDone) {
       this.stopped = true;
       this.finish({ kind: 'done', atMs: this.arrivalMs }, false, 'final-chunk');
     }

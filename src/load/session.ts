@@ -90,6 +90,45 @@ export interface SendOptions {
 
 const recounters = new WeakMap<LocalTokenizer, (texts: readonly string[]) => number[]>();
 
+/** an adapter's two readings of a chunk, as the client takes them */
+type Readings = Pick<StreamRequestOptions, 'decode' | 'scan'>;
+const readingsOf = new WeakMap<EngineAdapter, Readings>();
+
+/**
+ * The adapter's readings, made once per adapter: a request's per-event path then meets the same
+ * two functions every time, warm in the cache (a new pair per request was one more object a token
+ * event touched at 1,024 streams). With onChunk (a conversation's reply) a request has its own,
+ * which read the text.
+ */
+function readings(adapter: EngineAdapter, onChunk?: (chunk: DecodedChunk) => void): Readings {
+  const scan = adapter.scanChunk;
+  if (onChunk) {
+    return {
+      decode: (p) => {
+        const d = adapter.decodeChunk(p);
+        onChunk(d);
+        return d;
+      },
+      ...(scan === undefined
+        ? {}
+        : {
+            scan: (b, s, e) => {
+              const d = scan.call(adapter, b, s, e, true);
+              if (d !== undefined) onChunk(d);
+              return d;
+            },
+          }),
+    };
+  }
+  let r = readingsOf.get(adapter);
+  if (!r) {
+    // the adapter's methods as they are at each call (a test may swap one after the first request)
+    r = { decode: (p) => adapter.decodeChunk(p), ...(scan === undefined ? {} : { scan: (b, s, e, wantText) => adapter.scanChunk!(b, s, e, wantText) }) };
+    readingsOf.set(adapter, r);
+  }
+  return r;
+}
+
 /** The per-chunk recount of a local tokenizer (one function per tokenizer). */
 function recounter(tokenizer: LocalTokenizer): (texts: readonly string[]) => number[] {
   let f = recounters.get(tokenizer);
@@ -112,9 +151,6 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     forceLength: true,
     requestId: o.id,
   });
-  const { onChunk } = o;
-  const adapter = session.adapter;
-  const scan = adapter.scanChunk;
   const timeline = streamRequest({
     id: o.id,
     dispatcher: o.dispatcher,
@@ -123,25 +159,8 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     path: req.path,
     headers: requestHeaders(session),
     body: req.body,
-    decode: onChunk
-      ? (p) => {
-          const d = adapter.decodeChunk(p);
-          onChunk(d);
-          return d;
-        }
-      : (p) => adapter.decodeChunk(p),
-    // a token event read from its bytes; onChunk (a conversation's reply) reads the text
-    ...(scan === undefined
-      ? {}
-      : {
-          scan: onChunk
-            ? (b, s, e) => {
-                const d = scan.call(adapter, b, s, e, true);
-                if (d !== undefined) onChunk(d);
-                return d;
-              }
-            : (b, s, e, wantText) => scan.call(adapter, b, s, e, wantText),
-        }),
+    // decodeChunk, and scanChunk: a token event read from its bytes
+    ...readings(session.adapter, o.onChunk),
     endsWithDone: session.adapter.endsWithDone,
     ...(o.signal ? { signal: o.signal } : {}),
     timeouts: session.timeouts,
