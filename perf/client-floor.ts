@@ -33,7 +33,10 @@
  *                    decoder (how every event was read before issue 24's item 3, and how an
  *                    adapter without a scan is read).
  *
- *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1]
+ *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1] [--pin]
+ * `--pin` runs the server on CPU 0 and each reader on CPU 1 (taskset), as issue 24's first
+ * measurement did: less noise from the two sharing cores, at the price of a reader that can never
+ * use the server's core.
  * After the table it prints each reader's CPU per event over `net`'s, from the same run. The
  * machine is shared and noisy (±0.15× between runs of one reader on the 2-core VM): `--rounds N`
  * measures the readers N times, round after round, each round's ratios against that round's
@@ -273,16 +276,20 @@ async function main(): Promise<void> {
   const seconds = positive('seconds', 5);
   const readers = arg('readers', READERS.join(',')).split(',') as Reader[];
   const rounds = positive('rounds', 1);
+  const pin = process.argv.includes('--pin');
+  /** the command for a process, on `cpu` with --pin */
+  const onCpu = (cpu: number, args: string[]): [string, string[]] => (pin ? ['taskset', ['-c', String(cpu), process.execPath, ...args]] : [process.execPath, args]);
   for (const r of readers) {
     if (!READERS.includes(r)) throw new Error(`--readers: unknown reader "${r}"; use some of ${READERS.join(', ')}`);
   }
-  const server = spawn(process.execPath, ['-e', serverCode, String(gapMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(...onCpu(0, ['-e', serverCode, String(gapMs)]), { stdio: ['ignore', 'pipe', 'inherit'] });
   const [portLine] = (await once(server.stdout!, 'data')) as [Buffer];
   const port = Number(portLine.toString().trim());
   const self = fileURLToPath(import.meta.url);
   console.log(
     `${streams} streams × ${1000 / gapMs} events/s (${((streams * 1000) / gapMs).toLocaleString('en-US')} events/s expected); ` +
-      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0]!.toFixed(2)} at the start; ${seconds} s per reader\n`,
+      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0]!.toFixed(2)} at the start; ${seconds} s per reader` +
+      `${pin ? '; server pinned to CPU 0, readers to CPU 1' : ''}\n`,
   );
   console.log('| round | reader | events/s | client CPU, cores | of which kernel | µs of CPU per event (user + kernel) |');
   console.log('|---|---|---|---|---|---|');
@@ -302,7 +309,7 @@ async function main(): Promise<void> {
   async function measureReader(reader: Reader, round: number, into: Map<Reader, number>): Promise<void> {
     const dir = process.env.LLM_BENCH_PERF_PROFILE;
     const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100'] : [];
-    const child = spawn(process.execPath, [...prof, '--import', 'tsx', self, '--client', reader, String(port), String(streams), String(seconds)], {
+    const child = spawn(...onCpu(1, [...prof, '--import', 'tsx', self, '--client', reader, String(port), String(streams), String(seconds)]), {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
