@@ -114,7 +114,11 @@ export interface ScannerOptions {
 
 /** Scans JSON values against one plan; reuse it (its slots are overwritten by each scan). */
 export class JsonFieldScanner {
-  /** per slot: type, start byte, end byte (exclusive), element count (arrays) or hole number (strings, numbers) */
+  /**
+   * per slot: type, start byte, end byte (exclusive), element count (arrays) or hole number
+   * (strings, numbers). Start and end are for strings and numbers (what text() and number() read);
+   * a value read by a shape match has -1 there for other types.
+   */
   readonly fields: Int32Array;
   private readonly memo: ShapeMemo;
   /** the full walk's strings and numbers: start, end, type */

@@ -114,7 +114,12 @@ export class ShapeMemo {
     const moved = this.moved;
     for (let i = 0; i < n; i += 4) {
       const type = fields[i];
-      if (type !== STRING && type !== NUMBER) continue;
+      if (type !== STRING && type !== NUMBER) {
+        // the shape's own positions would be wrong here: an object's or a literal's bytes are not read
+        fields[i + 1] = -1;
+        fields[i + 2] = -1;
+        continue;
+      }
       const hole = fields[i + 3]!;
       fields[i + 1] = moved[hole * 2]!;
       fields[i + 2] = moved[hole * 2 + 1]!;
