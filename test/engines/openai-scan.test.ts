@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JsonFieldScanner, MAX_DEPTH, NUMBER, OBJECT, ScanPlan, STRING } from '../../src/client/json-scan.js';
+import { ShapeMemo } from '../../src/client/json-shapes.js';
 import { getAdapter } from '../../src/engines/detect.js';
 import { decodeLlamacppChunk, scanLlamacppChunk } from '../../src/engines/llamacpp.js';
 import { decodeOpenAIChunk } from '../../src/engines/openai.js';
@@ -221,6 +222,56 @@ describe('scanOpenAIChunk: the same DecodedChunk as JSON.parse + decodeOpenAIChu
     // both kinds were exercised many times
     expect(answered).toBeGreaterThan(2_000);
     expect(refused).toBeGreaterThan(5_000);
+  });
+});
+
+describe('the shape memo (a chunk read by comparing bytes with one read before)', () => {
+  it('10,000 chunks whose values alone change, validly or not, after their shape was learned: the same answers as the decoder, most by the memo', () => {
+    const rand = mulberry32(7);
+    const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)]!;
+    // value tokens, valid (strings with escapes and multi-byte text, numbers of every form) and not
+    const STRINGS = ['"a"', '""', '"null"', '"stop"', '"nu\\u006cl"', '"\\ud83d\\ude00"', '"x\\"y"', '"日本"', '"\\u0000"', '"3"'];
+    const NUMBERS = ['0', '-0', '12', '1.5e3', '1e400', '-7', '12345678901234567890'];
+    const OTHERS = ['null', 'true', '[]', '{}', '[1,2]'];
+    const BAD = ['01', '1.', '-', '"a\tb"', '"\\x"', '"abc', 'nul', '"\\u12"', '1e', '.5'];
+    const seeds = [
+      ...Object.values(fixtures).map((f) => JSON.stringify(f.payload)),
+      vllmToken(12),
+      '{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"ód"}}],"object":"chat.completion.chunk","timings":{"prompt_n":5,"prompt_ms":11.791,"predicted_n":2,"predicted_ms":3.026,"predicted_per_second":null}}',
+    ];
+    const value = /(?<=[:[,]\s*)("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|null|true|false)(?=\s*[,}\]])/g;
+    let tries = 0;
+    let hits = 0;
+    const match = ShapeMemo.prototype.match;
+    ShapeMemo.prototype.match = function (this: ShapeMemo, ...a: Parameters<typeof match>) {
+      tries++;
+      const hit = match.apply(this, a);
+      if (hit) hits++;
+      return hit;
+    };
+    try {
+      let answered = 0;
+      for (let i = 0; i < 10_000; i++) {
+        // each seed 20 times in a row, so its shape stays among the memo's four
+        const seed = seeds[Math.floor(i / 20) % seeds.length]!;
+        const r = i % 2 === 0 ? OPENAI : LLAMACPP;
+        agree(seed, r); // its shape is learned (where the scan reads it)
+        // a value becomes another of its kind (the same shape), mostly; now and then another kind or a bad token
+        const other = (v: string): string => {
+          const x = rand();
+          if (x < 0.8) return v.startsWith('"') ? pick(STRINGS) : /^-?\d/.test(v) ? pick(NUMBERS) : v;
+          return x < 0.9 ? pick(OTHERS) : pick(BAD);
+        };
+        const variant = seed.replace(value, (v) => (rand() < 0.3 ? other(v) : v));
+        if (agree(variant, r)) answered++;
+        else if (slow(Buffer.from(variant), r) !== 'throws') expect(fast(Buffer.from(variant), true, r), variant).toBeUndefined();
+      }
+      expect(answered).toBeGreaterThan(4_000);
+      // the memo answered most of the scans it was asked (a full walk learns each new shape)
+      expect(hits / tries).toBeGreaterThan(0.7);
+    } finally {
+      ShapeMemo.prototype.match = match;
+    }
   });
 });
 
