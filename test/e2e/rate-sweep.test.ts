@@ -4,6 +4,11 @@
  * Per context the sweep's three rates run from the synchronous rate (the decode cell at
  * concurrency 1's completed requests/s) to the throughput limit (the best decode cell's), both
  * included, to 3 significant digits; the lowest is Valid; the settings record the sweep.
+ *
+ * A rate cell may be Client-limited on a loaded 2-core machine: a short cell sends about 20
+ * requests, so its dispatch delay p99 is their maximum, and one stall of the client's loop over
+ * 10 ms marks it (CI, 2026-12-02: 1K@12/s at 10.5 ms). That status is true and fails the run by
+ * itself; the test then checks that nothing else failed, and the sweep's rates all the same.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,9 +44,17 @@ describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
       150_000,
     );
     const log = r.out;
-    expect(r.code, log).toBe(0);
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
     expect(validateResult(json).ok).toBe(true);
+    const limited = (json.rateCells ?? []).filter((c) => c.status === 'client-limited');
+    if (limited.length > 0) {
+      // the run fails for these cells and for nothing else
+      expect(r.code, log).toBe(1);
+      for (const c of limited) expect(log).toContain(`${c.contextLabel}@${c.rate}/s is Client-limited: the load generator could not send on schedule`);
+      expect(log.match(/^ FAIL .* > /gm) ?? [], log).toHaveLength(limited.length);
+    } else {
+      expect(r.code, log).toBe(0);
+    }
     expect(json.info.run.rates).toEqual({ rates: [], arrival: 'constant', seed: 1, rampS: 0.5, maxInFlight: 512, sweep: { points: 3 } });
     for (const label of ['0', '1K']) {
       const decode = json.cells.filter((c) => c.contextLabel === label && c.figures);
@@ -51,7 +64,7 @@ describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
       const cells = (json.rateCells ?? []).filter((c) => c.contextLabel === label && !c.adaptive).sort((a, b) => a.rate - b.rate);
       expect(cells.map((c) => c.rate), log).toEqual([three(synchronous), three((synchronous + limit) / 2), three(limit)]);
       expect(cells[2]!.rate).toBeGreaterThanOrEqual(cells[0]!.rate * 2);
-      expect(cells[0]!.status).toBe('valid');
+      expect(['valid', 'client-limited']).toContain(cells[0]!.status);
       console.log(`sweep ${label}: ${cells.map((c) => `${c.rate}/s ${c.status}`).join(', ')} (synchronous ${synchronous.toFixed(2)}/s, limit ${limit.toFixed(2)}/s)`);
       expect(log).toContain(`rate ${label} sweep 1/3`);
     }
