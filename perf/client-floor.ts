@@ -115,7 +115,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
         path: '/v1/chat/completions',
         body: JSON.parse(body) as unknown,
         decode: decodeOpenAIChunk,
-        ...(reader === 'streamRequest' ? { scan: process.env.STUB ? (() => { let n = 0; return () => ({ hasText: true, reasoning: false, usage: { completionTokens: ++n } }); })() : scanOpenAIChunk } : {}),
+        ...(reader === 'streamRequest' ? { scan: scanOpenAIChunk } : {}),
         endsWithDone: true,
         timeouts: { headersMs: 60_000, stallMs: 60_000 },
         onFirstToken: (t) => live.push(t),
