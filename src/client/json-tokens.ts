@@ -38,23 +38,6 @@ export function wsEnd(b: Uint8Array, p: number, e: number): number {
   return p;
 }
 
-/**
- * stringEnd, with the string's plain bytes skipped four at a time through `v` (a DataView of the
- * same bytes as `b`): a word goes byte by byte only where one of its bytes may be below 0x20, `"`
- * or `\` (the usual test for a byte below or equal to a value in a word; it can say yes for a
- * plain byte next to such a byte, never no for one of them). The same answer as stringEnd.
- */
-export function stringEndWords(v: DataView, b: Uint8Array, p: number, e: number): number {
-  let q = p + 1;
-  for (; q + 4 <= e; q += 4) {
-    const x = v.getInt32(q, true);
-    const quote = x ^ 0x22222222;
-    const slash = x ^ 0x5c5c5c5c;
-    if ((((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((slash - 0x01010101) & ~slash)) & 0x80808080) break;
-  }
-  return stringEnd(b, q - 1, e);
-}
-
 /** the end (after its closing quote) of the string whose opening quote is at p, or -1; sets stringHadEscape */
 export function stringEnd(b: Uint8Array, p: number, e: number): number {
   p++;
