@@ -23,13 +23,17 @@
  * thread's streams, the worst thread's event-loop delay p99 and the busiest thread's CPU (what the
  * cell's Client-limited rule reads), and the rule's verdict (judge/status.ts clientLimitedEvidence).
  *
- *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds] [threads,threads,...]     (default 64,256,1024, 5 and 1)
+ *   npx tsx perf/accuracy.ts [streams,streams,...] [windowSeconds] [threads,threads,...] [--server sim|tick]     (default 64,256,1024, 5, 1 and sim)
+ * `--server tick` serves the streams from perf/tick-server.ts instead: the issue's own harness, a
+ * timer-wheel server that writes every due stream's token in one burst per 20 ms tick (first token
+ * 100 ms after the request) and records its write times, with little else to run per token.
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/accuracy.ts 1024    (also a CPU profile per window)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 import { join } from 'node:path';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
@@ -49,10 +53,16 @@ import {
   type TruthJson,
 } from '../test/accuracy/harness.js';
 
+/** `--server tick`: perf/tick-server.ts in place of the simulator */
+const serverAt = process.argv.indexOf('--server');
+const SERVER = serverAt >= 0 ? process.argv.splice(serverAt, 2)[1] : 'sim';
+if (SERVER !== 'sim' && SERVER !== 'tick') throw new Error(`--server must be sim or tick (got ${String(SERVER)})`);
 const levels = (process.argv[2] ?? '64,256,1024').split(',').map(Number);
 const WINDOW_S = Number(process.argv[3] ?? 5);
 const THREADS = (process.argv[4] ?? '1').split(',').map(Number);
 const STEP_MS = 20;
+/** the tick server's first token: the issue's harness (100 ms TTFT, then tokens 20 ms apart) */
+const TICK_TTFT_MS = 100;
 /** LLM_BENCH_PERF_PROFILE=dir: a CPU profile of the client over each window, written to dir */
 const profiler = process.env.LLM_BENCH_PERF_PROFILE ? windowProfiler(process.env.LLM_BENCH_PERF_PROFILE) : undefined;
 
@@ -244,7 +254,10 @@ function clientLimitedNow(r: LevelResult, cell: CellSelf): string {
   return e ? `yes (${(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms) > e.boundMs ? `estimate ${f(e.timingErrorP99Ms ?? e.eventLoopDelayP99Ms, 1)} ms` : `CPU ${f(e.cpuCores)}`}${e.thread ? `, thread ${e.thread}` : ''})` : 'no';
 }
 
-const { sim, stop } = await startProcessSim(SIM_OVERRIDES);
+const { sim, stop } =
+  SERVER === 'tick'
+    ? await startProcessSim({ stepMs: STEP_MS, ttftMs: TICK_TTFT_MS }, fileURLToPath(new URL('./tick-server.ts', import.meta.url)))
+    : await startProcessSim(SIM_OVERRIDES);
 const results: Array<LevelResult & { verdict: string }> = [];
 try {
   for (const n of levels) {
@@ -270,11 +283,11 @@ console.log(
   `\nMachine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`,
 );
 console.log(
-  `Measured vs truth: embedded sim (tiny, ${STEP_MS} ms steps = ${1000 / STEP_MS} tok/s per stream) in its own process, ` +
+  `Measured vs truth: ${SERVER === 'tick' ? `the tick server (perf/tick-server.ts: ${STEP_MS} ms ticks = ${1000 / STEP_MS} tok/s per stream, first token after ${TICK_TTFT_MS} ms)` : `embedded sim (tiny, ${STEP_MS} ms steps = ${1000 / STEP_MS} tok/s per stream)`} in its own process, ` +
     `client = runCell in this process (its streams on 1 = the cell's own thread, or N client threads), ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | sim step lateness p99 | Client-limited (rule at default bounds) |',
+  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | server step lateness p99 | Client-limited (rule at default bounds) |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {

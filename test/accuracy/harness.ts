@@ -91,10 +91,14 @@ export async function startThreadSim(options: Omit<SimOptions, 'thread'>): Promi
 
 /**
  * The tiny profile with `overrides` in a process of its own (perf/accuracy-sim.ts), so the client's
- * CPU and event loop share nothing with it but the machine: the harness of issue 24.
+ * CPU and event loop share nothing with it but the machine: the harness of issue 24. `script`:
+ * another server of the same contract instead (perf/tick-server.ts: one JSON argument, its URL
+ * printed as one JSON line, the simulator's control routes, served until stdin closes).
  */
-export function startProcessSim(overrides: Partial<SimProfileParams>): Promise<{ sim: SimAt; stop: () => Promise<void> }> {
-  const script = fileURLToPath(new URL('../../perf/accuracy-sim.ts', import.meta.url));
+export function startProcessSim(
+  overrides: Partial<SimProfileParams> | Record<string, number>,
+  script = fileURLToPath(new URL('../../perf/accuracy-sim.ts', import.meta.url)),
+): Promise<{ sim: SimAt; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(overrides)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
