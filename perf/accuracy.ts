@@ -299,5 +299,5 @@ for (const r of results) {
   );
 }
 console.log(
-  `\nThe rule: Client-limited when, on the worst client thread, event-loop delay p99 + in-turn read lag p99 > ${DEFAULTS.clientLimitedLoopDelayMs} ms, or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`,
+  `\nThe rule: Client-limited when, on the worst client thread, √(event-loop delay p99² + in-turn read lag p99²) > ${DEFAULTS.clientLimitedLoopDelayMs} ms, or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`,
 );

@@ -817,7 +817,7 @@ export interface CellEvidence {
      */
     arrivalLagP99Ms?: number;
     /**
-     * the client's timing error estimate p99: eventLoopDelayP99Ms + arrivalLagP99Ms
+     * the client's timing error estimate p99: √(eventLoopDelayP99Ms² + arrivalLagP99Ms²)
      */
     timingErrorP99Ms?: number;
     /**

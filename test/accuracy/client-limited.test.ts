@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { cellStatuses } from '../../src/judge/status.js';
+import { cellStatuses, timingErrorEstimateMs } from '../../src/judge/status.js';
 import { quantile } from '../../src/metrics/stats.js';
 import { burstSim, fmt, openAccuracyRun, runAccuracyCell, startProcessSim, type AccuracyCell, type OpenedAccuracyRun, type SimAt } from './harness.js';
 
@@ -74,7 +74,7 @@ describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => 
     expect(verdict.status).toBe('client-limited');
     expect(e).toBeDefined();
     expect(e!.boundMs).toBe(BOUND);
-    expect(e!.timingErrorP99Ms).toBeCloseTo(e!.eventLoopDelayP99Ms + e!.arrivalLagP99Ms!, 9);
+    expect(e!.timingErrorP99Ms).toBeCloseTo(Math.hypot(e!.eventLoopDelayP99Ms, e!.arrivalLagP99Ms!), 9);
     // the evidence is the cell's own figures
     expect(e!.eventLoopDelayP99Ms).toBe(cell.raw.loopDelayMs!.p99);
     expect(e!.arrivalLagP99Ms).toBe(cell.raw.arrivalLagMs!.p99);
@@ -86,7 +86,7 @@ describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => 
       const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 64, windowMs: 2_000, threads: 1 });
       const truthP99 = arrivalErrorP99(cell);
       const verdict = judged(cell, 64);
-      const line = `attempt ${attempt}: true arrival error p99 ${fmt(truthP99)} ms; estimate ${fmt(verdict.evidence.clientLimited?.timingErrorP99Ms ?? (cell.raw.loopDelayMs?.p99 ?? 0) + (cell.raw.arrivalLagMs?.p99 ?? 0))} ms; ${verdict.statuses.join(', ')}`;
+      const line = `attempt ${attempt}: true arrival error p99 ${fmt(truthP99)} ms; estimate ${fmt(timingErrorEstimateMs(cell.raw))} ms; ${verdict.statuses.join(', ')}`;
       console.log(`[client-limited] 64 streams ${line}`);
       seen.push(line);
       // honest on every cell: an error over the bound is always marked

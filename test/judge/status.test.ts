@@ -1,7 +1,7 @@
 import { describe, expect, it, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
-import { cellStatuses, queuedRunningBound, overCapacity, type CellStatusInput } from '../../src/judge/status.js';
+import { cellStatuses, queuedRunningBound, overCapacity, timingErrorEstimateMs, type CellStatusInput } from '../../src/judge/status.js';
 
 type Figs = CellStatusInput['figures'];
 const okFigures: Figs = { failedRequests: 0, serverActiveRequests: 8, clientActiveRequests: 8, maxWaitingRequests: 0, activeRequestsDisagree: false };
@@ -57,6 +57,24 @@ describe('cellStatuses', () => {
     expect(cellStatuses(input({ loopDelayMs: { p99: 20 } })).status).toBe('valid');
     expect(cellStatuses(input({ loopDelayMs: { p99: 20.1 } })).status).toBe('client-limited');
     expect(cellStatuses(input({ loopDelayMs: undefined })).status).toBe('valid');
+  });
+
+  it('the timing error estimate combines loop delay and in-turn lag as the root of their squares, so one stall seen by both is not counted twice', () => {
+    // 64 streams on one thread, measured (docs/accuracy.md): true p99 1.6–2.3 ms, loop delay 2.08, in-turn lag 3.2
+    expect(timingErrorEstimateMs({ loopDelayMs: { p99: 2.08 }, arrivalLagMs: { p99: 3.2 } })).toBeCloseTo(3.817, 3);
+    expect(timingErrorEstimateMs({ loopDelayMs: { p99: 3 }, arrivalLagMs: { p99: 4 } })).toBe(5);
+    expect(timingErrorEstimateMs({ loopDelayMs: { p99: 7 } })).toBe(7);
+    expect(timingErrorEstimateMs({ arrivalLagMs: { p99: 6 } })).toBe(6);
+    expect(timingErrorEstimateMs({})).toBeUndefined();
+    const at = (loop: number, lag: number) => cellStatuses(input({ loopDelayBoundMs: 5, loopDelayMs: { p99: loop }, arrivalLagMs: { p99: lag } }));
+    // a sum (5.28) would mark this cell; the estimate (3.8) does not
+    expect(at(2.08, 3.2).status).toBe('valid');
+    // 512 streams on one thread, true p99 5.3–9.0 ms: marked, the evidence carries the estimate
+    const over = at(5.12, 4.1);
+    expect(over.status).toBe('client-limited');
+    expect(over.evidence.clientLimited?.timingErrorP99Ms).toBeCloseTo(Math.hypot(5.12, 4.1), 9);
+    expect(at(3, 4).status).toBe('valid'); // exactly the bound is not over it
+    expect(at(3, 4.01).status).toBe('client-limited');
   });
 
   it('warmup-timed-out from the drain barrier', () => {
