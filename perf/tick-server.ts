@@ -101,8 +101,8 @@ function usage(s: Stream): string {
   return `{"prompt_tokens":${p},"total_tokens":${p + n},"completion_tokens":${n}}`;
 }
 
-function complete(req: http.IncomingMessage, res: http.ServerResponse, raw: string, chat: boolean): void {
-  const receivedMs = monoMs();
+/** `receivedMs`: when the request reached the handler (its headers), as the simulator stamps it */
+function complete(req: http.IncomingMessage, res: http.ServerResponse, raw: string, chat: boolean, receivedMs: number): void {
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(raw) as Record<string, unknown>;
@@ -136,12 +136,15 @@ function complete(req: http.IncomingMessage, res: http.ServerResponse, raw: stri
     continuousUsage: so.continuous_usage_stats === true,
     includeUsage: so.include_usage === true,
     chat,
-    head: `{"id":"cmpl-${id}","object":"${object}","created":${Math.floor(Date.now() / 1000)},"model":"tick","choices":[{"index":0,`,
+    head: `{"id":${JSON.stringify(`cmpl-${id}`)},"object":"${object}","created":${Math.floor(Date.now() / 1000)},"model":"tick","choices":[{"index":0,`,
   };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'transfer-encoding': 'chunked', 'x-request-id': id });
   res.flushHeaders();
-  // the chunks go straight to the socket, framed here (writeToken): node:http's own write path
-  // costs more JavaScript per token than the write itself; its end() then adds nothing
+  // The chunks go straight to the socket, framed here (writeToken): node:http's own write path
+  // costs more JavaScript per token than the write itself. Setting chunkedEncoding (a field of
+  // node:http's OutgoingMessage, not documented) to false makes its end() add nothing. This holds
+  // only while the response owns its socket, as it does for one request at a time on a connection
+  // (undici here sends no pipelined requests).
   res.chunkedEncoding = false;
   res.on('close', () => {
     if (truth.end === 'running') {
@@ -162,7 +165,7 @@ function writeToken(s: Stream): void {
   const piece = s.chat ? `"delta":{"content":"tok "},"logprobs":null,"finish_reason":${finish}}]` : `"text":"tok ","logprobs":null,"finish_reason":${finish}}]`;
   let out = `data: ${s.head}${piece}${s.continuousUsage ? `,"usage":${usage(s)}` : ''}}\n\n`;
   if (last) {
-    if (s.includeUsage && !s.continuousUsage) out += `data: {"id":"cmpl-${t.id}","object":"${s.chat ? 'chat.completion.chunk' : 'text_completion'}","model":"tick","choices":[],"usage":${usage(s)}}\n\n`;
+    if (s.includeUsage && !s.continuousUsage) out += `data: {"id":${JSON.stringify(`cmpl-${t.id}`)},"object":"${s.chat ? 'chat.completion.chunk' : 'text_completion'}","model":"tick","choices":[],"usage":${usage(s)}}\n\n`;
     out += 'data: [DONE]\n\n';
   }
   const at = monoMs();
@@ -195,13 +198,14 @@ function tick(): void {
 setTimeout(tick, params.stepMs);
 
 const server = http.createServer((req, res) => {
+  const receivedMs = monoMs();
   const url = new URL(req.url ?? '/', 'http://x');
   const route = `${req.method} ${url.pathname}`;
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const raw = Buffer.concat(chunks).toString('utf8');
-    if (route === 'POST /v1/chat/completions' || route === 'POST /v1/completions') return complete(req, res, raw, route.endsWith('chat/completions'));
+    if (route === 'POST /v1/chat/completions' || route === 'POST /v1/completions') return complete(req, res, raw, route.endsWith('chat/completions'), receivedMs);
     if (route === 'GET /v1/models') return json(res, 200, { object: 'list', data: [{ id: 'tick', object: 'model', owned_by: 'perf', max_model_len: 131_072 }] });
     if (route === 'GET /_sim/truth') {
       const since = Number(url.searchParams.get('since') ?? '-Infinity');

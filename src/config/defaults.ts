@@ -34,9 +34,9 @@ export const DEFAULTS = {
   /** server metrics sampling inside the window */
   metricsIntervalMs: 1000,
   /**
-   * the client's timing error estimate p99 (event-loop delay p99 ⊕ in-turn read lag p99: the root
-   * of their squares' sum, worst client thread) above this marks the cell Client-limited: 5 ms, calibrated in docs/accuracy.md
-   * (METHOD.md says 50 ms of loop delay; the README says why this is tighter)
+   * the client's timing error estimate p99 (√ of event-loop delay p99² + in-turn read lag p99²,
+   * worst client thread) above this marks the cell Client-limited: 5 ms, calibrated in
+   * docs/accuracy.md (METHOD.md says 50 ms of loop delay; the README says why this is tighter)
    */
   clientLimitedLoopDelayMs: 5,
   /** the load generator's CPU above this many cores over the same span marks the cell Client-limited (METHOD.md) */

@@ -65,7 +65,8 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   };
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
-  // the decode cells' rule on the client's timing error estimate (judge/status.ts timingErrorEstimateMs)
+  // the decode cells' estimate (judge/status.ts timingErrorEstimateMs), of the worst loop delay and
+  // the worst in-turn lag over the client threads (which may be two threads': it errs toward marking)
   const timing = timingErrorEstimateMs({
     ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
     ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),

@@ -114,7 +114,7 @@ export const METHOD_LOOP_DELAY_MS = 50;
  * (default 5 ms) while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the
  * lag was not measured), or its event-loop delay p99 is over METHOD's 50 ms, or a thread used more
  * than `cpuBound` of a core. Undefined when none is over. The evidence names the figures of the
- * worst thread (and which one, with client threads).
+ * worst thread that is over (and which one, with client threads).
  */
 export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'arrivalLagMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
   const keepers: ClientSelfCheck[] = input.clientThreads?.length
@@ -122,15 +122,23 @@ export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs'
     : [{ ...(input.loopDelayMs ? { loopDelayMs: input.loopDelayMs } : {}), ...(input.arrivalLagMs ? { arrivalLagMs: input.arrivalLagMs } : {}), cpuCores: input.clientCpuCores ?? 0 }];
   const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
   const bound = input.loopDelayBoundMs;
+  const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
+  const over = (c: ClientSelfCheck): boolean => {
+    const estimate = timingErrorEstimateMs(c);
+    const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
+    const timingOver = (estimate !== undefined && estimate > bound && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
+    return timingOver || (cpuKnown && c.cpuCores > cpuBound);
+  };
   const score = (c: ClientSelfCheck): number => Math.max((timingErrorEstimateMs(c) ?? 0) / bound, c.cpuCores / cpuBound);
-  const worst = keepers.reduce((w, c, k) => (score(c) > score(keepers[w]!) ? k : w), 0);
+  // the worst of the threads that are over: a thread whose estimate is higher but whose reads do
+  // not queue (a late loop, not its own load) must not hide one that is over
+  let worst = -1;
+  keepers.forEach((c, k) => {
+    if (over(c) && (worst < 0 || score(c) > score(keepers[worst]!))) worst = k;
+  });
+  if (worst < 0) return undefined;
   const c = keepers[worst]!;
   const estimate = timingErrorEstimateMs(c);
-  const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
-  const timingOver = (estimate !== undefined && estimate > bound && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
-  const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
-  const cpuOver = cpuKnown && c.cpuCores > cpuBound;
-  if (!timingOver && !cpuOver) return undefined;
   const evidence: NonNullable<CellEvidence['clientLimited']> = { eventLoopDelayP99Ms: c.loopDelayMs?.p99 ?? 0, boundMs: bound };
   if (c.arrivalLagMs !== undefined) Object.assign(evidence, { arrivalLagP99Ms: c.arrivalLagMs.p99, timingErrorP99Ms: estimate });
   if (cpuKnown) Object.assign(evidence, { cpuCores: c.cpuCores, cpuBoundCores: cpuBound });

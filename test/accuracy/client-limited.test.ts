@@ -8,7 +8,7 @@
  * - 2,048 streams on one client thread saturate it on a 2-core machine (about 100,000 events/s):
  *   the cell is Client-limited, and its evidence names the estimate and its two parts.
  * - 64 streams are not (a loaded machine may throw one cell off: up to 3 cells, each logged; on
- *   CI's machine their true p99 was 2.5–3.4 ms, where the estimate read 2.8–5.4: the rule errs
+ *   CI's machine their true p99 was 2.5–3.4 ms, where the estimate, then the sum of its parts, read 2.8–5.4: the rule errs
  *   toward marking, and the calibration's cells under half the bound are in docs/accuracy.md).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

@@ -54,6 +54,12 @@ describe('judgeRateStatus', () => {
     expect(judgeRateStatus(input({ figures: figures({ unsent: 1 }) })).status).toBe('client-limited');
     expect(judgeRateStatus(input({ loopDelayP99Ms: 80 })).status).toBe('client-limited');
   });
+  test("the token timing estimate is the decode cells': √(loop delay p99² + in-turn lag p99²) over the bound while reads queue", () => {
+    const at = (loop: number, lag: number) => judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: loop, arrivalLagP99Ms: lag })).status;
+    expect(at(3, 3)).toBe('valid'); // 4.24 ms (the sum, 6, marked it)
+    expect(at(3, 4.01)).toBe('client-limited');
+    expect(at(6, 0.5)).toBe('valid'); // one read a turn: a late loop, not the client's own load
+  });
   test('failed requests are Errors, counted by code with the first message', () => {
     const v = judgeRateStatus(input({
       figures: figures({ failedRequests: 2 }),
