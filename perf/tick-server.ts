@@ -24,6 +24,7 @@
  */
 import http from 'node:http';
 import { monoMs } from '../src/clock.js';
+import { quantile } from '../src/metrics/stats.js';
 
 interface Params {
   stepMs: number;
@@ -82,10 +83,6 @@ function truthJson(t: Truth): unknown {
     completionTokens: t.completionTokens,
     end: t.end,
   };
-}
-
-function quantile(sorted: number[], p: number): number | undefined {
-  return sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
 /** about one token per four characters of the prompt: what the client reads back as prompt_tokens */

@@ -18,7 +18,7 @@
  *   not a failure. (Goodput at the SLO is a figure: goodput.ts, TTFT from the scheduled time.)
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
-import { LOADED_IN_TURN_LAG_MS, METHOD_LOOP_DELAY_MS, timingErrorEstimateMs } from './status.js';
+import { timingOver } from './status.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -65,14 +65,15 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   };
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
-  // the decode cells' estimate (judge/status.ts timingErrorEstimateMs), of the worst loop delay and
-  // the worst in-turn lag over the client threads (which may be two threads': it errs toward marking)
-  const timing = timingErrorEstimateMs({
-    ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
-    ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
-  });
-  const loaded = input.arrivalLagP99Ms === undefined || input.arrivalLagP99Ms >= LOADED_IN_TURN_LAG_MS;
-  const loopOver = (timing !== undefined && timing > input.loopDelayBoundMs && loaded) || (input.loopDelayP99Ms ?? 0) > METHOD_LOOP_DELAY_MS;
+  // the decode cells' rule (judge/status.ts timingOver), on the worst loop delay and the worst
+  // in-turn lag over the client threads (which may be two threads': it errs toward marking)
+  const loopOver = timingOver(
+    {
+      ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
+      ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
+    },
+    input.loopDelayBoundMs,
+  );
   const cpuOver = input.clientCpuCores !== undefined && input.clientCpuCores > input.clientCpuBoundCores;
   if (dispatchP99 > RATE_DISPATCH_BOUND_MS || f.ceilingWaited > 0 || f.unsent > 0 || loopOver || cpuOver) {
     statuses.push('client-limited');

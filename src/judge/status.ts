@@ -109,6 +109,18 @@ export const LOADED_IN_TURN_LAG_MS = 1;
 export const METHOD_LOOP_DELAY_MS = 50;
 
 /**
+ * One stream keeper's token timing is over the bound: its timing error estimate is over
+ * `boundMs` while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the lag
+ * was not measured), or its event-loop delay p99 alone is over METHOD's 50 ms. The decode cells'
+ * rule (clientLimitedEvidence) and the rate cells' (judge-rate.ts).
+ */
+export function timingOver(c: Pick<ClientSelfCheck, 'loopDelayMs' | 'arrivalLagMs'>, boundMs: number): boolean {
+  const estimate = timingErrorEstimateMs(c);
+  const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
+  return (estimate !== undefined && estimate > boundMs && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
+}
+
+/**
  * The client could not time its tokens (METHOD.md: the load generator fell behind): on its worst
  * thread, its timing error estimate p99 (timingErrorEstimateMs) is over `loopDelayBoundMs`
  * (default 5 ms) while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the
@@ -123,12 +135,7 @@ export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs'
   const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
   const bound = input.loopDelayBoundMs;
   const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
-  const over = (c: ClientSelfCheck): boolean => {
-    const estimate = timingErrorEstimateMs(c);
-    const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
-    const timingOver = (estimate !== undefined && estimate > bound && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
-    return timingOver || (cpuKnown && c.cpuCores > cpuBound);
-  };
+  const over = (c: ClientSelfCheck): boolean => timingOver(c, bound) || (cpuKnown && c.cpuCores > cpuBound);
   const score = (c: ClientSelfCheck): number => Math.max((timingErrorEstimateMs(c) ?? 0) / bound, c.cpuCores / cpuBound);
   // the worst of the threads that are over: a thread whose estimate is higher but whose reads do
   // not queue (a late loop, not its own load) must not hide one that is over
