@@ -79,6 +79,25 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
   return out;
 }
 
+/**
+ * A client thread under this many cores that is late anyway was most likely held up by other work
+ * on the machine, not by its own streams: on this project's 2-core VM the fewest streams that put
+ * one thread over the bound by their own reads (256, issue 24's harness) used about 0.27 of a
+ * core; CI's tiny matrix, marked at 4 streams, 0.06–0.07 (2026-12-02). Only the advice depends on it.
+ */
+export const IDLE_CLIENT_CORES = 0.15;
+
+/** What to do about a Client-limited cell: more threads when its own load did it, free cores when it was idle. */
+function clientLimitedAdvice(ev: CellResult['evidence']['clientLimited']): string {
+  if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && ev.cpuCores <= (ev.cpuBoundCores ?? Infinity)) {
+    return (
+      `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (the embedded simulator, Vitest, other processes), not its own streams: ` +
+      "give it free cores (a server on another machine, fewer jobs at once), raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is 50 ms), or set allowClientLimited"
+    );
+  }
+  return 'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited';
+}
+
 /** The cell rules of this file's header, as failure lines. */
 function cellRuleFailures(key: string, result: CellResult, rules: CellRules): string[] {
   const failures: string[] = [];
@@ -93,7 +112,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
     failures.push(
       `${key} is Client-limited: the load generator's ${timing.replace(/^its /, '')}${where}` +
         `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; ` +
-        'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited',
+        clientLimitedAdvice(ev),
     );
   }
   if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {

@@ -1,6 +1,7 @@
 /** The cell's entry points: judgeCellStatus (a measured cell's status) and judgeCell (what its test enforces). */
 import { describe, expect, test } from 'vitest';
 import { judgeCell, judgeCellStatus, type CellRules } from '../../src/judge/index.js';
+import { IDLE_CLIENT_CORES } from '../../src/judge/judge-cell.js';
 import { asBaseline } from '../../src/compare/baseline.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import type { CellResult } from '../../src/shapes/result.js';
@@ -33,6 +34,23 @@ describe('judgeCell', () => {
       "64K/16 is Client-limited: the load generator's event-loop delay p99 was 120.4 ms (bound 50 ms), so its figures may be wrong; spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited",
     ]);
     expect(judgeCell('64K/16', clientLimited, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
+  });
+
+  test("a Client-limited cell whose thread was mostly idle is told to free cores, not to add threads", () => {
+    const idle = copy(c64x16, {
+      status: 'client-limited',
+      statuses: ['client-limited'],
+      evidence: { clientLimited: { eventLoopDelayP99Ms: 7.0, arrivalLagP99Ms: 2.6, timingErrorP99Ms: 7.5, boundMs: 5, cpuCores: 0.06, cpuBoundCores: 0.9 } },
+    });
+    const [line] = judgeCell('1K/4', idle, rules).thresholdFailures!;
+    expect(line).toContain('its CPU 0.06 cores (bound 0.9), so its figures may be wrong; its thread was mostly idle (0.06 cores)');
+    expect(line).toContain('raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS');
+    expect(line).not.toContain('more client threads');
+    // at the idle edge and above it, its own load: more threads
+    for (const cpuCores of [IDLE_CLIENT_CORES, 0.5]) {
+      const busy = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores } } });
+      expect(judgeCell('1K/4', busy, rules).thresholdFailures![0]).toContain('spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS)');
+    }
   });
 
   test('a cell with failed requests fails (the server text escaped) unless its budget sets max.failedRequests or the run allows errors', () => {
