@@ -13,6 +13,27 @@ const { speedMatrixBenchmarkReporters, speedMatrixProjects, speedMatrixReporters
   pathToFileURL(entry).href
 )) as typeof import('llm-speed-matrix/vitest');
 
+/**
+ * Whole runs checked for what the user sees (exit codes, the line that names the fault, which cells
+ * the files hold, the requests the server or the proxy got), not for a figure measured against
+ * time or truth:
+ * each spawns `npx vitest bench` children that mostly wait out their windows, so two files run at
+ * once (project `flows`), after the timing files. Their children use METHOD's 50 ms Client-limited
+ * bound (testEnv below), and none of them compares a figure with a budget written by another run.
+ */
+const flowTests = [
+  'test/faults/matrix-faults.test.ts',
+  'test/faults/server-faults.test.ts',
+  'test/faults/user-faults.test.ts',
+  'test/faults/resume.test.ts',
+  'test/e2e/workload-files.test.ts',
+  'test/e2e/workload-kinds.test.ts',
+  'test/shard/merge.test.ts',
+  'test/meta/secrets.e2e.test.ts',
+  'test/engines/personalities.e2e.test.ts',
+  'test/gateway/nginx.test.ts',
+];
+
 /** The project's own tests that measure time or run whole matrices (project `timing`). */
 const timingTests = [
   'test/accuracy/**/*.test.ts',
@@ -63,9 +84,23 @@ export default defineConfig({
           name: 'timing',
           env: testEnv,
           include: timingTests,
+          exclude: [...configDefaults.exclude, ...flowTests],
           benchmark: { include: [] },
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+          testTimeout: 300_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          // flowTests, two files at a time (see there), after the timing files
+          name: 'flows',
+          env: testEnv,
+          include: flowTests,
+          benchmark: { include: [] },
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
           testTimeout: 300_000,
           hookTimeout: 60_000,
         },
@@ -77,7 +112,7 @@ export default defineConfig({
           include: ['test/real/**/*.test.ts'],
           benchmark: { include: [] },
           fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           testTimeout: 600_000,
           hookTimeout: 60_000,
         },
