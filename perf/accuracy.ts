@@ -122,6 +122,8 @@ interface LevelResult {
   /** the cell's own CPU meter, what its Client-limited rule reads (load/client-cpu.ts: the thread's where it can be read) */
   meterCores?: number;
   meterSource?: string;
+  /** the share of the span the thread that waited most waited, ready to run, for a core (Linux) */
+  coreWait?: number;
 }
 
 async function measure(sim: SimAt, streams: number, threads: number): Promise<{ r: LevelResult; cell: CellSelf }> {
@@ -183,6 +185,7 @@ async function measure(sim: SimAt, streams: number, threads: number): Promise<{ 
     simLateP99: state.stepLatenessMs.p99,
     gateMs: raw.gate.waitedMs,
     ...(raw.clientCpu ? { meterCores: raw.clientCpu.cores, meterSource: raw.clientCpu.source } : {}),
+    ...(raw.clientCpu?.coreWaitShare !== undefined ? { coreWait: raw.clientCpu.coreWaitShare } : {}),
   };
   let events = 0;
   const cmp = compareWithTruth(cell);
@@ -287,15 +290,15 @@ console.log(
     `client = runCell in this process (its streams on 1 = the cell's own thread, or N client threads), ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | server step lateness p99 | Client-limited (rule at default bounds) |',
+  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | waited for a core (most) | server step lateness p99 | Client-limited (rule at default bounds) |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.streams} | ${r.threads} | ${Math.round(r.eventsPerS).toLocaleString('en-US')} | ${(r.delivered * 100).toFixed(1)} % | ${f(q(r.ttftLag, 0.99))} | ` +
       `${f(q(r.ttftWithSend, 0.99))} | ${f(q(r.tokenLag, 0.5))} / ${f(q(r.tokenLag, 0.99))} | ${f(worstThreadP99(r))} | ` +
       `${f(q(r.gapErr, 0.99))} | ${f(q(r.tbtErr, 0.99), 3)} | ` +
-      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.inTurnP99)} ms | ${f(r.meterCores)} | ${f(r.simLateP99)} ms | ${r.verdict} |`,
+      `${f(r.cpuCores)} (${f(r.sysCores)}) | ${f(r.loopP99)} ms | ${f(r.inTurnP99)} ms | ${f(r.meterCores)} | ${r.coreWait === undefined ? 'n/a' : `${(r.coreWait * 100).toFixed(1)} %`} | ${f(r.simLateP99)} ms | ${r.verdict} |`,
   );
 }
 console.log(

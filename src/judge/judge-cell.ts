@@ -81,18 +81,38 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
 
 /**
  * A client thread under this many cores that is late anyway was most likely held up by other work
- * on the machine, not by its own streams: on this project's 2-core VM the fewest streams that put
- * one thread over the bound by their own reads (256, issue 24's harness) used about 0.27 of a
- * core; CI's tiny matrix, marked at 4 streams, 0.06–0.07 (2026-12-02). Only the advice depends on it.
+ * on the machine, not by its own streams. On this project's 2-core VM (2026-12-02): the tiny
+ * matrix's 4-stream cells, marked on CI, used 0.04–0.075 of a core; the fewest streams that put a
+ * thread over the bound by their own reads (256, issue 24's harness, `perf/accuracy.ts`) 0.15 on
+ * each of two threads and 0.25 on one. Only the advice depends on it.
  */
-export const IDLE_CLIENT_CORES = 0.15;
+export const IDLE_CLIENT_CORES = 0.1;
 
-/** What to do about a Client-limited cell: more threads when its own load did it, free cores when it was idle. */
+/**
+ * A thread that waited, ready to run, for a core this share of the time or more had no core free:
+ * more client threads would wait too. Same VM and harness: 1,024 streams on two threads with the
+ * server in a third process waited 21 %; on one thread 3.9 %; 256 streams 10–12 %, where a second
+ * thread still lowered the true error p99 (5.2 to 3.4 ms).
+ */
+export const NO_FREE_CORE_WAIT_SHARE = 0.15;
+
+const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)} %`;
+
+/**
+ * What to do about a Client-limited cell: free cores when its thread was nearly idle (others held
+ * it up) or waited long for a core (none was free for more threads), else more threads.
+ */
 function clientLimitedAdvice(ev: CellResult['evidence']['clientLimited']): string {
   if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && ev.cpuCores <= (ev.cpuBoundCores ?? Infinity)) {
     return (
       `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (the embedded simulator, Vitest, other processes), not its own streams: ` +
       "give it free cores (a server on another machine, fewer jobs at once), raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is 50 ms), or set allowClientLimited"
+    );
+  }
+  if (ev?.coreWaitShare !== undefined && ev.coreWaitShare >= NO_FREE_CORE_WAIT_SHARE) {
+    return (
+      'this machine had no core free for it, so more client threads would wait too: ' +
+      'give the client more cores (the server on another machine, fewer jobs at once), run fewer streams per process, or set allowClientLimited'
     );
   }
   return 'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited';
@@ -111,7 +131,8 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
     const where = ev?.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
     failures.push(
       `${key} is Client-limited: the load generator's ${timing.replace(/^its /, '')}${where}` +
-        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}, so its figures may be wrong; ` +
+        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
+        `${ev?.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}, so its figures may be wrong; ` +
         clientLimitedAdvice(ev),
     );
   }

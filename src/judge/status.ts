@@ -69,6 +69,8 @@ export interface CellStatusInput {
   clientCpuCores?: number;
   /** …or when its CPU exceeds this many cores (default 0.9) */
   cpuBoundCores?: number;
+  /** the share of the same span its thread waited, ready to run, for a core (Linux; evidence only) */
+  clientCoreWaitShare?: number;
   /**
    * with client threads (load/stream-threads.ts): each thread's own loop delay p99 and CPU; the
    * worst thread decides (loopDelayMs and clientCpuCores are then that thread's and the busiest's)
@@ -83,6 +85,8 @@ export interface ClientSelfCheck {
   loopDelayMs?: { p99: number };
   arrivalLagMs?: { p99: number };
   cpuCores: number;
+  /** the share of the span it waited, ready to run, for a core (evidence only: it names the cause, not the verdict) */
+  coreWaitShare?: number;
 }
 
 /**
@@ -128,10 +132,19 @@ export function timingOver(c: Pick<ClientSelfCheck, 'loopDelayMs' | 'arrivalLagM
  * than `cpuBound` of a core. Undefined when none is over. The evidence names the figures of the
  * worst thread that is over (and which one, with client threads).
  */
-export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs' | 'arrivalLagMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads'>): CellEvidence['clientLimited'] {
+export function clientLimitedEvidence(
+  input: Pick<CellStatusInput, 'loopDelayMs' | 'arrivalLagMs' | 'loopDelayBoundMs' | 'clientCpuCores' | 'cpuBoundCores' | 'clientThreads' | 'clientCoreWaitShare'>,
+): CellEvidence['clientLimited'] {
   const keepers: ClientSelfCheck[] = input.clientThreads?.length
     ? [...input.clientThreads]
-    : [{ ...(input.loopDelayMs ? { loopDelayMs: input.loopDelayMs } : {}), ...(input.arrivalLagMs ? { arrivalLagMs: input.arrivalLagMs } : {}), cpuCores: input.clientCpuCores ?? 0 }];
+    : [
+        {
+          ...(input.loopDelayMs ? { loopDelayMs: input.loopDelayMs } : {}),
+          ...(input.arrivalLagMs ? { arrivalLagMs: input.arrivalLagMs } : {}),
+          cpuCores: input.clientCpuCores ?? 0,
+          ...(input.clientCoreWaitShare !== undefined ? { coreWaitShare: input.clientCoreWaitShare } : {}),
+        },
+      ];
   const cpuBound = input.cpuBoundCores ?? DEFAULTS.clientLimitedCpuCores;
   const bound = input.loopDelayBoundMs;
   const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
@@ -149,6 +162,7 @@ export function clientLimitedEvidence(input: Pick<CellStatusInput, 'loopDelayMs'
   const evidence: NonNullable<CellEvidence['clientLimited']> = { eventLoopDelayP99Ms: c.loopDelayMs?.p99 ?? 0, boundMs: bound };
   if (c.arrivalLagMs !== undefined) Object.assign(evidence, { arrivalLagP99Ms: c.arrivalLagMs.p99, timingErrorP99Ms: estimate });
   if (cpuKnown) Object.assign(evidence, { cpuCores: c.cpuCores, cpuBoundCores: cpuBound });
+  if (c.coreWaitShare !== undefined) evidence.coreWaitShare = c.coreWaitShare;
   if (keepers.length > 1) Object.assign(evidence, { threads: keepers.length, thread: worst + 1 });
   return evidence;
 }

@@ -6,7 +6,7 @@
  * with threads, the worst thread's delay and the busiest thread's CPU, each thread's kept too.
  */
 import { getAdapter } from '../engines/detect.js';
-import type { CpuSource } from './client-cpu.js';
+import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
@@ -41,7 +41,7 @@ export interface StreamsOutcome {
   loopDelayMs?: EventLoopDelayStats;
   /** in-turn lag of response reads (client/arrival-clock.ts): the worst thread's */
   arrivalLagMs?: ArrivalLagStats;
-  clientCpu: { cores: number; source: CpuSource };
+  clientCpu: CpuReading;
   threads?: ThreadSelfCheck[];
   /** connections opened by the threads' own clients */
   connectionsOpened: number;

@@ -11,7 +11,7 @@ import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
-import type { CpuSource } from './client-cpu.js';
+import type { CpuReading } from './client-cpu.js';
 import { cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
@@ -67,7 +67,7 @@ export interface CellRun {
   /** event-loop delay of the load generator from the workers' start to the window's end */
   loopDelayMs?: { p50: number; p99: number; max: number };
   /** the load generator's CPU over the same span, in cores (its thread's, where it can be read; with client threads, the busiest thread's) */
-  clientCpu?: { cores: number; source: CpuSource };
+  clientCpu?: CpuReading;
   /**
    * how late the client handled response reads that were ready together, from the workers' start
    * to the window's end (client/arrival-clock.ts; with client threads, the worst thread's)

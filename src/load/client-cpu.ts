@@ -3,6 +3,9 @@
  * figures may be wrong). On Linux it reads the calling thread's CPU time from
  * /proc/thread-self/stat, so an embedded simulator in a worker thread of the same process is not
  * counted as the client; elsewhere it falls back to the whole process (process.cpuUsage).
+ * On Linux it also reads how long the thread was ready to run but waited for a core
+ * (/proc/thread-self/schedstat, the run-queue wait): a thread held off its core by other work on
+ * the machine stamps what arrives meanwhile late, however idle it is itself.
  * Not pure: it samples the running process.
  */
 import { readFileSync } from 'node:fs';
@@ -28,19 +31,40 @@ export function cpuTimeMs(): { ms: number; source: CpuSource } {
   return { ms: (u.user + u.system) / 1000, source: 'process' };
 }
 
+/** ms this thread has waited, ready to run, for a core since it started (Linux); undefined elsewhere */
+export function coreWaitMs(): number | undefined {
+  try {
+    // on_cpu_ns run_queue_wait_ns timeslices
+    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
+    return Number.isFinite(ns) ? ns / 1e6 : undefined;
+  } catch {
+    return undefined; // not Linux, or a kernel without schedstats
+  }
+}
+
+export interface CpuReading {
+  /** CPU time / wall time since the start */
+  cores: number;
+  source: CpuSource;
+  /** the share of the wall time the thread waited, ready to run, for a core (Linux) */
+  coreWaitShare?: number;
+}
+
 export interface CpuMeter {
-  /** cores used since the start: CPU time / wall time */
-  stop(): { cores: number; source: CpuSource };
+  stop(): CpuReading;
 }
 
 export function startCpuMeter(): CpuMeter {
   const start = cpuTimeMs();
+  const startWait = coreWaitMs();
   const startWall = monoMs();
   return {
     stop() {
       const end = cpuTimeMs();
+      const endWait = coreWaitMs();
       const wall = monoMs() - startWall;
-      return { cores: wall > 0 ? Math.max(0, end.ms - start.ms) / wall : 0, source: end.source };
+      const waited = startWait !== undefined && endWait !== undefined && wall > 0 ? { coreWaitShare: Math.max(0, endWait - startWait) / wall } : {};
+      return { cores: wall > 0 ? Math.max(0, end.ms - start.ms) / wall : 0, source: end.source, ...waited };
     },
   };
 }

@@ -14,7 +14,7 @@ import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
-import type { CpuSource } from './client-cpu.js';
+import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck } from './self-check.js';
 import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
@@ -68,7 +68,7 @@ export interface RateRun {
   loopDelayMs?: { p50: number; p99: number; max: number };
   /** how late the client handled response reads that were ready together (client/arrival-clock.ts) */
   arrivalLagMs?: ArrivalLagStats;
-  clientCpu?: { cores: number; source: CpuSource };
+  clientCpu?: CpuReading;
   /** the client threads that sent the schedule (absent: the cell's own thread) */
   clientThreads?: number;
 }

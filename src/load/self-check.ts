@@ -5,13 +5,13 @@
  * (cell-streams.ts), each client thread (stream-thread-main.ts), a rate cell (rate-cell.ts).
  */
 import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
-import { startCpuMeter, type CpuSource } from './client-cpu.js';
+import { startCpuMeter, type CpuReading } from './client-cpu.js';
 import { startLoopMonitor, type EventLoopDelayStats } from './loop-monitor.js';
 
 export interface SelfCheck {
   loopDelayMs?: EventLoopDelayStats;
   arrivalLagMs?: ArrivalLagStats;
-  cpu: { cores: number; source: CpuSource };
+  cpu: CpuReading;
 }
 
 export interface SelfCheckMeter {

@@ -47,19 +47,22 @@ export interface ThreadSelfCheck {
   /** how late the thread handled response reads that were ready together (client/arrival-clock.ts) */
   arrivalLagMs?: ArrivalLagStats;
   cpuCores: number;
+  /** the share of the span it waited, ready to run, for a core (client-cpu.ts; Linux) */
+  coreWaitShare?: number;
 }
 
 /**
  * What the cell's Client-limited verdict reads of its threads: the worst thread's event-loop delay
  * and in-turn lag (each thread's own p99: they are not pooled), and the busiest thread's CPU.
  */
-export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDelayMs?: EventLoopDelayStats; arrivalLagMs?: ArrivalLagStats; clientCpu: { cores: number; source: 'thread' } } {
+export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDelayMs?: EventLoopDelayStats; arrivalLagMs?: ArrivalLagStats; clientCpu: { cores: number; source: 'thread'; coreWaitShare?: number } } {
   const worstLoop = perThread.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
   const worstLag = perThread.reduce<ArrivalLagStats | undefined>((w, x) => ((x.arrivalLagMs?.p99 ?? -1) > (w?.p99 ?? -1) ? x.arrivalLagMs : w), undefined);
+  const waits = perThread.flatMap((x) => (x.coreWaitShare !== undefined ? [x.coreWaitShare] : []));
   return {
     ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
     ...(worstLag ? { arrivalLagMs: worstLag } : {}),
-    clientCpu: { cores: Math.max(0, ...perThread.map((x) => x.cpuCores)), source: 'thread' },
+    clientCpu: { cores: Math.max(0, ...perThread.map((x) => x.cpuCores)), source: 'thread', ...(waits.length > 0 ? { coreWaitShare: Math.max(...waits) } : {}) },
   };
 }
 
@@ -252,6 +255,7 @@ export abstract class ThreadSetBase {
         ...(r.done?.loopDelayMs ? { loopDelayMs: r.done.loopDelayMs } : {}),
         ...(r.done?.arrivalLagMs ? { arrivalLagMs: r.done.arrivalLagMs } : {}),
         cpuCores: r.done?.cpu.cores ?? 0,
+        ...(r.done?.cpu.coreWaitShare !== undefined ? { coreWaitShare: r.done.cpu.coreWaitShare } : {}),
       })),
       connectionsOpened: this.running.reduce((n, r) => n + (r.done?.connectionsOpened ?? 0), 0),
     };

@@ -7,7 +7,7 @@ import type { EndpointKind, EngineKind, HttpTarget, ServerFacts } from '../shape
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
-import type { CpuSource } from './client-cpu.js';
+import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import type { DueRequest, ScheduledTimeline } from './schedule-follower.js';
 
@@ -81,7 +81,7 @@ export type FromThread =
       kind: 'done';
       loopDelayMs?: EventLoopDelayStats;
       arrivalLagMs?: ArrivalLagStats;
-      cpu: { cores: number; source: CpuSource };
+      cpu: CpuReading;
       connectionsOpened: number;
       learnedClose?: { requestId: string; idleMs: number };
       /** a rate cell's thread: the most in flight at once on its lanes, sends that waited for one, due requests never sent */

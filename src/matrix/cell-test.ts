@@ -170,6 +170,7 @@ function repeatFigures(run: RunContext, cell: PlannedCell, raw: Raw, say: (m: st
     loopDelayMs: raw.loopDelayMs,
     loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
+    ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
     ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}),
     ...(raw.arrivalLagMs ? { arrivalLagMs: raw.arrivalLagMs } : {}),
   };

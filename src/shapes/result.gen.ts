@@ -559,6 +559,10 @@ export interface CellResult {
      */
     source: 'thread' | 'process';
     /**
+     * the share of the span the load generator's thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat; with client threads the most any waited): other work on the machine holding it off, which makes its timestamps late however idle it is
+     */
+    coreWaitShare?: number;
+    /**
      * the cell's streams ran on this many client threads (LLM_BENCH_CLIENT_THREADS); cores is the busiest thread's
      */
     threads?: number;
@@ -828,6 +832,10 @@ export interface CellEvidence {
      * CPU above which the cell is Client-limited (0.9)
      */
     cpuBoundCores?: number;
+    /**
+     * the share of the same span that thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat): other work on the machine holding it off
+     */
+    coreWaitShare?: number;
     /**
      * the cell's streams ran on this many client threads; the figures above are the worst thread's loop delay and the busiest thread's CPU
      */

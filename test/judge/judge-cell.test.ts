@@ -1,7 +1,7 @@
 /** The cell's entry points: judgeCellStatus (a measured cell's status) and judgeCell (what its test enforces). */
 import { describe, expect, test } from 'vitest';
 import { judgeCell, judgeCellStatus, type CellRules } from '../../src/judge/index.js';
-import { IDLE_CLIENT_CORES } from '../../src/judge/judge-cell.js';
+import { IDLE_CLIENT_CORES, NO_FREE_CORE_WAIT_SHARE } from '../../src/judge/judge-cell.js';
 import { asBaseline } from '../../src/compare/baseline.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import type { CellResult } from '../../src/shapes/result.js';
@@ -40,10 +40,10 @@ describe('judgeCell', () => {
     const idle = copy(c64x16, {
       status: 'client-limited',
       statuses: ['client-limited'],
-      evidence: { clientLimited: { eventLoopDelayP99Ms: 7.0, arrivalLagP99Ms: 2.6, timingErrorP99Ms: 7.5, boundMs: 5, cpuCores: 0.06, cpuBoundCores: 0.9 } },
+      evidence: { clientLimited: { eventLoopDelayP99Ms: 7.0, arrivalLagP99Ms: 2.6, timingErrorP99Ms: 7.5, boundMs: 5, cpuCores: 0.06, cpuBoundCores: 0.9, coreWaitShare: 0.021 } },
     });
     const [line] = judgeCell('1K/4', idle, rules).thresholdFailures!;
-    expect(line).toContain('its CPU 0.06 cores (bound 0.9), so its figures may be wrong; its thread was mostly idle (0.06 cores)');
+    expect(line).toContain('its CPU 0.06 cores (bound 0.9), ready to run but waiting for a core 2.1 % of the time, so its figures may be wrong; its thread was mostly idle (0.06 cores)');
     expect(line).toContain('raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS');
     expect(line).not.toContain('more client threads');
     // at the idle edge and above it, its own load: more threads
@@ -51,6 +51,11 @@ describe('judgeCell', () => {
       const busy = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores } } });
       expect(judgeCell('1K/4', busy, rules).thresholdFailures![0]).toContain('spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS)');
     }
+    // busy, and waiting for a core as long as a thread with none free: more threads would wait too
+    const crowded = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores: 0.45, coreWaitShare: NO_FREE_CORE_WAIT_SHARE, threads: 2, thread: 1 } } });
+    const line2 = judgeCell('1K/1024', crowded, rules).thresholdFailures![0]!;
+    expect(line2).toContain('on client thread 1 of 2 and its CPU 0.45 cores (bound 0.9), ready to run but waiting for a core 15 % of the time, so its figures may be wrong; this machine had no core free for it');
+    expect(line2).not.toContain('more client threads (LLM_BENCH_CLIENT_THREADS)');
   });
 
   test('a cell with failed requests fails (the server text escaped) unless its budget sets max.failedRequests or the run allows errors', () => {
