@@ -1,0 +1,39 @@
+/**
+ * `npm test` runs every test file: each `test/**\/*.test.ts` belongs to exactly one of the Vitest
+ * projects that package.json's test script names. A file outside them (a new folder no project
+ * includes, a project missing from the script) would pass CI without ever running.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : testFiles(path);
+    return e.name.endsWith('.test.ts') ? [relative(root, path)] : [];
+  });
+}
+
+test("every test file runs under npm test, in one project (fix: add its folder to a project's include in vitest.config.ts, or the project to package.json's test script)", () => {
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
+  const projects = [...script.matchAll(/--project[ =](\S+)/g)].map((m) => m[1]!);
+  expect(projects.length).toBeGreaterThan(0);
+  const listed = JSON.parse(
+    execFileSync(process.execPath, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'list', '--filesOnly', '--json', ...projects.flatMap((p) => ['--project', p])], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  ) as Array<{ file: string; projectName: string }>;
+  const byFile = new Map<string, string[]>();
+  for (const { file, projectName } of listed) byFile.set(relative(root, file), [...(byFile.get(relative(root, file)) ?? []), projectName]);
+  const onDisk = testFiles(join(root, 'test')).sort();
+  expect(onDisk.filter((f) => !byFile.has(f)), 'test files no project of npm test runs').toEqual([]);
+  expect([...byFile].filter(([, p]) => p.length > 1), 'test files in two projects (they would run twice)').toEqual([]);
+  expect(onDisk.length).toBeGreaterThan(100);
+});
