@@ -31,14 +31,18 @@ export function cpuTimeMs(): { ms: number; source: CpuSource } {
   return { ms: (u.user + u.system) / 1000, source: 'process' };
 }
 
-/** ms this thread has waited, ready to run, for a core since it started (Linux); undefined elsewhere */
+/**
+ * ms this thread has waited, ready to run, for a core since it started (Linux); undefined
+ * elsewhere, and where the kernel keeps no such count (the file reads `0 0 0`: a running thread
+ * has run for more than 0 ns wherever it is counted)
+ */
 export function coreWaitMs(): number | undefined {
   try {
     // on_cpu_ns run_queue_wait_ns timeslices
-    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
-    return Number.isFinite(ns) ? ns / 1e6 : undefined;
+    const [ran, waited] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return ran !== undefined && ran > 0 && waited !== undefined && Number.isFinite(waited) ? waited / 1e6 : undefined;
   } catch {
-    return undefined; // not Linux, or a kernel without schedstats
+    return undefined; // not Linux
   }
 }
 

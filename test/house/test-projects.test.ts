@@ -28,6 +28,9 @@ test("every test file runs under npm test, in one project (fix: add its folder t
       cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+      // a plain `vitest list`, not one inside this run's worker
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV')),
     }),
   ) as Array<{ file: string; projectName: string }>;
   const byFile = new Map<string, string[]>();

@@ -1,7 +1,7 @@
 /** The cell's entry points: judgeCellStatus (a measured cell's status) and judgeCell (what its test enforces). */
 import { describe, expect, test } from 'vitest';
 import { judgeCell, judgeCellStatus, type CellRules } from '../../src/judge/index.js';
-import { IDLE_CLIENT_CORES, NO_FREE_CORE_WAIT_SHARE } from '../../src/judge/judge-cell.js';
+import { HELD_UP_WAIT_SHARE, IDLE_CLIENT_CORES, NO_FREE_CORE_WAIT_SHARE } from '../../src/judge/judge-cell.js';
 import { asBaseline } from '../../src/compare/baseline.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import type { CellResult } from '../../src/shapes/result.js';
@@ -46,6 +46,21 @@ describe('judgeCell', () => {
     expect(line).toContain('its CPU 0.06 cores (bound 0.9), ready to run but waiting for a core 2.1 % of the time, so its figures may be wrong; its thread was mostly idle (0.06 cores)');
     expect(line).toContain('raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS');
     expect(line).not.toContain('more client threads');
+    // a wider bound is offered only where it would change the verdict: not at METHOD's 50 ms
+    // already, nor with the loop delay itself over 50 ms (marked whatever the bound)
+    for (const clientLimited of [
+      { ...idle.evidence.clientLimited!, boundMs: 50, eventLoopDelayP99Ms: 52, timingErrorP99Ms: 52.1 },
+      { ...idle.evidence.clientLimited!, boundMs: 200, eventLoopDelayP99Ms: 60, timingErrorP99Ms: 60.1 },
+    ]) {
+      const wide = judgeCell('1K/4', copy(idle, { evidence: { clientLimited } }), rules).thresholdFailures![0]!;
+      expect(wide).toContain('its thread was mostly idle');
+      expect(wide).not.toContain('raise the bound');
+    }
+    // idle but it never waited for a core: its own short stalls, not others; the general advice
+    const ownStall = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, coreWaitShare: HELD_UP_WAIT_SHARE / 2 } } });
+    const line3 = judgeCell('1K/4', ownStall, rules).thresholdFailures![0]!;
+    expect(line3).not.toContain('mostly idle');
+    expect(line3).toContain('spread the streams over more client threads');
     // at the idle edge and above it, its own load: more threads
     for (const cpuCores of [IDLE_CLIENT_CORES, 0.5]) {
       const busy = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores } } });
