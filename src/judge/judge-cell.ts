@@ -17,6 +17,7 @@
 import type { CellResult, Slo, SloVerdict } from '../shapes/result.js';
 import type { CellBudget, Tolerances } from '../thresholds/schema.js';
 import { escapeText } from '../text/escape.js';
+import { percent } from '../text/format.js';
 import { METHOD_LOOP_DELAY_MS, cellStatuses, type CellStatusInput, type CellStatusResult } from './status.js';
 import { combineStatuses } from './repeat.js';
 import { evaluateCell } from './thresholds.js';
@@ -95,8 +96,6 @@ export const IDLE_CLIENT_CORES = 0.1;
  * thread still lowered the true error p99 (5.2 to 3.4 ms).
  */
 export const NO_FREE_CORE_WAIT_SHARE = 0.15;
-
-const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)} %`;
 
 /**
  * A nearly idle thread is said to have been held up by others only when it also waited for a core

@@ -6,7 +6,7 @@
  * measurements; then, only when present, threshold failures and regressions.
  */
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
-import { ABSENT, formatMs, formatMsPrecise, formatNumber, formatRate } from '../text/format.js';
+import { ABSENT, formatMs, formatMsPrecise, formatNumber, formatRate, percent } from '../text/format.js';
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
@@ -28,7 +28,6 @@ import {
   matrixCells,
   missingText,
   NOT_YET,
-  percent,
   sortedUnique,
   SPREAD_COLUMN,
   STATUS_LABELS,

@@ -4,10 +4,10 @@
  * measurements row, and the knee line. Numbers use the decode table's formats (src/text/format.ts):
  * TTFT and end-to-end in whole ms, the time between tokens and the dispatch delay to 0.1 ms.
  */
-import { ABSENT, formatCount, formatMsPrecise, formatNumber, formatRate } from '../text/format.js';
+import { ABSENT, formatCount, formatMsPrecise, formatNumber, formatRate, percent } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
 import type { Distribution, RateCellResult } from '../shapes/result.js';
-import { percent, rateStatusWords, rateText } from './view.js';
+import { rateStatusWords, rateText } from './view.js';
 
 /** The measurements table's columns (a Goodput column follows with an SLO). */
 export const RATE_MEASUREMENTS_COLUMNS = [

@@ -5,7 +5,7 @@
  * format (src/pages/escape.ts), so the words are the same everywhere.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { ABSENT, formatCount, formatNumber } from '../text/format.js';
+import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
 import { parseCellKey } from '../shapes/labels.js';
 import type { CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
@@ -75,11 +75,6 @@ export function goodputText(cell: Pick<CellResult, 'goodput'> | undefined): stri
   const g = cell?.goodput;
   if (!g || g.requests.judged === 0) return ABSENT;
   return `${percent(g.requests.share)} (${percent(g.tokens.share)} of tokens)`;
-}
-
-export function percent(share: number): string {
-  const p = share * 100;
-  return `${formatNumber(p, p > 0 && p < 10 ? 1 : 0)} %`;
 }
 
 export const SPREAD_COLUMN = 'Spread over repeats';

@@ -20,6 +20,12 @@ export function formatNumber(x: number | undefined, digits = 0): string {
   return x === undefined || !Number.isFinite(x) ? ABSENT : fixed(digits).format(x);
 }
 
+/** A share as a percentage: one decimal under 10 % (`2.1 %`), none from there (`15 %`), `0 %` for none. */
+export function percent(share: number): string {
+  const p = share * 100;
+  return `${formatNumber(p, p > 0 && p < 10 ? 1 : 0)} %`;
+}
+
 /** Decode tok/s and other one-decimal figures: `2,616.6`. */
 export function formatRate(x: number | undefined): string {
   return formatNumber(x, 1);
