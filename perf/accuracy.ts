@@ -115,7 +115,7 @@ interface LevelResult {
   /** of cpuCores: kernel (system) time */
   sysCores: number;
   loopP99?: number;
-  /** in-turn lag p99 of response reads (client/arrival-clock.ts), the worst thread's */
+  /** read lag p99 of response reads (client/arrival-clock.ts), the worst thread's */
   inTurnP99?: number;
   simLateP99?: number;
   gateMs: number;
@@ -269,7 +269,7 @@ try {
       results.push({ ...r, verdict: clientLimitedNow(r, cell) });
       console.error(
         `${n} streams, ${r.threads} thread(s): ${Math.round(r.eventsPerS)} events/s; token lag p50 ${f(q(r.tokenLag, 0.5))} p99 ${f(q(r.tokenLag, 0.99))} ms; ` +
-          `worst thread p99 ${f(worstThreadP99(r))} ms; loop p99 ${f(r.loopP99)} ms; in-turn lag p99 ${f(r.inTurnP99)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
+          `worst thread p99 ${f(worstThreadP99(r))} ms; loop p99 ${f(r.loopP99)} ms; read lag p99 ${f(r.inTurnP99)} ms; CPU ${f(r.cpuCores)} cores (kernel ${f(r.sysCores)}); misaligned ${r.misaligned}`,
       );
     }
   }
@@ -290,7 +290,7 @@ console.log(
     `client = runCell in this process (its streams on 1 = the cell's own thread, or N client threads), ${WINDOW_S} s window, one cell per row. Errors are client − truth in ms (same monotonic clock).\n`,
 );
 console.log(
-  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | in-turn read lag p99 (worst thread) | CPU meter (busiest thread) | waited for a core (most) | server step lateness p99 | Client-limited (rule at default bounds) |',
+  '| streams | threads | events/s | tokens delivered | first-token lag p99 | TTFT error incl. send p99 | per-token arrival error p50 / p99 | worst thread\'s arrival error p99 | gap error p99 | per-request TBT error p99 | client CPU, cores (of which kernel) | loop delay p99 (worst thread) | read lag p99 (worst thread) | CPU meter (busiest thread) | waited for a core (most) | server step lateness p99 | Client-limited (rule at default bounds) |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
@@ -302,5 +302,5 @@ for (const r of results) {
   );
 }
 console.log(
-  `\nThe rule: Client-limited when, on the worst client thread, √(event-loop delay p99² + in-turn read lag p99²) > ${DEFAULTS.clientLimitedLoopDelayMs} ms, or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`,
+  `\nThe rule: Client-limited when, on the worst client thread, √(event-loop delay p99² + read lag p99²) > ${DEFAULTS.clientLimitedLoopDelayMs} ms, or its CPU > ${DEFAULTS.clientLimitedCpuCores} core.`,
 );

@@ -6,7 +6,7 @@
  *
  * Run: npx tsx perf/dispatch-delay.ts [--rates 50,200,500] [--seconds 10] [--tokens 16] [--gap-ms 20] [--threads 1] [--process constant,poisson]
  * `--threads 1,2`: each rate sent from the cell's own thread, then over 2 client threads
- * (rate-threads.ts), with each one's worst-thread loop delay and in-turn read lag p99 beside it.
+ * (rate-threads.ts), with each one's worst-thread loop delay and read lag p99 beside it.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -71,7 +71,7 @@ const session: LoadSession = {
 
 const f = (x: number) => x.toFixed(2);
 console.log(`open-loop dispatch delay: ${SECONDS} s windows, ${TOKENS} tokens ${GAP_MS} ms apart per request (${((TOKENS * GAP_MS) / 1000).toFixed(2)} s each); server in another process`);
-console.log('| rate (req/s) | process | client threads | requests | send − scheduled p50 / p99 / max (ms) | server arrival − scheduled p50 / p99 (ms) | peak in flight | loop delay p99 / in-turn lag p99 (worst thread, ms) |');
+console.log('| rate (req/s) | process | client threads | requests | send − scheduled p50 / p99 / max (ms) | server arrival − scheduled p50 / p99 (ms) | peak in flight | loop delay p99 / read lag p99 (worst thread, ms) |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const rate of RATES) {
   for (const [kind, threads] of PROCESSES.flatMap((k) => THREADS.map((t) => [k, t] as const))) {

@@ -34,7 +34,7 @@ export const DEFAULTS = {
   /** server metrics sampling inside the window */
   metricsIntervalMs: 1000,
   /**
-   * the client's timing error estimate p99 (√ of event-loop delay p99² + in-turn read lag p99²,
+   * the client's timing error estimate p99 (√ of event-loop delay p99² + read lag p99²,
    * worst client thread) above this marks the cell Client-limited: 5 ms, calibrated in
    * docs/accuracy.md (METHOD.md says 50 ms of loop delay; the README says why this is tighter)
    */

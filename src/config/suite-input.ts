@@ -351,7 +351,7 @@ export interface SuiteInput {
   thresholds?: string;
   /**
    * The client's timing error estimate p99 above which a cell is Client-limited, in ms (> 0): √ of
-   * its event-loop delay p99² + its reads' in-turn lag p99², on its worst thread (see
+   * its event-loop delay p99² + its reads' lag p99², on its worst thread (see
    * docs/accuracy.md; LLM_BENCH_CLIENT_LIMIT_MS wins). METHOD.md's 50 ms bounds the loop delay.
    * @default 5
    * @example 10

@@ -137,7 +137,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
     const ev = result.evidence.clientLimited;
     const timing =
       ev?.timingErrorP99Ms !== undefined
-        ? `its timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ in-turn read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
+        ? `its timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
         : `its event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)`;
     const where = ev?.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
     failures.push(

@@ -41,7 +41,7 @@ export interface RateStatusInput {
   timelines: readonly RequestTimeline[];
   /** the load generator's event-loop delay and CPU over the cell, and the decode cells' bounds */
   loopDelayP99Ms?: number;
-  /** in-turn lag p99 of response reads (client/arrival-clock.ts); with the loop delay, the client's timing error estimate */
+  /** read lag p99 of response reads (client/arrival-clock.ts); with the loop delay, the client's timing error estimate */
   arrivalLagP99Ms?: number;
   loopDelayBoundMs: number;
   clientCpuCores?: number;
@@ -66,7 +66,7 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
   // the decode cells' rule (judge/status.ts timingOver), on the worst loop delay and the worst
-  // in-turn lag over the client threads (which may be two threads': it errs toward marking)
+  // read lag over the client threads (which may be two threads': it errs toward marking)
   const loopOver = timingOver(
     {
       ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),

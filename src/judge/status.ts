@@ -61,7 +61,7 @@ export interface CellStatusInput {
   /** event-loop delay over the window (load/loop-monitor.ts), when monitored */
   loopDelayMs?: { p99: number };
   /**
-   * the client is limited when its timing error estimate p99 (loop delay p99 and in-turn read lag
+   * the client is limited when its timing error estimate p99 (loop delay p99 and read lag
    * p99 combined: timingErrorEstimateMs) exceeds this bound, in ms (suite clientLimitedLoopDelayMs)
    */
   loopDelayBoundMs: number;
@@ -76,7 +76,7 @@ export interface CellStatusInput {
    * worst thread decides (loopDelayMs and clientCpuCores are then that thread's and the busiest's)
    */
   clientThreads?: readonly ClientSelfCheck[];
-  /** in-turn lag of response reads over the same span (client/arrival-clock.ts), when measured */
+  /** read lag of response reads over the same span (client/arrival-clock.ts), when measured */
   arrivalLagMs?: { p99: number };
 }
 
@@ -93,7 +93,8 @@ export interface ClientSelfCheck {
  * The client's estimate of its own token timing error at p99 (issue 24, calibrated in
  * docs/accuracy.md): a chunk is stamped late by the time its thread's loop was busy before the
  * turn that handles it (the event-loop delay, loop-monitor.ts) and by the reads handled before it
- * in that turn (the in-turn lag, client/arrival-clock.ts). The estimate is the root of the sum of
+ * in that turn plus, on Linux, the thread's wait for a core before the turn (the read lag,
+ * client/arrival-clock.ts). The estimate is the root of the sum of
  * the two p99s' squares, not their sum: a long turn of reads delays the loop's timer too, so one
  * stall shows in both, and a sum counted it twice (at 64 streams on one thread, a true p99 of
  * 1.6–2.3 ms read 4.2–5.4 ms, over the 5 ms bound now and then).
@@ -104,30 +105,31 @@ export function timingErrorEstimateMs(c: Pick<ClientSelfCheck, 'loopDelayMs' | '
 }
 
 /**
- * A thread whose response reads queue behind each other (in-turn lag p99 at least this, ms) is
- * loaded: its own reads make the error. Below it, reads are handled one to a turn and a late loop
- * is the machine's doing (another process, a collection), which the loop bound below still catches.
+ * A thread whose response reads were late (read lag p99 at least this, ms: they queued behind each
+ * other, or the thread waited for a core when they came) could not time them. Below it, reads are
+ * handled one to a turn as they come, and a loop late only on its timer (a collection, another
+ * timer) delayed no read; the loop bound below still catches a long one.
  */
-export const LOADED_IN_TURN_LAG_MS = 1;
+export const LOADED_READ_LAG_MS = 1;
 /** METHOD.md's bound on the event-loop delay p99 alone, loaded or not */
 export const METHOD_LOOP_DELAY_MS = 50;
 
 /**
  * One stream keeper's token timing is over the bound: its timing error estimate is over
- * `boundMs` while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the lag
+ * `boundMs` while its reads were late (read lag p99 ≥ LOADED_READ_LAG_MS; always, where the lag
  * was not measured), or its event-loop delay p99 alone is over METHOD's 50 ms. The decode cells'
  * rule (clientLimitedEvidence) and the rate cells' (judge-rate.ts).
  */
 export function timingOver(c: Pick<ClientSelfCheck, 'loopDelayMs' | 'arrivalLagMs'>, boundMs: number): boolean {
   const estimate = timingErrorEstimateMs(c);
-  const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_IN_TURN_LAG_MS;
+  const loaded = c.arrivalLagMs === undefined || c.arrivalLagMs.p99 >= LOADED_READ_LAG_MS;
   return (estimate !== undefined && estimate > boundMs && loaded) || (c.loopDelayMs?.p99 ?? 0) > METHOD_LOOP_DELAY_MS;
 }
 
 /**
  * The client could not time its tokens (METHOD.md: the load generator fell behind): on its worst
  * thread, its timing error estimate p99 (timingErrorEstimateMs) is over `loopDelayBoundMs`
- * (default 5 ms) while its reads queue (in-turn lag p99 ≥ LOADED_IN_TURN_LAG_MS; always, where the
+ * (default 5 ms) while its reads were late (read lag p99 ≥ LOADED_READ_LAG_MS; always, where the
  * lag was not measured), or its event-loop delay p99 is over METHOD's 50 ms, or a thread used more
  * than `cpuBound` of a core. Undefined when none is over. The evidence names the figures of the
  * worst thread that is over (and which one, with client threads).
@@ -177,8 +179,8 @@ export interface CellStatusResult {
 
 /**
  * Which statuses apply to a measured cell. Rules:
- * - client-limited: the client's timing error estimate p99 (event-loop delay p99 ⊕ in-turn read
- *   lag p99, on its worst thread) > loopDelayBoundMs, or a client thread's CPU > cpuBoundCores (0.9
+ * - client-limited: the client's timing error estimate p99 (event-loop delay p99 ⊕ read lag p99,
+ *   on its worst thread) > loopDelayBoundMs, or a client thread's CPU > cpuBoundCores (0.9
  *   of a core) over the same span (the figures may be wrong, so it comes first; clientLimitedEvidence);
  * - stream-buffered: with the timelines and the window, the chunks arrived bunched (buffered.ts:
  *   most gaps between a request's chunks under 0.5 ms, or bursts of 16+ tokens at one instant);

@@ -39,7 +39,7 @@ export interface StreamsControl {
 
 export interface StreamsOutcome {
   loopDelayMs?: EventLoopDelayStats;
-  /** in-turn lag of response reads (client/arrival-clock.ts): the worst thread's */
+  /** read lag of response reads (client/arrival-clock.ts): the worst thread's */
   arrivalLagMs?: ArrivalLagStats;
   clientCpu: CpuReading;
   threads?: ThreadSelfCheck[];

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { monoMs } from '../clock.js';
+import { readCoreWait } from '../client/core-wait.js';
 
 /** Linux clock ticks per second (USER_HZ): 100 on every architecture Node runs on */
 const CLOCK_TICKS_PER_S = 100;
@@ -31,19 +32,9 @@ export function cpuTimeMs(): { ms: number; source: CpuSource } {
   return { ms: (u.user + u.system) / 1000, source: 'process' };
 }
 
-/**
- * ms this thread has waited, ready to run, for a core since it started (Linux); undefined
- * elsewhere, and where the kernel keeps no such count (the file reads `0 0 0`: a running thread
- * has run for more than 0 ns wherever it is counted)
- */
+/** ms this thread has waited, ready to run, for a core since it started (Linux); undefined elsewhere (client/core-wait.ts) */
 export function coreWaitMs(): number | undefined {
-  try {
-    // on_cpu_ns run_queue_wait_ns timeslices
-    const [ran, waited] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
-    return ran !== undefined && ran > 0 && waited !== undefined && Number.isFinite(waited) ? waited / 1e6 : undefined;
-  } catch {
-    return undefined; // not Linux
-  }
+  return readCoreWait()?.waitedMs;
 }
 
 export interface CpuReading {

@@ -1,6 +1,6 @@
 /**
  * The load generator's self-check over a span (issue 24): its thread's event-loop delay
- * (loop-monitor.ts), the in-turn lag of its response reads (client/arrival-clock.ts) and its CPU
+ * (loop-monitor.ts), the read lag of its response reads (client/arrival-clock.ts) and its CPU
  * (client-cpu.ts), started and stopped together. One per stream keeper: the cell's own thread
  * (cell-streams.ts), each client thread (stream-thread-main.ts), a rate cell (rate-cell.ts).
  */

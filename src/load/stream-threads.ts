@@ -53,7 +53,7 @@ export interface ThreadSelfCheck {
 
 /**
  * What the cell's Client-limited verdict reads of its threads: the worst thread's event-loop delay
- * and in-turn lag (each thread's own p99: they are not pooled), and the busiest thread's CPU.
+ * and read lag (each thread's own p99: they are not pooled), and the busiest thread's CPU.
  */
 export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDelayMs?: EventLoopDelayStats; arrivalLagMs?: ArrivalLagStats; clientCpu: { cores: number; source: 'thread'; coreWaitShare?: number } } {
   const worstLoop = perThread.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);

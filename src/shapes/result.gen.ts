@@ -576,13 +576,17 @@ export interface CellResult {
     max: number;
   };
   /**
-   * how late the load generator handled response reads that were ready together (in-turn lag, ms; the worst client thread's), from the workers' start to the window's end
+   * how late the load generator handled response reads (read lag, ms; the worst client thread's): the reads before them in their turn of the event loop, plus the thread's wait for a core before that turn (withCoreWait), from the workers' start to the window's end
    */
   clientArrivalLagMs?: {
     reads: number;
     p50: number;
     p99: number;
     max: number;
+    /**
+     * the lags include the thread's wait for a core before each turn (Linux, where the kernel counts it)
+     */
+    withCoreWait?: boolean;
   };
   /**
    * the cell's prompt as the server counted it
@@ -813,11 +817,11 @@ export interface CellEvidence {
   clientLimited?: {
     eventLoopDelayP99Ms: number;
     /**
-     * the bound on timingErrorP99Ms (suite clientLimitedLoopDelayMs; on the loop delay alone where no in-turn lag was measured)
+     * the bound on timingErrorP99Ms (suite clientLimitedLoopDelayMs; on the loop delay alone where no read lag was measured)
      */
     boundMs: number;
     /**
-     * in-turn lag p99 of response reads: how late the client handled reads that were ready together
+     * read lag p99: how late the client handled response reads (the reads before them in their turn, plus its wait for a core before the turn where measured)
      */
     arrivalLagP99Ms?: number;
     /**

@@ -1,9 +1,12 @@
 /**
- * Issue 24: the in-turn lag of response reads (src/client/arrival-clock.ts). Reads handled in one
- * turn of the event loop were ready together; each is late by the time the reads before it took.
+ * Issue 24: the lag of response reads (src/client/arrival-clock.ts). Reads handled in one turn of
+ * the event loop were ready together; each is late by the time the reads before it took, and by
+ * the thread's wait for a core before the turn.
  */
-import { expect, test } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
 import { arrivalNow, arrivalReader, startArrivalLagMeter } from '../../src/client/arrival-clock.js';
+import { parseSchedstat, readCoreWait, type CoreWaitReading } from '../../src/client/core-wait.js';
 
 function spin(ms: number): void {
   const until = performance.now() + ms;
@@ -62,4 +65,67 @@ test('no meter, nothing counted; a meter without a read says so', () => {
   arrivalNow();
   const meter = startArrivalLagMeter();
   expect(meter.stop()).toBeUndefined();
+});
+
+describe('the wait for a core before a turn (Linux schedstat; here a scripted source)', () => {
+  /** readings in order; `closed` says whether the meter let go of it */
+  function scripted(readings: CoreWaitReading[]) {
+    const src = { reads: 0, closed: false, read: () => readings[Math.min(src.reads++, readings.length - 1)], close: () => void (src.closed = true) };
+    return src;
+  }
+
+  test("is added to every read of the turn it delayed: the wait since the last turn's end, shared over the times the thread ran since", async () => {
+    await new Promise((r) => setImmediate(r));
+    // turn 1 starts (reading 0: no turn has ended yet, so no wait), ends (reading 1); turn 2
+    // starts after 6 ms more of waiting over 2 times on a core (reading 2): 3 ms before it
+    const src = scripted([
+      { waitedMs: 100, slices: 10 },
+      { waitedMs: 100, slices: 10 },
+      { waitedMs: 106, slices: 12 },
+      { waitedMs: 106, slices: 12 },
+    ]);
+    const meter = startArrivalLagMeter({ coreWait: src });
+    arrivalNow();
+    await new Promise((r) => setImmediate(r));
+    arrivalNow();
+    arrivalNow();
+    const s = meter.stop()!;
+    expect(s.reads).toBe(3);
+    expect(s.withCoreWait).toBe(true);
+    // the second turn's two reads: 3 ms and a little more; the first turn's read: about 0
+    expect(s.max).toBeGreaterThanOrEqual(3);
+    expect(s.max).toBeLessThan(3 + 50); // plus how long two stamps took on a loaded machine
+    expect(s.p50).toBeGreaterThanOrEqual(3);
+    expect(src.closed).toBe(true);
+  });
+
+  test('a reading that goes missing adds nothing, and a count that went back adds nothing', async () => {
+    await new Promise((r) => setImmediate(r));
+    const src = scripted([{ waitedMs: 50, slices: 3 }, { waitedMs: 40, slices: 3 }]);
+    const meter = startArrivalLagMeter({ coreWait: src });
+    arrivalNow();
+    await new Promise((r) => setImmediate(r));
+    arrivalNow();
+    const s = meter.stop()!;
+    expect(s.reads).toBe(2);
+    expect(s.max).toBeLessThan(1);
+  });
+
+  test("on Linux the meter reads this thread's own schedstat (elsewhere it says it could not)", () => {
+    const linux = existsSync('/proc/thread-self/schedstat') && !readFileSync('/proc/thread-self/schedstat', 'utf8').startsWith('0 ');
+    const meter = startArrivalLagMeter();
+    arrivalNow();
+    expect(meter.stop()!.withCoreWait).toBe(linux);
+    if (linux) {
+      const r = readCoreWait()!;
+      expect(r.waitedMs).toBeGreaterThanOrEqual(0);
+      expect(r.slices).toBeGreaterThan(0);
+    }
+  });
+
+  test('the file is read as the kernel writes it; a kernel that counts nothing gives no reading', () => {
+    expect(parseSchedstat('120000000 3500000 42\n')).toEqual({ waitedMs: 3.5, slices: 42 });
+    expect(parseSchedstat('0 0 0\n')).toBeUndefined();
+    expect(parseSchedstat('')).toBeUndefined();
+  });
 });

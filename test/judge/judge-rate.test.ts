@@ -54,7 +54,7 @@ describe('judgeRateStatus', () => {
     expect(judgeRateStatus(input({ figures: figures({ unsent: 1 }) })).status).toBe('client-limited');
     expect(judgeRateStatus(input({ loopDelayP99Ms: 80 })).status).toBe('client-limited');
   });
-  test("the token timing estimate is the decode cells': √(loop delay p99² + in-turn lag p99²) over the bound while reads queue", () => {
+  test("the token timing estimate is the decode cells': √(loop delay p99² + read lag p99²) over the bound while reads are late", () => {
     const at = (loop: number, lag: number) => judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: loop, arrivalLagP99Ms: lag })).status;
     expect(at(3, 3)).toBe('valid'); // 4.24 ms (the sum, 6, marked it)
     expect(at(3, 4.01)).toBe('client-limited');

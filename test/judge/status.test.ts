@@ -59,8 +59,8 @@ describe('cellStatuses', () => {
     expect(cellStatuses(input({ loopDelayMs: undefined })).status).toBe('valid');
   });
 
-  it('the timing error estimate combines loop delay and in-turn lag as the root of their squares, so one stall seen by both is not counted twice', () => {
-    // 64 streams on one thread against the tick server (docs/accuracy.md): true p99 1.86 ms, loop delay 2.18, in-turn lag 3.20
+  it('the timing error estimate combines loop delay and read lag as the root of their squares, so one stall seen by both is not counted twice', () => {
+    // 64 streams on one thread against the tick server (docs/accuracy.md): true p99 1.86 ms, loop delay 2.18, read lag 3.20
     expect(timingErrorEstimateMs({ loopDelayMs: { p99: 2.18 }, arrivalLagMs: { p99: 3.2 } })).toBeCloseTo(3.872, 3);
     expect(timingErrorEstimateMs({ loopDelayMs: { p99: 3 }, arrivalLagMs: { p99: 4 } })).toBe(5);
     expect(timingErrorEstimateMs({ loopDelayMs: { p99: 7 } })).toBe(7);
