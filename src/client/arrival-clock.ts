@@ -18,11 +18,12 @@
  *
  * The first read of a turn is late too when the thread, woken by it, waited for a core (a busy
  * machine: on 2 cores the server, Vitest and this thread take turns). On Linux that wait is read at
- * every turn's start (core-wait.ts) and added to the lag of every read of the turn: the wait since
- * the last turn ended, shared evenly over the times the thread was put on a core since (the thread
- * also wakes for timers, and a wait then delays no read). Without it, 64 streams on one thread on a
- * 2-core machine read a true arrival error p99 of 3.9–6.1 ms as an estimate of 2.5–3.7 ms
- * (docs/accuracy.md).
+ * every turn's end and start (core-wait.ts) and added to the lag of every read of the turn: the
+ * wait since the last turn ended, shared evenly over the times the thread was put on a core since
+ * (the thread also wakes for timers, and a wait then delays no read). Without it, 64 streams on
+ * one thread on a 2-core machine read true arrival error p99s of 3.87 and 6.06 ms as estimates of
+ * 2.47 and 3.65 ms (docs/accuracy.md). A thread terminated with its meter open (a killed client
+ * thread) leaves its schedstat descriptor open until the process exits.
  *
  * The lags are counted per thread (module state: each worker thread has its own) in 0.1 ms bins
  * while a meter is open; a cell opens one from its workers' start to its window's end.
@@ -68,8 +69,7 @@ export function arrivalReader(): ArrivalReader {
 }
 
 /**
- * now (monoMs), the arrival time of a socket read; counts the read's in-turn lag while a meter is
- * open, when it is the reader's first read of this turn (every read without a reader)
+ * now (monoMs), the arrival time of a socket read; counts the read's lag while a meter is open, when it is the reader's first read of this turn (every read without a reader)
  */
 export function arrivalNow(reader?: ArrivalReader): number {
   const now = monoMs();

@@ -22,17 +22,38 @@ export interface CoreWaitSource {
 
 const SCHEDSTAT = '/proc/thread-self/schedstat';
 
-/** the reading in the file's text; undefined where the kernel counts nothing */
-export function parseSchedstat(text: string): CoreWaitReading | undefined {
-  const [ran, waited, slices] = text.trim().split(' ').map(Number);
-  if (ran === undefined || !(ran > 0) || waited === undefined || !Number.isFinite(waited)) return undefined;
-  return { waitedMs: waited / 1e6, slices: slices !== undefined && Number.isFinite(slices) ? slices : 0 };
+/**
+ * The reading in the file's bytes [0, length) (three decimal numbers, space-separated), parsed in
+ * place: a turn of the event loop reads it twice. Undefined where the kernel counts nothing or the
+ * bytes are not that.
+ */
+export function parseSchedstat(b: Uint8Array, length: number = b.length): CoreWaitReading | undefined {
+  const fields = [0, 0, 0];
+  let f = 0;
+  let digits = 0;
+  for (let i = 0; i < length && f < 3; i++) {
+    const c = b[i]!;
+    if (c >= 0x30 && c <= 0x39) {
+      fields[f] = fields[f]! * 10 + (c - 0x30);
+      digits++;
+    } else if (c === 0x20 || c === 0x0a) {
+      if (digits === 0) return undefined;
+      f++;
+      digits = 0;
+    } else {
+      return undefined;
+    }
+  }
+  if (digits > 0) f++;
+  const [ran, waited, slices] = fields as [number, number, number];
+  if (f < 2 || !(ran > 0)) return undefined;
+  return { waitedMs: waited / 1e6, slices };
 }
 
 /** this thread's reading once (opens the file); undefined where there is none */
 export function readCoreWait(): CoreWaitReading | undefined {
   try {
-    return parseSchedstat(readFileSync(SCHEDSTAT, 'latin1'));
+    return parseSchedstat(readFileSync(SCHEDSTAT));
   } catch {
     return undefined; // not Linux
   }
@@ -60,7 +81,7 @@ export class CoreWaitReader implements CoreWaitSource {
     if (this.fd < 0) return undefined;
     try {
       const n = readSync(this.fd, this.buf, 0, this.buf.length, 0);
-      return parseSchedstat(this.buf.toString('latin1', 0, n));
+      return parseSchedstat(this.buf, n);
     } catch {
       return undefined;
     }

@@ -152,8 +152,8 @@ export function clientLimitedEvidence(
   const cpuKnown = input.clientThreads?.length ? true : input.clientCpuCores !== undefined;
   const over = (c: ClientSelfCheck): boolean => timingOver(c, bound) || (cpuKnown && c.cpuCores > cpuBound);
   const score = (c: ClientSelfCheck): number => Math.max((timingErrorEstimateMs(c) ?? 0) / bound, c.cpuCores / cpuBound);
-  // the worst of the threads that are over: a thread whose estimate is higher but whose reads do
-  // not queue (a late loop, not its own load) must not hide one that is over
+  // the worst of the threads that are over: a thread whose estimate is higher but whose reads were
+  // not late (a loop late only on its timer) must not hide one that is over
   let worst = -1;
   keepers.forEach((c, k) => {
     if (over(c) && (worst < 0 || score(c) > score(keepers[worst]!))) worst = k;

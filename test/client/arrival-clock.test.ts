@@ -8,6 +8,9 @@ import { describe, expect, test } from 'vitest';
 import { arrivalNow, arrivalReader, startArrivalLagMeter } from '../../src/client/arrival-clock.js';
 import { parseSchedstat, readCoreWait, type CoreWaitReading } from '../../src/client/core-wait.js';
 
+/** a thread that never waits for a core: the tests of the in-turn part alone */
+const neverWaits = { read: (): CoreWaitReading => ({ waitedMs: 0, slices: 1 }), close: () => {} };
+
 function spin(ms: number): void {
   const until = performance.now() + ms;
   while (performance.now() < until) {
@@ -16,7 +19,7 @@ function spin(ms: number): void {
 }
 
 test('reads of one turn count their lag from the turn\'s first read; a new turn starts from zero', async () => {
-  const meter = startArrivalLagMeter();
+  const meter = startArrivalLagMeter({ coreWait: neverWaits });
   // one turn: 10 reads, 1 ms of handling each
   const stamps: number[] = [];
   for (let i = 0; i < 10; i++) {
@@ -40,7 +43,7 @@ test('reads of one turn count their lag from the turn\'s first read; a new turn 
 test('a body\'s later reads in one turn (one big chunk in 64 KB reads) count once; another body\'s read after them counts the time they took', async () => {
   // a fresh turn (the test before may have read in this one)
   await new Promise((r) => setImmediate(r));
-  const meter = startArrivalLagMeter();
+  const meter = startArrivalLagMeter({ coreWait: neverWaits });
   const big = arrivalReader();
   const other = arrivalReader();
   // one turn: the big body's 20 reads, 0.5 ms of handling each, then the other body's read
@@ -69,7 +72,7 @@ test('no meter, nothing counted; a meter without a read says so', () => {
 
 describe('the wait for a core before a turn (Linux schedstat; here a scripted source)', () => {
   /** readings in order; `closed` says whether the meter let go of it */
-  function scripted(readings: CoreWaitReading[]) {
+  function scripted(readings: (CoreWaitReading | undefined)[]) {
     const src = { reads: 0, closed: false, read: () => readings[Math.min(src.reads++, readings.length - 1)], close: () => void (src.closed = true) };
     return src;
   }
@@ -95,18 +98,26 @@ describe('the wait for a core before a turn (Linux schedstat; here a scripted so
     // the second turn's two reads: 3 ms and a little more; the first turn's read: about 0
     expect(s.max).toBeGreaterThanOrEqual(3);
     expect(s.max).toBeLessThan(3 + 50); // plus how long two stamps took on a loaded machine
+    // the median is the second turn's first read: 3 ms exactly (its 0.1 ms bin's upper edge), not
+    // the whole 6 ms the thread waited since the first turn
     expect(s.p50).toBeGreaterThanOrEqual(3);
+    expect(s.p50).toBeLessThanOrEqual(3.1 + 1e-9);
     expect(src.closed).toBe(true);
   });
 
-  test('a reading that goes missing adds nothing, and a count that went back adds nothing', async () => {
+  test.each([
+    ['a reading that goes missing', { waitedMs: 40, slices: 3 }, undefined],
+    ['a wait that went back', { waitedMs: 50, slices: 3 }, { waitedMs: 40, slices: 4 }],
+  ])('%s adds nothing', async (_name, atEnd, atStart) => {
     await new Promise((r) => setImmediate(r));
-    const src = scripted([{ waitedMs: 50, slices: 3 }, { waitedMs: 40, slices: 3 }]);
+    // turn 1 starts (reading 0), ends (reading 1: atEnd); turn 2 starts (reading 2: atStart)
+    const src = scripted([{ waitedMs: 0, slices: 1 }, atEnd, atStart]);
     const meter = startArrivalLagMeter({ coreWait: src });
     arrivalNow();
     await new Promise((r) => setImmediate(r));
     arrivalNow();
     const s = meter.stop()!;
+    expect(src.reads).toBe(3);
     expect(s.reads).toBe(2);
     expect(s.max).toBeLessThan(1);
   });
@@ -124,8 +135,14 @@ describe('the wait for a core before a turn (Linux schedstat; here a scripted so
   });
 
   test('the file is read as the kernel writes it; a kernel that counts nothing gives no reading', () => {
-    expect(parseSchedstat('120000000 3500000 42\n')).toEqual({ waitedMs: 3.5, slices: 42 });
-    expect(parseSchedstat('0 0 0\n')).toBeUndefined();
-    expect(parseSchedstat('')).toBeUndefined();
+    const bytes = (text: string) => Buffer.from(text, 'latin1');
+    expect(parseSchedstat(bytes('120000000 3500000 42\n'))).toEqual({ waitedMs: 3.5, slices: 42 });
+    // a day of waiting in ns is still exact
+    expect(parseSchedstat(bytes('98765432101234 86400000000000 123456789\n'))).toEqual({ waitedMs: 86_400_000, slices: 123_456_789 });
+    // only the first `length` bytes count (a kept buffer, read again)
+    expect(parseSchedstat(bytes('5 2000000 7\n999999'), 12)).toEqual({ waitedMs: 2, slices: 7 });
+    expect(parseSchedstat(bytes('0 0 0\n'))).toBeUndefined();
+    expect(parseSchedstat(bytes(''))).toBeUndefined();
+    expect(parseSchedstat(bytes('12 x 3\n'))).toBeUndefined();
   });
 });
