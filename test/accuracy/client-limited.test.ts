@@ -16,8 +16,8 @@
  *   thread off its core); the estimate then read up to 1.25 ms under it (68 cells, 2026-12-02,
  *   docs/accuracy.md). Before the read lag counted that wait it read 2.4 ms under (6.1 as 3.7), and
  *   CI failed on a cell of 5.9 read as 4.8. Not every stall is seen: in twelve attempts of this
- *   test (right after its 2,048-stream cell), one read 5.88 as 3.32, a stall the loop timer missed
- *   and no wait for a core explains. ESTIMATE_UNDER_MS is that most.
+ *   test (right after its 2,048-stream cell), one read 5.88 as 3.32: most likely a wait for a core that the
+ *   even sharing over the thread's wakes undercounted (a diagnostic run found that pattern, docs/accuracy.md). ESTIMATE_UNDER_MS is that most.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
