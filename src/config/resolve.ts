@@ -4,6 +4,7 @@
  * profile's reference matrix.
  */
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { DEFAULTS } from './defaults.js';
 import { sloFromInput } from '../slo/slo.js';
 import type { RateSettings, Slo } from '../shapes/result.js';
@@ -68,7 +69,13 @@ export interface ResolvedSuite {
   clientLimitedLoopDelayMs: number;
   /** client threads for a cell's streams (LLM_BENCH_CLIENT_THREADS, suite clientThreads; load/thread-count.ts) */
   clientThreads: number | 'auto';
+  /**
+   * Client-limited cells pass (suite allowClientLimited; unset: false, but true for the embedded
+   * simulator on a machine under DEFAULTS.simSharedMinCores cores, where the simulator takes the
+   * client's cores: then `allowClientLimitedWhy` says so, and the run prints it at its start)
+   */
   allowClientLimited: boolean;
+  allowClientLimitedWhy?: string;
   /** cells with failed requests pass (suite allowErrors, LLM_BENCH_ALLOW_ERRORS=1) */
   allowErrors: boolean;
   promptMode: 'shared' | 'distinct';
@@ -227,7 +234,14 @@ function tokenizerPath(fromEnv: string | undefined, fromSuite: string | undefine
   return { tokenizer: path };
 }
 
-export function resolveSuite(input: SuiteInput = {}, env: Record<string, string | undefined> = process.env): ResolvedSuite {
+/**
+ * `machine.cores`: the cores this run may use (os.availableParallelism(); tests give their own).
+ */
+export function resolveSuite(
+  input: SuiteInput = {},
+  env: Record<string, string | undefined> = process.env,
+  machine: { cores: number } = { cores: availableParallelism() },
+): ResolvedSuite {
   const parsed = SuiteSchema.safeParse(input);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  - ${i.path.join('.') || '(suite)'}: ${i.message}`);
@@ -306,7 +320,7 @@ export function resolveSuite(input: SuiteInput = {}, env: Record<string, string 
     thresholdsPath: o.thresholds ?? suite.thresholds ?? `thresholds/${name}.json`,
     clientLimitedLoopDelayMs: o.clientLimitMs ?? suite.clientLimitedLoopDelayMs ?? DEFAULTS.clientLimitedLoopDelayMs,
     clientThreads: o.clientThreads ?? suite.clientThreads ?? 'auto',
-    allowClientLimited: suite.allowClientLimited,
+    ...allowClientLimited(suite.allowClientLimited, simulated, machine.cores),
     allowErrors: o.allowErrors ?? suite.allowErrors,
     promptMode: suite.promptMode,
     repeat: o.repeat ?? 1,
@@ -328,4 +342,15 @@ function workloadRow(matrix: ResolvedMatrix, workload: Workload, explicitPrefill
   if (workload.kind === 'synthetic') return;
   matrix.contexts = [nominalContext(workload)];
   matrix.prefill = sortedUnique([...(explicitPrefill ?? [])]);
+}
+
+/** suite allowClientLimited, or its default: see ResolvedSuite.allowClientLimited */
+function allowClientLimited(given: boolean | undefined, simulated: boolean, cores: number): Pick<ResolvedSuite, 'allowClientLimited' | 'allowClientLimitedWhy'> {
+  if (given !== undefined || !simulated || cores >= DEFAULTS.simSharedMinCores) return { allowClientLimited: given ?? false };
+  return {
+    allowClientLimited: true,
+    allowClientLimitedWhy:
+      `the embedded simulator shares this machine's ${cores} core${cores === 1 ? '' : 's'} with the client, so a Client-limited cell ` +
+      `is shown but does not fail the run (a real server, ${DEFAULTS.simSharedMinCores} or more cores, or allowClientLimited: false makes it fail)`,
+  };
 }

@@ -143,7 +143,7 @@ export const SuiteSchema = z.strictObject({
   /** client threads for a cell's streams: an integer 1-64, or 'auto' */
   clientThreads: z.union([z.number().int().min(1).max(64), z.literal('auto')]).optional(),
   /** allow Client-limited cells to pass their threshold check */
-  allowClientLimited: z.boolean().default(false),
+  allowClientLimited: z.boolean().optional(),
   /**
    * let cells with failed requests pass (also LLM_BENCH_ALLOW_ERRORS=1); by default a cell with a
    * failed request fails unless its threshold budget sets max.failedRequests

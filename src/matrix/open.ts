@@ -102,6 +102,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let sim: SimHandle | undefined;
   let baseUrl = cfg.target.url;
   if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
+  if (cfg.allowClientLimitedWhy !== undefined) process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}\n`);
   if (baseUrl === undefined) {
     sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });
     baseUrl = sim.url;

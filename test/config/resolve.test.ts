@@ -36,6 +36,24 @@ describe('resolveSuite', () => {
     expect(r.thresholdsPath).toBe('thresholds/sim-sglang-h200.json');
   });
 
+  test.each([
+    // [what, suite, env, cores, allowed, with a reason]
+    ['the embedded simulator on 2 cores: Client-limited shown, not failing', {}, {}, 2, true, true],
+    ['the embedded simulator on 4 cores: failing, as everywhere', {}, {}, 4, false, false],
+    ['a real server on 2 cores: failing', {}, { LLM_BENCH_URL: 'http://127.0.0.1:8000' }, 2, false, false],
+    ['the suite says false: failing on 2 cores too', { allowClientLimited: false }, {}, 2, false, false],
+    ['the suite says true: allowed, no reason needed', { allowClientLimited: true }, { LLM_BENCH_URL: 'http://127.0.0.1:8000' }, 8, true, false],
+  ] as const)('allowClientLimited, %s', (_what, suite, env, cores, allowed, why) => {
+    const r = resolveSuite(suite, env, { cores });
+    expect(r.allowClientLimited).toBe(allowed);
+    if (why) {
+      expect(r.allowClientLimitedWhy).toContain(`this machine's ${cores} cores`);
+      expect(r.allowClientLimitedWhy).toContain('allowClientLimited: false');
+    } else {
+      expect(r.allowClientLimitedWhy).toBeUndefined();
+    }
+  });
+
   test('a URL: METHOD.md defaults (30 s window), env wins over the suite, sorted unique lists', () => {
     const r = resolveSuite(
       { target: { url: 'http://127.0.0.1:8000/', model: 'm' }, matrix: { contexts: [8192, 0, 8192], concurrency: [4, 1] } },
