@@ -229,6 +229,8 @@ export async function measureRateCell(
     figures,
     ...(goodput ? { goodput } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
+    ...(raw.clientCpu ? { clientCpu: raw.clientCpu } : {}),
+    ...(raw.arrivalLagMs ? { clientArrivalLagMs: raw.arrivalLagMs } : {}),
     ...(raw.clientThreads !== undefined ? { clientThreads: raw.clientThreads } : {}),
     ...(load.row?.promptTokens !== undefined ? { promptTokens: load.row.promptTokens } : {}),
     ...withWorkload(load.figures({ timelines, samples: raw.samples, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs })),

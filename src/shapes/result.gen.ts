@@ -546,27 +546,7 @@ export interface CellResult {
   statuses: CellStatus[];
   evidence: CellEvidence;
   figures?: CellFigures;
-  /**
-   * the load generator's CPU during the cell
-   */
-  clientCpu?: {
-    /**
-     * CPU time / wall time from the workers' start to the window's end
-     */
-    cores: number;
-    /**
-     * thread: the load generator's own thread (Linux); process: the whole process, an embedded simulator's thread included
-     */
-    source: 'thread' | 'process';
-    /**
-     * the share of the span the load generator's thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat; with client threads the most any waited): other work on the machine holding it off, which makes its timestamps late however idle it is
-     */
-    coreWaitShare?: number;
-    /**
-     * the cell's streams ran on this many client threads (LLM_BENCH_CLIENT_THREADS); cores is the busiest thread's
-     */
-    threads?: number;
-  };
+  clientCpu?: ClientCpu;
   /**
    * event-loop delay of the load generator during the window
    */
@@ -575,19 +555,7 @@ export interface CellResult {
     p99: number;
     max: number;
   };
-  /**
-   * how late the load generator handled response reads (read lag, ms; the worst client thread's): the reads before them in their turn of the event loop, plus the thread's wait for a core before that turn (withCoreWait), from the workers' start to the window's end
-   */
-  clientArrivalLagMs?: {
-    reads: number;
-    p50: number;
-    p99: number;
-    max: number;
-    /**
-     * the lags include the thread's wait for a core before each turn (Linux, where the kernel counts it)
-     */
-    withCoreWait?: boolean;
-  };
+  clientArrivalLagMs?: ClientReadLag;
   /**
    * the cell's prompt as the server counted it
    */
@@ -984,6 +952,46 @@ export interface Distribution {
   samples: number;
 }
 /**
+ * the load generator's CPU during the cell (a rate cell's: from its schedule's start to the window's end)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "ClientCpu".
+ */
+export interface ClientCpu {
+  /**
+   * CPU time / wall time from the workers' start to the window's end
+   */
+  cores: number;
+  /**
+   * thread: the load generator's own thread (Linux); process: the whole process, an embedded simulator's thread included
+   */
+  source: 'thread' | 'process';
+  /**
+   * the share of the span the load generator's thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat; with client threads the most any waited): other work on the machine holding it off, which makes its timestamps late however idle it is
+   */
+  coreWaitShare?: number;
+  /**
+   * the cell's streams ran on this many client threads (LLM_BENCH_CLIENT_THREADS); cores is the busiest thread's
+   */
+  threads?: number;
+}
+/**
+ * how late the load generator handled response reads (read lag, ms; the worst client thread's): the reads before them in their turn of the event loop, plus the thread's wait for a core before that turn (withCoreWait), from the workers' start to the window's end
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "ClientReadLag".
+ */
+export interface ClientReadLag {
+  reads: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /**
+   * the lags include the thread's wait for a core before each turn (Linux, where the kernel counts it)
+   */
+  withCoreWait?: boolean;
+}
+/**
  * what a non-synthetic workload's cell sent and what the cache did (issue 23); absent on synthetic cells
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -1151,6 +1159,8 @@ export interface RateCellResult {
     p99: number;
     max: number;
   };
+  clientCpu?: ClientCpu;
+  clientArrivalLagMs?: ClientReadLag;
   /**
    * client threads the schedule was sent from, request i from thread i mod N with 1/N of the in-flight ceiling each (issue 24; LLM_BENCH_CLIENT_THREADS); absent: the cell's own thread. The client figures are then the worst thread's
    */

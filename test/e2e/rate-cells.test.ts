@@ -56,7 +56,18 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
       expect(c.evidence.saturation!.p).toBeLessThan(0.01);
     }
     // every measured cell was sent from the 2 threads
-    for (const c of cells.filter((x) => x.status !== 'not-run')) expect(c.clientThreads, `${c.contextLabel}@${c.rate}`).toBe(2);
+    for (const c of cells.filter((x) => x.status !== 'not-run')) {
+      const at = `${c.contextLabel}@${c.rate}`;
+      expect(c.clientThreads, at).toBe(2);
+      // the client's own figures, as a decode cell's: its busiest thread's CPU, the worst thread's read lag
+      expect(['thread', 'process'], at).toContain(c.clientCpu?.source);
+      expect(c.clientCpu!.cores, at).toBeGreaterThan(0);
+      expect(c.clientCpu!.cores, at).toBeLessThan(1.5);
+      expect(c.clientArrivalLagMs!.reads, at).toBeGreaterThan(0);
+      expect(c.clientArrivalLagMs!.p99, at).toBeLessThanOrEqual(c.clientArrivalLagMs!.max);
+    }
+    // a not-run cell has none
+    for (const c of cells.filter((x) => x.status === 'not-run')) expect(c.clientCpu).toBeUndefined();
     for (const c of cells.filter((x) => x.status === 'valid')) {
       expect(c.figures!.completedRate).toBeGreaterThan(4);
       expect(c.figures!.dispatchDelayMs!.p99).toBeLessThan(10);
