@@ -69,7 +69,8 @@ export function arrivalReader(): ArrivalReader {
 }
 
 /**
- * now (monoMs), the arrival time of a socket read; counts the read's lag while a meter is open, when it is the reader's first read of this turn (every read without a reader)
+ * now (monoMs), the arrival time of a socket read; counts the read's lag while a meter is open,
+ * when it is the reader's first read of this turn (every read without a reader)
  */
 export function arrivalNow(reader?: ArrivalReader): number {
   const now = monoMs();

@@ -69,12 +69,16 @@ export class CoreWaitReader implements CoreWaitSource {
   private constructor(private fd: number) {}
 
   static open(): CoreWaitReader | undefined {
-    if (readCoreWait() === undefined) return undefined;
+    let fd: number;
     try {
-      return new CoreWaitReader(openSync(SCHEDSTAT, 'r'));
+      fd = openSync(SCHEDSTAT, 'r');
     } catch {
-      return undefined;
+      return undefined; // not Linux
     }
+    const reader = new CoreWaitReader(fd);
+    if (reader.read() !== undefined) return reader;
+    reader.close(); // the kernel counts nothing here
+    return undefined;
   }
 
   read(): CoreWaitReading | undefined {
