@@ -329,6 +329,40 @@ export function compareWithTruth(cell: AccuracyCell): TruthComparison {
   };
 }
 
+/**
+ * Tokens in transit at a window edge: the truth counts a chunk by when the sim wrote it, the
+ * client by when its read delivered it, so a chunk written before an edge and delivered after it
+ * falls on the two sides of that edge (delivery is never earlier than the write). Each truth
+ * chunk is paired with the first client chunk whose running token count reaches the truth's
+ * running count at that chunk; the tokens of the pairs that straddle `windowStartMs` or
+ * `windowEndMs` are summed. `chunks` is how many such chunks there were (at most one per request
+ * per edge when a chunk's transit is shorter than the time between chunks).
+ */
+export function edgeTransitTokens(cell: AccuracyCell): { tokens: number; chunks: number } {
+  const ws = cell.raw.windowStartMs;
+  const we = cell.raw.windowEndMs;
+  let tokens = 0;
+  let chunks = 0;
+  for (const t of cell.raw.timelines) {
+    const rec = cell.truth.get(t.id);
+    if (!rec) continue;
+    let truthSum = 0;
+    let clientSum = 0;
+    let j = 0;
+    for (const [writtenMs, n] of rec.tokens) {
+      truthSum += n;
+      while (j < t.chunkMs.length && clientSum < truthSum) clientSum += t.chunkTokens[j++]!;
+      if (clientSum < truthSum) break; // the client never received it (cut off after the window)
+      const deliveredMs = t.chunkMs[j - 1]!;
+      if ((writtenMs < ws && deliveredMs >= ws) || (writtenMs <= we && deliveredMs > we)) {
+        tokens += n;
+        chunks++;
+      }
+    }
+  }
+  return { tokens, chunks };
+}
+
 /** The issue's tolerance: 2 % of the truth or 1 ms, whichever is larger. */
 export function msTolerance(truthMs: number): number {
   return Math.max(0.02 * Math.abs(truthMs), 1);
