@@ -86,20 +86,27 @@ describe('conversation workers', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   const bodyOf = (id: string) => seen.find((s) => s.id === id)!;
+  /**
+   * the requests the server answered: it records a body before it writes the head. A request sent
+   * just before the window's end can be cut by the drain before its body reached the server (a
+   * loaded machine: CI saw one), and has no head.
+   */
+  const answered = () => run.timelines.filter((t) => t.headersMs !== undefined);
 
   test('every worker request has its conversation and turn in CellRun.turns', () => {
     expect(run.turns).toBeDefined();
-    expect(run.timelines.length).toBeGreaterThan(6);
-    for (const t of run.timelines) {
+    expect(answered().length).toBeGreaterThan(6);
+    for (const t of run.timelines) expect(run.turns!.get(t.id)).toBeDefined();
+    for (const t of answered()) {
       const turn = run.turns!.get(t.id)!;
-      expect(turn).toBeDefined();
+      expect(bodyOf(t.id), t.id).toBeDefined();
       expect(bodyOf(t.id).messages.at(-1)!.content).toBe(`k${turn.conversation}t${turn.turn}`);
     }
   });
 
   test('turn t re-sends turn t − 1 byte for byte, its streamed reply (no reasoning) and a new user message', () => {
     let checked = 0;
-    for (const t of run.timelines) {
+    for (const t of answered()) {
       const turn = run.turns!.get(t.id)!;
       if (turn.turn === 1) continue;
       const prev = run.timelines.find((p) => {
