@@ -28,10 +28,13 @@
  *                    (a streaming TextDecoder, then its feed(); docs/libraries.md);
  * - streamRequest:   this project's client (src/client/stream.ts) as a cell runs it: the SSE parser,
  *                    the adapter's scan of each token event's bytes (engines/openai-scan.ts), the
- *                    token counter, arrival timestamps — everything a cell does per event;
+ *                    token counter, arrival timestamps, and the cell's self-check open over the
+ *                    measurement (load/self-check.ts: loop monitor, CPU meter, the read lag with
+ *                    its core-wait readings at each turn) — everything a cell does per event;
  * - streamRequest+json: the same without the scan: each event's text, JSON.parse and the vLLM
  *                    decoder (how every event was read before issue 24's item 3, and how an
- *                    adapter without a scan is read).
+ *                    adapter without a scan is read);
+ * - streamRequest-nocheck: streamRequest without the self-check: what the self-check costs.
  *
  *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1] [--pin]
  * `--pin` runs the server on CPU 0 and each reader on CPU 1 (taskset), as issue 24's first
@@ -55,7 +58,7 @@ import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import type { StreamRequestOptions } from '../src/client/stream-options.js';
 
-const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json'] as const;
+const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json', 'streamRequest-nocheck'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -98,7 +101,8 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   const origin = `http://127.0.0.1:${port}`;
   const body = '{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}';
   let events = 0;
-  if (reader === 'streamRequest' || reader === 'streamRequest+json') {
+  const projectClient = reader === 'streamRequest' || reader === 'streamRequest+json' || reader === 'streamRequest-nocheck';
+  if (projectClient) {
     const { streamRequest } = await import('../src/client/stream.js');
     const { createWorkerDispatchers } = await import('../src/client/pool.js');
     const { decodeOpenAIChunk } = await import('../src/engines/openai.js');
@@ -115,7 +119,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
         path: '/v1/chat/completions',
         body: JSON.parse(body) as unknown,
         decode: decodeOpenAIChunk,
-        ...(reader === 'streamRequest' ? { scan: scanOpenAIChunk } : {}),
+        ...(reader !== 'streamRequest+json' ? { scan: scanOpenAIChunk } : {}),
         endsWithDone: true,
         timeouts: { headersMs: 60_000, stallMs: 60_000 },
         onFirstToken: (t) => live.push(t),
@@ -140,7 +144,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   const counted = (): void => {
     events++;
   };
-  const timelines = reader === 'streamRequest' || reader === 'streamRequest+json' || reader === 'net+h1+sink';
+  const timelines = projectClient || reader === 'net+h1+sink';
   for (let i = 0; i < streams && !timelines; i++) {
     if (reader === 'net' || reader === 'net+json') {
       const s = net.connect(port, '127.0.0.1');
@@ -203,11 +207,14 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   await new Promise((r) => setTimeout(r, 2000));
   const before = timelines ? countChunks() : 0;
   events = 0;
+  const { startSelfCheck } = await import('../src/load/self-check.js');
+  const check = reader === 'streamRequest' || reader === 'streamRequest+json' ? startSelfCheck() : undefined;
   const cpu0 = process.cpuUsage();
   const wall0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const used = process.cpuUsage(cpu0);
   const wall = performance.now() - wall0;
+  check?.stop();
   if (timelines) events = countChunks() - before;
   process.stdout.write(`${JSON.stringify({ reader, events, wall, user: used.user, system: used.system })}\n`);
   process.exit(0);
