@@ -135,9 +135,15 @@ describe('a lengths workload sends the configured distributions', () => {
     // the input lengths are the server's own counts (usage), request by request; a request cut at
     // the window's end before its first chunk has no usage and counts as the workload sized it,
     // which is the server's count too (sized with its tokenize endpoint)
+    // A request sent in the window's last instant can be cut by the window's end before its body
+    // reached the server (a CI run saw one): the server holds no count for it, and it must show as
+    // never answered and aborted, never as a figure; every request the server received is compared
     const truth = await truthSince(sim, startedMs);
     const inWindow = timelines.filter((t) => t.sendMs >= raw.windowStartMs && t.sendMs < raw.windowEndMs);
-    const mismatched = inWindow.filter((t) => (t.promptTokens ?? t.plannedPromptTokens) !== truth.get(t.id)?.promptTokens);
+    const unseen = inWindow.filter((t) => !truth.has(t.id));
+    expect(unseen.filter((t) => t.headersMs !== undefined || t.end?.kind !== 'aborted').map((t) => `${t.id}: ${t.end?.kind}`)).toEqual([]);
+    expect(unseen.length).toBeLessThan(5);
+    const mismatched = inWindow.filter((t) => truth.has(t.id) && (t.promptTokens ?? t.plannedPromptTokens) !== truth.get(t.id)?.promptTokens);
     expect(mismatched.map((t) => `${t.id}: ${t.promptTokens ?? t.plannedPromptTokens} vs ${truth.get(t.id)?.promptTokens}`)).toEqual([]);
     expect(inWindow.filter((t) => t.promptTokens === undefined).length).toBeLessThan(20);
 
