@@ -25,8 +25,8 @@
  * median read 1.2–2.5 ms over the truth in all five attempts (TBT, total and per-request within a
  * few µs), with three busy threads (two client threads and the simulator's) on two cores taking
  * turns at the first-token burst; it passed in the two CI runs before. Issue 24 stays open on it
- * (docs/accuracy.md); 16 streams on 2 and 4 threads keep the contract where the machine has a core
- * per client thread. On a machine with fewer cores than client threads (4 threads on CI's 2 cores,
+ * (docs/accuracy.md); 16 streams on 2 and 4 threads keep the whole contract where the machine has
+ * a core per client thread and one for the simulator's (3 cores for 2 threads, 5 for 4). On a machine with fewer cores than client threads (4 threads on CI's 2 cores,
  * which `auto` never chooses there: it runs 1) the cell is skipped, saying so in its title: CI's
  * 2-core machine read its TTFT median 1.0–2.1 ms over the truth in all five attempts (2026-12-02,
  * first-token lag median about 1 ms, TBT and totals within µs), as five threads took turns on two
