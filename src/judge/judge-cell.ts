@@ -14,7 +14,7 @@
  * that no longer fits (a smaller KV cache, a longer max output) is a regression, not a skip.
  * Pure: the caller stores the judgement on the result and throws (src/matrix/cell-test.ts).
  */
-import type { CellResult, Slo, SloVerdict } from '../shapes/result.js';
+import type { CellResult, ClientLimitedEvidence, Slo, SloVerdict } from '../shapes/result.js';
 import type { CellBudget, Tolerances } from '../thresholds/schema.js';
 import { escapeText } from '../text/escape.js';
 import { percent } from '../text/format.js';
@@ -106,12 +106,31 @@ export const NO_FREE_CORE_WAIT_SHARE = 0.15;
 export const HELD_UP_WAIT_SHARE = 0.01;
 
 /**
+ * Why the client's self-check marked a cell, in words: `the load generator's timing error estimate
+ * p99 was 6.1 ms (…; bound 5 ms) on client thread 2 of 2 and its CPU 0.95 cores (bound 0.9), ready
+ * to run but waiting for a core 12 % of the time`. The decode cells' failure line and the rate
+ * cells' (judge-rate.ts) both say it.
+ */
+export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
+  const timing =
+    ev.timingErrorP99Ms !== undefined
+      ? `timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
+      : `event-loop delay p99 was ${ev.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev.boundMs} ms)`;
+  const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
+  return (
+    `the load generator's ${timing}${where}` +
+    `${ev.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
+    `${ev.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}`
+  );
+}
+
+/**
  * What to do about a Client-limited cell: free cores when its thread was nearly idle and waited
  * (others held it up) or waited long for a core (none was free for more threads), else more
  * threads. A wider bound is offered only where it would change the verdict: a bound under
  * METHOD's 50 ms, with the loop delay alone under 50 ms (over it, the cell is marked whatever the bound).
  */
-function clientLimitedAdvice(ev: CellResult['evidence']['clientLimited']): string {
+export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined): string {
   const waited = ev?.coreWaitShare;
   if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
@@ -135,17 +154,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
   const figures = result.figures;
   if (result.status === 'client-limited' && !rules.allowClientLimited) {
     const ev = result.evidence.clientLimited;
-    const timing =
-      ev?.timingErrorP99Ms !== undefined
-        ? `its timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
-        : `its event-loop delay p99 was ${ev?.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev?.boundMs} ms)`;
-    const where = ev?.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
-    failures.push(
-      `${key} is Client-limited: the load generator's ${timing.replace(/^its /, '')}${where}` +
-        `${ev?.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
-        `${ev?.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}, so its figures may be wrong; ` +
-        clientLimitedAdvice(ev),
-    );
+    failures.push(`${key} is Client-limited: ${ev ? clientSelfCheckText(ev) : "the load generator's self-check was over its bounds"}, so its figures may be wrong; ${clientLimitedAdvice(ev)}`);
   }
   if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {
     const b = result.evidence.streamBuffered;

@@ -5,7 +5,9 @@
  *   - Client-limited: the client could not send on time: its dispatch delay p99 (send − scheduled)
  *     over RATE_DISPATCH_BOUND_MS (10 ms), or the in-flight ceiling held requests back (waited or unsent),
  *     or the load generator's own event loop or CPU was over the decode cells' bounds. Its
- *     latencies from the scheduled time are then the client's as much as the server's;
+ *     latencies from the scheduled time are then the client's as much as the server's. The
+ *     evidence names which of the three rules marked it (`causes`; `client` has the self-check's
+ *     figures), and so does the failure line;
  *   - Errors: failed requests;
  *   - Saturated: the requests in the system climbed through the window (saturation.ts, with its
  *     stated confidence), so the server could not keep up with the offered rate;
@@ -18,7 +20,8 @@
  *   not a failure. (Goodput at the SLO is a figure: goodput.ts, TTFT from the scheduled time.)
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
-import { timingOver } from './status.js';
+import { clientLimitedEvidence } from './status.js';
+import { clientLimitedAdvice, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -54,6 +57,8 @@ export interface RateStatusResult {
   evidence: RateCellEvidence;
 }
 
+type RateClientLimitedCause = NonNullable<NonNullable<RateCellEvidence['clientLimited']>['causes']>[number];
+
 const ORDER: readonly RateCellStatus[] = ['client-limited', 'errors', 'saturated', 'valid'];
 
 export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
@@ -65,19 +70,27 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   };
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;
-  // the decode cells' rule (judge/status.ts timingOver), on the worst loop delay and the worst
-  // read lag over the client threads (which may be two threads': it errs toward marking)
-  const loopOver = timingOver(
-    {
-      ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
-      ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
-    },
-    input.loopDelayBoundMs,
-  );
-  const cpuOver = input.clientCpuCores !== undefined && input.clientCpuCores > input.clientCpuBoundCores;
-  if (dispatchP99 > RATE_DISPATCH_BOUND_MS || f.ceilingWaited > 0 || f.unsent > 0 || loopOver || cpuOver) {
+  // the decode cells' rule (judge/status.ts clientLimitedEvidence), on the worst loop delay and
+  // the worst read lag over the client threads (which may be two threads': it errs toward marking)
+  const client = clientLimitedEvidence({
+    ...(input.loopDelayP99Ms !== undefined ? { loopDelayMs: { p99: input.loopDelayP99Ms } } : {}),
+    ...(input.arrivalLagP99Ms !== undefined ? { arrivalLagMs: { p99: input.arrivalLagP99Ms } } : {}),
+    loopDelayBoundMs: input.loopDelayBoundMs,
+    ...(input.clientCpuCores !== undefined ? { clientCpuCores: input.clientCpuCores } : {}),
+    cpuBoundCores: input.clientCpuBoundCores,
+  });
+  const causes: RateClientLimitedCause[] = [];
+  if (dispatchP99 > RATE_DISPATCH_BOUND_MS) causes.push('dispatch-delay');
+  if (f.ceilingWaited > 0 || f.unsent > 0) causes.push('in-flight-ceiling');
+  if (client) causes.push('client-self-check');
+  const [firstCause, ...moreCauses] = causes;
+  if (firstCause !== undefined) {
     statuses.push('client-limited');
-    evidence.clientLimited = { dispatchDelayP99Ms: dispatchP99, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: f.ceilingWaited, unsent: f.unsent };
+    evidence.clientLimited = {
+      dispatchDelayP99Ms: dispatchP99, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: f.ceilingWaited, unsent: f.unsent,
+      causes: [firstCause, ...moreCauses],
+      ...(client ? { client } : {}),
+    };
   }
   if (f.failedRequests > 0) {
     statuses.push('errors');
@@ -148,14 +161,7 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
   const failures: string[] = [];
   const f = cell.figures;
   const ev = cell.evidence;
-  if (cell.statuses.includes('client-limited') && !rules.allowClientLimited) {
-    const c = ev.clientLimited;
-    failures.push(
-      `${key} is Client-limited: the load generator could not send on schedule (dispatch delay p99 ${c ? c.dispatchDelayP99Ms.toFixed(1) : '?'} ms, bound ${RATE_DISPATCH_BOUND_MS} ms` +
-        `${c && c.ceilingWaited > 0 ? `; ${c.ceilingWaited} requests waited for the in-flight ceiling` : ''}${c && c.unsent > 0 ? `, ${c.unsent} never sent` : ''}), ` +
-        'so its latencies from the schedule are partly the client\'s; raise matrix.maxInFlight (LLM_BENCH_MAX_IN_FLIGHT), lower the rate, or set allowClientLimited',
-    );
-  }
+  if (cell.statuses.includes('client-limited') && !rules.allowClientLimited) failures.push(clientLimitedLine(key, ev.clientLimited));
   if (f && f.failedRequests > 0 && !rules.allowErrors) {
     const e = ev.errors;
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
@@ -168,4 +174,28 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
     failures.push(`${key} measured no output tokens in its window (${f.failedRequests} failed requests)`);
   }
   return { thresholdFailures: failures };
+}
+
+/**
+ * The failure line of a Client-limited rate cell: each rule that marked it, with its figures and
+ * fix. Cells judged before the evidence named its causes read as the dispatch rule alone did.
+ */
+function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): string {
+  if (!c) return `${key} is Client-limited, so its latencies from the schedule are partly the client's; lower the rate or set allowClientLimited`;
+  const causes = c.causes ?? ['dispatch-delay', ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : [])];
+  const parts: string[] = [];
+  const fixes: string[] = [];
+  if (causes.includes('dispatch-delay')) {
+    parts.push(`the load generator could not send on schedule (dispatch delay p99 ${c.dispatchDelayP99Ms.toFixed(1)} ms, bound ${c.boundMs} ms)`);
+    fixes.push('lower the rate');
+  }
+  if (causes.includes('in-flight-ceiling')) {
+    parts.push(`the in-flight ceiling held requests back (${[c.ceilingWaited > 0 ? `${c.ceilingWaited} waited for it` : '', c.unsent > 0 ? `${c.unsent} never sent` : ''].filter(Boolean).join(', ')})`);
+    fixes.push('raise matrix.maxInFlight (LLM_BENCH_MAX_IN_FLIGHT)');
+  }
+  if (causes.includes('client-self-check') && c.client) {
+    parts.push(clientSelfCheckText(c.client));
+    fixes.push(clientLimitedAdvice(c.client).replace(/,? or set allowClientLimited$/, ''));
+  }
+  return `${key} is Client-limited: ${parts.join('; ')}, so its latencies from the schedule are partly the client's; ${fixes.join('; ')}; or set allowClientLimited`;
 }

@@ -782,41 +782,7 @@ export interface CellEvidence {
     };
     firstMessage?: string;
   };
-  clientLimited?: {
-    eventLoopDelayP99Ms: number;
-    /**
-     * the bound on timingErrorP99Ms (suite clientLimitedLoopDelayMs; on the loop delay alone where no read lag was measured)
-     */
-    boundMs: number;
-    /**
-     * read lag p99: how late the client handled response reads (the reads before them in their turn, plus its wait for a core before the turn where measured)
-     */
-    arrivalLagP99Ms?: number;
-    /**
-     * the client's timing error estimate p99: √(eventLoopDelayP99Ms² + arrivalLagP99Ms²)
-     */
-    timingErrorP99Ms?: number;
-    /**
-     * the load generator's CPU, cores, from the workers' start to the window's end
-     */
-    cpuCores?: number;
-    /**
-     * CPU above which the cell is Client-limited (0.9)
-     */
-    cpuBoundCores?: number;
-    /**
-     * the share of the same span that thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat): other work on the machine holding it off
-     */
-    coreWaitShare?: number;
-    /**
-     * the cell's streams ran on this many client threads; the figures above are the worst thread's loop delay and the busiest thread's CPU
-     */
-    threads?: number;
-    /**
-     * the thread furthest over its bounds (1-based)
-     */
-    thread?: number;
-  };
+  clientLimited?: ClientLimitedEvidence;
   activeDisagreement?: {
     server: number;
     client: number;
@@ -851,6 +817,47 @@ export interface CellEvidence {
      */
     unterminatedLast: number;
   };
+}
+/**
+ * why the client could not time the cell's tokens: its worst thread's self-check against its bounds (judge/status.ts clientLimitedEvidence)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "ClientLimitedEvidence".
+ */
+export interface ClientLimitedEvidence {
+  eventLoopDelayP99Ms: number;
+  /**
+   * the bound on timingErrorP99Ms (suite clientLimitedLoopDelayMs; on the loop delay alone where no read lag was measured)
+   */
+  boundMs: number;
+  /**
+   * read lag p99: how late the client handled response reads (the reads before them in their turn, plus its wait for a core before the turn where measured)
+   */
+  arrivalLagP99Ms?: number;
+  /**
+   * the client's timing error estimate p99: √(eventLoopDelayP99Ms² + arrivalLagP99Ms²)
+   */
+  timingErrorP99Ms?: number;
+  /**
+   * the load generator's CPU, cores, from the workers' start to the window's end
+   */
+  cpuCores?: number;
+  /**
+   * CPU above which the cell is Client-limited (0.9)
+   */
+  cpuBoundCores?: number;
+  /**
+   * the share of the same span that thread waited, ready to run, for a core (Linux /proc/thread-self/schedstat): other work on the machine holding it off
+   */
+  coreWaitShare?: number;
+  /**
+   * the cell's streams ran on this many client threads; the figures above are the worst thread's loop delay and the busiest thread's CPU
+   */
+  threads?: number;
+  /**
+   * the thread furthest over its bounds (1-based)
+   */
+  thread?: number;
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -1214,9 +1221,22 @@ export interface RateCellEvidence {
   };
   clientLimited?: {
     dispatchDelayP99Ms: number;
+    /**
+     * the bound on dispatchDelayP99Ms (10 ms)
+     */
     boundMs: number;
     ceilingWaited: number;
     unsent: number;
+    /**
+     * which of the rules marked the cell: the dispatch delay over its bound, requests held back by the in-flight ceiling (waited or never sent), the client's token timing or CPU over the decode cells' bounds (then `client` has its figures)
+     *
+     * @minItems 1
+     */
+    causes?: [
+      'dispatch-delay' | 'in-flight-ceiling' | 'client-self-check',
+      ...('dispatch-delay' | 'in-flight-ceiling' | 'client-self-check')[]
+    ];
+    client?: ClientLimitedEvidence;
   };
   errors?: {
     failed: number;

@@ -20,6 +20,7 @@ export type {
   RunSettings,
   PrefillRowResult,
   CellEvidence,
+  ClientLimitedEvidence,
   CellResult,
   CellRepeats,
   PrefillRepeats,

@@ -90,7 +90,17 @@ describe('workload kinds in a whole run', () => {
     const json = read('rates');
     expect(json.info.run.contexts).toEqual([300]);
     const rate = json.rateCells!.find((c) => c.rate === 8)!;
-    expect([rate.contextLabel, rate.status]).toEqual(['300', 'valid']);
+    expect(rate.contextLabel).toBe('300');
+    // Valid, or Client-limited by the machine: on a crowded 2-core CI machine the client's own
+    // timing or sends may be late in a 2-second window (CI read a 300@8 cell Client-limited once,
+    // allowed there: the embedded simulator shares the client's 2 cores). Never held back by the
+    // in-flight ceiling at 8 req/s, never Errors or Saturated.
+    const others = rate.statuses.filter((s) => s !== 'client-limited');
+    expect(others, JSON.stringify(rate.evidence)).toEqual(rate.status === 'client-limited' ? [] : ['valid']);
+    if (rate.status === 'client-limited') {
+      expect(rate.evidence.clientLimited!.causes).not.toContain('in-flight-ceiling');
+      console.log(`[rates] 300@8 read Client-limited on this machine (${JSON.stringify(rate.evidence.clientLimited)}); its lengths are checked all the same`);
+    }
     for (const w of [json.cells[0]!.workload!, rate.workload!]) {
       expect(w.inputTokens!.requests).toBeGreaterThan(8);
       expect(w.inputTokens!.min).toBeGreaterThanOrEqual(200);

@@ -49,10 +49,20 @@ describe('judgeRateStatus', () => {
     expect(judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 6) }) })).status).toBe('valid'); // 6 ms: under the bound
     expect(late.status).toBe('client-limited');
     expect(late.statuses).toEqual(['client-limited', 'saturated']);
-    expect(late.evidence.clientLimited).toEqual({ dispatchDelayP99Ms: 12, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0 });
+    expect(late.evidence.clientLimited).toEqual({ dispatchDelayP99Ms: 12, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay'] });
     expect(judgeRateStatus(input({ figures: figures({ ceilingWaited: 3 }) })).status).toBe('client-limited');
     expect(judgeRateStatus(input({ figures: figures({ unsent: 1 }) })).status).toBe('client-limited');
     expect(judgeRateStatus(input({ loopDelayP99Ms: 80 })).status).toBe('client-limited');
+  });
+  test('the evidence names each rule that marked the cell, with the self-check figures when it was the client', () => {
+    const both = judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 2.3), unsent: 2 }), loopDelayBoundMs: 5, loopDelayP99Ms: 3.6, arrivalLagP99Ms: 3.8, clientCpuCores: 0.4 }));
+    expect(both.status).toBe('client-limited');
+    expect(both.evidence.clientLimited!.causes).toEqual(['in-flight-ceiling', 'client-self-check']);
+    expect(both.evidence.clientLimited!.client).toMatchObject({ eventLoopDelayP99Ms: 3.6, arrivalLagP99Ms: 3.8, boundMs: 5, cpuCores: 0.4, cpuBoundCores: 0.9 });
+    expect(both.evidence.clientLimited!.client!.timingErrorP99Ms).toBeCloseTo(Math.hypot(3.6, 3.8), 9);
+    const cpu = judgeRateStatus(input({ clientCpuCores: 0.95 }));
+    expect(cpu.evidence.clientLimited).toMatchObject({ causes: ['client-self-check'], client: { cpuCores: 0.95, cpuBoundCores: 0.9 } });
+    expect(judgeRateStatus(input({ figures: figures({ dispatchDelayMs: dispatch(1, 12) }), clientCpuCores: 0.2 })).evidence.clientLimited).not.toHaveProperty('client');
   });
   test("the token timing estimate is the decode cells': √(loop delay p99² + read lag p99²) over the bound while reads are late", () => {
     const at = (loop: number, lag: number) => judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: loop, arrivalLagP99Ms: lag })).status;
@@ -102,8 +112,17 @@ describe('judgeRateCell', () => {
     const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 19.5, boundMs: 10, ceilingWaited: 4, unsent: 0 } } });
     const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 19\.5 ms, bound 10 ms; 4 requests waited for the in-flight ceiling.*LLM_BENCH_MAX_IN_FLIGHT/);
+    expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 19\.5 ms, bound 10 ms\); the in-flight ceiling held requests back \(4 waited for it\).*lower the rate; raise matrix\.maxInFlight \(LLM_BENCH_MAX_IN_FLIGHT\); or set allowClientLimited$/);
     expect(judgeRateCell('0@2/s', c, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
+  });
+  test('a cell marked by the self-check alone names its figures, not a dispatch delay under its bound', () => {
+    const client = { eventLoopDelayP99Ms: 3.6, arrivalLagP99Ms: 3.8, timingErrorP99Ms: 5.23, boundMs: 5, cpuCores: 0.4, cpuBoundCores: 0.9 };
+    const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 2.3, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['client-self-check'], client } } });
+    const [line, ...rest] = judgeRateCell('300@8/s', c, rules).thresholdFailures;
+    expect(rest).toEqual([]);
+    expect(line).toMatch(/^300@8\/s is Client-limited: the load generator's timing error estimate p99 was 5\.2 ms \(event-loop delay p99 3\.6 ⊕ read lag p99 3\.8.*bound 5 ms\) and its CPU 0\.40 cores/);
+    expect(line).not.toMatch(/dispatch delay|LLM_BENCH_MAX_IN_FLIGHT/);
+    expect(line).toMatch(/LLM_BENCH_CLIENT_THREADS.*or set allowClientLimited$/);
   });
   test('failed requests fail unless allowed; the server text is escaped', () => {
     const c = cell({ status: 'errors', statuses: ['errors'], figures: figures({ failedRequests: 1 }), evidence: { errors: { failed: 1, byCode: { 'http-status': 1 }, firstMessage: 'bad | <b>' } } });
