@@ -7,7 +7,8 @@
  *
  * - 2,048 streams on one client thread saturate it on a 2-core machine (about 100,000 events/s):
  *   the cell is Client-limited, and its evidence names the estimate and its two parts.
- * - 64 streams are not (a loaded machine may throw one cell off: up to 3 cells, each logged; on
+ * - 64 streams are not (a loaded machine may throw cells off: up to 5 cells, each logged, and at
+ *   most one of them marked with its true p99 under half the bound; on
  *   CI's machine their true p99 was 2.5–3.4 ms, where the estimate, then the sum of its parts, read 2.8–5.4: the rule errs
  *   toward marking, and the calibration's cells under half the bound are in docs/accuracy.md).
  *   Every attempt must be honest: a cell whose true p99 is over the bound by more than the
@@ -18,6 +19,10 @@
  *   CI failed on a cell of 5.9 read as 4.8. Not every stall is seen: in twelve attempts of this
  *   test (right after its 2,048-stream cell), one read 5.88 as 3.32: most likely a wait for a core that the
  *   even sharing over the thread's wakes undercounted (a diagnostic run found that pattern, docs/accuracy.md). ESTIMATE_UNDER_MS is that most.
+ *   Five attempts, not three: in a clean-clone CI run here (2026-12-03) all three were marked, at
+ *   true p99s of 6.19, 3.68 and 2.20 ms (estimates 10.1, 6.6, 5.3): the machine made the client
+ *   late in two, and the third was the rule's over-read (loop delay 3.66 ⊕ read lag 3.80, one
+ *   wait for a core seen by both parts). So the test allows one such wrong mark, not two.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
@@ -29,6 +34,8 @@ const SIM = burstSim(20);
 const BOUND = DEFAULTS.clientLimitedLoopDelayMs;
 /** how far under the true p99 the estimate read near the bound, at most (docs/accuracy.md: 2.56 ms in 120 cells) */
 const ESTIMATE_UNDER_MS = 2.6;
+/** 64-stream cells tried before the test fails for want of one not marked (the header says why five) */
+const ATTEMPTS = 5;
 
 let sim: SimAt;
 let stop: () => Promise<void>;
@@ -90,9 +97,10 @@ describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => 
     expect(e!.arrivalLagP99Ms).toBe(cell.raw.arrivalLagMs!.p99);
   });
 
-  test('64 streams: the cell is not Client-limited', { timeout: 120_000 }, async () => {
+  test('64 streams: the cell is not Client-limited', { timeout: 180_000 }, async () => {
     const seen: string[] = [];
-    for (let attempt = 1; attempt <= 3; attempt++) {
+    let wrongMarks = 0;
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 64, windowMs: 2_000, threads: 1 });
       const truthP99 = arrivalErrorP99(cell);
       const verdict = judged(cell, 64);
@@ -104,6 +112,9 @@ describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => 
       seen.push(line);
       // honest on every cell: an error over the bound, beyond the estimate's own error, is always marked
       if (truthP99 > BOUND + ESTIMATE_UNDER_MS) expect(verdict.statuses, line).toContain('client-limited');
+      // and a cell under half the bound is marked at most once in the attempts
+      if (truthP99 < BOUND / 2 && verdict.statuses.includes('client-limited')) wrongMarks++;
+      expect(wrongMarks, `more than one cell under half the bound was Client-limited:\n${seen.join('\n')}`).toBeLessThanOrEqual(1);
       if (!verdict.statuses.includes('client-limited')) return;
     }
     expect.fail(`64 streams were Client-limited in every attempt:\n${seen.join('\n')}`);
