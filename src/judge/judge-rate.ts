@@ -178,11 +178,16 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
 
 /**
  * The failure line of a Client-limited rate cell: each rule that marked it, with its figures and
- * fix. Cells judged before the evidence named its causes read as the dispatch rule alone did.
+ * fix. A cell judged before the evidence named its causes (no `causes`) reads them from its
+ * figures: the dispatch delay over its bound, requests held back; else the self-check, unnamed.
  */
 function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): string {
-  if (!c) return `${key} is Client-limited, so its latencies from the schedule are partly the client's; lower the rate or set allowClientLimited`;
-  const causes = c.causes ?? ['dispatch-delay', ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : [])];
+  const tail = "so its latencies from the schedule are partly the client's";
+  if (!c) return `${key} is Client-limited, ${tail}; lower the rate or set allowClientLimited`;
+  const causes: readonly RateClientLimitedCause[] = c.causes ?? [
+    ...(c.dispatchDelayP99Ms > c.boundMs ? ['dispatch-delay' as const] : []),
+    ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : []),
+  ];
   const parts: string[] = [];
   const fixes: string[] = [];
   if (causes.includes('dispatch-delay')) {
@@ -193,9 +198,12 @@ function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): s
     parts.push(`the in-flight ceiling held requests back (${[c.ceilingWaited > 0 ? `${c.ceilingWaited} waited for it` : '', c.unsent > 0 ? `${c.unsent} never sent` : ''].filter(Boolean).join(', ')})`);
     fixes.push('raise matrix.maxInFlight (LLM_BENCH_MAX_IN_FLIGHT)');
   }
-  if (causes.includes('client-self-check') && c.client) {
+  if (c.client) {
     parts.push(clientSelfCheckText(c.client));
     fixes.push(clientLimitedAdvice(c.client).replace(/,? or set allowClientLimited$/, ''));
+  } else if (parts.length === 0) {
+    parts.push("the load generator's own timing or CPU was over the decode cells' bounds (its figures are in the cell's clientEventLoopDelayMs, clientArrivalLagMs and clientCpu)");
+    fixes.push('give the client free cores or more client threads (LLM_BENCH_CLIENT_THREADS)');
   }
-  return `${key} is Client-limited: ${parts.join('; ')}, so its latencies from the schedule are partly the client's; ${fixes.join('; ')}; or set allowClientLimited`;
+  return `${key} is Client-limited: ${parts.join('; ')}, ${tail}; ${fixes.join('; ')}; or set allowClientLimited`;
 }

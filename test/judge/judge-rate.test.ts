@@ -124,6 +124,15 @@ describe('judgeRateCell', () => {
     expect(line).not.toMatch(/dispatch delay|LLM_BENCH_MAX_IN_FLIGHT/);
     expect(line).toMatch(/LLM_BENCH_CLIENT_THREADS.*or set allowClientLimited$/);
   });
+  test('a cell judged before its evidence named causes reads them from its figures, never a dispatch delay under its bound', () => {
+    const old = (clientLimited: { dispatchDelayP99Ms: number; boundMs: number; ceilingWaited: number; unsent: number }) =>
+      judgeRateCell('1K@4/s', cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited } }), rules).thresholdFailures[0]!;
+    expect(old({ dispatchDelayP99Ms: 14.2, boundMs: 10, ceilingWaited: 0, unsent: 0 })).toMatch(/could not send on schedule \(dispatch delay p99 14\.2 ms, bound 10 ms\).*lower the rate; or set allowClientLimited$/);
+    const selfCheck = old({ dispatchDelayP99Ms: 2.1, boundMs: 10, ceilingWaited: 0, unsent: 0 });
+    expect(selfCheck).not.toMatch(/dispatch delay|in-flight ceiling/);
+    expect(selfCheck).toMatch(/own timing or CPU was over the decode cells' bounds.*clientArrivalLagMs/);
+    expect(old({ dispatchDelayP99Ms: 2.1, boundMs: 10, ceilingWaited: 0, unsent: 3 })).toMatch(/: the in-flight ceiling held requests back \(3 never sent\), so/);
+  });
   test('failed requests fail unless allowed; the server text is escaped', () => {
     const c = cell({ status: 'errors', statuses: ['errors'], figures: figures({ failedRequests: 1 }), evidence: { errors: { failed: 1, byCode: { 'http-status': 1 }, firstMessage: 'bad | <b>' } } });
     const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
