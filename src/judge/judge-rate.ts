@@ -176,14 +176,20 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
   return { thresholdFailures: failures };
 }
 
-/**
- * The failure line of a Client-limited rate cell: each rule that marked it, with its figures and
- * fix. A cell judged before the evidence named its causes (no `causes`) reads them from its
- * figures: the dispatch delay over its bound, requests held back; else the self-check, unnamed.
- */
+/** The failure line of a Client-limited rate cell: each rule that marked it, with its figures and fix (rateClientLimitedWhy). */
 function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): string {
-  const tail = "so its latencies from the schedule are partly the client's";
-  if (!c) return `${key} is Client-limited, ${tail}; lower the rate or set allowClientLimited`;
+  const { why, fix } = rateClientLimitedWhy(c);
+  return `${key} is Client-limited${why ? `: ${why}` : ''}, so its latencies from the schedule are partly the client's; ${fix}; or set allowClientLimited`;
+}
+
+/**
+ * Why a rate cell is Client-limited and what to do, in words (its failure line, and the page's
+ * note, src/pages/rate-markdown.ts): each rule that marked it with its figures, and each one's fix.
+ * A cell judged before the evidence named its causes (no `causes`) reads them from its figures:
+ * the dispatch delay over its bound, requests held back; else the self-check, unnamed.
+ */
+export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited']): { why: string; fix: string } {
+  if (!c) return { why: '', fix: 'lower the rate' };
   const causes: readonly RateClientLimitedCause[] = c.causes ?? [
     ...(c.dispatchDelayP99Ms > c.boundMs ? ['dispatch-delay' as const] : []),
     ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : []),
@@ -205,5 +211,5 @@ function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): s
     parts.push("the load generator's own timing or CPU was over the decode cells' bounds (its figures are in the cell's clientEventLoopDelayMs, clientArrivalLagMs and clientCpu)");
     fixes.push('give the client free cores or more client threads (LLM_BENCH_CLIENT_THREADS)');
   }
-  return `${key} is Client-limited: ${parts.join('; ')}, ${tail}; ${fixes.join('; ')}; or set allowClientLimited`;
+  return { why: parts.join('; '), fix: fixes.join('; ') };
 }

@@ -1,12 +1,14 @@
 /**
  * The Markdown page's notes under All measurements, each only when a cell calls for it: why
  * requests failed, resent requests and closing connections, usage that disagrees, stream endings,
- * where the running figure came from, buffered streams, figures not computed.
+ * where the running figure came from, buffered streams, cells the client could not time, figures
+ * not computed.
  */
 import { formatCount, formatNumber, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CellResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
+import { clientLimitedAdvice, clientSelfCheckText } from '../judge/judge-cell.js';
 import { streamEndingsText } from './view.js';
 
 /** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */
@@ -105,6 +107,26 @@ export function bufferedNotes(cells: readonly CellResult[]): string[] {
     ...flagged.map(line),
     '',
   ];
+}
+
+/**
+ * Cells the load generator could not time (Client-limited), each with its self-check's figures
+ * against their bounds and what to do (the words of its failure line, judge/judge-cell.ts): a page
+ * read without the test output still says why.
+ */
+export function clientLimitedNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.statuses.includes('client-limited') && c.evidence.clientLimited);
+  if (flagged.length === 0) return [];
+  return [
+    "Client-limited: the load generator could not time these cells' tokens to within its bound, so their figures may be partly the client's:",
+    '',
+    ...flagged.map((c) => `- ${cellKey(c.context, c.concurrency)}: ${escapeText(clientSelfCheckText(c.evidence.clientLimited!))}. ${escapeText(capitalized(clientLimitedAdvice(c.evidence.clientLimited!)))}.`),
+    '',
+  ];
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Figures a measured cell could not compute, with the reason (never a bare dash without one). */

@@ -13,7 +13,7 @@ import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from '../text/escape.js';
-import { connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
+import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import { rateSection } from './rate-markdown.js';
@@ -135,7 +135,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     );
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...notComputedNotes(result.cells));
+  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...clientLimitedNotes(result.cells), ...notComputedNotes(result.cells));
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {

@@ -8,6 +8,7 @@ import { contextLabel, rateCellKey } from '../shapes/labels.js';
 import { codeSpan, escapeText, markdownRow } from '../text/escape.js';
 import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 import { describeRateCapacity } from '../text/capacity-line.js';
+import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridText, rateMeasurementRow } from './rate-rows.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText } from './view.js';
 
@@ -81,5 +82,17 @@ export function rateSection(result: SpeedMatrixResult): string[] {
     '',
   );
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
+  out.push(...rateClientLimitedNotes(all));
   return out;
+}
+
+/** Rate cells marked Client-limited, each with the rules that marked it and their fixes (judge-rate.ts rateClientLimitedWhy). */
+function rateClientLimitedNotes(cells: readonly RateCellResult[]): string[] {
+  const flagged = cells.filter((c) => c.statuses.includes('client-limited'));
+  if (flagged.length === 0) return [];
+  const line = (c: RateCellResult): string => {
+    const { why, fix } = rateClientLimitedWhy(c.evidence.clientLimited);
+    return `- ${rateCellKey(c.context, c.rate)}/s: ${escapeText(why || 'marked by the load generator')}. To mend: ${escapeText(fix)}.`;
+  };
+  return ["Client-limited rate cells: the load generator could not keep their schedule or time their tokens, so their latencies from the schedule are partly the client's:", '', ...flagged.map(line), ''];
 }

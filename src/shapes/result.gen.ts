@@ -32,7 +32,7 @@ export type CellStatus =
   | 'stream-buffered'
   | 'not-run';
 /**
- * saturated: the requests in the system grew through the window (the server could not keep up; evidence.saturation); over-capacity: the KV cache cannot hold what Little's law puts in flight (not run); client-limited: the client could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back)
+ * saturated: the requests in the system grew through the window (the server could not keep up; evidence.saturation); over-capacity: the KV cache cannot hold what Little's law puts in flight (not run); client-limited: the client could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back) or time its tokens (its self-check over the decode cells' bounds; evidence.clientLimited.causes)
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "RateCellStatus".

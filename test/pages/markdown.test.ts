@@ -346,3 +346,24 @@ describe('where running came from, and client-side Requests queued', () => {
     expect(renderMarkdown(result)).not.toContain('Running requests (what Requests queued is judged on)');
   });
 });
+
+describe('why a cell is Client-limited, on the page', () => {
+  test('each Client-limited cell has its self-check figures against their bounds and the advice; none without one', () => {
+    const result = sglangResult();
+    const first = result.cells[0]!;
+    result.cells[0] = {
+      ...first,
+      status: 'client-limited',
+      statuses: ['client-limited', 'valid'],
+      evidence: { ...first.evidence, clientLimited: { eventLoopDelayP99Ms: 4.2, arrivalLagP99Ms: 5.1, timingErrorP99Ms: Math.hypot(4.2, 5.1), boundMs: 5, cpuCores: 0.95, cpuBoundCores: 0.9, coreWaitShare: 0.02, threads: 2, thread: 2 } },
+    };
+    const md = renderMarkdown(result);
+    const key = cellKey(first.context, first.concurrency);
+    expect(md).toContain("Client-limited: the load generator could not time these cells' tokens to within its bound, so their figures may be partly the client's:");
+    const note = lines(md).find((l) => l.startsWith(`- ${key}: the load generator's timing error estimate p99 was 6.6 ms`))!;
+    expect(note).toContain('event-loop delay p99 4.2 ⊕ read lag p99 5.1');
+    expect(note).toContain('bound 5 ms) on client thread 2 of 2 and its CPU 0.95 cores (bound 0.9)');
+    expect(note).toMatch(/\. Spread the streams over more client threads \(LLM_BENCH_CLIENT_THREADS\), run fewer streams per process, or set allowClientLimited\.$/);
+    expect(renderMarkdown(sglangResult())).not.toContain('Client-limited: the load generator could not time');
+  });
+});

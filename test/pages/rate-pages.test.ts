@@ -209,3 +209,28 @@ describe('the progress line and the job summary', () => {
     );
   });
 });
+
+describe('why a rate cell is Client-limited, on the page', () => {
+  test('each rule that marked it, with its figures and its fix; none without a Client-limited cell', () => {
+    const client = { eventLoopDelayP99Ms: 3.6, arrivalLagP99Ms: 3.8, timingErrorP99Ms: 5.23, boundMs: 5, cpuCores: 0.05, cpuBoundCores: 0.9, coreWaitShare: 0.05 };
+    const result = rateResult((cells) =>
+      cells.map((c) =>
+        rateCellKey(c.context, c.rate) === '8K@1'
+          ? { ...c, status: 'client-limited' as const, statuses: ['client-limited' as const], evidence: { ...c.evidence, clientLimited: { dispatchDelayP99Ms: 12.5, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay' as const, 'client-self-check' as const], client } } }
+          : c,
+      ),
+    );
+    const md = renderMarkdown(result);
+    expect(md).toContain("Client-limited rate cells: the load generator could not keep their schedule or time their tokens, so their latencies from the schedule are partly the client's:");
+    const note = lines(md).find((l) => l.startsWith('- 8K@1/s: '))!;
+    expect(note).toContain('could not send on schedule (dispatch delay p99 12.5 ms, bound 10 ms); the load generator\'s timing error estimate p99 was 5.2 ms');
+    expect(note).toMatch(/To mend: lower the rate; its thread was mostly idle \(0\.05 cores\).*give it free cores/);
+    // the fixture's own Client-limited cell, judged before causes were recorded: read from its figures
+    expect(lines(md).find((l) => l.startsWith('- 32K@2/s: '))).toBe(
+      '- 32K@2/s: the load generator could not send on schedule (dispatch delay p99 85.0 ms, bound 10 ms); the in-flight ceiling held requests back (12 waited for it, 2 never sent). To mend: lower the rate; raise matrix.maxInFlight (LLM_BENCH_MAX_IN_FLIGHT).',
+    );
+    const none = rateResult((cells) => cells.filter((c) => !c.statuses.includes('client-limited')));
+    expect(renderMarkdown(none)).not.toContain('Client-limited rate cells:');
+  });
+});
+
