@@ -131,21 +131,23 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
  * METHOD's 50 ms, with the loop delay alone under 50 ms (over it, the cell is marked whatever the bound).
  */
 export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined): string {
+  return `${clientLimitedFix(ev)}, or set allowClientLimited`;
+}
+
+/** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */
+export function clientLimitedFix(ev: ClientLimitedEvidence | undefined): string {
   const waited = ev?.coreWaitShare;
   if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
     return (
       `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (the embedded simulator, Vitest, other processes), not its own streams: ` +
-      `give it free cores (a server on another machine, fewer jobs at once)${widen}, or set allowClientLimited`
+      `give it free cores (a server on another machine, fewer jobs at once)${widen}`
     );
   }
   if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) {
-    return (
-      'this machine had no core free for it, so more client threads would wait too: ' +
-      'give the client more cores (the server on another machine, fewer jobs at once), run fewer streams per process, or set allowClientLimited'
-    );
+    return 'this machine had no core free for it, so more client threads would wait too: give the client more cores (the server on another machine, fewer jobs at once), run fewer streams per process';
   }
-  return 'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process, or set allowClientLimited';
+  return 'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process';
 }
 
 /** The cell rules of this file's header, as failure lines. */

@@ -21,7 +21,7 @@
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
 import { clientLimitedEvidence } from './status.js';
-import { clientLimitedAdvice, clientSelfCheckText } from './judge-cell.js';
+import { clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -49,6 +49,8 @@ export interface RateStatusInput {
   loopDelayBoundMs: number;
   clientCpuCores?: number;
   clientCpuBoundCores: number;
+  /** the share of the span the client thread waited for a core (evidence only: it picks the advice, as a decode cell's) */
+  clientCoreWaitShare?: number;
 }
 
 export interface RateStatusResult {
@@ -78,6 +80,7 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
     loopDelayBoundMs: input.loopDelayBoundMs,
     ...(input.clientCpuCores !== undefined ? { clientCpuCores: input.clientCpuCores } : {}),
     cpuBoundCores: input.clientCpuBoundCores,
+    ...(input.clientCoreWaitShare !== undefined ? { clientCoreWaitShare: input.clientCoreWaitShare } : {}),
   });
   const causes: RateClientLimitedCause[] = [];
   if (dispatchP99 > RATE_DISPATCH_BOUND_MS) causes.push('dispatch-delay');
@@ -206,8 +209,8 @@ export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited']): { wh
   }
   if (c.client) {
     parts.push(clientSelfCheckText(c.client));
-    fixes.push(clientLimitedAdvice(c.client).replace(/,? or set allowClientLimited$/, ''));
-  } else if (parts.length === 0) {
+    fixes.push(clientLimitedFix(c.client));
+  } else if (causes.includes('client-self-check') || parts.length === 0) {
     parts.push("the load generator's own timing or CPU was over the decode cells' bounds (its figures are in the cell's clientEventLoopDelayMs, clientArrivalLagMs and clientCpu)");
     fixes.push('give the client free cores or more client threads (LLM_BENCH_CLIENT_THREADS)');
   }

@@ -208,6 +208,7 @@ export async function measureRateCell(
     loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
     clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,
+    ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
   });
   const scheduledOf = new Map(raw.requests.map((r) => [r.timeline.id, r.scheduledMs]));
   const goodput = cfg.slo

@@ -139,7 +139,7 @@ export const RATE_STATUS_LABELS: Record<RateCellStatus, string> = {
 export const RATE_STATUS_LEGEND: ReadonlyArray<[RateCellStatus, string]> = [
   ['saturated', 'the server could not keep up: the requests in the system grew through the window (a trend test at p < 0.01); a sweep stops at the first saturated rate.'],
   ['over-capacity', "not run because the KV cache cannot hold the requests Little's law puts in flight at this rate."],
-  ['client-limited', 'the load generator could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back), so the rate sent is not the rate offered, or could not time its tokens (its own timing or CPU over the decode cells\' bounds); the notes under the table say which.'],
+  ['client-limited', 'the load generator could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back), so the rate sent is not the rate offered; or it could not time its tokens (its own timing or CPU over the decode cells\' bounds). The notes under the table say which.'],
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
   ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];

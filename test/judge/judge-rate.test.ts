@@ -124,6 +124,19 @@ describe('judgeRateCell', () => {
     expect(line).not.toMatch(/dispatch delay|LLM_BENCH_MAX_IN_FLIGHT/);
     expect(line).toMatch(/LLM_BENCH_CLIENT_THREADS.*or set allowClientLimited$/);
   });
+  test("the thread's wait for a core reaches the evidence and picks the advice, as a decode cell's", () => {
+    const v = judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: 4, arrivalLagP99Ms: 4, clientCpuCores: 0.3, clientCoreWaitShare: 0.2 }));
+    expect(v.evidence.clientLimited!.client).toMatchObject({ coreWaitShare: 0.2 });
+    const line = judgeRateCell('0@8/s', cell({ status: v.status, statuses: v.statuses, evidence: v.evidence }), rules).thresholdFailures[0]!;
+    expect(line).toContain('waiting for a core 20 % of the time');
+    expect(line).toMatch(/no core free for it.*run fewer streams per process; or set allowClientLimited$/);
+    expect(line.match(/allowClientLimited/g)).toHaveLength(1);
+  });
+  test('causes naming the self-check without its figures still say it', () => {
+    const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 12, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay', 'client-self-check'] } } });
+    const line = judgeRateCell('0@8/s', c, rules).thresholdFailures[0]!;
+    expect(line).toMatch(/dispatch delay p99 12\.0 ms, bound 10 ms\); the load generator's own timing or CPU was over the decode cells' bounds/);
+  });
   test('a cell judged before its evidence named causes reads them from its figures, never a dispatch delay under its bound', () => {
     const old = (clientLimited: { dispatchDelayP99Ms: number; boundMs: number; ceilingWaited: number; unsent: number }) =>
       judgeRateCell('1K@4/s', cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited } }), rules).thresholdFailures[0]!;
