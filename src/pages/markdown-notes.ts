@@ -115,12 +115,18 @@ export function bufferedNotes(cells: readonly CellResult[]): string[] {
  * read without the test output still says why.
  */
 export function clientLimitedNotes(cells: readonly CellResult[]): string[] {
-  const flagged = cells.filter((c) => c.statuses.includes('client-limited') && c.evidence.clientLimited);
+  const flagged = cells.filter((c) => c.statuses.includes('client-limited'));
   if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const e = c.evidence.clientLimited;
+    // a result written without the figures (an older file, or one edited) still lists the cell
+    if (!e) return `- ${cellKey(c.context, c.concurrency)}: marked by the load generator; its self-check's figures are not in this result.`;
+    return `- ${cellKey(c.context, c.concurrency)}: ${escapeText(clientSelfCheckText(e))}. ${escapeText(capitalized(clientLimitedAdvice(e)))}.`;
+  };
   return [
     "Client-limited: the load generator could not time these cells' tokens to within its bound, so their figures may be partly the client's:",
     '',
-    ...flagged.map((c) => `- ${cellKey(c.context, c.concurrency)}: ${escapeText(clientSelfCheckText(c.evidence.clientLimited!))}. ${escapeText(capitalized(clientLimitedAdvice(c.evidence.clientLimited!)))}.`),
+    ...flagged.map(line),
     '',
   ];
 }

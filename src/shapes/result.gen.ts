@@ -819,7 +819,7 @@ export interface CellEvidence {
   };
 }
 /**
- * why the client could not time the cell's tokens: its worst thread's self-check against its bounds (judge/status.ts clientLimitedEvidence)
+ * why the client could not time the cell's tokens: its self-check against its bounds (judge/status.ts clientLimitedEvidence); on a decode cell its worst thread's, on a rate cell (evidence.clientLimited.client) each figure the worst over its threads, which may be two threads' (threads and thread are absent)
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "ClientLimitedEvidence".

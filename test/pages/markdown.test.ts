@@ -366,4 +366,13 @@ describe('why a cell is Client-limited, on the page', () => {
     expect(note).toMatch(/\. Spread the streams over more client threads \(LLM_BENCH_CLIENT_THREADS\), run fewer streams per process, or set allowClientLimited\.$/);
     expect(renderMarkdown(sglangResult())).not.toContain('Client-limited: the load generator could not time');
   });
+
+  test('a Client-limited cell written without its self-check figures is listed too, saying they are missing', () => {
+    const result = sglangResult();
+    const first = result.cells[0]!;
+    const { clientLimited: _dropped, ...rest } = first.evidence;
+    result.cells[0] = { ...first, status: 'client-limited', statuses: ['client-limited', 'valid'], evidence: rest };
+    const md = renderMarkdown(result);
+    expect(md).toContain(`- ${cellKey(first.context, first.concurrency)}: marked by the load generator; its self-check's figures are not in this result.`);
+  });
 });
