@@ -5,9 +5,10 @@
  * (the warm-up) never draws a fault (faultFreeRequests), as a server that fails under load.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { runBench, TINY } from './helpers.js';
 
@@ -62,13 +63,17 @@ describe('server faults in a matrix', () => {
     // Client-limited: parsing 10 MB stalls the client's loop 20-30 ms here (its loop delay p99 was
     // 20-28 ms in 2-stream cells on this VM, 23.5 ms on CI), so the other stream's tokens are
     // stamped that late, and on a slower machine the estimate passes the test runs' 50 ms bound.
-    // That status is true, and fails the run by itself (exit 1, its own line); nothing else may
+    // That status is true, and fails the run by itself (exit 1, its own line) unless the run allows
+    // it: the embedded simulator on fewer than DEFAULTS.simSharedMinCores cores does, and says so
+    // at the start (then exit 0, as on this 2-core VM); nothing else may fail it
     expect(cell.statuses).not.toContain('errors');
     expect(['valid', 'requests-queued', 'client-limited']).toContain(cell.status);
     if (cell.status === 'client-limited') {
-      expect(r.code, r.out).toBe(1);
-      expect(r.out).toMatch(/0\/2 is Client-limited: the load generator's timing error estimate p99 was/);
       expect(cell.evidence.clientLimited, JSON.stringify(cell.evidence)).toBeDefined();
+      const allowed = availableParallelism() < DEFAULTS.simSharedMinCores;
+      expect(r.out.includes('Client-limited cell is shown but does not fail the run'), r.out).toBe(allowed);
+      expect(r.code, r.out).toBe(allowed ? 0 : 1);
+      if (!allowed) expect(r.out).toMatch(/0\/2 is Client-limited: the load generator's timing error estimate p99 was/);
     } else {
       expect(r.code, r.out).toBe(0);
     }
