@@ -134,17 +134,30 @@ export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined): stri
   return `${clientLimitedFix(ev)}, or set allowClientLimited`;
 }
 
+/**
+ * Where a Client-limited cell's hold-up most likely was, from its self-check's figures:
+ * `held-up` when its thread was nearly idle and waited for a core (other work on the machine held
+ * its loop up), `no-free-core` when it waited long for a core (more threads would wait too),
+ * `own-load` else (its own streams: spread them over more threads).
+ */
+export function clientHoldUp(ev: ClientLimitedEvidence | undefined): 'held-up' | 'no-free-core' | 'own-load' {
+  const waited = ev?.coreWaitShare;
+  if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
+  if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) return 'no-free-core';
+  return 'own-load';
+}
+
 /** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */
 export function clientLimitedFix(ev: ClientLimitedEvidence | undefined): string {
-  const waited = ev?.coreWaitShare;
-  if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) {
+  const hold = clientHoldUp(ev);
+  if (hold === 'held-up' && ev?.cpuCores !== undefined) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
     return (
       `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (the embedded simulator, Vitest, other processes), not its own streams: ` +
       `give it free cores (a server on another machine, fewer jobs at once)${widen}`
     );
   }
-  if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) {
+  if (hold === 'no-free-core') {
     return 'this machine had no core free for it, so more client threads would wait too: give the client more cores (the server on another machine, fewer jobs at once), run fewer streams per process';
   }
   return 'spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS), run fewer streams per process';

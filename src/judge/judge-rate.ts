@@ -21,7 +21,7 @@
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
 import { clientLimitedEvidence } from './status.js';
-import { clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
+import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { escapeText } from '../text/escape.js';
@@ -192,16 +192,20 @@ function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): s
  * the dispatch delay over its bound, requests held back; else the self-check, unnamed.
  */
 export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited']): { why: string; fix: string } {
-  if (!c) return { why: '', fix: 'lower the rate' };
+  if (!c) return { why: "its rules' figures are not in this result", fix: 'lower the rate, or give the client free cores' };
   const causes: readonly RateClientLimitedCause[] = c.causes ?? [
     ...(c.dispatchDelayP99Ms > c.boundMs ? ['dispatch-delay' as const] : []),
     ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : []),
   ];
   const parts: string[] = [];
   const fixes: string[] = [];
+  // each client thread sends its requests and reads their streams: when the self-check puts the
+  // hold-up on the machine (idle and waiting, or no core free), the late sends most likely had that
+  // cause too, and a lower rate would not mend it
+  const machineBound = c.client !== undefined && clientHoldUp(c.client) !== 'own-load';
   if (causes.includes('dispatch-delay')) {
     parts.push(`the load generator could not send on schedule (dispatch delay p99 ${c.dispatchDelayP99Ms.toFixed(1)} ms, bound ${c.boundMs} ms)`);
-    fixes.push('lower the rate');
+    if (!machineBound) fixes.push('lower the rate');
   }
   if (causes.includes('in-flight-ceiling')) {
     parts.push(`the in-flight ceiling held requests back (${[c.ceilingWaited > 0 ? `${c.ceilingWaited} waited for it` : '', c.unsent > 0 ? `${c.unsent} never sent` : ''].filter(Boolean).join(', ')})`);

@@ -92,7 +92,7 @@ function rateClientLimitedNotes(cells: readonly RateCellResult[]): string[] {
   if (flagged.length === 0) return [];
   const line = (c: RateCellResult): string => {
     const { why, fix } = rateClientLimitedWhy(c.evidence.clientLimited);
-    return `- ${rateCellKey(c.context, c.rate)}/s: ${escapeText(why || 'marked by the load generator')}. What to do: ${escapeText(fix)}.`;
+    return `- ${rateCellKey(c.context, c.rate)}/s: ${escapeText(why)}. What to do: ${escapeText(fix)}.`;
   };
   return ["Client-limited rate cells: the load generator could not keep their schedule or time their tokens, so their latencies from the schedule are partly the client's:", '', ...flagged.map(line), ''];
 }

@@ -132,6 +132,32 @@ describe('judgeRateCell', () => {
     expect(line).toMatch(/no core free for it.*run fewer streams per process; or set allowClientLimited$/);
     expect(line.match(/allowClientLimited/g)).toHaveLength(1);
   });
+  test('late sends are put down to the rate only when the self-check does not blame the machine (a client thread sends and reads)', () => {
+    const late = (client: { cpuCores: number; coreWaitShare?: number }) =>
+      judgeRateCell(
+        '0@8/s',
+        cell({
+          status: 'client-limited',
+          statuses: ['client-limited'],
+          evidence: { clientLimited: { dispatchDelayP99Ms: 14, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay', 'client-self-check'], client: { eventLoopDelayP99Ms: 8, arrivalLagP99Ms: 1, timingErrorP99Ms: 8.06, boundMs: 5, cpuBoundCores: 0.9, ...client } } },
+        }),
+        rules,
+      ).thresholdFailures[0]!;
+    // its own streams kept it busy: a lower rate, or more threads
+    expect(late({ cpuCores: 0.95, coreWaitShare: 0.02 })).toMatch(/dispatch delay p99 14\.0 ms.*; lower the rate; spread the streams over more client threads/);
+    // idle and waiting: the machine held it up, sends and reads alike
+    const idle = late({ cpuCores: 0.04, coreWaitShare: 0.05 });
+    expect(idle).toMatch(/; its thread was mostly idle \(0\.04 cores\).*give it free cores/);
+    expect(idle).not.toContain('lower the rate');
+    // no core free: more threads or a lower rate would wait too
+    const crowded = late({ cpuCores: 0.6, coreWaitShare: 0.3 });
+    expect(crowded).toMatch(/; this machine had no core free for it/);
+    expect(crowded).not.toContain('lower the rate');
+  });
+  test('a Client-limited cell without its evidence says so, and fails with both fixes', () => {
+    const line = judgeRateCell('0@8/s', cell({ status: 'client-limited', statuses: ['client-limited'], evidence: {} }), rules).thresholdFailures[0]!;
+    expect(line).toBe("0@8/s is Client-limited: its rules' figures are not in this result, so its latencies from the schedule are partly the client's; lower the rate, or give the client free cores; or set allowClientLimited");
+  });
   test('causes naming the self-check without its figures still say it', () => {
     const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 12, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay', 'client-self-check'] } } });
     const line = judgeRateCell('0@8/s', c, rules).thresholdFailures[0]!;
