@@ -154,13 +154,14 @@ export default class SpeedMatrixReporter implements Reporter {
     const inMatrixProject = (this.options.projects ?? ['matrix', 'matrix-sharded']).includes(testCase.project.name);
     if (!meta && !inMatrixProject) return;
     if (meta?.kind === 'run') return;
+    // named as the matrix's tests are (matrix/define.ts), whether Vitest gave the meta yet or not
     const label =
       meta?.kind === 'cell'
-        ? `${meta.cell.contextLabel}/${meta.cell.concurrency}`
+        ? `decode ${meta.cell.contextLabel}/${meta.cell.concurrency}`
         : meta?.kind === 'prefill'
           ? `prefill ${meta.row.contextLabel}`
           : meta?.kind === 'rate'
-            ? `${rateCellKey(meta.cell.context, meta.cell.rate)}/s`
+            ? `rate ${rateCellKey(meta.cell.context, meta.cell.rate)}`
             : testCase.name;
     this.log(runningLine(label));
   }

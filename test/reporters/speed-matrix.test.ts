@@ -77,7 +77,7 @@ describe('reporter on a real Vitest run', () => {
     expect(lines).toContain('[speed-matrix] 8K/1 requests-queued  59.3 tok/s total · 59.4 tok/s/req · TTFT 122 ms · TBT 16.8 ms · active 1.0 · 1/4 done');
     expect(lines).toContain('[speed-matrix] prefill 8K valid  10.4K prompt tok/s · TTFT 790 ms · 8,192 prompt tokens');
     // the running line names the cell by its meta when Vitest reports readiness late, else by the test name
-    expect(lines.some((l) => l === '[speed-matrix] running 8K × 1 …' || l === '[speed-matrix] running 8K/1 …')).toBe(true);
+    expect(lines.some((l) => l === '[speed-matrix] running 8K × 1 …' || l === '[speed-matrix] running decode 8K/1 …')).toBe(true);
     expect(lines.some((l) => l.startsWith('[speed-matrix] wrote '))).toBe(true);
     expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
     expect(lines).toContain('[speed-matrix] 8K/8 over-capacity · 4/4 done'); // skipped test, meta from collection
