@@ -90,6 +90,19 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
 export const IDLE_CLIENT_CORES = 0.1;
 
 /**
+ * A client thread carrying at most this many streams cannot be milliseconds late by its own reads:
+ * a burst of 16 token events, at the 10–15 µs of CPU an event costs with sockets on this project's
+ * VMs (docs/accuracy.md, CPU per event), is under 0.3 ms of work. Such a thread under
+ * MOSTLY_IDLE_CORES that was late and waited for a core was held up by other work too, however far
+ * over IDLE_CLIENT_CORES: a real llama.cpp server with -t 2 on the 2-core VM (2026-12-03) held up
+ * 4- and 8-stream cells whose thread used 0.12 of a core and waited for one 10 % of the time,
+ * which the CPU cut alone told to spread over more threads.
+ */
+export const FEW_STREAMS_PER_THREAD = 16;
+/** see FEW_STREAMS_PER_THREAD: over half a core, a thread's own work may be what made it late */
+export const MOSTLY_IDLE_CORES = 0.5;
+
+/**
  * A thread that waited, ready to run, for a core this share of the time or more had no core free:
  * more client threads would wait too. Same VM and harness: 1,024 streams on two threads with the
  * server in a third process waited 21 %; on one thread 3.9 %; 256 streams 10–12 %, where a second
@@ -130,8 +143,8 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
  * threads. A wider bound is offered only where it would change the verdict: a bound under
  * METHOD's 50 ms, with the loop delay alone under 50 ms (over it, the cell is marked whatever the bound).
  */
-export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined): string {
-  return `${clientLimitedFix(ev)}, or set allowClientLimited`;
+export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined, streams?: number): string {
+  return `${clientLimitedFix(ev, streams)}, or set allowClientLimited`;
 }
 
 /**
@@ -140,20 +153,31 @@ export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined): stri
  * its loop up), `no-free-core` when it waited long for a core (more threads would wait too),
  * `own-load` else (its own streams: spread them over more threads).
  */
-export function clientHoldUp(ev: ClientLimitedEvidence | undefined): 'held-up' | 'no-free-core' | 'own-load' {
+export function clientHoldUp(ev: ClientLimitedEvidence | undefined, streams?: number): 'held-up' | 'no-free-core' | 'own-load' {
   const waited = ev?.coreWaitShare;
-  if (ev?.cpuCores !== undefined && ev.cpuCores < IDLE_CLIENT_CORES && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
+  if (ev?.cpuCores !== undefined && nearlyIdle(ev, streams) && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
   if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) return 'no-free-core';
   return 'own-load';
 }
 
+/**
+ * Too idle for its own streams to have made it late: under IDLE_CLIENT_CORES, or under
+ * MOSTLY_IDLE_CORES with at most FEW_STREAMS_PER_THREAD streams a thread (`streams`: the cell's,
+ * spread over its threads; unknown for a rate cell, whose streams in flight vary).
+ */
+function nearlyIdle(ev: ClientLimitedEvidence, streams: number | undefined): boolean {
+  const cores = ev.cpuCores ?? Infinity;
+  if (cores < IDLE_CLIENT_CORES) return true;
+  return streams !== undefined && Math.ceil(streams / (ev.threads ?? 1)) <= FEW_STREAMS_PER_THREAD && cores < MOSTLY_IDLE_CORES;
+}
+
 /** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */
-export function clientLimitedFix(ev: ClientLimitedEvidence | undefined): string {
-  const hold = clientHoldUp(ev);
+export function clientLimitedFix(ev: ClientLimitedEvidence | undefined, streams?: number): string {
+  const hold = clientHoldUp(ev, streams);
   if (hold === 'held-up' && ev?.cpuCores !== undefined) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
     return (
-      `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (the embedded simulator, Vitest, other processes), not its own streams: ` +
+      `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (a server running here, the embedded simulator, Vitest, other processes), not its own streams: ` +
       `give it free cores (a server on another machine, fewer jobs at once)${widen}`
     );
   }
@@ -169,7 +193,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
   const figures = result.figures;
   if (result.status === 'client-limited' && !rules.allowClientLimited) {
     const ev = result.evidence.clientLimited;
-    failures.push(`${key} is Client-limited: ${ev ? clientSelfCheckText(ev) : "the load generator's self-check was over its bounds"}, so its figures may be wrong; ${clientLimitedAdvice(ev)}`);
+    failures.push(`${key} is Client-limited: ${ev ? clientSelfCheckText(ev) : "the load generator's self-check was over its bounds"}, so its figures may be wrong; ${clientLimitedAdvice(ev, result.concurrency)}`);
   }
   if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {
     const b = result.evidence.streamBuffered;

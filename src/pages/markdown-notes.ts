@@ -121,7 +121,7 @@ export function clientLimitedNotes(cells: readonly CellResult[]): string[] {
     const e = c.evidence.clientLimited;
     // a result written without the figures (an older file, or one edited) still lists the cell
     if (!e) return `- ${cellKey(c.context, c.concurrency)}: marked by the load generator; its self-check's figures are not in this result.`;
-    return `- ${cellKey(c.context, c.concurrency)}: ${escapeText(clientSelfCheckText(e))}. ${escapeText(capitalized(clientLimitedAdvice(e)))}.`;
+    return `- ${cellKey(c.context, c.concurrency)}: ${escapeText(clientSelfCheckText(e))}. ${escapeText(capitalized(clientLimitedAdvice(e, c.concurrency)))}.`;
   };
   return [
     "Client-limited: the load generator could not time these cells' tokens to within its bound, so their figures may be partly the client's:",

@@ -1,7 +1,7 @@
 /** The cell's entry points: judgeCellStatus (a measured cell's status) and judgeCell (what its test enforces). */
 import { describe, expect, test } from 'vitest';
 import { judgeCell, judgeCellStatus, type CellRules } from '../../src/judge/index.js';
-import { HELD_UP_WAIT_SHARE, IDLE_CLIENT_CORES, NO_FREE_CORE_WAIT_SHARE } from '../../src/judge/judge-cell.js';
+import { FEW_STREAMS_PER_THREAD, HELD_UP_WAIT_SHARE, IDLE_CLIENT_CORES, MOSTLY_IDLE_CORES, NO_FREE_CORE_WAIT_SHARE } from '../../src/judge/judge-cell.js';
 import { asBaseline } from '../../src/compare/baseline.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import type { CellResult } from '../../src/shapes/result.js';
@@ -61,13 +61,23 @@ describe('judgeCell', () => {
     const line3 = judgeCell('1K/4', ownStall, rules).thresholdFailures![0]!;
     expect(line3).not.toContain('mostly idle');
     expect(line3).toContain('spread the streams over more client threads');
-    // at the idle edge and above it, its own load: more threads
+    // at the idle edge and above it, with more streams a thread than a burst of reads could be late
+    // by: its own load, more threads
     for (const cpuCores of [IDLE_CLIENT_CORES, 0.5]) {
-      const busy = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores } } });
-      expect(judgeCell('1K/4', busy, rules).thresholdFailures![0]).toContain('spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS)');
+      const busy = copy(idle, { concurrency: FEW_STREAMS_PER_THREAD + 1, evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores } } });
+      expect(judgeCell('1K/17', busy, rules).thresholdFailures![0]).toContain('spread the streams over more client threads (LLM_BENCH_CLIENT_THREADS)');
     }
+    // few streams a thread and under half a core, late and waiting: held up, however far over the
+    // idle cut (a real llama.cpp with -t 2 on 2 cores: 4 streams, 0.12 cores, 10 % waiting)
+    const fewStreams = (concurrency: number, cpuCores: number, threads?: number) =>
+      judgeCell(`0/${concurrency}`, copy(idle, { concurrency, evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores, coreWaitShare: 0.097, ...(threads ? { threads, thread: 1 } : {}) } } }), rules).thresholdFailures![0]!;
+    expect(fewStreams(4, 0.12)).toContain('its thread was mostly idle (0.12 cores), so most likely other work on this machine held up its loop (a server running here');
+    expect(fewStreams(FEW_STREAMS_PER_THREAD, MOSTLY_IDLE_CORES - 0.01)).toContain('its thread was mostly idle');
+    expect(fewStreams(2 * FEW_STREAMS_PER_THREAD, 0.12, 2)).toContain('its thread was mostly idle');
+    expect(fewStreams(FEW_STREAMS_PER_THREAD, MOSTLY_IDLE_CORES)).toContain('spread the streams over more client threads');
+    expect(fewStreams(FEW_STREAMS_PER_THREAD + 1, 0.12)).toContain('spread the streams over more client threads');
     // busy, and waiting for a core as long as a thread with none free: more threads would wait too
-    const crowded = copy(idle, { evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores: 0.45, coreWaitShare: NO_FREE_CORE_WAIT_SHARE, threads: 2, thread: 1 } } });
+    const crowded = copy(idle, { concurrency: 1024, evidence: { clientLimited: { ...idle.evidence.clientLimited!, cpuCores: 0.45, coreWaitShare: NO_FREE_CORE_WAIT_SHARE, threads: 2, thread: 1 } } });
     const line2 = judgeCell('1K/1024', crowded, rules).thresholdFailures![0]!;
     expect(line2).toContain('on client thread 1 of 2 and its CPU 0.45 cores (bound 0.9), ready to run but waiting for a core 15 % of the time, so its figures may be wrong; this machine had no core free for it');
     expect(line2).not.toContain('more client threads (LLM_BENCH_CLIENT_THREADS)');
