@@ -16,7 +16,7 @@ import { collectResult, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runningLine } from '../src/pages/progress-lines.js';
 import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
-import { rateCellKey } from '../src/shapes/labels.js';
+import { cellKey, rateCellKey, testNames } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
@@ -54,7 +54,7 @@ export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
 /** the finished cells and prefill rows of a result, as labels (8K/4, prefill 8K) */
 function resultKeys(result: SpeedMatrixResult): string[] {
   const cells = result.cells.filter((c) => c.status !== undefined).map((c) => `${c.contextLabel}/${c.concurrency}${c.adaptive ? ' (capacity search)' : ''}`);
-  const rows = result.prefill.map((p) => `prefill ${p.contextLabel}`);
+  const rows = result.prefill.map((p) => testNames.prefill(p.contextLabel));
   const rates = (result.rateCells ?? []).map((c) => rateCellKey(c.context, c.rate));
   return [...rows, ...cells, ...rates];
 }
@@ -157,11 +157,11 @@ export default class SpeedMatrixReporter implements Reporter {
     // named as the matrix's tests are (matrix/define.ts), whether Vitest gave the meta yet or not
     const label =
       meta?.kind === 'cell'
-        ? `decode ${meta.cell.contextLabel}/${meta.cell.concurrency}`
+        ? testNames.decode(cellKey(meta.cell.context, meta.cell.concurrency))
         : meta?.kind === 'prefill'
-          ? `prefill ${meta.row.contextLabel}`
+          ? testNames.prefill(meta.row.contextLabel)
           : meta?.kind === 'rate'
-            ? `rate ${rateCellKey(meta.cell.context, meta.cell.rate)}`
+            ? testNames.rate(rateCellKey(meta.cell.context, meta.cell.rate))
             : testCase.name;
     this.log(runningLine(label));
   }

@@ -155,20 +155,20 @@ export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined, strea
  */
 export function clientHoldUp(ev: ClientLimitedEvidence | undefined, streams?: number): 'held-up' | 'no-free-core' | 'own-load' {
   const waited = ev?.coreWaitShare;
-  if (ev?.cpuCores !== undefined && nearlyIdle(ev, streams) && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
+  if (ev?.cpuCores !== undefined && nearlyIdle(ev.cpuCores, ev.threads ?? 1, streams) && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
   if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) return 'no-free-core';
   return 'own-load';
 }
 
 /**
- * Too idle for its own streams to have made it late: under IDLE_CLIENT_CORES, or under
- * MOSTLY_IDLE_CORES with at most FEW_STREAMS_PER_THREAD streams a thread (`streams`: the cell's,
- * spread over its threads; unknown for a rate cell, whose streams in flight vary).
+ * Too idle for its own streams to have made it late: the busiest thread's `cores` under
+ * IDLE_CLIENT_CORES, or under MOSTLY_IDLE_CORES with at most FEW_STREAMS_PER_THREAD streams a
+ * thread (`streams`: the cell's, spread over its `threads`; unknown for a rate cell, whose streams
+ * in flight vary).
  */
-function nearlyIdle(ev: ClientLimitedEvidence, streams: number | undefined): boolean {
-  const cores = ev.cpuCores ?? Infinity;
+function nearlyIdle(cores: number, threads: number, streams: number | undefined): boolean {
   if (cores < IDLE_CLIENT_CORES) return true;
-  return streams !== undefined && Math.ceil(streams / (ev.threads ?? 1)) <= FEW_STREAMS_PER_THREAD && cores < MOSTLY_IDLE_CORES;
+  return streams !== undefined && Math.ceil(streams / threads) <= FEW_STREAMS_PER_THREAD && cores < MOSTLY_IDLE_CORES;
 }
 
 /** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */

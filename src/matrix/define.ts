@@ -21,7 +21,7 @@ import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { createCapacityRunner } from './capacity-test.js';
 import { createRateRunner, planRateCells } from './rate-test.js';
 import { createRateCapacityRunner } from './rate-capacity-test.js';
-import { contextLabel } from '../shapes/labels.js';
+import { contextLabel, testNames } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
 import { checkThresholdsWorkload, loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
@@ -156,22 +156,22 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     // measured (the results file is often the very file being resumed)
     for (const row of plan.prefill) {
       const kept = resume?.prefill.get(row.key);
-      if (kept) test(`prefill ${row.key}`, (tc) => finishPrefill(ctx, row.key, { ...kept, resumed: true }, tc));
+      if (kept) test(testNames.prefill(row.key), (tc) => finishPrefill(ctx, row.key, { ...kept, resumed: true }, tc));
     }
     for (const cell of plan.cells) {
       const kept = keptCell(cell);
-      if (kept) test(`decode ${cell.key}`, (tc) => finishCell(ctx, cell.key, { ...kept, resumed: true }, tc));
+      if (kept) test(testNames.decode(cell.key), (tc) => finishCell(ctx, cell.key, { ...kept, resumed: true }, tc));
     }
     for (const row of plan.prefill) {
       if (resume?.prefill.has(row.key)) continue;
       // each repeat is one request, plus calibrating its own prompt (through real requests when the server has no tokenizer)
       const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + cfg.timeouts.unreachableRetryMs + 60_000) * cfg.repeat;
-      test(`prefill ${row.key}`, { timeout: prefillTimeout }, (tc) => runPrefill(row, tc));
+      test(testNames.prefill(row.key), { timeout: prefillTimeout }, (tc) => runPrefill(row, tc));
     }
     for (const cell of plan.cells) {
       if (keptCell(cell)) continue;
       const repeatTimeout = cellTimeout(cell);
-      test(`decode ${cell.key}`, { timeout: repeatTimeout }, (tc) => runCellTest(cell, tc));
+      test(testNames.decode(cell.key), { timeout: repeatTimeout }, (tc) => runCellTest(cell, tc));
     }
     // With an SLO: per context, after its cells, "capacity <context>" searches between the columns
     // with adaptive cells (at most ⌈log2(gap)⌉ + 1 of them; the widest gap is bounded by the largest column)
@@ -180,7 +180,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       const searchCells = maxSearchCells(0, columns[columns.length - 1]!);
       for (const context of [...new Set(plan.cells.map((c) => c.context))]) {
         const widest = plan.cells.filter((c) => c.context === context).reduce((m, c) => Math.max(m, cellTimeout(c)), 0);
-        test(`capacity ${contextLabel(context)}`, { timeout: widest * (searchCells + 1) }, (tc) => runCapacityTest(context, tc));
+        test(testNames.capacity(contextLabel(context)), { timeout: widest * (searchCells + 1) }, (tc) => runCapacityTest(context, tc));
       }
     }
     // Open-loop rate cells (matrix.rates): per context, after its decode cells (the decode cell at
@@ -190,11 +190,11 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
         cfg.timeouts.drainMs + (cfg.rates.rampS + cfg.matrix.windowS) * 1000 + cfg.timeouts.headersMs + 2 * cfg.timeouts.unreachableRetryMs + 60_000;
       const rateCells = planRateCells([...new Set(plan.cells.map((c) => c.context))], cfg.rates);
       rateCells.forEach((cell, i) => {
-        test(`rate ${cell.key}`, { timeout: rateTimeout }, (tc) => runRateTest(cell, tc));
+        test(testNames.rate(cell.key), { timeout: rateTimeout }, (tc) => runRateTest(cell, tc));
         // with an SLO, after a context's last rate cell: "rate capacity <context>" bisects between
         // its rates (at most MAX_RATE_PROBES adaptive cells and a confirmation)
         if (runRateCapacityTest && rateCells[i + 1]?.context !== cell.context) {
-          test(`rate capacity ${cell.contextLabel}`, { timeout: rateTimeout * (MAX_RATE_PROBES + 1) }, (tc) => runRateCapacityTest(cell.context, tc));
+          test(testNames.rateCapacity(cell.contextLabel), { timeout: rateTimeout * (MAX_RATE_PROBES + 1) }, (tc) => runRateCapacityTest(cell.context, tc));
         }
       });
     }

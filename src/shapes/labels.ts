@@ -80,3 +80,16 @@ export function compareRateCellKeys(a: string, b: string): number {
   const y = parseRateCellKey(b);
   return x.context - y.context || x.rate - y.rate;
 }
+
+/**
+ * Names of the matrix's Vitest tests, from their keys: `decode 8K/16`, `prefill 8K`, `rate 8K@2`,
+ * `capacity 8K`, `rate capacity 8K`. matrix/define.ts names its tests with these and the reporter's
+ * progress lines name the same tests with them, so `-t` filters and the lines read alike.
+ */
+export const testNames = {
+  decode: (cellKey: string): string => `decode ${cellKey}`,
+  prefill: (prefillKey: string): string => `prefill ${prefillKey}`,
+  rate: (rateKey: string): string => `rate ${rateKey}`,
+  capacity: (contextLabel: string): string => `capacity ${contextLabel}`,
+  rateCapacity: (contextLabel: string): string => `rate capacity ${contextLabel}`,
+} as const;

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { cellKey, compareCellKeys, compareRateCellKeys, contextLabel, parseCellKey, parseContext, parseRateCellKey, rateCellKey } from '../../src/shapes/labels.js';
+import { cellKey, compareCellKeys, compareRateCellKeys, contextLabel, parseCellKey, parseContext, parseRateCellKey, rateCellKey, testNames } from '../../src/shapes/labels.js';
 
 test('contextLabel uses K = 1024 and exact numbers otherwise', () => {
   expect(contextLabel(0)).toBe('0');
@@ -45,4 +45,15 @@ test('rate cell keys: the rate as given, parsed back, sorted by context then rat
   // a decode key is not a rate key and the other way round
   expect(() => parseCellKey('8K@2')).toThrow(/not a cell key/);
   expect(['8K@4', '0@2', '8K@0.5', '8K@16', '0@0.25'].sort(compareRateCellKeys)).toEqual(['0@0.25', '0@2', '8K@0.5', '8K@4', '8K@16']);
+});
+
+test('test names: one per kind, built from the keys, so the matrix and the progress lines name a test alike', () => {
+  expect(testNames.decode(cellKey(8192, 16))).toBe('decode 8K/16');
+  expect(testNames.prefill(contextLabel(65_536))).toBe('prefill 64K');
+  expect(testNames.rate(rateCellKey(0, 0.5))).toBe('rate 0@0.5');
+  expect(testNames.capacity('8K')).toBe('capacity 8K');
+  expect(testNames.rateCapacity('8K')).toBe('rate capacity 8K');
+  // no two kinds give one name for the same key, so `-t` picks one kind
+  const names = Object.values(testNames).map((name) => name('8K'));
+  expect(new Set(names).size).toBe(names.length);
 });
