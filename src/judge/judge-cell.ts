@@ -129,7 +129,8 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
     ev.timingErrorP99Ms !== undefined
       ? `timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
       : `event-loop delay p99 was ${ev.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev.boundMs} ms)`;
-  const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
+  // a decode cell's figures are one thread's; a rate cell's each the worst over its threads
+  const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : ev.threads !== undefined ? ` (each the worst of its ${ev.threads} client threads)` : '';
   return (
     `the load generator's ${timing}${where}` +
     `${ev.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
@@ -171,13 +172,18 @@ function nearlyIdle(cores: number, threads: number, streams: number | undefined)
   return streams !== undefined && Math.ceil(streams / threads) <= FEW_STREAMS_PER_THREAD && cores < MOSTLY_IDLE_CORES;
 }
 
+/** who was idle: the thread the figures are of, or every thread of a rate cell (its CPU figure is the busiest's) */
+function idleThreads(ev: ClientLimitedEvidence): string {
+  return ev.thread === undefined && ev.threads !== undefined ? `its ${ev.threads} threads were` : 'its thread was';
+}
+
 /** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */
 export function clientLimitedFix(ev: ClientLimitedEvidence | undefined, streams?: number): string {
   const hold = clientHoldUp(ev, streams);
   if (hold === 'held-up' && ev?.cpuCores !== undefined) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
     return (
-      `its thread was mostly idle (${ev.cpuCores.toFixed(2)} cores), so most likely other work on this machine held up its loop (a server running here, the embedded simulator, Vitest, other processes), not its own streams: ` +
+      `${idleThreads(ev)} mostly idle (${ev.cpuCores.toFixed(2)} cores${ev.thread === undefined && ev.threads !== undefined ? ' the busiest' : ''}), so most likely other work on this machine held up its loop (a server running here, the embedded simulator, Vitest, other processes), not its own streams: ` +
       `give it free cores (a server on another machine, fewer jobs at once)${widen}`
     );
   }

@@ -51,6 +51,8 @@ export interface RateStatusInput {
   clientCpuBoundCores: number;
   /** the share of the span the client thread waited for a core (evidence only: it picks the advice, as a decode cell's) */
   clientCoreWaitShare?: number;
+  /** the client threads the schedule was sent from, when more than one: the client figures above are each the worst over them */
+  clientThreads?: number;
 }
 
 export interface RateStatusResult {
@@ -82,6 +84,8 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
     cpuBoundCores: input.clientCpuBoundCores,
     ...(input.clientCoreWaitShare !== undefined ? { clientCoreWaitShare: input.clientCoreWaitShare } : {}),
   });
+  // several threads: the figures are each the worst over them (no one thread's), and the text says so
+  if (client && input.clientThreads !== undefined && input.clientThreads > 1) client.threads = input.clientThreads;
   const causes: RateClientLimitedCause[] = [];
   if (dispatchP99 > RATE_DISPATCH_BOUND_MS) causes.push('dispatch-delay');
   if (f.ceilingWaited > 0 || f.unsent > 0) causes.push('in-flight-ceiling');

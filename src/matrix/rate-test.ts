@@ -209,6 +209,7 @@ export async function measureRateCell(
     ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
     clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,
     ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
+    ...(raw.clientThreads !== undefined ? { clientThreads: raw.clientThreads } : {}),
   });
   const scheduledOf = new Map(raw.requests.map((r) => [r.timeline.id, r.scheduledMs]));
   const goodput = cfg.slo

@@ -819,7 +819,7 @@ export interface CellEvidence {
   };
 }
 /**
- * why the client could not time the cell's tokens: its self-check against its bounds (judge/status.ts clientLimitedEvidence); on a decode cell its worst thread's, on a rate cell (evidence.clientLimited.client) each figure the worst over its threads, which may be two threads' (threads and thread are absent)
+ * why the client could not time the cell's tokens: its self-check against its bounds (judge/status.ts clientLimitedEvidence); on a decode cell its worst thread's, on a rate cell (evidence.clientLimited.client) each figure the worst over its threads, which may be two threads' (threads given where there were several, thread absent)
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "ClientLimitedEvidence".
@@ -851,11 +851,11 @@ export interface ClientLimitedEvidence {
    */
   coreWaitShare?: number;
   /**
-   * the cell's streams ran on this many client threads; the figures above are the worst thread's loop delay and the busiest thread's CPU
+   * the cell's streams ran on this many client threads: on a decode cell the figures above are those of one of them (thread), on a rate cell each is the worst over them
    */
   threads?: number;
   /**
-   * the thread furthest over its bounds (1-based)
+   * the thread furthest over its bounds (1-based), whose figures these are (decode cells)
    */
   thread?: number;
 }

@@ -132,6 +132,21 @@ describe('judgeRateCell', () => {
     expect(line).toMatch(/no core free for it.*run fewer streams per process; or set allowClientLimited$/);
     expect(line.match(/allowClientLimited/g)).toHaveLength(1);
   });
+  test('on several client threads the figures are said to be each the worst of them, and an idle verdict covers every thread', () => {
+    const one = judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: 8, arrivalLagP99Ms: 1, clientCpuCores: 0.04, clientCoreWaitShare: 0.05 }));
+    expect(one.evidence.clientLimited!.client!.threads).toBeUndefined();
+    const two = judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: 8, arrivalLagP99Ms: 1, clientCpuCores: 0.04, clientCoreWaitShare: 0.05, clientThreads: 2 }));
+    expect(two.evidence.clientLimited!.client).toMatchObject({ threads: 2 });
+    expect(two.evidence.clientLimited!.client!.thread).toBeUndefined();
+    const line = (v: typeof one) => judgeRateCell('0@8/s', cell({ status: v.status, statuses: v.statuses, evidence: v.evidence }), rules).thresholdFailures[0]!;
+    expect(line(two)).toContain('bound 5 ms) (each the worst of its 2 client threads) and its CPU 0.04 cores');
+    expect(line(two)).toContain('its 2 threads were mostly idle (0.04 cores the busiest), so most likely other work');
+    expect(line(one)).not.toContain('client threads)');
+    expect(line(one)).toContain('its thread was mostly idle (0.04 cores), so');
+    // one thread is no "worst of": no count
+    const single = judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: 8, clientThreads: 1 }));
+    expect(single.evidence.clientLimited!.client!.threads).toBeUndefined();
+  });
   test('late sends are put down to the rate only when the self-check does not blame the machine (a client thread sends and reads)', () => {
     const late = (client: { cpuCores: number; coreWaitShare?: number }) =>
       judgeRateCell(
