@@ -130,11 +130,12 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
       ? `timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
       : `event-loop delay p99 was ${ev.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev.boundMs} ms)`;
   // a decode cell's figures are one thread's; a rate cell's each the worst over its threads
-  const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : ev.threads !== undefined ? ` (each the worst of its ${ev.threads} client threads)` : '';
+  const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
   return (
     `the load generator's ${timing}${where}` +
     `${ev.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
-    `${ev.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}`
+    `${ev.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}` +
+    `${ev.thread === undefined && ev.threads !== undefined ? ` (each figure the worst of its ${ev.threads} client threads)` : ''}`
   );
 }
 

@@ -119,10 +119,10 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
       expect(marked.client!.coreWaitShare).toBe(cell.clientCpu!.coreWaitShare);
     }
     const page = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
-    expect(page).toMatch(/0@5\/s: .*\(each the worst of its 2 client threads\)/);
+    expect(page).toMatch(/0@5\/s: .*\(each figure the worst of its 2 client threads\)/);
     // the run fails on it unless the run allows Client-limited cells (the embedded simulator on a small machine)
     const allowed = resolveSuite(suite, env).allowClientLimited;
     expect(r.code, r.out).toBe(allowed ? 0 : 1);
-    if (!allowed) expect(r.out).toContain('(each the worst of its 2 client threads)');
+    if (!allowed) expect(r.out).toContain('(each figure the worst of its 2 client threads)');
   });
 });

@@ -139,7 +139,7 @@ describe('judgeRateCell', () => {
     expect(two.evidence.clientLimited!.client).toMatchObject({ threads: 2 });
     expect(two.evidence.clientLimited!.client!.thread).toBeUndefined();
     const line = (v: typeof one) => judgeRateCell('0@8/s', cell({ status: v.status, statuses: v.statuses, evidence: v.evidence }), rules).thresholdFailures[0]!;
-    expect(line(two)).toContain('bound 5 ms) (each the worst of its 2 client threads) and its CPU 0.04 cores');
+    expect(line(two)).toContain('bound 5 ms) and its CPU 0.04 cores (bound 0.9), ready to run but waiting for a core 5.0 % of the time (each figure the worst of its 2 client threads), so its latencies');
     expect(line(two)).toContain('its 2 threads were mostly idle (0.04 cores the busiest), so most likely other work');
     expect(line(one)).not.toContain('client threads)');
     expect(line(one)).toContain('its thread was mostly idle (0.04 cores), so');
