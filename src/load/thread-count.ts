@@ -38,3 +38,20 @@ export function clientThreadCount(i: ThreadCountInput): number {
   const n = Math.min(wanted, freeClientCores(i.cores, i.server));
   return n >= 2 ? n : 1;
 }
+
+/**
+ * A run-start line when the asked client threads are more than the cores `auto` would use, so the
+ * threads will share cores with each other, the cell's own thread or the server: said once, not
+ * refused (the cells' Client-limited verdicts say whether they kept up). Undefined otherwise.
+ */
+export function threadsOverCoresNote(asked: number | 'auto', cores: number, server: ServerPlace): string | undefined {
+  if (asked === 'auto' || asked < 2) return undefined;
+  const free = freeClientCores(cores, server);
+  if (asked <= free) return undefined;
+  const held = ['one for the cell\'s own thread', ...(server === 'embedded' ? ['one for the embedded simulator'] : []), ...(server === 'local' ? ['half the rest for the server on this machine'] : [])];
+  return (
+    `${asked} client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads, capped at a cell's streams), but this machine's ` +
+    `${cores} core${cores === 1 ? '' : 's'} leave ${free} for them (${held.join(', ')}): the threads will take turns on the cores, ` +
+    `and each cell's Client-limited verdict says whether they kept up; auto picks at most ${free}`
+  );
+}

@@ -5,6 +5,8 @@
  */
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { threadsOverCoresNote } from '../load/thread-count.js';
 import { packageInfo } from '../meta/package.js';
 import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
@@ -103,6 +105,8 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let baseUrl = cfg.target.url;
   if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
   if (cfg.allowClientLimitedWhy !== undefined) process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}\n`);
+  const overCores = threadsOverCoresNote(cfg.clientThreads, availableParallelism(), cfg.target.url === undefined ? 'embedded' : isLocalTarget(cfg.target.url) ? 'local' : 'remote');
+  if (overCores !== undefined) process.stderr.write(`[speed-matrix] ${overCores}\n`);
   if (baseUrl === undefined) {
     sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });
     baseUrl = sim.url;

@@ -15,11 +15,11 @@ import { parseArrival } from '../shapes/arrival.js';
 import { cellKey, contextLabel, rateCellKey } from '../shapes/labels.js';
 import type { RateCellResult, RateSettings, WorkloadFigures } from '../shapes/result.js';
 import { arrivalSchedule } from '../load/arrivals.js';
-import { runRateCell } from '../load/rate-cell.js';
+import { runRateCell, type RateRun } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
 import { spreadRates, sweepAnchors } from '../metrics/sweep-rates.js';
 import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
-import { judgeRateCell, judgeRateStatus, rateOverCapacity, singleStreamServiceS } from '../judge/judge-rate.js';
+import { judgeRateCell, judgeRateStatus, rateOverCapacity, singleStreamServiceS, type RateStatusInput } from '../judge/judge-rate.js';
 import { ClientThreadError } from '../load/stream-threads.js';
 import { cellClientThreads } from './cell-test.js';
 import { rateSloVerdict } from '../judge/slo-verdict.js';
@@ -203,13 +203,7 @@ export async function measureRateCell(
     windowStartMs: raw.windowStartMs,
     windowEndMs: raw.windowEndMs,
     timelines,
-    ...(raw.loopDelayMs ? { loopDelayP99Ms: raw.loopDelayMs.p99 } : {}),
-    ...(raw.arrivalLagMs ? { arrivalLagP99Ms: raw.arrivalLagMs.p99 } : {}),
-    loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
-    ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
-    clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,
-    ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
-    ...(raw.clientThreads !== undefined ? { clientThreads: raw.clientThreads } : {}),
+    ...rateSelfCheckInput(raw, cfg.clientLimitedLoopDelayMs),
   });
   const scheduledOf = new Map(raw.requests.map((r) => [r.timeline.id, r.scheduledMs]));
   const goodput = cfg.slo
@@ -246,6 +240,26 @@ export async function measureRateCell(
  * only a cell that needs it; a number asks for that many (capped at the ceiling). Without the
  * context's single-stream decode cell, `auto` keeps the cell's own thread.
  */
+/**
+ * What a rate cell's status reads of the client's self-check (judge-rate.ts judgeRateStatus): each
+ * figure the worst over the threads the schedule went out from, the wait for a core among them,
+ * and how many threads there were; the decode cells' bounds.
+ */
+export function rateSelfCheckInput(
+  raw: Pick<RateRun, 'loopDelayMs' | 'arrivalLagMs' | 'clientCpu' | 'clientThreads'>,
+  loopDelayBoundMs: number,
+): Pick<RateStatusInput, 'loopDelayP99Ms' | 'arrivalLagP99Ms' | 'loopDelayBoundMs' | 'clientCpuCores' | 'clientCpuBoundCores' | 'clientCoreWaitShare' | 'clientThreads'> {
+  return {
+    ...(raw.loopDelayMs ? { loopDelayP99Ms: raw.loopDelayMs.p99 } : {}),
+    ...(raw.arrivalLagMs ? { arrivalLagP99Ms: raw.arrivalLagMs.p99 } : {}),
+    loopDelayBoundMs,
+    ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
+    clientCpuBoundCores: DEFAULTS.clientLimitedCpuCores,
+    ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
+    ...(raw.clientThreads !== undefined ? { clientThreads: raw.clientThreads } : {}),
+  };
+}
+
 function rateClientThreads(run: RunContext, settings: RateSettings, cell: PlannedRateCell): number {
   const serviceS = singleStreamServiceS(run.cfg.matrix.maxOutputTokens, run.results.get(cellKey(cell.context, 1))?.figures);
   const streams = run.cfg.clientThreads === 'auto' ? Math.ceil(cell.rate * (serviceS ?? 0)) : settings.maxInFlight;

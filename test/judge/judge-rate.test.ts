@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { judgeRateCell, judgeRateStatus, RATE_DISPATCH_BOUND_MS, rateOverCapacity, type RateStatusInput } from '../../src/judge/judge-rate.js';
 import type { RateCellResult, RateFigures } from '../../src/shapes/result.js';
+import { rateSelfCheckInput } from '../../src/matrix/rate-test.js';
 
 const dist = (median: number, p99 = median) => ({ median, p90: median, p99, samples: 10 });
 function figures(over: Partial<RateFigures> = {}): RateFigures {
@@ -146,6 +147,26 @@ describe('judgeRateCell', () => {
     // one thread is no "worst of": no count
     const single = judgeRateStatus(input({ loopDelayBoundMs: 5, loopDelayP99Ms: 8, clientThreads: 1 }));
     expect(single.evidence.clientLimited!.client!.threads).toBeUndefined();
+  });
+  test("a rate run's client figures reach the verdict as the cell's measurement hands them over (matrix/rate-test.ts)", () => {
+    const raw = {
+      loopDelayMs: { p50: 1, p99: 8, max: 12 },
+      arrivalLagMs: { reads: 900, p50: 0.2, p99: 1.5, max: 4 },
+      clientCpu: { cores: 0.04, source: 'thread' as const, coreWaitShare: 0.05 },
+      clientThreads: 2,
+    };
+    const v = judgeRateStatus(input(rateSelfCheckInput(raw, 5)));
+    expect(v.status).toBe('client-limited');
+    expect(v.evidence.clientLimited!.client).toEqual({
+      eventLoopDelayP99Ms: 8, arrivalLagP99Ms: 1.5, timingErrorP99Ms: Math.hypot(8, 1.5), boundMs: 5,
+      cpuCores: 0.04, cpuBoundCores: 0.9, coreWaitShare: 0.05, threads: 2,
+    });
+    // its own thread: no count, and no wait where the kernel gave none
+    const own = judgeRateStatus(input(rateSelfCheckInput({ ...raw, clientThreads: undefined, clientCpu: { cores: 0.04, source: 'thread' } }, 5)));
+    expect(own.evidence.clientLimited!.client).not.toHaveProperty('threads');
+    expect(own.evidence.clientLimited!.client).not.toHaveProperty('coreWaitShare');
+    // nothing measured: nothing over
+    expect(judgeRateStatus(input(rateSelfCheckInput({}, 5))).status).toBe('valid');
   });
   test('late sends are put down to the rate only when the self-check does not blame the machine (a client thread sends and reads)', () => {
     const late = (client: { cpuCores: number; coreWaitShare?: number }) =>

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ClientThreadError, threadShares } from '../../src/load/stream-threads.js';
-import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD } from '../../src/load/thread-count.js';
+import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD, threadsOverCoresNote } from '../../src/load/thread-count.js';
 import { clientLimitedEvidence } from '../../src/judge/status.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import { openFastTinyRun, parseWorkerId, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';
@@ -40,6 +40,18 @@ describe('how many client threads', () => {
     expect(clientThreadCount({ concurrency: 64, asked: 1, cores: 16, server: 'remote' })).toBe(1);
   });
 
+  test('asking more threads than the free cores is said once at the start, with the cores each place keeps', () => {
+    expect(threadsOverCoresNote('auto', 2, 'embedded')).toBeUndefined();
+    expect(threadsOverCoresNote(1, 2, 'embedded')).toBeUndefined();
+    expect(threadsOverCoresNote(7, 16, 'local')).toBeUndefined(); // 7 free: (16 − 1) / 2
+    expect(threadsOverCoresNote(8, 16, 'local')).toBe(
+      "8 client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads, capped at a cell's streams), but this machine's 16 cores leave 7 for them " +
+        "(one for the cell's own thread, half the rest for the server on this machine): the threads will take turns on the cores, and each cell's Client-limited verdict says whether they kept up; auto picks at most 7",
+    );
+    expect(threadsOverCoresNote(2, 2, 'embedded')).toMatch(/2 cores leave 1 for them \(one for the cell's own thread, one for the embedded simulator\)/);
+    expect(threadsOverCoresNote(16, 16, 'remote')).toMatch(/16 cores leave 15 for them \(one for the cell's own thread\):/);
+    expect(threadsOverCoresNote(15, 16, 'remote')).toBeUndefined();
+  });
   test('the worst thread decides Client-limited, and the evidence names it', () => {
     const threads = [
       { loopDelayMs: { p99: 1 }, cpuCores: 0.2 },
