@@ -235,12 +235,6 @@ export async function measureRateCell(
 }
 
 /**
- * The client threads of a rate cell: as a closed-loop cell's for the streams Little's law puts in
- * flight (rate × the single-stream service time, within the in-flight ceiling), so `auto` spreads
- * only a cell that needs it; a number asks for that many (capped at the ceiling). Without the
- * context's single-stream decode cell, `auto` keeps the cell's own thread.
- */
-/**
  * What a rate cell's status reads of the client's self-check (judge-rate.ts judgeRateStatus): each
  * figure the worst over the threads the schedule went out from, the wait for a core among them,
  * and how many threads there were; the decode cells' bounds.
@@ -260,6 +254,12 @@ export function rateSelfCheckInput(
   };
 }
 
+/**
+ * The client threads of a rate cell: as a closed-loop cell's for the streams Little's law puts in
+ * flight (rate × the single-stream service time, within the in-flight ceiling), so `auto` spreads
+ * only a cell that needs it; a number asks for that many (capped at the ceiling). Without the
+ * context's single-stream decode cell, `auto` keeps the cell's own thread.
+ */
 function rateClientThreads(run: RunContext, settings: RateSettings, cell: PlannedRateCell): number {
   const serviceS = singleStreamServiceS(run.cfg.matrix.maxOutputTokens, run.results.get(cellKey(cell.context, 1))?.figures);
   const streams = run.cfg.clientThreads === 'auto' ? Math.ceil(cell.rate * (serviceS ?? 0)) : settings.maxInFlight;
