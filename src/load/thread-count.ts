@@ -26,10 +26,15 @@ export interface ThreadCountInput {
   server: ServerPlace;
 }
 
+/** Cores the server leaves for client threads: the cores less the cell's own thread's, an embedded simulator's, and half the rest for a local server. May be 0 or less. */
+function coresLeft(cores: number, server: ServerPlace): number {
+  const left = cores - 1 - (server === 'embedded' ? 1 : 0);
+  return server === 'local' ? Math.floor(left / 2) : left;
+}
+
 /** Cores `auto` may use for client threads, at least 1. */
 export function freeClientCores(cores: number, server: ServerPlace): number {
-  const left = cores - 1 - (server === 'embedded' ? 1 : 0);
-  return Math.max(1, server === 'local' ? Math.floor(left / 2) : left);
+  return Math.max(1, coresLeft(cores, server));
 }
 
 export function clientThreadCount(i: ThreadCountInput): number {
@@ -48,10 +53,11 @@ export function threadsOverCoresNote(asked: number | 'auto', cores: number, serv
   if (asked === 'auto' || asked < 2) return undefined;
   const free = freeClientCores(cores, server);
   if (asked <= free) return undefined;
+  const left = coresLeft(cores, server);
   const held = ['one for the cell\'s own thread', ...(server === 'embedded' ? ['one for the embedded simulator'] : []), ...(server === 'local' ? ['half the rest for the server on this machine'] : [])];
   return (
-    `${asked} client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads, capped at a cell's streams), but this machine's ` +
-    `${cores} core${cores === 1 ? '' : 's'} leave ${free} for them (${held.join(', ')}): the threads will take turns on the cores, ` +
-    `and each cell's Client-limited verdict says whether they kept up; auto picks at most ${free}`
+    `${asked} client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads; capped at a cell's streams, a rate cell's at its in-flight ceiling), but this machine's ` +
+    `${cores} core${cores === 1 ? '' : 's'} leave ${left >= 1 ? left : 'none'} for them (${held.join(', ')}): the threads will take turns on the cores, ` +
+    `and each cell's Client-limited verdict says whether they kept up; ${free >= 2 ? `auto picks at most ${free}` : 'auto keeps a cell\'s streams on its own thread'}`
   );
 }

@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { ClientThreadError } from '../load/stream-threads.js';
 import { clientThreadCount } from '../load/thread-count.js';
-import { isLocalTarget } from '../meta/hardware.js';
+import { serverPlace } from './open.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
@@ -123,8 +123,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
 
 /** The client threads of a cell with C streams (load/thread-count.ts): where the server runs decides the cores left. */
 export function cellClientThreads(run: RunContext, concurrency: number): number {
-  const server = run.opened.sim ? 'embedded' : isLocalTarget(run.opened.session.target.baseUrl) ? 'local' : 'remote';
-  return clientThreadCount({ concurrency, asked: run.cfg.clientThreads, cores: availableParallelism(), server });
+  return clientThreadCount({ concurrency, asked: run.cfg.clientThreads, cores: availableParallelism(), server: serverPlace(run.cfg) });
 }
 
 /**

@@ -6,7 +6,7 @@
 import { loadLocalTokenizer } from '../tokenizer/local.js';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { threadsOverCoresNote } from '../load/thread-count.js';
+import { threadsOverCoresNote, type ServerPlace } from '../load/thread-count.js';
 import { packageInfo } from '../meta/package.js';
 import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
@@ -100,12 +100,17 @@ export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOver
   return { overrides };
 }
 
+/** Where the run's server is, which decides the cores left to client threads (load/thread-count.ts): no URL is the embedded simulator. */
+export function serverPlace(cfg: ResolvedSuite): ServerPlace {
+  return cfg.target.url === undefined ? 'embedded' : isLocalTarget(cfg.target.url) ? 'local' : 'remote';
+}
+
 export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let sim: SimHandle | undefined;
   let baseUrl = cfg.target.url;
   if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
   if (cfg.allowClientLimitedWhy !== undefined) process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}\n`);
-  const overCores = threadsOverCoresNote(cfg.clientThreads, availableParallelism(), cfg.target.url === undefined ? 'embedded' : isLocalTarget(cfg.target.url) ? 'local' : 'remote');
+  const overCores = threadsOverCoresNote(cfg.clientThreads, availableParallelism(), serverPlace(cfg));
   if (overCores !== undefined) process.stderr.write(`[speed-matrix] ${overCores}\n`);
   if (baseUrl === undefined) {
     sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });

@@ -45,10 +45,13 @@ describe('how many client threads', () => {
     expect(threadsOverCoresNote(1, 2, 'embedded')).toBeUndefined();
     expect(threadsOverCoresNote(7, 16, 'local')).toBeUndefined(); // 7 free: (16 − 1) / 2
     expect(threadsOverCoresNote(8, 16, 'local')).toBe(
-      "8 client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads, capped at a cell's streams), but this machine's 16 cores leave 7 for them " +
+      "8 client threads asked (LLM_BENCH_CLIENT_THREADS or the suite's clientThreads; capped at a cell's streams, a rate cell's at its in-flight ceiling), but this machine's 16 cores leave 7 for them " +
         "(one for the cell's own thread, half the rest for the server on this machine): the threads will take turns on the cores, and each cell's Client-limited verdict says whether they kept up; auto picks at most 7",
     );
-    expect(threadsOverCoresNote(2, 2, 'embedded')).toMatch(/2 cores leave 1 for them \(one for the cell's own thread, one for the embedded simulator\)/);
+    // 2 cores less the cell's thread and the simulator's: none left, and auto keeps the streams on the cell's thread
+    expect(threadsOverCoresNote(2, 2, 'embedded')).toMatch(/2 cores leave none for them \(one for the cell's own thread, one for the embedded simulator\):.*auto keeps a cell's streams on its own thread$/);
+    expect(threadsOverCoresNote(2, 3, 'local')).toMatch(/3 cores leave 1 for them \(one for the cell's own thread, half the rest for the server on this machine\):.*auto keeps a cell's streams on its own thread$/);
+    expect(threadsOverCoresNote(4, 4, 'embedded')).toMatch(/4 cores leave 2 for them .*auto picks at most 2$/);
     expect(threadsOverCoresNote(16, 16, 'remote')).toMatch(/16 cores leave 15 for them \(one for the cell's own thread\):/);
     expect(threadsOverCoresNote(15, 16, 'remote')).toBeUndefined();
   });
