@@ -129,13 +129,12 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
     ev.timingErrorP99Ms !== undefined
       ? `timing error estimate p99 was ${ev.timingErrorP99Ms.toFixed(1)} ms (event-loop delay p99 ${ev.eventLoopDelayP99Ms.toFixed(1)} ⊕ read lag p99 ${(ev.arrivalLagP99Ms ?? 0).toFixed(1)}, the root of their squares' sum; bound ${ev.boundMs} ms)`
       : `event-loop delay p99 was ${ev.eventLoopDelayP99Ms.toFixed(1)} ms (bound ${ev.boundMs} ms)`;
-  // a decode cell's figures are one thread's; a rate cell's each the worst over its threads
   const where = ev.thread !== undefined ? ` on client thread ${ev.thread} of ${ev.threads}` : '';
   return (
     `the load generator's ${timing}${where}` +
     `${ev.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
     `${ev.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}` +
-    `${ev.thread === undefined && ev.threads !== undefined ? ` (each figure the worst of its ${ev.threads} client threads)` : ''}`
+    `${worstOfThreads(ev) ? ` (each figure the worst of its ${ev.threads} client threads)` : ''}`
   );
 }
 
@@ -163,19 +162,33 @@ export function clientHoldUp(ev: ClientLimitedEvidence | undefined, streams?: nu
 }
 
 /**
- * Too idle for its own streams to have made it late: the busiest thread's `cores` under
- * IDLE_CLIENT_CORES, or under MOSTLY_IDLE_CORES with at most FEW_STREAMS_PER_THREAD streams a
- * thread (`streams`: the cell's, spread over its `threads`; unknown for a rate cell, whose streams
- * in flight vary).
+ * A decode cell's self-check figures are one thread's (the furthest over the bound, named by
+ * `thread`); a rate cell's on several threads are each the worst over them (`threads` and no
+ * `thread`).
+ */
+function worstOfThreads(ev: ClientLimitedEvidence): ev is ClientLimitedEvidence & { threads: number } {
+  return ev.thread === undefined && ev.threads !== undefined;
+}
+
+/**
+ * Too idle for its own streams to have made it late: `cores` (a decode cell's thread the figures
+ * are of, a rate cell's busiest thread) under IDLE_CLIENT_CORES, or under MOSTLY_IDLE_CORES with
+ * at most FEW_STREAMS_PER_THREAD streams a thread (`streams`: the cell's, spread over its
+ * `threads`; unknown for a rate cell, whose streams in flight vary).
  */
 function nearlyIdle(cores: number, threads: number, streams: number | undefined): boolean {
   if (cores < IDLE_CLIENT_CORES) return true;
   return streams !== undefined && Math.ceil(streams / threads) <= FEW_STREAMS_PER_THREAD && cores < MOSTLY_IDLE_CORES;
 }
 
-/** who was idle: the thread the figures are of, or every thread of a rate cell (its CPU figure is the busiest's) */
-function idleThreads(ev: ClientLimitedEvidence): string {
-  return ev.thread === undefined && ev.threads !== undefined ? `its ${ev.threads} threads were` : 'its thread was';
+/** what else runs on a machine and may hold a client thread up */
+const OTHER_WORK = 'a server running here, the embedded simulator, Vitest, other processes';
+
+/** who was idle, at what CPU, and whose loop was held up: the thread the figures are of, or every thread of a rate cell (its CPU figure is the busiest's) */
+function idleThreads(ev: ClientLimitedEvidence, cores: number): string {
+  return worstOfThreads(ev)
+    ? `its ${ev.threads} threads were mostly idle (the busiest at ${cores.toFixed(2)} cores), so most likely other work on this machine held up their loops (${OTHER_WORK}), not their own streams`
+    : `its thread was mostly idle (${cores.toFixed(2)} cores), so most likely other work on this machine held up its loop (${OTHER_WORK}), not its own streams`;
 }
 
 /** clientLimitedAdvice without its last resort (allowClientLimited): a rate cell's line adds that once after all its fixes */
@@ -184,8 +197,7 @@ export function clientLimitedFix(ev: ClientLimitedEvidence | undefined, streams?
   if (hold === 'held-up' && ev?.cpuCores !== undefined) {
     const widen = ev.boundMs < METHOD_LOOP_DELAY_MS && ev.eventLoopDelayP99Ms <= METHOD_LOOP_DELAY_MS ? `, raise the bound on a shared machine (LLM_BENCH_CLIENT_LIMIT_MS; METHOD.md's is ${METHOD_LOOP_DELAY_MS} ms)` : '';
     return (
-      `${idleThreads(ev)} mostly idle (${ev.cpuCores.toFixed(2)} cores${ev.thread === undefined && ev.threads !== undefined ? ' the busiest' : ''}), so most likely other work on this machine held up its loop (a server running here, the embedded simulator, Vitest, other processes), not its own streams: ` +
-      `give it free cores (a server on another machine, fewer jobs at once)${widen}`
+      `${idleThreads(ev, ev.cpuCores)}: give the client free cores (a server on another machine, fewer jobs at once)${widen}`
     );
   }
   if (hold === 'no-free-core') {

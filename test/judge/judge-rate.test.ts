@@ -141,7 +141,7 @@ describe('judgeRateCell', () => {
     expect(two.evidence.clientLimited!.client!.thread).toBeUndefined();
     const line = (v: typeof one) => judgeRateCell('0@8/s', cell({ status: v.status, statuses: v.statuses, evidence: v.evidence }), rules).thresholdFailures[0]!;
     expect(line(two)).toContain('bound 5 ms) and its CPU 0.04 cores (bound 0.9), ready to run but waiting for a core 5.0 % of the time (each figure the worst of its 2 client threads), so its latencies');
-    expect(line(two)).toContain('its 2 threads were mostly idle (0.04 cores the busiest), so most likely other work');
+    expect(line(two)).toContain('its 2 threads were mostly idle (the busiest at 0.04 cores), so most likely other work on this machine held up their loops (a server');
     expect(line(one)).not.toContain('client threads)');
     expect(line(one)).toContain('its thread was mostly idle (0.04 cores), so');
     // one thread is no "worst of": no count
@@ -183,7 +183,7 @@ describe('judgeRateCell', () => {
     expect(late({ cpuCores: 0.95, coreWaitShare: 0.02 })).toMatch(/dispatch delay p99 14\.0 ms.*; lower the rate; spread the streams over more client threads/);
     // idle and waiting: the machine held it up, sends and reads alike
     const idle = late({ cpuCores: 0.04, coreWaitShare: 0.05 });
-    expect(idle).toMatch(/; its thread was mostly idle \(0\.04 cores\).*give it free cores/);
+    expect(idle).toMatch(/; its thread was mostly idle \(0\.04 cores\).*give the client free cores/);
     expect(idle).not.toContain('lower the rate');
     // no core free: more threads or a lower rate would wait too
     const crowded = late({ cpuCores: 0.6, coreWaitShare: 0.3 });

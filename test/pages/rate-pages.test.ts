@@ -226,7 +226,7 @@ describe('why a rate cell is Client-limited, on the page', () => {
     expect(note).toContain('could not send on schedule (dispatch delay p99 12.5 ms, bound 10 ms); the load generator\'s timing error estimate p99 was 5.2 ms');
     // a client thread sends and reads: held up by the machine, its late sends had that cause too, so
     // 'lower the rate' would not mend it and is not offered
-    expect(note).toMatch(/What to do: its thread was mostly idle \(0\.05 cores\).*give it free cores/);
+    expect(note).toMatch(/What to do: its thread was mostly idle \(0\.05 cores\).*give the client free cores/);
     expect(note).not.toContain('lower the rate');
     // the fixture's own Client-limited cell, judged before causes were recorded: read from its figures
     expect(lines(md).find((l) => l.startsWith('- 32K@2/s: '))).toBe(
