@@ -29,8 +29,8 @@
  * 100 ms after the request) and records its write times, with little else to run per token.
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/accuracy.ts 1024    (also a CPU profile per window)
  * With two thread counts or more a last table reads issue 24's scaling criterion from the rows:
- * per thread count, the most events/s carried at a per-token arrival error p99 ≤ 3 ms with every
- * token delivered, over the first count's (on 8+ cores: 256,512,1024,2048,4096 5 1,4,8 --server tick).
+ * per thread count, the most events/s carried at a per-token arrival error p99 ≤ 3 ms with at least
+ * 99 % of the tokens delivered, over the first count's (on 8+ cores: 256,512,1024,2048,4096 5 1,4,8 --server tick).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
@@ -316,8 +316,8 @@ console.log(
  * Issue 24's scaling criterion, read from the rows above: per thread count, the most token events/s
  * any of its rows carried with a per-token arrival error p99 of at most SCALING_ERROR_MS, and that
  * over one thread's (4 threads should reach 3.5x, 8 threads 6x, on a machine with the cores). A row
- * counts only when the client took every token the server wrote (tokens delivered at least
- * SCALING_DELIVERED): a client that fell behind shows no error for what it never read.
+ * counts only when the client took nearly every token the server wrote (at least SCALING_DELIVERED
+ * of them): a client that fell behind shows no error for what it never read.
  */
 function printScaling(rows: readonly LevelResult[]): void {
   const counts = [...new Set(rows.map((r) => r.threads))].sort((a, b) => a - b);
@@ -328,7 +328,7 @@ function printScaling(rows: readonly LevelResult[]): void {
     best.set(n, ok.reduce<LevelResult | undefined>((b, r) => (b === undefined || r.eventsPerS > b.eventsPerS ? r : b), undefined));
   }
   const one = best.get(counts[0]!);
-  console.log(`\nScaling: the most events/s each thread count carried at a per-token arrival error p99 ≤ ${SCALING_ERROR_MS} ms (every token delivered), against ${counts[0]} thread${counts[0] === 1 ? '' : 's'}:`);
+  console.log(`\nScaling: the most events/s each thread count carried at a per-token arrival error p99 ≤ ${SCALING_ERROR_MS} ms (at least ${Math.round(SCALING_DELIVERED * 100)} % of the tokens delivered), against ${counts[0]} thread${counts[0] === 1 ? '' : 's'}:`);
   console.log('| threads | events/s | at streams | arrival error p99 | over the first |');
   console.log('|---|---|---|---|---|');
   for (const n of counts) {

@@ -53,7 +53,8 @@ test('test names: one per kind, built from the keys, so the matrix and the progr
   expect(testNames.rate(rateCellKey(0, 0.5))).toBe('rate 0@0.5');
   expect(testNames.capacity('8K')).toBe('capacity 8K');
   expect(testNames.rateCapacity('8K')).toBe('rate capacity 8K');
-  // no two kinds give one name for the same key, so `-t` picks one kind
+  // no two kinds give one name for the same key, so results and progress lines keyed by name never mix kinds
+  // (`-t` matches a substring, though: `-t 'capacity 8K'` also runs `rate capacity 8K`)
   const names = Object.values(testNames).map((name) => name('8K'));
   expect(new Set(names).size).toBe(names.length);
 });
