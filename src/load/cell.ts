@@ -271,7 +271,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     state.stopping = true;
     const aborting = [...state.inFlight];
     cellAbort.abort();
-    if (session.adapter.abort) {
+    // with client threads each thread calls it for its own requests (it knows the newest at once)
+    if (session.adapter.abort && threads <= 1) {
       await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     }
     const outcome = await streams.finished;

@@ -143,7 +143,8 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const aborting = [...inFlight];
     threads?.stop(windowEndMs);
     cellAbort.abort();
-    if (session.adapter.abort) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
+    // with client threads each thread calls it for its own requests (it knows the newest at once)
+    if (session.adapter.abort && !threads) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     const fromThreads = threads ? await threads.result(windowEndMs, startMs) : undefined;
     const followed: FollowOutcome = fromThreads ?? (await following!);
     const samples = await sampling;

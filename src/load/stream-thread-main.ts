@@ -50,6 +50,20 @@ const tell = (m: RequestNews, urgent = false): void => {
     setImmediate(flush);
   } else if (timer === undefined && !soon) timer = setTimeout(flush, NEWS_EVERY_MS);
 };
+/** this thread's requests sent and not yet ended: the ones the engine's abort call must stop at the window's end */
+const inFlight = new Set<string>();
+
+/**
+ * The engine's abort call (SGLang POST /abort_request) for `ids`, this thread's requests running
+ * at the window's end (taken before the client's abort ends them), as the cell's own thread does
+ * without threads: this thread knows its requests at once, where the cell's thread hears of them
+ * in batches (up to NEWS_EVERY_MS late) and would miss the newest.
+ */
+function abortInFlight(session: LoadSession, ids: readonly string[]): Promise<unknown> {
+  if (!session.adapter.abort || ids.length === 0) return Promise.resolve();
+  return Promise.allSettled(ids.map((id) => session.adapter.abort!(session.target, id)));
+}
+
 /** any other message goes at once, after the news before it */
 const post = (m: FromThread): void => {
   flush();
@@ -118,6 +132,7 @@ async function main(): Promise<void> {
 
   let meter: SelfCheckMeter | undefined;
   let workers: Promise<void>[] = [];
+  let aborting: Promise<unknown> = Promise.resolve();
   const started = new Promise<void>((resolve) => {
     port.on('message', (m: ToThread) => {
       if (m.kind === 'go') {
@@ -131,7 +146,9 @@ async function main(): Promise<void> {
         // the window's end: the meters cover the workers' start to here, as on the cell's thread
         meter?.stop();
         stopping = true;
+        const running = [...inFlight];
         controller.abort();
+        aborting = abortInFlight(session, running);
         for (const wake of waiting.values()) wake(undefined);
         waiting.clear();
         resolve();
@@ -149,14 +166,19 @@ async function main(): Promise<void> {
       return new Promise<WorkloadRequest | undefined>((resolve) => waiting.set(w, resolve));
     },
     // the worker's queue is empty: its next request is wanted before this one ends
-    onSent: (w: number, id: string) => tell({ kind: 'sent', w, id }, (queued.get(w)?.length ?? 0) === 0),
+    onSent: (w: number, id: string) => {
+      inFlight.add(id);
+      tell({ kind: 'sent', w, id }, (queued.get(w)?.length ?? 0) === 0);
+    },
     onFirstToken: (w: number) => tell({ kind: 'first', w }),
     onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
+      inFlight.delete(timeline.id);
       tell({ kind: 'ended', w, timeline, failingInARow });
     },
   };
   await started;
   await Promise.all(workers);
+  await aborting;
   await reportEnd(meter, dispose, pool, connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {});
 }
 
@@ -186,6 +208,7 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
   let windowEndMs = Infinity;
   let meter: SelfCheckMeter | undefined;
   let following: Promise<FollowOutcome> | undefined;
+  let aborting: Promise<unknown> = Promise.resolve();
   const started = new Promise<void>((resolve) => {
     port.on('message', (m: ToThread) => {
       if (m.kind === 'due') {
@@ -203,8 +226,15 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
           lanes,
           send: (d, lane, signal) => sendDue(session, setup.cellTag, d, pool.clients[lane]!, signal),
           signal: controller.signal,
-          onSent: (d) => tell({ kind: 'rate-sent', id: dueRequestId(setup.cellTag, d) }),
-          onEnded: (s) => tell({ kind: 'rate-ended', s }),
+          onSent: (d) => {
+            const id = dueRequestId(setup.cellTag, d);
+            inFlight.add(id);
+            tell({ kind: 'rate-sent', id });
+          },
+          onEnded: (s) => {
+            inFlight.delete(s.timeline.id);
+            tell({ kind: 'rate-ended', s });
+          },
           // due before the window closed and still here: this thread fell behind its share
           unsentAtAbort: (d) => (d !== undefined && d.dueMs < windowEndMs ? 1 : 0) + queue.filter((q) => q.dueMs < windowEndMs).length,
         });
@@ -214,7 +244,9 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
         meter?.stop();
         if (m.windowEndMs !== undefined) windowEndMs = m.windowEndMs;
         stopping = true;
+        const running = [...inFlight];
         controller.abort();
+        aborting = abortInFlight(session, running);
         wake?.(undefined);
         wake = undefined;
         resolve();
@@ -223,6 +255,7 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
   });
   await started;
   const outcome = following ? await following : undefined;
+  await aborting;
   const learned = session.connections.learnedFrom;
   await reportEnd(meter, dispose, pool, {
     schedule: { peak: outcome?.peak ?? 0, waited: outcome?.waited ?? 0, unsent: outcome?.unsent ?? 0 },

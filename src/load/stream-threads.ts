@@ -2,8 +2,9 @@
  * A cell's streams over N client threads (issue 24): each worker thread (stream-thread-main.ts)
  * runs a contiguous share of the cell's C closed-loop workers with its own event loop, undici
  * clients and meters; the cell's own thread keeps the gate, the window, the metrics samples and
- * the abort, and the worker state they read (load/worker-state.ts) is kept here from the threads'
- * messages. Requests are made on the cell's thread (the workload's `promptFor`) and handed to a
+ * the abort (each thread makes the engine's abort call for its own requests running at the
+ * window's end), and the worker state they read (load/worker-state.ts) is kept here from the
+ * threads' messages. Requests are made on the cell's thread (the workload's `promptFor`) and handed to a
  * worker's thread one ahead, so a worker never waits for its next prompt.
  *
  * One clock: every thread times with clock.ts's monoMs (CLOCK_MONOTONIC, the same in every thread
