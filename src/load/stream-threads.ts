@@ -143,6 +143,8 @@ export abstract class ThreadSetBase {
   private resolveEnded!: () => void;
   private readonly readyTimer: NodeJS.Timeout;
   private stopTimer: NodeJS.Timeout | undefined;
+  /** each thread's workers (or lanes), as asked: a thread that could not be started has none running */
+  private readonly shares: ReadonlyArray<{ firstWorker: number; workerCount: number }>;
 
   /** `shares[k]`: thread k's workers (a rate cell: its lanes, `unit` 'lanes') */
   constructor(
@@ -153,7 +155,18 @@ export abstract class ThreadSetBase {
   ) {
     this.ready = new Promise<void>((r) => (this.resolveReady = r));
     const allEnded = new Promise<void>((r) => (this.resolveEnded = r));
-    for (const [k, share] of shares.entries()) this.spawn(k, share, shares.length);
+    this.shares = shares;
+    for (const [k, share] of shares.entries()) {
+      try {
+        this.spawn(k, share, shares.length);
+      } catch (e) {
+        // the OS would not give a thread (ERR_WORKER_INIT_FAILED), or its setup could not be
+        // cloned: the threads already started are terminated, and none after it is started
+        this.fail(k, `could not be started (${e instanceof Error ? e.message : String(e)})`);
+        if (this.running.length === 0) this.resolveEnded();
+        break;
+      }
+    }
     this.readyTimer = setTimeout(() => {
       const late = this.running.findIndex((r) => !r.ready);
       if (late >= 0) this.fail(late, `was not ready within ${THREAD_READY_TIMEOUT_MS / 1000} s`);
@@ -205,8 +218,8 @@ export abstract class ThreadSetBase {
   }
 
   private name(k: number): string {
-    const s = this.running[k]!.share;
-    return `client thread ${k + 1} of ${this.running.length} (${this.unit} ${s.firstWorker}–${s.firstWorker + s.workerCount - 1})`;
+    const s = this.shares[k]!;
+    return `client thread ${k + 1} of ${this.shares.length} (${this.unit} ${s.firstWorker}–${s.firstWorker + s.workerCount - 1})`;
   }
 
   protected fail(k: number, what: string): void {
