@@ -1,10 +1,11 @@
 /**
  * A rate cell's schedule over N client threads (issue 24): each thread (stream-thread-main.ts,
  * rate mode) sends its share of the schedule at the due times on its own lanes with the follower
- * the cell's own thread uses without threads (schedule-follower.ts). Request i goes to thread
- * i mod N, so each thread carries 1/N of the rate whatever the arrival process. The in-flight
- * ceiling (maxInFlight) is split the same way, one share of lanes per thread: a thread whose
- * lanes are all busy makes its due request wait (counted) even when another thread has one free.
+ * the cell's own thread uses without threads (schedule-follower.ts). The in-flight ceiling
+ * (maxInFlight) is split into one share of lanes per thread, and the requests in proportion to the
+ * lanes (requestThreads: with even shares request i goes to thread i mod N), so each thread
+ * carries its lanes' part of the rate whatever the arrival process. A thread whose lanes are all
+ * busy makes its due request wait (counted) even when another thread has one free.
  *
  * The cell's thread makes every request (the workload's `promptFor`) and hands it to its thread
  * LOOKAHEAD_MS before it is due, FEED_EVERY_MS at a time, so a thread never waits for a request and
@@ -42,6 +43,20 @@ export interface RateThreadsOutcome extends ThreadsOutcome {
   waited: number;
 }
 
+/**
+ * The thread of each request, as a cycle over the lanes: request i goes to thread
+ * `cycle[i mod cycle.length]`. The threads take turns, each as many times in a cycle as it has
+ * lanes, so its share of the requests is its share of the ceiling: lanes of [2, 2, 1, 1] give
+ * [0, 1, 2, 3, 0, 1] (a thread of one lane given as many requests as one of two would wait for
+ * it while the cell is far under its ceiling); even shares give i mod N.
+ */
+export function requestThreads(shares: ReadonlyArray<{ workerCount: number }>): number[] {
+  const cycle: number[] = [];
+  const most = Math.max(0, ...shares.map((s) => s.workerCount));
+  for (let round = 0; round < most; round++) for (const [k, s] of shares.entries()) if (s.workerCount > round) cycle.push(k);
+  return cycle;
+}
+
 export class RateThreads extends ThreadSetBase {
   /** request ids in flight on every thread, as their news says */
   readonly inFlight = new Set<string>();
@@ -51,12 +66,16 @@ export class RateThreads extends ThreadSetBase {
   /** the next schedule entry not handed out yet */
   private nextIndex = 0;
   private schedule: ArrivalSchedule | undefined;
+  /** request i's thread: cycle[i mod its length] (requestThreads) */
+  private readonly cycle: number[];
 
   constructor(
     session: LoadSession,
     private readonly o: RateThreadsOptions,
   ) {
-    super(session, o, threadShares(o.maxInFlight, Math.min(o.threads, o.maxInFlight)), 'lanes');
+    const shares = threadShares(o.maxInFlight, Math.min(o.threads, o.maxInFlight));
+    super(session, o, shares, 'lanes');
+    this.cycle = requestThreads(shares);
   }
 
   /** the threads sending (the ceiling caps them at one per lane) */
@@ -92,10 +111,10 @@ export class RateThreads extends ThreadSetBase {
         try {
           request = requestOf(promptFor(index), maxOutputTokens);
         } catch (e) {
-          this.fail(index % n, `could not be given request ${index} of the schedule (${e instanceof Error ? e.message : String(e)})`);
+          this.fail(this.threadOf(index), `could not be given request ${index} of the schedule (${e instanceof Error ? e.message : String(e)})`);
           return;
         }
-        items[index % n]!.push({ index, dueMs: startMs + atMs[index]!, request });
+        items[this.threadOf(index)]!.push({ index, dueMs: startMs + atMs[index]!, request });
         this.nextIndex++;
       }
       for (let k = 0; k < n; k++) if (items[k]!.length > 0) this.post(k, { kind: 'due', items: items[k]! });
@@ -106,6 +125,10 @@ export class RateThreads extends ThreadSetBase {
       if (this.failure) clearInterval(this.feeder);
       else feed();
     }, FEED_EVERY_MS);
+  }
+
+  private threadOf(index: number): number {
+    return this.cycle[index % this.cycle.length]!;
   }
 
   /** the window has closed at `windowEndMs`: no more requests are handed out, and every thread stops */

@@ -1169,7 +1169,7 @@ export interface RateCellResult {
   clientCpu?: ClientCpu;
   clientArrivalLagMs?: ClientReadLag;
   /**
-   * client threads the schedule was sent from, request i from thread i mod N with 1/N of the in-flight ceiling each (issue 24; LLM_BENCH_CLIENT_THREADS); absent: the cell's own thread. The client figures are then the worst thread's
+   * client threads the schedule was sent from, the in-flight ceiling split into a share of lanes per thread and the requests in proportion to the lanes (request i from thread i mod N where the ceiling divides evenly) (issue 24; LLM_BENCH_CLIENT_THREADS); absent: the cell's own thread. The client figures are then the worst thread's
    */
   clientThreads?: number;
   promptTokens?: number;

@@ -12,6 +12,8 @@ import { runRateCell } from '../../src/load/rate-cell.js';
 import { arrivalSchedule } from '../../src/load/arrivals.js';
 import { openaiSession } from '../helpers/load-session.js';
 import { monoMs } from '../../src/clock.js';
+import { requestThreads } from '../../src/load/rate-threads.js';
+import { threadShares } from '../../src/load/stream-threads.js';
 
 const session = (baseUrl: string) => openaiSession(baseUrl, { runId: 'rate', maxOutputTokens: 4 });
 
@@ -134,4 +136,18 @@ describe('runRateCell over client threads', () => {
     // the cell ended at the failure, not at its window's end (wide: a loaded 2-core machine)
     expect(monoMs() - started).toBeLessThan(1900);
   });
+});
+
+test('over client threads each thread gets the requests in proportion to its lanes', () => {
+  // a ceiling of 10 on 8 threads: lanes [2, 2, 1, 1, 1, 1, 1, 1]; i mod 8 would give the one-lane
+  // threads as many requests as the two-lane ones, and make them wait far under the ceiling
+  expect(requestThreads(threadShares(10, 8))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+  // even shares: request i on thread i mod N, as before
+  expect(requestThreads(threadShares(512, 2))).toEqual(Array.from({ length: 512 }, (_, i) => i % 2));
+  for (const [ceiling, threads] of [[10, 8], [7, 3], [100, 6], [3, 5]] as const) {
+    const shares = threadShares(ceiling, Math.min(threads, ceiling));
+    const cycle = requestThreads(shares);
+    expect(cycle).toHaveLength(ceiling);
+    shares.forEach((share, k) => expect(cycle.filter((t) => t === k)).toHaveLength(share.workerCount));
+  }
 });
