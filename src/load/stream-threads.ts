@@ -11,13 +11,16 @@
  * of the process); a thread's `ready` carries its clock, checked against the cell's at receipt.
  *
  * A thread that dies (an exception, an exit), one that reports an error, one that is not ready in
- * time and one that does not end its workers after the window fail the cell (ClientThreadError,
+ * time, one that cannot be started, every thread opening no connection (one that opened none while
+ * others did goes on: its workers connect at their first request, as on the cell's own thread) and
+ * one that does not end its workers after the window fail the cell (ClientThreadError,
  * naming the thread, its workers and what happened) and never the run: every thread is then
  * terminated, and the cell's abort stops the gate or the window at once.
  */
 import { Worker } from 'node:worker_threads';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
+import { DEFAULT_PRECONNECT_CONCURRENCY, DEFAULT_PRECONNECT_TIMEOUT_MS } from '../client/pool.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
@@ -34,8 +37,18 @@ export class ClientThreadError extends Error {
  * report its news in batches (stream-thread-main.ts) without a worker waiting for its next prompt.
  */
 export const REQUESTS_AHEAD = 2;
-/** how long a thread may take to open its connections and say ready */
+/** how long a thread may take to load its code and say ready, besides opening its connections (threadReadyTimeoutMs) */
 export const THREAD_READY_TIMEOUT_MS = 60_000;
+
+/**
+ * How long the threads may take to say ready: THREAD_READY_TIMEOUT_MS, and the longest the
+ * largest share's connections may take to open (client/pool.ts preconnect: 64 at a time, each
+ * within its timeout), so a thread of 512 workers facing a slow server is not failed while it is
+ * still opening them.
+ */
+export function threadReadyTimeoutMs(largestShare: number): number {
+  return THREAD_READY_TIMEOUT_MS + Math.ceil(largestShare / DEFAULT_PRECONNECT_CONCURRENCY) * DEFAULT_PRECONNECT_TIMEOUT_MS;
+}
 /** how long a thread may take to end its workers after the window's end */
 export const THREAD_STOP_TIMEOUT_MS = 10_000;
 /** a thread's clock may differ from the cell's by this much at the ready check (the message's own trip is allowed for) */
@@ -114,6 +127,8 @@ interface Running {
   worker: Worker;
   share: { firstWorker: number; workerCount: number };
   ready: boolean;
+  /** connections it opened before saying ready (undefined: it opens them as requests need them) */
+  opened?: number;
   done?: Extract<FromThread, { kind: 'done' }>;
   exited: boolean;
 }
@@ -143,6 +158,8 @@ export abstract class ThreadSetBase {
   private resolveEnded!: () => void;
   private readonly readyTimer: NodeJS.Timeout;
   private stopTimer: NodeJS.Timeout | undefined;
+  /** the first error a thread met opening its connections */
+  private firstConnectError: string | undefined;
   /** each thread's workers (or lanes), as asked: a thread that could not be started has none running */
   private readonly shares: ReadonlyArray<{ firstWorker: number; workerCount: number }>;
 
@@ -167,10 +184,11 @@ export abstract class ThreadSetBase {
         break;
       }
     }
+    const readyWithinMs = threadReadyTimeoutMs(Math.max(0, ...shares.map((x) => x.workerCount)));
     this.readyTimer = setTimeout(() => {
       const late = this.running.findIndex((r) => !r.ready);
-      if (late >= 0) this.fail(late, `was not ready within ${THREAD_READY_TIMEOUT_MS / 1000} s`);
-    }, THREAD_READY_TIMEOUT_MS);
+      if (late >= 0) this.fail(late, `was not ready within ${readyWithinMs / 1000} s`);
+    }, readyWithinMs);
     void this.ready.then(() => clearTimeout(this.readyTimer));
     this.finished = allEnded.then(() => this.outcome());
   }
@@ -240,11 +258,15 @@ export abstract class ThreadSetBase {
         const now = monoMs();
         if (m.monoMs > now + THREAD_CLOCK_TOLERANCE_MS || m.monoMs < this.spawnedAt - THREAD_CLOCK_TOLERANCE_MS) {
           this.fail(k, `has a clock ${(m.monoMs - now).toFixed(1)} ms off the cell's (checked at start)`);
-        } else if (m.opened === 0 && m.lazy !== true) {
-          this.fail(k, `could not open a connection to the server (${m.firstError ?? 'no answer'})`);
         } else {
           r.ready = true;
-          if (++this.readyCount === this.running.length) this.resolveReady();
+          r.opened = m.lazy === true ? undefined : m.opened;
+          if (m.firstError !== undefined) this.firstConnectError ??= m.firstError;
+          if (++this.readyCount < this.running.length) return;
+          // as on the cell's own thread: the cell goes ahead when any connection opened (a worker
+          // without one connects at its first request); none at all is a server that stopped answering
+          if (this.running.every((x) => x.opened === 0)) this.fail(k, `could not open a connection to the server, nor could any other client thread (${this.firstConnectError ?? 'no answer'})`);
+          else this.resolveReady();
         }
         return;
       }

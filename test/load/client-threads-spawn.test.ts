@@ -4,19 +4,48 @@
  * with a reason naming the thread, the threads already started are terminated, none after it is
  * started, and the next cell measures. `node:worker_threads` is wrapped so that the chosen
  * construction throws while the test arms it; the simulator's own thread is started before.
+ * The same wrapper stands fake threads in for real ones, so that a test says what each thread
+ * reports when it is ready (the connections it opened) and reads the cell's decision.
  */
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { EventEmitter } from 'node:events';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { Worker as NodeWorker } from 'node:worker_threads';
-import { ClientThreadError } from '../../src/load/stream-threads.js';
+import { monoMs } from '../../src/clock.js';
+import { ClientThreadError, startClientThreads, threadReadyTimeoutMs, THREAD_READY_TIMEOUT_MS } from '../../src/load/stream-threads.js';
+import type { FromThread } from '../../src/load/thread-messages.js';
+import { openaiSession } from '../helpers/load-session.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import { openFastTinyRun, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';
 
-const spawn = vi.hoisted(() => ({ failAt: 0, made: 0, started: [] as NodeWorker[] }));
+/** a stand-in thread: what the cell posts to it, and `say` for what it reports */
+class FakeThread extends EventEmitter {
+  threadId = 1;
+  readonly posted: unknown[] = [];
+  postMessage(m: unknown): void {
+    this.posted.push(m);
+  }
+  say(m: FromThread): void {
+    this.emit('message', m);
+  }
+  terminate(): Promise<number> {
+    this.threadId = -1;
+    setImmediate(() => this.emit('exit', 1));
+    return Promise.resolve(1);
+  }
+}
+
+const spawn = vi.hoisted(() => ({ failAt: 0, made: 0, started: [] as NodeWorker[], fakes: undefined as FakeThread[] | undefined }));
 
 vi.mock('node:worker_threads', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:worker_threads')>();
   class Worker extends real.Worker {
     constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      if (spawn.fakes !== undefined) {
+        const fake = new FakeThread();
+        spawn.fakes.push(fake);
+        // a constructor may return another object: the fake stands in for the thread
+        return fake as unknown as Worker;
+      }
       if (spawn.failAt > 0 && ++spawn.made === spawn.failAt) {
         throw Object.assign(new Error('Worker initialization failure: EAGAIN'), { code: 'ERR_WORKER_INIT_FAILED' });
       }
@@ -58,3 +87,46 @@ test.each([
   expect(next.raw.clientThreads).toHaveLength(threads);
   expect(next.figures.failedRequests).toBe(0);
 }, 30_000);
+
+describe('a thread that opened no connection', () => {
+  const threadsFor = (onFailure: (e: ClientThreadError) => void) => {
+    spawn.fakes = [];
+    const fakes = spawn.fakes;
+    const state = { timelines: [], inFlight: new Set<string>(), gotToken: [], failingInARow: [], stopping: false, requestCounter: 0 };
+    const set = startClientThreads(openaiSession('http://127.0.0.1:9'), { cellTag: 't', concurrency: 6, threads: 2, promptFor: () => ({ prompt: 'Hi', maxTokens: 4 }), state, onFailure });
+    spawn.fakes = undefined;
+    expect(fakes).toHaveLength(2);
+    return { set, fakes };
+  };
+  const ready = (opened: number, firstError?: string): FromThread => ({ kind: 'ready', monoMs: monoMs(), opened, failed: 3 - opened, ...(firstError ? { firstError } : {}) });
+
+  test('goes on when another thread opened some: its workers connect at their first request, as on one thread', async () => {
+    const failures: ClientThreadError[] = [];
+    const { set, fakes } = threadsFor((e) => failures.push(e));
+    fakes[0]!.say(ready(0, 'connect ECONNREFUSED'));
+    fakes[1]!.say(ready(3));
+    await set.ready;
+    expect(set.failure).toBeUndefined();
+    expect(failures).toEqual([]);
+    await set.terminateAll();
+    await set.finished;
+  });
+
+  test('fails the cell when no thread opened any, naming the first error', async () => {
+    const failures: ClientThreadError[] = [];
+    const { set, fakes } = threadsFor((e) => failures.push(e));
+    fakes[0]!.say(ready(0, 'connect ECONNREFUSED'));
+    fakes[1]!.say(ready(0, 'other'));
+    await set.ready;
+    expect(set.failure?.message).toBe(
+      "client thread 2 of 2 (workers 3–5) could not open a connection to the server, nor could any other client thread (connect ECONNREFUSED); the cell's figures are not reported",
+    );
+    expect(failures).toHaveLength(1);
+    await set.finished;
+  });
+
+  test('the time to say ready grows with the connections of the largest share (64 opened at a time, each within 10 s)', () => {
+    expect(threadReadyTimeoutMs(3)).toBe(THREAD_READY_TIMEOUT_MS + 10_000);
+    expect(threadReadyTimeoutMs(512)).toBe(THREAD_READY_TIMEOUT_MS + 80_000);
+  });
+});
