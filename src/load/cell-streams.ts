@@ -8,12 +8,12 @@
 import { getAdapter } from '../engines/detect.js';
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
-import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
+import { startSelfCheck, worstOfThreads, type SelfCheckMeter, type ThreadSelfCheck } from './self-check.js';
 import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
 import { runConversationWorker, type RequestTurn } from './conversations.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import { requestOf, type LoadSession } from './session.js';
-import { startClientThreads, worstOfThreads, type ClientThreadError, type ClientThreadsOptions, type ThreadSelfCheck } from './stream-threads.js';
+import { startClientThreads, type ClientThreadError, type ClientThreadsOptions } from './stream-threads.js';
 import type { CellConversations } from './conversations.js';
 import type { CellRequestInput } from './session.js';
 import type { CellSend, WorkerState } from './worker-state.js';

@@ -17,7 +17,7 @@ import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
 import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
-import type { ThreadSelfCheck } from './stream-threads.js';
+import type { ThreadSelfCheck } from './self-check.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 
 export interface CellRunOptions {

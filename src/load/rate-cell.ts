@@ -16,13 +16,12 @@ import type { MetricsSample } from '../shapes/engine.js';
 import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
-import { startSelfCheck } from './self-check.js';
+import { startSelfCheck, worstOfThreads } from './self-check.js';
 import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 import { dueRequestId, followSchedule, sendDue, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
 import { startRateThreads } from './rate-threads.js';
-import { worstOfThreads } from './stream-threads.js';
 import { adapterRunsOnThreads } from './cell-streams.js';
 
 export interface RateRunOptions {

@@ -70,6 +70,11 @@ const post = (m: FromThread): void => {
   port.postMessage(m);
 };
 
+// the clock check (stream-threads.ts): answered at once, whatever the thread is doing
+port.on('message', (m: ToThread) => {
+  if (m.kind === 'clock') post({ kind: 'clock', monoMs: monoMs() });
+});
+
 async function main(): Promise<void> {
   const connections = new ConnectionPolicy();
   connections.closesAfterResponse = setup.closesAfterResponse;

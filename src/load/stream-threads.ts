@@ -8,7 +8,9 @@
  * worker's thread one ahead, so a worker never waits for its next prompt.
  *
  * One clock: every thread times with clock.ts's monoMs (CLOCK_MONOTONIC, the same in every thread
- * of the process); a thread's `ready` carries its clock, checked against the cell's at receipt.
+ * of the process), checked when a thread says ready: the cell's thread asks for the thread's clock
+ * and the answer must fall between the question's sending and the answer's receipt (within
+ * THREAD_CLOCK_TOLERANCE_MS), a round trip of a millisecond or so; only then is the thread ready.
  *
  * A thread that dies (an exception, an exit), one that reports an error, one that is not ready in
  * time, one that cannot be started, every thread opening no connection (one that opened none while
@@ -21,8 +23,7 @@ import { Worker } from 'node:worker_threads';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
 import { DEFAULT_PRECONNECT_CONCURRENCY, DEFAULT_PRECONNECT_TIMEOUT_MS } from '../client/pool.js';
-import type { EventLoopDelayStats } from './loop-monitor.js';
-import type { ArrivalLagStats } from '../client/arrival-clock.js';
+import type { ThreadSelfCheck } from './self-check.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
 import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
@@ -51,34 +52,8 @@ export function threadReadyTimeoutMs(largestShare: number): number {
 }
 /** how long a thread may take to end its workers after the window's end */
 export const THREAD_STOP_TIMEOUT_MS = 10_000;
-/** a thread's clock may differ from the cell's by this much at the ready check (the message's own trip is allowed for) */
+/** a thread's clock may lie this far outside the clock check's round trip (the trip itself is allowed for) */
 export const THREAD_CLOCK_TOLERANCE_MS = 1;
-
-/** What each thread measured of itself from the workers' start to the window's end. */
-export interface ThreadSelfCheck {
-  thread: number;
-  loopDelayMs?: EventLoopDelayStats;
-  /** how late the thread handled response reads that were ready together (client/arrival-clock.ts) */
-  arrivalLagMs?: ArrivalLagStats;
-  cpuCores: number;
-  /** the share of the span it waited, ready to run, for a core (client-cpu.ts; Linux) */
-  coreWaitShare?: number;
-}
-
-/**
- * What the cell's Client-limited verdict reads of its threads: the worst thread's event-loop delay
- * and read lag (each thread's own p99: they are not pooled), and the busiest thread's CPU.
- */
-export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDelayMs?: EventLoopDelayStats; arrivalLagMs?: ArrivalLagStats; clientCpu: { cores: number; source: 'thread'; coreWaitShare?: number } } {
-  const worstLoop = perThread.reduce<ThreadSelfCheck | undefined>((w, x) => ((x.loopDelayMs?.p99 ?? -1) > (w?.loopDelayMs?.p99 ?? -1) ? x : w), undefined);
-  const worstLag = perThread.reduce<ArrivalLagStats | undefined>((w, x) => ((x.arrivalLagMs?.p99 ?? -1) > (w?.p99 ?? -1) ? x.arrivalLagMs : w), undefined);
-  const waits = perThread.flatMap((x) => (x.coreWaitShare !== undefined ? [x.coreWaitShare] : []));
-  return {
-    ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
-    ...(worstLag ? { arrivalLagMs: worstLag } : {}),
-    clientCpu: { cores: Math.max(0, ...perThread.map((x) => x.cpuCores)), source: 'thread', ...(waits.length > 0 ? { coreWaitShare: Math.max(...waits) } : {}) },
-  };
-}
 
 export interface ThreadsOutcome {
   perThread: ThreadSelfCheck[];
@@ -129,6 +104,8 @@ interface Running {
   ready: boolean;
   /** connections it opened before saying ready (undefined: it opens them as requests need them) */
   opened?: number;
+  /** when the cell's thread asked for its clock (after its ready) */
+  clockAskedMs?: number;
   done?: Extract<FromThread, { kind: 'done' }>;
   exited: boolean;
 }
@@ -254,14 +231,22 @@ export abstract class ThreadSetBase {
       case 'batch':
         for (const n of m.news) this.onNews(k, n);
         return;
-      case 'ready': {
+      case 'ready':
+        r.opened = m.lazy === true ? undefined : m.opened;
+        if (m.firstError !== undefined) this.firstConnectError ??= m.firstError;
+        r.clockAskedMs = monoMs();
+        this.post(k, { kind: 'clock' });
+        return;
+      case 'clock': {
+        const asked = r.clockAskedMs;
+        // an answer never asked for, or a second one, decides nothing
+        if (asked === undefined || r.ready) return;
         const now = monoMs();
-        if (m.monoMs > now + THREAD_CLOCK_TOLERANCE_MS || m.monoMs < this.spawnedAt - THREAD_CLOCK_TOLERANCE_MS) {
-          this.fail(k, `has a clock ${(m.monoMs - now).toFixed(1)} ms off the cell's (checked at start)`);
+        if (m.monoMs > now + THREAD_CLOCK_TOLERANCE_MS || m.monoMs < asked - THREAD_CLOCK_TOLERANCE_MS) {
+          const off = m.monoMs > now ? m.monoMs - now : m.monoMs - asked;
+          this.fail(k, `has a clock ${off.toFixed(1)} ms off the cell's (checked at start, a round trip of ${(now - asked).toFixed(1)} ms)`);
         } else {
           r.ready = true;
-          r.opened = m.lazy === true ? undefined : m.opened;
-          if (m.firstError !== undefined) this.firstConnectError ??= m.firstError;
           if (++this.readyCount < this.running.length) return;
           // as on the cell's own thread: the cell goes ahead when any connection opened (a worker
           // without one connects at its first request); none at all is a server that stopped answering

@@ -49,6 +49,8 @@ export type ToThread =
    * cell's thread counts what it held due before `windowEndMs` and never sent as unsent
    */
   | { kind: 'stop'; windowEndMs?: number }
+  /** the clock check: answer with this thread's clock at once ('clock') */
+  | { kind: 'clock' }
   /** a rate cell's thread: start following the schedule (its requests come in 'due' messages) */
   | { kind: 'rate-go' }
   /** a rate cell's thread: its next requests of the schedule, in due order, sent ahead of their time */
@@ -62,10 +64,12 @@ export type FromThread =
   /** the request news of one turn of the thread's event loop, in order */
   | { kind: 'batch'; news: RequestNews[] }
   /**
-   * connections opened; `monoMs` is the thread's clock when it sent this (the offset check);
+   * connections opened; `monoMs` is the thread's clock when it sent this;
    * `lazy`: none were opened ahead (a rate cell's lanes open as requests need them)
    */
   | { kind: 'ready'; monoMs: number; opened: number; failed: number; firstError?: string; lazy?: boolean }
+  /** the answer to 'clock': this thread's monoMs when it read the question */
+  | { kind: 'clock'; monoMs: number }
   /** request `id` of worker w was handed to undici */
   | { kind: 'sent'; w: number; id: string }
   /** worker w's request has its first token */

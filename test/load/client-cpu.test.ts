@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, test } from 'vitest';
 import { coreWaitMs, cpuTimeMs, startCpuMeter } from '../../src/load/client-cpu.js';
 import { cellStatuses } from '../../src/judge/status.js';
-import { worstOfThreads } from '../../src/load/stream-threads.js';
+import { worstOfThreads } from '../../src/load/self-check.js';
 
 const schedstat = existsSync('/proc/thread-self/schedstat');
 

@@ -21,8 +21,11 @@ import { openFastTinyRun, runAccuracyCell, type OpenedAccuracyRun } from '../acc
 class FakeThread extends EventEmitter {
   threadId = 1;
   readonly posted: unknown[] = [];
+  /** how far this thread's clock is off the process's, in its answer to the clock check */
+  clockOffMs = 0;
   postMessage(m: unknown): void {
     this.posted.push(m);
+    if ((m as { kind?: string }).kind === 'clock') setImmediate(() => this.say({ kind: 'clock', monoMs: monoMs() + this.clockOffMs }));
   }
   say(m: FromThread): void {
     this.emit('message', m);
@@ -122,6 +125,18 @@ describe('a thread that opened no connection', () => {
       "client thread 2 of 2 (workers 3–5) could not open a connection to the server, nor could any other client thread (connect ECONNREFUSED); the cell's figures are not reported",
     );
     expect(failures).toHaveLength(1);
+    await set.finished;
+  });
+
+  test('a thread whose clock answers outside the round trip of the question fails the cell, saying by how much', async () => {
+    const { set, fakes } = threadsFor(() => {});
+    fakes[1]!.clockOffMs = 75;
+    fakes[0]!.say(ready(3));
+    fakes[1]!.say(ready(3));
+    await set.ready;
+    expect(set.failure?.message).toMatch(/^client thread 2 of 2 \(workers 3–5\) has a clock [67]\d\.\d ms off the cell's \(checked at start, a round trip of \d+\.\d ms\); the cell's figures are not reported$/);
+    // each thread was asked once, after its ready
+    expect(fakes.map((f) => f.posted.filter((m) => (m as { kind: string }).kind === 'clock').length)).toEqual([1, 1]);
     await set.finished;
   });
 
