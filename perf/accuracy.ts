@@ -42,7 +42,7 @@ import { requestTimeBetweenTokensMs } from '../src/metrics/request.js';
 import { quantile } from '../src/metrics/stats.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { clientLimitedEvidence, type ClientSelfCheck } from '../src/judge/status.js';
-import { threadShares } from '../src/load/stream-threads.js';
+import { threadShares } from '../src/load/thread-count.js';
 import {
   openAccuracyRun,
   runAccuracyCell,

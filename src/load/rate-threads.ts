@@ -18,7 +18,8 @@ import type { WorkloadRequest } from '../shapes/workload.js';
 import type { ArrivalSchedule } from './arrivals.js';
 import type { DueRequest, ScheduledTimeline } from './schedule-follower.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
-import { threadShares, ThreadSetBase, type ThreadSetOptions, type ThreadsOutcome } from './stream-threads.js';
+import { ThreadSetBase, type ThreadSetOptions, type ThreadsOutcome } from './stream-threads.js';
+import { threadShares } from './thread-count.js';
 import type { RequestNews } from './thread-messages.js';
 
 /** a request reaches its thread this long before it is due */

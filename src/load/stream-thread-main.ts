@@ -18,7 +18,7 @@ import { dueRequestId, followSchedule, sendDue, type DueRequest, type FollowOutc
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
 import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
-import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
+import { THREAD_ALIVE_EVERY_MS, type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
 import type { CellSend } from './worker-state.js';
 
 if (!parentPort) throw new Error('stream-thread-main.ts must run in a worker thread');
@@ -70,9 +70,16 @@ const post = (m: FromThread): void => {
   port.postMessage(m);
 };
 
-// the clock check (stream-threads.ts): answered at once, whatever the thread is doing
+/** 'alive' every THREAD_ALIVE_EVERY_MS from the clock check to the thread's end */
+let alive: NodeJS.Timeout | undefined;
+const stopAlive = (): void => clearInterval(alive);
+
+// the clock check (stream-threads.ts): answered at once, whatever the thread is doing; then the
+// thread says it is alive until it ends, so the cell's thread can tell a stuck one
 port.on('message', (m: ToThread) => {
-  if (m.kind === 'clock') post({ kind: 'clock', monoMs: monoMs() });
+  if (m.kind !== 'clock') return;
+  post({ kind: 'clock', monoMs: monoMs() });
+  alive ??= setInterval(() => port.postMessage({ kind: 'alive' } satisfies FromThread), THREAD_ALIVE_EVERY_MS);
 });
 
 async function main(): Promise<void> {
@@ -193,6 +200,7 @@ async function reportEnd(meter: SelfCheckMeter | undefined, dispose: () => void,
   dispose();
   const opened = pool.connectionsOpened();
   await pool.destroyAll();
+  stopAlive();
   post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connectionsOpened: opened, ...extra });
   port.close();
 }
@@ -269,6 +277,7 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
 }
 
 main().catch((e: unknown) => {
+  stopAlive();
   post({ kind: 'error', message: e instanceof Error ? e.message : String(e) });
   port.close();
 });

@@ -4,28 +4,28 @@
  * clients and meters; the cell's own thread keeps the gate, the window, the metrics samples and
  * the abort (each thread makes the engine's abort call for its own requests running at the
  * window's end), and the worker state they read (load/worker-state.ts) is kept here from the
- * threads' messages. Requests are made on the cell's thread (the workload's `promptFor`) and handed to a
- * worker's thread one ahead, so a worker never waits for its next prompt.
+ * threads' messages. Requests are made on the cell's thread (the workload's `promptFor`) and
+ * handed to a worker's thread one ahead, so a worker never waits for its next prompt.
  *
  * One clock: every thread times with clock.ts's monoMs (CLOCK_MONOTONIC, the same in every thread
- * of the process), checked when a thread says ready: the cell's thread asks for the thread's clock
- * and the answer must fall between the question's sending and the answer's receipt (within
- * THREAD_CLOCK_TOLERANCE_MS), a round trip of a millisecond or so; only then is the thread ready.
+ * of the process), checked when a thread says ready: asked for its clock, its answer must fall
+ * between the question and the answer's receipt (within THREAD_CLOCK_TOLERANCE_MS).
  *
- * A thread that dies (an exception, an exit), one that reports an error, one that is not ready in
- * time, one that cannot be started, every thread opening no connection (one that opened none while
- * others did goes on: its workers connect at their first request, as on the cell's own thread) and
- * one that does not end its workers after the window fail the cell (ClientThreadError,
- * naming the thread, its workers and what happened) and never the run: every thread is then
- * terminated, and the cell's abort stops the gate or the window at once.
+ * A thread that dies (an exception, an exit), reports an error, cannot be started, is not ready in
+ * time, says nothing for THREAD_SILENT_LIMIT_MS once ready (stuck) or does not end its workers
+ * after the window, and every thread opening no connection (one that opened none while others did
+ * goes on: its workers connect at their first request, as on the cell's own thread), fail the cell
+ * (ClientThreadError, naming the thread, its workers and what happened) and never the run: every
+ * thread is then terminated, and the cell's abort stops the gate or the window at once.
  */
 import { Worker } from 'node:worker_threads';
 import type { WorkloadRequest } from '../shapes/workload.js';
 import { monoMs } from '../clock.js';
 import { DEFAULT_PRECONNECT_CONCURRENCY, DEFAULT_PRECONNECT_TIMEOUT_MS } from '../client/pool.js';
 import type { ThreadSelfCheck } from './self-check.js';
+import { threadShares } from './thread-count.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
-import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
+import { THREAD_ALIVE_EVERY_MS, type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
@@ -52,6 +52,8 @@ export function threadReadyTimeoutMs(largestShare: number): number {
 }
 /** how long a thread may take to end its workers after the window's end */
 export const THREAD_STOP_TIMEOUT_MS = 10_000;
+/** a ready thread that says nothing this long (not even 'alive') is stuck: its loop is blocked */
+export const THREAD_SILENT_LIMIT_MS = 10_000;
 /** a thread's clock may lie this far outside the clock check's round trip (the trip itself is allowed for) */
 export const THREAD_CLOCK_TOLERANCE_MS = 1;
 
@@ -84,20 +86,6 @@ export interface ClientThreads {
   terminateAll(): Promise<void>;
 }
 
-/** Worker w's thread: C workers in N contiguous shares, the first C mod N one larger. */
-export function threadShares(concurrency: number, threads: number): Array<{ firstWorker: number; workerCount: number }> {
-  const base = Math.floor(concurrency / threads);
-  const extra = concurrency % threads;
-  const shares: Array<{ firstWorker: number; workerCount: number }> = [];
-  let first = 0;
-  for (let k = 0; k < threads; k++) {
-    const count = base + (k < extra ? 1 : 0);
-    shares.push({ firstWorker: first, workerCount: count });
-    first += count;
-  }
-  return shares.filter((s) => s.workerCount > 0);
-}
-
 interface Running {
   worker: Worker;
   share: { firstWorker: number; workerCount: number };
@@ -106,6 +94,8 @@ interface Running {
   opened?: number;
   /** when the cell's thread asked for its clock (after its ready) */
   clockAskedMs?: number;
+  /** when its last message came (monoMs) */
+  heardMs: number;
   done?: Extract<FromThread, { kind: 'done' }>;
   exited: boolean;
 }
@@ -115,6 +105,8 @@ export interface ThreadSetOptions {
   cellTag: string;
   /** called once at the first failure (the cell's abort) */
   onFailure: (error: ClientThreadError) => void;
+  /** how long a ready thread may say nothing before it fails the cell as stuck (default THREAD_SILENT_LIMIT_MS; tests) */
+  silentLimitMs?: number;
 }
 
 /**
@@ -135,6 +127,8 @@ export abstract class ThreadSetBase {
   private resolveEnded!: () => void;
   private readonly readyTimer: NodeJS.Timeout;
   private stopTimer: NodeJS.Timeout | undefined;
+  /** from every thread's ready to their end: fails a thread that has said nothing for silentLimitMs */
+  private watchdog: NodeJS.Timeout | undefined;
   /** the first error a thread met opening its connections */
   private firstConnectError: string | undefined;
   /** each thread's workers (or lanes), as asked: a thread that could not be started has none running */
@@ -166,8 +160,27 @@ export abstract class ThreadSetBase {
       const late = this.running.findIndex((r) => !r.ready);
       if (late >= 0) this.fail(late, `was not ready within ${readyWithinMs / 1000} s`);
     }, readyWithinMs);
-    void this.ready.then(() => clearTimeout(this.readyTimer));
+    void this.ready.then(() => {
+      clearTimeout(this.readyTimer);
+      if (!this.firstFailure) this.watchForSilence(this.base.silentLimitMs ?? THREAD_SILENT_LIMIT_MS);
+    });
     this.finished = allEnded.then(() => this.outcome());
+  }
+
+  /**
+   * A thread whose event loop is blocked (stuck in a loop, a deadlock) says nothing, and its
+   * workers get no tokens: without this the cell would wait out its gate and window first.
+   */
+  private watchForSilence(limitMs: number): void {
+    this.watchdog = setInterval(
+      () => {
+        const now = monoMs();
+        const silent = this.running.findIndex((r) => !r.exited && r.done === undefined && now - r.heardMs > limitMs);
+        if (silent >= 0) this.fail(silent, `said nothing for ${(limitMs / 1000).toFixed(1)} s (its event loop is blocked or stuck)`);
+      },
+      Math.min(THREAD_ALIVE_EVERY_MS, limitMs / 2),
+    );
+    this.watchdog.unref();
   }
 
   get failure(): ClientThreadError | undefined {
@@ -200,7 +213,7 @@ export abstract class ThreadSetBase {
       // a larger young generation: fewer scavenges interrupting the streams (as the sim's thread)
       resourceLimits: { maxYoungGenerationSizeMb: 64 },
     });
-    this.running.push({ worker, share, ready: false, exited: false });
+    this.running.push({ worker, share, ready: false, exited: false, heardMs: monoMs() });
     worker.on('message', (m: FromThread) => this.onMessage(k, m));
     worker.on('error', (e) => this.fail(k, `died: ${e.message}`));
     worker.on('exit', (code) => {
@@ -220,6 +233,7 @@ export abstract class ThreadSetBase {
   protected fail(k: number, what: string): void {
     if (this.firstFailure) return;
     this.firstFailure = new ClientThreadError(`${this.name(k)} ${what}; the cell's figures are not reported`);
+    clearInterval(this.watchdog);
     this.base.onFailure(this.firstFailure);
     this.resolveReady();
     void this.terminateAll();
@@ -227,7 +241,10 @@ export abstract class ThreadSetBase {
 
   private onMessage(k: number, m: FromThread): void {
     const r = this.running[k]!;
+    r.heardMs = monoMs();
     switch (m.kind) {
+      case 'alive':
+        return;
       case 'batch':
         for (const n of m.news) this.onNews(k, n);
         return;
@@ -270,6 +287,7 @@ export abstract class ThreadSetBase {
   private outcome(): ThreadsOutcome {
     clearTimeout(this.stopTimer);
     clearTimeout(this.readyTimer);
+    clearInterval(this.watchdog);
     return {
       perThread: this.running.map((r, k) => ({
         thread: k,

@@ -1,5 +1,6 @@
 /**
- * How many client threads a cell's streams run on (issue 24). Pure.
+ * How many client threads a cell's streams run on (issue 24), and which of its workers each runs
+ * (threadShares). Pure.
  *
  * `auto`: one thread per STREAMS_PER_THREAD streams (rounded up), at most the cores the server
  * leaves free: the machine's cores less one for the cell's own thread (gate, window, metrics),
@@ -60,4 +61,18 @@ export function threadsOverCoresNote(asked: number | 'auto', cores: number, serv
     `${cores} core${cores === 1 ? '' : 's'} leave ${left >= 1 ? left : 'none'} for them (${held.join(', ')}): the threads will take turns on the cores, ` +
     `and each cell's Client-limited verdict says whether they kept up; ${free >= 2 ? `auto picks at most ${free}` : 'auto keeps a cell\'s streams on its own thread'}`
   );
+}
+
+/** Worker w's thread: C workers in N contiguous shares, the first C mod N one larger. */
+export function threadShares(concurrency: number, threads: number): Array<{ firstWorker: number; workerCount: number }> {
+  const base = Math.floor(concurrency / threads);
+  const extra = concurrency % threads;
+  const shares: Array<{ firstWorker: number; workerCount: number }> = [];
+  let first = 0;
+  for (let k = 0; k < threads; k++) {
+    const count = base + (k < extra ? 1 : 0);
+    shares.push({ firstWorker: first, workerCount: count });
+    first += count;
+  }
+  return shares.filter((s) => s.workerCount > 0);
 }

@@ -38,6 +38,9 @@ export interface ThreadSetup {
   rate?: { lanes: number };
 }
 
+/** a ready thread whose event loop runs says 'alive' this often, so the cell's thread can tell a stuck one (stream-threads.ts) */
+export const THREAD_ALIVE_EVERY_MS = 1_000;
+
 /** coordinator → thread */
 export type ToThread =
   /** start the workers, each with its first REQUESTS_AHEAD requests (stream-threads.ts), in order */
@@ -70,6 +73,8 @@ export type FromThread =
   | { kind: 'ready'; monoMs: number; opened: number; failed: number; firstError?: string; lazy?: boolean }
   /** the answer to 'clock': this thread's monoMs when it read the question */
   | { kind: 'clock'; monoMs: number }
+  /** every THREAD_ALIVE_EVERY_MS from the clock check on: the thread's event loop runs */
+  | { kind: 'alive' }
   /** request `id` of worker w was handed to undici */
   | { kind: 'sent'; w: number; id: string }
   /** worker w's request has its first token */

@@ -91,17 +91,21 @@ test.each([
   expect(next.figures.failedRequests).toBe(0);
 }, 30_000);
 
+/** a cell of 6 workers on 2 stand-in threads */
+function threadsFor(onFailure: (e: ClientThreadError) => void, silentLimitMs?: number) {
+  spawn.fakes = [];
+  const fakes = spawn.fakes;
+  const state = { timelines: [], inFlight: new Set<string>(), gotToken: [], failingInARow: [], stopping: false, requestCounter: 0 };
+  const set = startClientThreads(openaiSession('http://127.0.0.1:9'), {
+    cellTag: 't', concurrency: 6, threads: 2, promptFor: () => ({ prompt: 'Hi', maxTokens: 4 }), state, onFailure, ...(silentLimitMs !== undefined ? { silentLimitMs } : {}),
+  });
+  spawn.fakes = undefined;
+  expect(fakes).toHaveLength(2);
+  return { set, fakes };
+}
+const ready = (opened: number, firstError?: string): FromThread => ({ kind: 'ready', monoMs: monoMs(), opened, failed: 3 - opened, ...(firstError ? { firstError } : {}) });
+
 describe('a thread that opened no connection', () => {
-  const threadsFor = (onFailure: (e: ClientThreadError) => void) => {
-    spawn.fakes = [];
-    const fakes = spawn.fakes;
-    const state = { timelines: [], inFlight: new Set<string>(), gotToken: [], failingInARow: [], stopping: false, requestCounter: 0 };
-    const set = startClientThreads(openaiSession('http://127.0.0.1:9'), { cellTag: 't', concurrency: 6, threads: 2, promptFor: () => ({ prompt: 'Hi', maxTokens: 4 }), state, onFailure });
-    spawn.fakes = undefined;
-    expect(fakes).toHaveLength(2);
-    return { set, fakes };
-  };
-  const ready = (opened: number, firstError?: string): FromThread => ({ kind: 'ready', monoMs: monoMs(), opened, failed: 3 - opened, ...(firstError ? { firstError } : {}) });
 
   test('goes on when another thread opened some: its workers connect at their first request, as on one thread', async () => {
     const failures: ClientThreadError[] = [];
@@ -144,4 +148,22 @@ describe('a thread that opened no connection', () => {
     expect(threadReadyTimeoutMs(3)).toBe(THREAD_READY_TIMEOUT_MS + 10_000);
     expect(threadReadyTimeoutMs(512)).toBe(THREAD_READY_TIMEOUT_MS + 80_000);
   });
+});
+
+test('a ready thread that says nothing (its loop blocked) fails the cell; one that says it is alive does not', async () => {
+  const failures: ClientThreadError[] = [];
+  const { set, fakes } = threadsFor((e) => failures.push(e), 400);
+  fakes[0]!.say(ready(3));
+  fakes[1]!.say(ready(3));
+  await set.ready;
+  expect(set.failure).toBeUndefined();
+  // thread 1 says it is alive every 100 ms, thread 2 stops answering
+  const alive = setInterval(() => fakes[0]!.say({ kind: 'alive' }), 100);
+  try {
+    await vi.waitFor(() => expect(failures).toHaveLength(1), { timeout: 5_000, interval: 50 });
+  } finally {
+    clearInterval(alive);
+  }
+  expect(failures[0]!.message).toBe("client thread 2 of 2 (workers 3–5) said nothing for 0.4 s (its event loop is blocked or stuck); the cell's figures are not reported");
+  await set.finished;
 });

@@ -6,8 +6,8 @@
  * test/accuracy/timing.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ClientThreadError, threadShares } from '../../src/load/stream-threads.js';
-import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD, threadsOverCoresNote } from '../../src/load/thread-count.js';
+import { ClientThreadError } from '../../src/load/stream-threads.js';
+import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD, threadShares, threadsOverCoresNote } from '../../src/load/thread-count.js';
 import { clientLimitedEvidence } from '../../src/judge/status.js';
 import type { SimHandle } from '../../src/sim/index.js';
 import { openFastTinyRun, parseWorkerId, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';

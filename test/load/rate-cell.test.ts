@@ -13,7 +13,7 @@ import { arrivalSchedule } from '../../src/load/arrivals.js';
 import { openaiSession } from '../helpers/load-session.js';
 import { monoMs } from '../../src/clock.js';
 import { requestThreads } from '../../src/load/rate-threads.js';
-import { threadShares } from '../../src/load/stream-threads.js';
+import { threadShares } from '../../src/load/thread-count.js';
 
 const session = (baseUrl: string) => openaiSession(baseUrl, { runId: 'rate', maxOutputTokens: 4 });
 
