@@ -271,8 +271,9 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     state.stopping = true;
     const aborting = [...state.inFlight];
     cellAbort.abort();
-    // with client threads each thread calls it for its own requests (it knows the newest at once)
-    if (session.adapter.abort && threads <= 1) {
+    // with client threads each thread calls it for its own requests (it knows the newest at once),
+    // unless one failed: every thread is then terminated, and this thread calls it for what it knows
+    if (session.adapter.abort && (threads <= 1 || streams.control.failure !== undefined)) {
       await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     }
     const outcome = await streams.finished;

@@ -142,8 +142,9 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     const aborting = [...inFlight];
     threads?.stop(windowEndMs);
     cellAbort.abort();
-    // with client threads each thread calls it for its own requests (it knows the newest at once)
-    if (session.adapter.abort && !threads) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
+    // with client threads each thread calls it for its own requests (it knows the newest at once),
+    // unless one failed: every thread is then terminated, and this thread calls it for what it knows
+    if (session.adapter.abort && (!threads || threads.failure !== undefined)) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
     const fromThreads = threads ? await threads.result(windowEndMs, startMs) : undefined;
     const followed: FollowOutcome = fromThreads ?? (await following!);
     const samples = await sampling;

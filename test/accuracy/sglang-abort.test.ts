@@ -8,6 +8,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { SimHandle } from '../../src/sim/index.js';
 import { runRateCell } from '../../src/load/rate-cell.js';
 import { arrivalSchedule } from '../../src/load/arrivals.js';
+import { ClientThreadError } from '../../src/load/stream-threads.js';
+import { monoMs } from '../../src/clock.js';
 import { getJson, openAccuracyRun, runAccuracyCell, startThreadSim, truthSince, type OpenedAccuracyRun } from './harness.js';
 
 let sim: SimHandle;
@@ -68,4 +70,19 @@ test('SGLang rate cell over client threads: every request running at the window 
   const missed = aborted.filter((id) => !state.abortedByRid.includes(id));
   expect(missed, `cut off by the client only, never aborted by rid: ${missed.join(', ')}`).toEqual([]);
   expect(state.running).toBe(0);
+});
+
+test('SGLang over client threads, a thread killed mid-window: the cell fails and the cell\'s thread aborts by rid what it knew running', async () => {
+  const startedMs = monoMs();
+  const cell = runAccuracyCell(run, sim, {
+    context: 0, concurrency: 4, windowMs: 3_000, threads: 2,
+    onStreamsStarted: (control) => void setTimeout(() => void control.kill(1), 500),
+  });
+  await expect(cell).rejects.toThrow(ClientThreadError);
+  // every request of the cell (4,096 tokens each: all still running at the kill) was aborted by rid
+  const tag = `${run.opened.session.runId}-c0x4-`;
+  const ids = [...(await truthSince(sim, startedMs)).keys()].filter((id) => id.startsWith(tag) && !id.includes('scout'));
+  expect(ids.length).toBeGreaterThanOrEqual(4);
+  const state = await getJson<{ abortedByRid: string[]; running: number }>(`${sim.url}/_sim/state`);
+  expect(ids.filter((id) => !state.abortedByRid.includes(id))).toEqual([]);
 });
