@@ -25,7 +25,8 @@ import { DEFAULT_PRECONNECT_CONCURRENCY, DEFAULT_PRECONNECT_TIMEOUT_MS } from '.
 import type { ThreadSelfCheck } from './self-check.js';
 import { threadShares } from './thread-count.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
-import { THREAD_ALIVE_EVERY_MS, type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
+import { watchForSilence, type Heard } from './thread-watch.js';
+import { type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
@@ -43,12 +44,12 @@ export const THREAD_READY_TIMEOUT_MS = 60_000;
 
 /**
  * How long the threads may take to say ready: THREAD_READY_TIMEOUT_MS, and the longest the
- * largest share's connections may take to open (client/pool.ts preconnect: 64 at a time, each
- * within its timeout), so a thread of 512 workers facing a slow server is not failed while it is
- * still opening them.
+ * largest share's connections may take to open (client/pool.ts preconnect, 64 at a time, each
+ * within the connect timeout, then its GET's head and body within theirs), as long as the cell's
+ * own thread would wait for them.
  */
-export function threadReadyTimeoutMs(largestShare: number): number {
-  return THREAD_READY_TIMEOUT_MS + Math.ceil(largestShare / DEFAULT_PRECONNECT_CONCURRENCY) * DEFAULT_PRECONNECT_TIMEOUT_MS;
+export function threadReadyTimeoutMs(largestShare: number, connectTimeoutMs: number): number {
+  return THREAD_READY_TIMEOUT_MS + Math.ceil(largestShare / DEFAULT_PRECONNECT_CONCURRENCY) * (connectTimeoutMs + 2 * DEFAULT_PRECONNECT_TIMEOUT_MS);
 }
 /** how long a thread may take to end its workers after the window's end */
 export const THREAD_STOP_TIMEOUT_MS = 10_000;
@@ -127,8 +128,8 @@ export abstract class ThreadSetBase {
   private resolveEnded!: () => void;
   private readonly readyTimer: NodeJS.Timeout;
   private stopTimer: NodeJS.Timeout | undefined;
-  /** from every thread's ready to their end: fails a thread that has said nothing for silentLimitMs */
-  private watchdog: NodeJS.Timeout | undefined;
+  /** stops the watch for a silent thread, from every thread's ready to their end */
+  private stopWatch: (() => void) | undefined;
   /** the first error a thread met opening its connections */
   private firstConnectError: string | undefined;
   /** each thread's workers (or lanes), as asked: a thread that could not be started has none running */
@@ -155,7 +156,7 @@ export abstract class ThreadSetBase {
         break;
       }
     }
-    const readyWithinMs = threadReadyTimeoutMs(Math.max(0, ...shares.map((x) => x.workerCount)));
+    const readyWithinMs = threadReadyTimeoutMs(Math.max(0, ...shares.map((x) => x.workerCount)), session.timeouts.headersMs);
     this.readyTimer = setTimeout(() => {
       const late = this.running.findIndex((r) => !r.ready);
       if (late >= 0) this.fail(late, `was not ready within ${readyWithinMs / 1000} s`);
@@ -167,20 +168,10 @@ export abstract class ThreadSetBase {
     this.finished = allEnded.then(() => this.outcome());
   }
 
-  /**
-   * A thread whose event loop is blocked (stuck in a loop, a deadlock) says nothing, and its
-   * workers get no tokens: without this the cell would wait out its gate and window first.
-   */
+  /** a thread that has said nothing for `limitMs` once every thread is ready fails the cell (thread-watch.ts) */
   private watchForSilence(limitMs: number): void {
-    this.watchdog = setInterval(
-      () => {
-        const now = monoMs();
-        const silent = this.running.findIndex((r) => !r.exited && r.done === undefined && now - r.heardMs > limitMs);
-        if (silent >= 0) this.fail(silent, `said nothing for ${(limitMs / 1000).toFixed(1)} s (its event loop is blocked or stuck)`);
-      },
-      Math.min(THREAD_ALIVE_EVERY_MS, limitMs / 2),
-    );
-    this.watchdog.unref();
+    const heard = (): Heard[] => this.running.map((r) => ({ heardMs: r.heardMs, quiet: r.exited || r.done !== undefined }));
+    this.stopWatch = watchForSilence(heard, limitMs, (k) => this.fail(k, `said nothing for ${(limitMs / 1000).toFixed(1)} s (its event loop is blocked or stuck)`));
   }
 
   get failure(): ClientThreadError | undefined {
@@ -233,7 +224,7 @@ export abstract class ThreadSetBase {
   protected fail(k: number, what: string): void {
     if (this.firstFailure) return;
     this.firstFailure = new ClientThreadError(`${this.name(k)} ${what}; the cell's figures are not reported`);
-    clearInterval(this.watchdog);
+    this.stopWatch?.();
     this.base.onFailure(this.firstFailure);
     this.resolveReady();
     void this.terminateAll();
@@ -266,7 +257,8 @@ export abstract class ThreadSetBase {
           r.ready = true;
           if (++this.readyCount < this.running.length) return;
           // as on the cell's own thread: the cell goes ahead when any connection opened (a worker
-          // without one connects at its first request); none at all is a server that stopped answering
+          // without one connects at its first request). None at all is a server that stopped
+          // answering since the scout's connection, which waited for it (cell.ts openPool), opened
           if (this.running.every((x) => x.opened === 0)) this.fail(k, `could not open a connection to the server, nor could any other client thread (${this.firstConnectError ?? 'no answer'})`);
           else this.resolveReady();
         }
@@ -287,7 +279,7 @@ export abstract class ThreadSetBase {
   private outcome(): ThreadsOutcome {
     clearTimeout(this.stopTimer);
     clearTimeout(this.readyTimer);
-    clearInterval(this.watchdog);
+    this.stopWatch?.();
     return {
       perThread: this.running.map((r, k) => ({
         thread: k,
