@@ -134,7 +134,7 @@ export function clientSelfCheckText(ev: ClientLimitedEvidence): string {
     `the load generator's ${timing}${where}` +
     `${ev.cpuCores !== undefined ? ` and its CPU ${ev.cpuCores.toFixed(2)} cores (bound ${ev.cpuBoundCores})` : ''}` +
     `${ev.coreWaitShare !== undefined ? `, ready to run but waiting for a core ${percent(ev.coreWaitShare)} of the time` : ''}` +
-    `${worstOfThreads(ev) ? ` (each figure the worst of its ${ev.threads} client threads)` : ''}`
+    `${overSeveralThreads(ev) ? ` (each figure the worst of its ${ev.threads} client threads)` : ''}`
   );
 }
 
@@ -166,7 +166,7 @@ export function clientHoldUp(ev: ClientLimitedEvidence | undefined, streams?: nu
  * `thread`); a rate cell's on several threads are each the worst over them (`threads` and no
  * `thread`).
  */
-function worstOfThreads(ev: ClientLimitedEvidence): ev is ClientLimitedEvidence & { threads: number } {
+function overSeveralThreads(ev: ClientLimitedEvidence): ev is ClientLimitedEvidence & { threads: number } {
   return ev.thread === undefined && ev.threads !== undefined;
 }
 
@@ -186,7 +186,7 @@ const OTHER_WORK = 'a server running here, the embedded simulator, Vitest, other
 
 /** who was idle, at what CPU, and whose loop was held up: the thread the figures are of, or every thread of a rate cell (its CPU figure is the busiest's) */
 function idleThreads(ev: ClientLimitedEvidence, cores: number): string {
-  return worstOfThreads(ev)
+  return overSeveralThreads(ev)
     ? `its ${ev.threads} threads were mostly idle (the busiest at ${cores.toFixed(2)} cores), so most likely other work on this machine held up their loops (${OTHER_WORK}), not their own streams`
     : `its thread was mostly idle (${cores.toFixed(2)} cores), so most likely other work on this machine held up its loop (${OTHER_WORK}), not its own streams`;
 }
