@@ -8,15 +8,15 @@
  * reports when it is ready (the connections it opened) and reads the cell's decision.
  */
 import { EventEmitter } from 'node:events';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import type { Worker as NodeWorker } from 'node:worker_threads';
 import { monoMs } from '../../src/clock.js';
 import { ClientThreadError, startClientThreads, threadReadyTimeoutMs, THREAD_READY_TIMEOUT_MS } from '../../src/load/stream-threads.js';
 import type { FromThread } from '../../src/load/thread-messages.js';
 import { watchForSilence, type Heard } from '../../src/load/thread-watch.js';
 import { openaiSession } from '../helpers/load-session.js';
-import type { SimHandle } from '../../src/sim/index.js';
-import { openFastTinyRun, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';
+import { runAccuracyCell } from '../accuracy/harness.js';
+import { fastTinyRunForTheBlock } from '../helpers/fast-tiny-run.js';
 
 /** a stand-in thread: what the cell posts to it, and `say` for what it reports */
 class FakeThread extends EventEmitter {
@@ -60,15 +60,7 @@ vi.mock('node:worker_threads', async (importOriginal) => {
   return { ...real, default: { ...real, Worker }, Worker };
 });
 
-let sim: SimHandle;
-let run: OpenedAccuracyRun;
-beforeAll(async () => {
-  ({ sim, run } = await openFastTinyRun());
-}, 30_000);
-afterAll(async () => {
-  await run?.opened.close();
-  await sim?.close();
-});
+const fast = fastTinyRunForTheBlock();
 
 const exited = (w: NodeWorker): Promise<void> => (w.threadId === -1 ? Promise.resolve() : new Promise((r) => w.once('exit', () => r())));
 
@@ -78,7 +70,7 @@ test.each([
 ])('thread $failAt of $threads cannot be started: the cell fails naming it, the started ones end, the next cell measures', async ({ failAt, threads, name, startedBefore }) => {
   Object.assign(spawn, { failAt, made: 0, started: [] });
   try {
-    const cell = runAccuracyCell(run, sim, { context: 0, concurrency: 6, windowMs: 1_000, threads });
+    const cell = runAccuracyCell(fast.run, fast.sim, { context: 0, concurrency: 6, windowMs: 1_000, threads });
     await expect(cell).rejects.toThrow(ClientThreadError);
     await expect(cell).rejects.toThrow(name);
     // the threads started before it were terminated, and none after it was started
@@ -87,7 +79,7 @@ test.each([
   } finally {
     spawn.failAt = 0;
   }
-  const next = await runAccuracyCell(run, sim, { context: 0, concurrency: 6, windowMs: 1_000, threads });
+  const next = await runAccuracyCell(fast.run, fast.sim, { context: 0, concurrency: 6, windowMs: 1_000, threads });
   expect(next.raw.clientThreads).toHaveLength(threads);
   expect(next.figures.failedRequests).toBe(0);
 }, 30_000);
