@@ -8,13 +8,19 @@
  * A rate cell may be Client-limited on a loaded 2-core machine: a short cell sends about 20
  * requests, so its dispatch delay p99 is their maximum, and one stall of the client's loop over
  * 10 ms marks it (CI, 2026-12-02: 1K@12/s at 10.5 ms). That status is true and fails the run by
- * itself; the test then checks that nothing else failed, and the sweep's rates all the same.
+ * itself unless the run allows it (the embedded simulator on fewer than DEFAULTS.simSharedMinCores
+ * cores does, and says so at the start: a clean-clone CI run here, 2026-12-04, had 0@1.5/s
+ * Client-limited and exit 0); whether it does is read from the run's own resolution of the same
+ * suite and environment. The test then checks that nothing else failed, and the sweep's rates all
+ * the same.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
+import { resolveSuite } from '../../src/config/resolve.js';
+import { suite } from '../../bench/suite.js';
 import { runVitest } from '../compare/run-vitest.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 
@@ -24,34 +30,33 @@ describe('rate sweep end to end (embedded simulator, tiny profile)', () => {
   test('sweep:3 spreads three rates per context between its decode cells\' anchors', { timeout: 180_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'lsm-sweep-'));
     const out = join(dir, 'reports');
-    const r = runVitest(
-      ['bench', '--run'],
-      {
-        // the progress lines are read below
-        LLM_BENCH_QUIET: '0',
-        LLM_BENCH_SIM_PROFILE: 'tiny',
-        LLM_BENCH_CONTEXTS: '0,1K',
-        LLM_BENCH_CONCURRENCY: '1,8',
-        LLM_BENCH_PREFILL: 'none',
-        LLM_BENCH_DURATION_S: '2',
-        LLM_BENCH_MAX_TOKENS: '64',
-        LLM_BENCH_RATES: 'sweep:3',
-        LLM_BENCH_ARRIVAL: 'constant',
-        LLM_BENCH_RAMP_S: '0.5',
-        LLM_BENCH_OUT: out,
-        LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
-      },
-      150_000,
-    );
+    const env = {
+      // the progress lines are read below
+      LLM_BENCH_QUIET: '0',
+      LLM_BENCH_SIM_PROFILE: 'tiny',
+      LLM_BENCH_CONTEXTS: '0,1K',
+      LLM_BENCH_CONCURRENCY: '1,8',
+      LLM_BENCH_PREFILL: 'none',
+      LLM_BENCH_DURATION_S: '2',
+      LLM_BENCH_MAX_TOKENS: '64',
+      LLM_BENCH_RATES: 'sweep:3',
+      LLM_BENCH_ARRIVAL: 'constant',
+      LLM_BENCH_RAMP_S: '0.5',
+      LLM_BENCH_OUT: out,
+      LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+    };
+    const r = runVitest(['bench', '--run'], env, 150_000);
     const log = r.out;
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
     expect(validateResult(json).ok).toBe(true);
     const limited = (json.rateCells ?? []).filter((c) => c.status === 'client-limited');
     if (limited.length > 0) {
-      // the run fails for these cells and for nothing else
-      expect(r.code, log).toBe(1);
-      for (const c of limited) expect(log).toContain(`${c.contextLabel}@${c.rate}/s is Client-limited: `);
-      expect(log.match(/^ FAIL .* > /gm) ?? [], log).toHaveLength(limited.length);
+      // the run fails for these cells and for nothing else, unless it allows them
+      const allowed = resolveSuite(suite, env).allowClientLimited;
+      expect(log.includes('Client-limited cell is shown but does not fail the run'), log).toBe(allowed);
+      expect(r.code, log).toBe(allowed ? 0 : 1);
+      for (const c of limited) expect(log).toContain(allowed ? `${c.contextLabel}@${c.rate}/s: Client-limited` : `${c.contextLabel}@${c.rate}/s is Client-limited: `);
+      expect(log.match(/^ FAIL .* > /gm) ?? [], log).toHaveLength(allowed ? 0 : limited.length);
     } else {
       expect(r.code, log).toBe(0);
     }
