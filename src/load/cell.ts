@@ -12,7 +12,7 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
-import { cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
@@ -273,9 +273,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     cellAbort.abort();
     // with client threads each thread calls it for its own requests (it knows the newest at once),
     // unless one failed: every thread is then terminated, and this thread calls it for what it knows
-    if (session.adapter.abort && (threads <= 1 || streams.control.failure !== undefined)) {
-      await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
-    }
+    if (threads <= 1 || streams.control.failure !== undefined) await abortOnServer(session, aborting);
     const outcome = await streams.finished;
     await sampler;
     if (streams.control.failure) throw streams.control.failure;

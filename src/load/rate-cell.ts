@@ -17,7 +17,7 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck, worstOfThreads } from './self-check.js';
-import { cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
 import { dueRequestId, followSchedule, sendDue, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
@@ -144,7 +144,7 @@ export async function runRateCell(session: LoadSession, opts: RateRunOptions): P
     cellAbort.abort();
     // with client threads each thread calls it for its own requests (it knows the newest at once),
     // unless one failed: every thread is then terminated, and this thread calls it for what it knows
-    if (session.adapter.abort && (!threads || threads.failure !== undefined)) await Promise.allSettled(aborting.map((id) => session.adapter.abort!(session.target, id)));
+    if (!threads || threads.failure !== undefined) await abortOnServer(session, aborting);
     const fromThreads = threads ? await threads.result(windowEndMs, startMs) : undefined;
     const followed: FollowOutcome = fromThreads ?? (await following!);
     const samples = await sampling;

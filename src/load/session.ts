@@ -183,6 +183,15 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
 }
 
 /**
+ * The engine's own abort call (SGLang POST /abort_request) for requests `ids`, so the server stops
+ * them now rather than when it notices their closed connections; nothing where the engine has none.
+ */
+export function abortOnServer(session: LoadSession, ids: readonly string[]): Promise<unknown> {
+  if (!session.adapter.abort || ids.length === 0) return Promise.resolve();
+  return Promise.allSettled(ids.map((id) => session.adapter.abort!(session.target, id)));
+}
+
+/**
  * The abort of one cell: aborted when `outer` is (test timeout, Ctrl-C) and by the runner at the
  * window's end. Every request of the cell listens on it (many listeners are expected, not a leak).
  * `dispose` stops listening on `outer` (call it when the cell is done).

@@ -17,7 +17,7 @@ import { runClosedLoopWorker } from './closed-loop.js';
 import { dueRequestId, followSchedule, sendDue, type DueRequest, type FollowOutcome } from './schedule-follower.js';
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
-import { cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
 import { THREAD_ALIVE_EVERY_MS, type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
 import type { CellSend } from './worker-state.js';
 
@@ -52,17 +52,6 @@ const tell = (m: RequestNews, urgent = false): void => {
 };
 /** this thread's requests sent and not yet ended: the ones the engine's abort call must stop at the window's end */
 const inFlight = new Set<string>();
-
-/**
- * The engine's abort call (SGLang POST /abort_request) for `ids`, this thread's requests running
- * at the window's end (taken before the client's abort ends them), as the cell's own thread does
- * without threads: this thread knows its requests at once, where the cell's thread hears of them
- * in batches (up to NEWS_EVERY_MS late) and would miss the newest.
- */
-function abortInFlight(session: LoadSession, ids: readonly string[]): Promise<unknown> {
-  if (!session.adapter.abort || ids.length === 0) return Promise.resolve();
-  return Promise.allSettled(ids.map((id) => session.adapter.abort!(session.target, id)));
-}
 
 /** any other message goes at once, after the news before it */
 const post = (m: FromThread): void => {
@@ -160,7 +149,9 @@ async function main(): Promise<void> {
         stopping = true;
         const running = [...inFlight];
         controller.abort();
-        aborting = abortInFlight(session, running);
+        // the engine's abort call for them: this thread knows its requests at once, where the cell's
+        // thread hears of them in batches (up to NEWS_EVERY_MS late) and would miss the newest
+        aborting = abortOnServer(session, running);
         for (const wake of waiting.values()) wake(undefined);
         waiting.clear();
         resolve();
@@ -259,7 +250,7 @@ async function followRateShare(session: LoadSession, lanes: number): Promise<voi
         stopping = true;
         const running = [...inFlight];
         controller.abort();
-        aborting = abortInFlight(session, running);
+        aborting = abortOnServer(session, running);
         wake?.(undefined);
         wake = undefined;
         resolve();

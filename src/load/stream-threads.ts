@@ -26,7 +26,7 @@ import type { ThreadSelfCheck } from './self-check.js';
 import { threadShares } from './thread-count.js';
 import { requestOf, type CellRequestInput, type LoadSession } from './session.js';
 import { watchForSilence, type Heard } from './thread-watch.js';
-import { type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
+import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
@@ -121,7 +121,6 @@ export abstract class ThreadSetBase {
   readonly finished: Promise<ThreadsOutcome>;
   private firstFailure: ClientThreadError | undefined;
   protected readonly running: Running[] = [];
-  private readonly spawnedAt = monoMs();
   private readyCount = 0;
   private endedCount = 0;
   private resolveReady!: () => void;
