@@ -16,7 +16,8 @@ here="$root/scripts/pack-check"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 vitest_version="$(node -p "require('$root/package.json').devDependencies.vitest")"
-step() { echo "-- $*"; }
+# each step says when it starts (seconds into this script), so a slow CI run shows where its time went
+step() { echo "-- $* [${SECONDS} s]"; }
 fail() { echo "pack-check FAILED: $*" >&2; exit 1; }
 
 step "build and pack"
