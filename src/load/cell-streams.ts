@@ -50,6 +50,8 @@ export interface StreamsOutcome {
 export interface CellStreams {
   /** start the workers (threads: once every thread is ready) */
   start(): Promise<void>;
+  /** the window is open and closes at endMs (client threads stop sending there on their own timers) */
+  windowOpen(endMs: number): void;
   /** the window has closed: the meters stop here */
   stop(): void;
   /** every worker has ended */
@@ -127,6 +129,8 @@ export function cellThreadStreams(
       );
       resolveEnded();
     },
+    // this thread stops its workers itself when the window closes (cell.ts)
+    windowOpen: () => {},
     stop,
     finished: ended.then(async () => {
       await Promise.all(workers);
@@ -153,6 +157,7 @@ export function threadStreams(session: LoadSession, o: ClientThreadsOptions): Ce
       await threads.ready;
       threads.go();
     },
+    windowOpen: (endMs) => threads.windowOpen(endMs),
     stop: () => threads.stop(),
     finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connectionsOpened: t.connectionsOpened })),
     control,

@@ -12,7 +12,7 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
-import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, type CellRequestInput, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, sleepUntil, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
@@ -196,9 +196,11 @@ async function measureWindow(
   opts: CellRunOptions,
   state: WorkerState,
   signal: AbortSignal,
+  onOpen: (dueMs: number) => void,
 ): Promise<{ windowStartMs: number; windowEndMs: number; windowCompleted: boolean; samples: MetricsSample[]; sampler: Promise<void> }> {
   const windowStartMs = monoMs();
   const windowDue = windowStartMs + opts.windowMs;
+  onOpen(windowDue);
   const samples: MetricsSample[] = [];
   const sampler = sampleMetrics(session, {
     fromMs: windowStartMs,
@@ -208,7 +210,7 @@ async function measureWindow(
     signal,
     stopped: () => state.stopping,
   }).then((s) => void samples.push(...s));
-  await sleep(windowDue - monoMs(), signal);
+  await sleepUntil(windowDue, signal);
   // an abort that comes after the window closed does not throw away a measured cell
   const windowCompleted = !signal.aborted;
   return { windowStartMs, windowEndMs: monoMs(), windowCompleted, samples, sampler };
@@ -264,7 +266,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     const gate = await readinessGate(session, opts, state, cellAbort.signal, say);
 
     say(`window open for ${(opts.windowMs / 1000).toFixed(1)} s`);
-    const { windowStartMs, windowEndMs, windowCompleted, samples, sampler } = await measureWindow(session, opts, state, cellAbort.signal);
+    const { windowStartMs, windowEndMs, windowCompleted, samples, sampler } = await measureWindow(session, opts, state, cellAbort.signal, (due) => streams.windowOpen(due));
     streams.stop();
 
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).

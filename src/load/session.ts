@@ -70,6 +70,15 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Sleeps until monoMs() reaches dueMs (or the signal aborts). A timer can fire up to 1 ms before
+ * its time (libuv counts its loop's clock in whole ms: a 1,000 ms window read 999.57 ms), so it
+ * sleeps again for what is left.
+ */
+export async function sleepUntil(dueMs: number, signal?: AbortSignal): Promise<void> {
+  for (let left = dueMs - monoMs(); left > 0 && signal?.aborted !== true; left = dueMs - monoMs()) await sleep(left, signal);
+}
+
 export interface SendOptions {
   id: string;
   prompt: string;

@@ -107,20 +107,7 @@ async function main(): Promise<void> {
 
   const { controller, dispose } = cellAbortOf();
   let stopping = false;
-  // worker (local index) → its next request, and a worker waiting for one
-  const queued = new Map<number, WorkloadRequest[]>();
-  const waiting = new Map<number, (r: WorkloadRequest | undefined) => void>();
-  const give = (w: number, request: WorkloadRequest): void => {
-    const wake = waiting.get(w);
-    if (wake) {
-      waiting.delete(w);
-      wake(request);
-    } else {
-      const q = queued.get(w);
-      if (q) q.push(request);
-      else queued.set(w, [request]);
-    }
-  };
+  const requests = new WorkerRequests();
   const send: CellSend = (id, request, w, signal, onFirstToken) =>
     sendRequest(session, {
       id,
@@ -134,26 +121,30 @@ async function main(): Promise<void> {
   let meter: SelfCheckMeter | undefined;
   let workers: Promise<void>[] = [];
   let aborting: Promise<unknown> = Promise.resolve();
+  const cellWindow = new ThreadWindow(() => {
+    // the meters cover the workers' start to here, as on the cell's thread
+    meter?.stop();
+    stopping = true;
+  });
   const started = new Promise<void>((resolve) => {
     port.on('message', (m: ToThread) => {
-      if (m.kind === 'go') {
+      if (m.kind === 'window') {
+        cellWindow.open(m.endMs);
+      } else if (m.kind === 'go') {
         meter = startSelfCheck();
-        for (const f of m.first) give(f.w, f.request);
+        for (const f of m.first) requests.give(f.w, f.request);
         workers = Array.from({ length: n }, (_, i) => runClosedLoopWorker(setup.firstWorker + i, loop));
         resolve();
       } else if (m.kind === 'request') {
-        give(m.w, m.request);
+        requests.give(m.w, m.request);
       } else if (m.kind === 'stop') {
-        // the window's end: the meters cover the workers' start to here, as on the cell's thread
-        meter?.stop();
-        stopping = true;
+        cellWindow.close();
         const running = [...inFlight];
         controller.abort();
         // the engine's abort call for them: this thread knows its requests at once, where the cell's
         // thread hears of them in batches (up to NEWS_EVERY_MS late) and would miss the newest
         aborting = abortOnServer(session, running);
-        for (const wake of waiting.values()) wake(undefined);
-        waiting.clear();
+        requests.endWaits();
         resolve();
       }
     });
@@ -162,16 +153,12 @@ async function main(): Promise<void> {
     cellTag: setup.cellTag,
     send,
     signal: controller.signal,
-    stopping: () => stopping,
-    next: (w: number): WorkloadRequest | undefined | Promise<WorkloadRequest | undefined> => {
-      const r = queued.get(w)?.shift();
-      if (r !== undefined) return r;
-      return new Promise<WorkloadRequest | undefined>((resolve) => waiting.set(w, resolve));
-    },
+    stopping: () => stopping || cellWindow.over(),
+    next: (w: number) => requests.next(w),
     // the worker's queue is empty: its next request is wanted before this one ends
     onSent: (w: number, id: string) => {
       inFlight.add(id);
-      tell({ kind: 'sent', w, id }, (queued.get(w)?.length ?? 0) === 0);
+      tell({ kind: 'sent', w, id }, requests.queuedFor(w) === 0);
     },
     onFirstToken: (w: number) => tell({ kind: 'first', w }),
     onEnded: (w: number, timeline: RequestTimeline, failingInARow: number) => {
@@ -183,6 +170,78 @@ async function main(): Promise<void> {
   await Promise.all(workers);
   await aborting;
   await reportEnd(meter, dispose, pool, connections.learnedFrom ? { learnedClose: connections.learnedFrom } : {});
+}
+
+/**
+ * A closed-loop cell's window as one client thread keeps it: closed at its end on this thread's own
+ * clock ('window' gives it; the 'stop' that follows comes a few ms later where the cell's thread
+ * is busy, and closes it too if it came first). `onClose` runs once.
+ */
+class ThreadWindow {
+  private endMs = Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly onClose: () => void) {}
+
+  open(endMs: number): void {
+    this.endMs = endMs;
+    this.closeAtEnd();
+  }
+
+  /** past the end: its timer can run late behind a turn of reads, and a request that ends in that turn sends no next one */
+  over(): boolean {
+    return monoMs() >= this.endMs;
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+  }
+
+  /** a timer can fire up to 1 ms early (libuv counts whole ms): it is set again for what is left */
+  private readonly closeAtEnd = (): void => {
+    const left = this.endMs - monoMs();
+    if (left > 0) this.timer = setTimeout(this.closeAtEnd, left);
+    else this.close();
+  };
+}
+
+/** Each worker's requests handed ahead by the cell's thread, and a worker waiting for its next one. */
+class WorkerRequests {
+  private readonly queued = new Map<number, WorkloadRequest[]>();
+  private readonly waiting = new Map<number, (r: WorkloadRequest | undefined) => void>();
+
+  give(w: number, request: WorkloadRequest): void {
+    const wake = this.waiting.get(w);
+    if (wake) {
+      this.waiting.delete(w);
+      wake(request);
+    } else {
+      const q = this.queued.get(w);
+      if (q) q.push(request);
+      else this.queued.set(w, [request]);
+    }
+  }
+
+  /** worker w's next request, or a wait for it (undefined once the waits are ended) */
+  next(w: number): WorkloadRequest | undefined | Promise<WorkloadRequest | undefined> {
+    const r = this.queued.get(w)?.shift();
+    if (r !== undefined) return r;
+    return new Promise<WorkloadRequest | undefined>((resolve) => this.waiting.set(w, resolve));
+  }
+
+  queuedFor(w: number): number {
+    return this.queued.get(w)?.length ?? 0;
+  }
+
+  /** the window has closed: every waiting worker gets no request */
+  endWaits(): void {
+    for (const wake of this.waiting.values()) wake(undefined);
+    this.waiting.clear();
+  }
 }
 
 /** The thread's end: its meters over its span, its connections closed, 'done' said, the port closed. */

@@ -75,6 +75,8 @@ export interface ClientThreads {
   ready: Promise<void>;
   /** start every worker with its first request */
   go(): void;
+  /** the window is open and closes at endMs: each thread stops sending there on its own timer */
+  windowOpen(endMs: number): void;
   /** the window has closed: every thread stops its meters and ends its workers */
   stop(): void;
   /** every thread has reported (or been terminated after a failure) */
@@ -383,6 +385,10 @@ class ClosedLoopThreads extends ThreadSetBase implements ClientThreads {
       }
       this.post(k, { kind: 'go', first });
     }
+  }
+
+  windowOpen(endMs: number): void {
+    for (const k of this.running.keys()) this.post(k, { kind: 'window', endMs });
   }
 }
 

@@ -48,6 +48,12 @@ export type ToThread =
   /** worker w's next request (sent when one of its requests started, so REQUESTS_AHEAD wait ahead) */
   | { kind: 'request'; w: number; request: WorkloadRequest }
   /**
+   * a closed-loop cell's window is open and closes at `endMs` (monoMs): from then the thread sends
+   * no new request and its meters stop, on its own timer, as the cell's thread does without threads
+   * ('stop' comes by message, a few ms later where the cell's thread is busy)
+   */
+  | { kind: 'window'; endMs: number }
+  /**
    * the window has closed: stop the meters, abort everything, end the workers, report; a rate
    * cell's thread counts what it held due before `windowEndMs` and never sent as unsent
    */

@@ -10,7 +10,7 @@ import { ClientThreadError } from '../../src/load/stream-threads.js';
 import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD, threadShares, threadsOverCoresNote } from '../../src/load/thread-count.js';
 import { clientLimitedEvidence } from '../../src/judge/status.js';
 import type { SimHandle } from '../../src/sim/index.js';
-import { openFastTinyRun, parseWorkerId, runAccuracyCell, type OpenedAccuracyRun } from '../accuracy/harness.js';
+import { openAccuracyRun, openFastTinyRun, parseWorkerId, runAccuracyCell, startThreadSim, type OpenedAccuracyRun } from '../accuracy/harness.js';
 
 describe('how many client threads', () => {
   test('C workers in N contiguous shares, the first C mod N one larger, none empty', () => {
@@ -104,4 +104,38 @@ describe('a cell over client threads, against the simulator', () => {
     // every worker's connection was the thread's own, plus the scout's
     expect(next.raw.connections.opened).toBe(7);
   }, 30_000);
+});
+
+describe('the window end over client threads, against the simulator', () => {
+  let sim: SimHandle;
+  let run: OpenedAccuracyRun;
+  beforeAll(async () => {
+    // requests of 4 tokens at 2 ms steps: every worker sends a new one about every 10 ms, so
+    // requests end all through the last turns of a window
+    sim = await startThreadSim({ overrides: { stepBaseMs: 2, eosProbability: 0 } });
+    run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4 } });
+  }, 30_000);
+  afterAll(async () => {
+    await run?.opened.close();
+    await sim?.close();
+  });
+
+  test('no request is sent after the window closes, as on one thread: each thread stops on its own clock, not at the stop message', async () => {
+    // before each thread had the window's end, a request that ended between it and the 'stop'
+    // message (a few ms on a busy machine) sent its worker's next one: up to 0.8 ms late, in about
+    // one run of this test in three on the 2-core VM
+    let sent = 0;
+    const late: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      // requests this short are seldom all running at once on the server: a short gate
+      const x = await runAccuracyCell(run, sim, { context: 0, concurrency: 16, windowMs: 1_000, threads: 2, gateTimeoutMs: 1_000 });
+      // the window lasts its full time (a timer can fire up to 1 ms early: cell.ts sleeps on)
+      expect(x.raw.windowEndMs - x.raw.windowStartMs).toBeGreaterThanOrEqual(1_000);
+      expect(x.raw.clientThreads).toHaveLength(2);
+      sent += x.raw.timelines.length;
+      for (const t of x.raw.timelines) if (t.sendMs >= x.raw.windowEndMs) late.push(t.sendMs - x.raw.windowEndMs);
+    }
+    expect(sent).toBeGreaterThan(16 * 4 * 10);
+    expect(late, `requests sent after the window closed, ms after it`).toEqual([]);
+  }, 60_000);
 });
