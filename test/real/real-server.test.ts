@@ -15,14 +15,14 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEFAULTS } from '../../src/config/defaults.js';
 import { detectEngine, getAdapter } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
 import type { ServerFacts } from '../../src/shapes/engine.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
+import { boundForSharedCores } from './shared-cores.js';
 
 const url = process.env.LLM_BENCH_REAL_URL?.trim().replace(/\/+$/, '') || undefined;
 const SKIP_REASON =
@@ -68,16 +68,7 @@ describe.skipIf(!url)(`real server at ${url ?? '(none)'}`, () => {
     };
     delete env.LLM_BENCH_THRESHOLDS;
     delete env.LLM_BENCH_BASELINE;
-    // A server on this machine with fewer cores than DEFAULTS.simSharedMinCores holds up the
-    // client's loop (llama.cpp b4748 with -t 2 on 2 cores: the client thread at 0.05 of a core
-    // waited for one 8 % of the time, timing error estimate 6.1 ms): Client-limited at the 5 ms
-    // bound, truly. The cell's advice is to raise the bound to METHOD.md's 50 ms on a shared
-    // machine, which is what this test does there, saying so; LLM_BENCH_CLIENT_LIMIT_MS set by
-    // the caller wins.
-    if (env.LLM_BENCH_CLIENT_LIMIT_MS === undefined && availableParallelism() < DEFAULTS.simSharedMinCores) {
-      env.LLM_BENCH_CLIENT_LIMIT_MS = '50';
-      console.info(`[real] ${availableParallelism()} cores shared with the server: LLM_BENCH_CLIENT_LIMIT_MS=50 (METHOD.md's bound) for the small matrix`);
-    }
+    boundForSharedCores(env, 'the small matrix');
     const code = await new Promise<number | null>((resolve) => {
       const child = spawn('npx', ['vitest', 'bench', '--run', '--project', 'matrix'], { env, cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.on('data', (d: Buffer) => (benchLog += d.toString()));

@@ -26,6 +26,7 @@ import { detectEngine, getAdapter } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
 import type { ServerFacts } from '../../src/shapes/engine.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
+import { boundForSharedCores } from './shared-cores.js';
 
 const url = process.env.LLM_BENCH_REAL_URL?.trim().replace(/\/+$/, '') || undefined;
 const SKIP_REASON =
@@ -52,6 +53,7 @@ async function sharedPrefixCell(groups: number): Promise<{ cell: CellResult; res
     LLM_BENCH_OUT: out,
   };
   for (const k of ['LLM_BENCH_THRESHOLDS', 'LLM_BENCH_BASELINE', 'LLM_BENCH_CONTEXTS', 'LLM_BENCH_PREFILL', 'LLM_BENCH_RATES']) delete env[k];
+  boundForSharedCores(env, `the sharedPrefix run of ${groups} groups`);
   let log = '';
   const code = await new Promise<number | null>((resolve) => {
     const child = spawn('npx', ['vitest', 'bench', '--run', '--project', 'matrix'], { env, cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
