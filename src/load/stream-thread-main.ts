@@ -185,6 +185,7 @@ class ThreadWindow {
   constructor(private readonly onClose: () => void) {}
 
   open(endMs: number): void {
+    if (this.closed) return;
     this.endMs = endMs;
     this.closeAtEnd();
   }
