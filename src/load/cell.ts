@@ -12,7 +12,7 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
-import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, sleepUntil, type CellRequestInput, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, waitUntil, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
@@ -210,7 +210,7 @@ async function measureWindow(
     signal,
     stopped: () => state.stopping,
   }).then((s) => void samples.push(...s));
-  await sleepUntil(windowDue, signal);
+  await waitUntil(windowDue, signal);
   // an abort that comes after the window closed does not throw away a measured cell
   const windowCompleted = !signal.aborted;
   return { windowStartMs, windowEndMs: monoMs(), windowCompleted, samples, sampler };

@@ -17,10 +17,10 @@ import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck, worstOfThreads } from './self-check.js';
-import { abortOnServer, cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, type CellRequestInput, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestOf, sampleMetrics, sendRequest, waitUntil, type CellRequestInput, type LoadSession } from './session.js';
 import { waitForIdle, type DrainOutcome } from './drain.js';
 import type { ArrivalSchedule } from './arrivals.js';
-import { dueRequestId, followSchedule, sendDue, waitUntil, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
+import { dueRequestId, followSchedule, sendDue, type FollowOutcome, type ScheduledTimeline } from './schedule-follower.js';
 import { startRateThreads } from './rate-threads.js';
 import { adapterRunsOnThreads } from './cell-streams.js';
 

@@ -9,7 +9,7 @@
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
-import { requestBody, sendRequest, sleep, type LoadSession, type SendOptions } from './session.js';
+import { requestBody, sendRequest, waitUntil, type LoadSession, type SendOptions } from './session.js';
 
 /** A request of the schedule: its number in the cell's schedule, when it is due (monoMs) and what it sends. */
 /** the request id of due request `d` of the rate cell whose ids start with `tag` */
@@ -67,20 +67,6 @@ export interface FollowOutcome {
   peak: number;
   /** sends that waited for a lane */
   waited: number;
-}
-
-/** one turn of the event loop, after its pending I/O */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * Resolves at `dueMs` (monoMs), not before: a timer wakes the loop about 1 ms early (timers have
- * 1 ms steps and may round down); the last fraction is waited out turn by turn of the event loop,
- * so I/O still runs between turns.
- */
-export async function waitUntil(dueMs: number, signal: AbortSignal): Promise<void> {
-  const early = dueMs - monoMs();
-  if (early >= 2) await sleep(early - 1, signal);
-  while (!signal.aborted && dueMs - monoMs() > 0) await nextTurn();
 }
 
 /** Free lanes, one request each at a time. */

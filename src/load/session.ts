@@ -70,13 +70,19 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** one turn of the event loop, after its pending I/O */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
- * Sleeps until monoMs() reaches dueMs (or the signal aborts). A timer can fire up to 1 ms before
- * its time (libuv counts its loop's clock in whole ms: a 1,000 ms window read 999.57 ms), so it
- * sleeps again for what is left.
+ * Resolves at `dueMs` (monoMs), not before (or when the signal aborts): a timer wakes the loop
+ * about 1 ms early (timers have 1 ms steps and may round down: a 1,000 ms window slept with one
+ * read 999.1-999.6 ms); the last fraction is waited out turn by turn of the event loop, so I/O
+ * still runs between turns.
  */
-export async function sleepUntil(dueMs: number, signal?: AbortSignal): Promise<void> {
-  for (let left = dueMs - monoMs(); left > 0 && signal?.aborted !== true; left = dueMs - monoMs()) await sleep(left, signal);
+export async function waitUntil(dueMs: number, signal: AbortSignal): Promise<void> {
+  const early = dueMs - monoMs();
+  if (early >= 2) await sleep(early - 1, signal);
+  while (!signal.aborted && dueMs - monoMs() > 0) await nextTurn();
 }
 
 export interface SendOptions {

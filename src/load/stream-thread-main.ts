@@ -17,7 +17,7 @@ import { runClosedLoopWorker } from './closed-loop.js';
 import { dueRequestId, followSchedule, sendDue, type DueRequest, type FollowOutcome } from './schedule-follower.js';
 import { startSelfCheck, type SelfCheckMeter } from './self-check.js';
 import { warmClientCode } from '../client/warm-code.js';
-import { abortOnServer, cellAbortOf, requestBody, requestHeaders, sendRequest, type LoadSession } from './session.js';
+import { abortOnServer, cellAbortOf, requestBody, requestHeaders, sendRequest, waitUntil, type LoadSession } from './session.js';
 import { THREAD_ALIVE_EVERY_MS, type FromThread, type RequestNews, type ThreadSetup, type ToThread } from './thread-messages.js';
 import type { CellSend } from './worker-state.js';
 
@@ -179,7 +179,8 @@ async function main(): Promise<void> {
  */
 class ThreadWindow {
   private endMs = Infinity;
-  private timer: NodeJS.Timeout | undefined;
+  /** aborted at the close: the wait for the end ends with it */
+  private readonly wait = new AbortController();
   private closed = false;
 
   constructor(private readonly onClose: () => void) {}
@@ -187,7 +188,7 @@ class ThreadWindow {
   open(endMs: number): void {
     if (this.closed) return;
     this.endMs = endMs;
-    this.closeAtEnd();
+    void waitUntil(endMs, this.wait.signal).then(() => this.close());
   }
 
   /** past the end: its timer can run late behind a turn of reads, and a request that ends in that turn sends no next one */
@@ -196,18 +197,11 @@ class ThreadWindow {
   }
 
   close(): void {
-    clearTimeout(this.timer);
+    this.wait.abort();
     if (this.closed) return;
     this.closed = true;
     this.onClose();
   }
-
-  /** a timer can fire up to 1 ms early (libuv counts whole ms): it is set again for what is left */
-  private readonly closeAtEnd = (): void => {
-    const left = this.endMs - monoMs();
-    if (left > 0) this.timer = setTimeout(this.closeAtEnd, left);
-    else this.close();
-  };
 }
 
 /** Each worker's requests handed ahead by the cell's thread, and a worker waiting for its next one. */
