@@ -16,7 +16,7 @@ import type { FromThread } from '../../src/load/thread-messages.js';
 import { watchForSilence, type Heard } from '../../src/load/thread-watch.js';
 import { openaiSession } from '../helpers/load-session.js';
 import { runAccuracyCell } from '../accuracy/harness.js';
-import { fastTinyRunForTheBlock } from '../helpers/fast-tiny-run.js';
+import { simRunForTheBlock } from '../helpers/fast-tiny-run.js';
 
 /** a stand-in thread: what the cell posts to it, and `say` for what it reports */
 class FakeThread extends EventEmitter {
@@ -60,7 +60,7 @@ vi.mock('node:worker_threads', async (importOriginal) => {
   return { ...real, default: { ...real, Worker }, Worker };
 });
 
-const fast = fastTinyRunForTheBlock();
+const fast = simRunForTheBlock();
 
 const exited = (w: NodeWorker): Promise<void> => (w.threadId === -1 ? Promise.resolve() : new Promise((r) => w.once('exit', () => r())));
 

@@ -5,12 +5,12 @@
  * cell on the same run measures as usual. The figures against truth with threads are checked in
  * test/accuracy/timing.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ClientThreadError } from '../../src/load/stream-threads.js';
 import { clientThreadCount, freeClientCores, STREAMS_PER_THREAD, threadShares, threadsOverCoresNote } from '../../src/load/thread-count.js';
 import { clientLimitedEvidence } from '../../src/judge/status.js';
-import type { SimHandle } from '../../src/sim/index.js';
-import { openAccuracyRun, openFastTinyRun, parseWorkerId, runAccuracyCell, startThreadSim, type OpenedAccuracyRun } from '../accuracy/harness.js';
+import { openAccuracyRun, parseWorkerId, runAccuracyCell, startThreadSim } from '../accuracy/harness.js';
+import { simRunForTheBlock } from '../helpers/fast-tiny-run.js';
 
 describe('how many client threads', () => {
   test('C workers in N contiguous shares, the first C mod N one larger, none empty', () => {
@@ -67,20 +67,12 @@ describe('how many client threads', () => {
 });
 
 describe('a cell over client threads, against the simulator', () => {
-  let sim: SimHandle;
-  let run: OpenedAccuracyRun;
-  beforeAll(async () => {
-    ({ sim, run } = await openFastTinyRun());
-  }, 30_000);
-  afterAll(async () => {
-    await run?.opened.close();
-    await sim?.close();
-  });
+  const fast = simRunForTheBlock();
 
   test('a thread killed mid-cell fails that cell, naming the thread and its workers; the next cell measures', async () => {
     const phases: string[] = [];
     let threadsSeen = 0;
-    const killed = runAccuracyCell(run, sim, {
+    const killed = runAccuracyCell(fast.run, fast.sim, {
       context: 0,
       concurrency: 6,
       windowMs: 3_000,
@@ -96,7 +88,7 @@ describe('a cell over client threads, against the simulator', () => {
     expect(threadsSeen).toBe(2);
     expect(phases).toContain('starting 6 workers on 2 client threads');
 
-    const next = await runAccuracyCell(run, sim, { context: 0, concurrency: 6, windowMs: 1_000, threads: 2 });
+    const next = await runAccuracyCell(fast.run, fast.sim, { context: 0, concurrency: 6, windowMs: 1_000, threads: 2 });
     expect(next.raw.timelines.length).toBeGreaterThanOrEqual(6);
     expect(new Set(next.raw.timelines.map((t) => parseWorkerId(t.id)?.worker))).toEqual(new Set([0, 1, 2, 3, 4, 5]));
     expect(next.raw.clientThreads).toHaveLength(2);
@@ -107,17 +99,11 @@ describe('a cell over client threads, against the simulator', () => {
 });
 
 describe('the window end over client threads, against the simulator', () => {
-  let sim: SimHandle;
-  let run: OpenedAccuracyRun;
-  beforeAll(async () => {
-    // requests of 4 tokens at 2 ms steps: every worker sends a new one about every 10 ms, so
-    // requests end all through the last turns of a window
-    sim = await startThreadSim({ overrides: { stepBaseMs: 2, eosProbability: 0 } });
-    run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4 } });
-  }, 30_000);
-  afterAll(async () => {
-    await run?.opened.close();
-    await sim?.close();
+  // requests of 4 tokens at 2 ms steps: every worker sends a new one about every 10 ms, so
+  // requests end all through the last turns of a window
+  const short = simRunForTheBlock(async () => {
+    const sim = await startThreadSim({ overrides: { stepBaseMs: 2, eosProbability: 0 } });
+    return { sim, run: await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4 } }) };
   });
 
   test('no request is sent after the window closes, as on one thread: each thread stops on its own clock, not at the stop message', async () => {
@@ -132,7 +118,7 @@ describe('the window end over client threads, against the simulator', () => {
     const late: number[] = [];
     for (let i = 0; i < 4; i++) {
       // requests this short are seldom all running at once on the server: a short gate
-      const x = await runAccuracyCell(run, sim, { context: 0, concurrency: 16, windowMs: 1_000, threads: 2, gateTimeoutMs: 1_000 });
+      const x = await runAccuracyCell(short.run, short.sim, { context: 0, concurrency: 16, windowMs: 1_000, threads: 2, gateTimeoutMs: 1_000 });
       // the window lasts its full time (a timer can fire up to 1 ms early: cell.ts sleeps on)
       expect(x.raw.windowEndMs - x.raw.windowStartMs).toBeGreaterThanOrEqual(1_000);
       expect(x.raw.clientThreads).toHaveLength(2);
