@@ -41,21 +41,19 @@
  * of five before.
  */
 import { availableParallelism } from 'node:os';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
 import { median } from '../../src/metrics/stats.js';
-import type { SimHandle } from '../../src/sim/index.js';
 import {
   compareWithTruth,
   type AccuracyCell,
   type TruthComparison,
   fmt,
   msTolerance,
-  openFastTinyRun,
   parseWorkerId,
   runAccuracyCell,
-  type OpenedAccuracyRun,
 } from './harness.js';
+import { simRunForTheBlock } from '../helpers/fast-tiny-run.js';
 
 /** [streams, client threads] */
 const CELLS: ReadonlyArray<readonly [number, number]> = [[1, 1], [4, 1], [16, 1], [64, 1], [16, 2], [16, 4]];
@@ -70,18 +68,8 @@ const WINDOW_MS = 2000;
  */
 const ATTEMPTS = 5;
 
-let sim: SimHandle;
-let run: OpenedAccuracyRun;
-
-beforeAll(async () => {
-  // 1,000 tokens at 100 tok/s = 10 s: no request ends inside a cell, so every stream decodes all window long
-  ({ sim, run } = await openFastTinyRun());
-}, 30_000);
-
-afterAll(async () => {
-  await run?.opened.close();
-  await sim?.close();
-});
+// 1,000 tokens at 100 tok/s = 10 s: no request ends inside a cell, so every stream decodes all window long
+const held = simRunForTheBlock();
 
 /**
  * The contract's tolerances, checked on one cell; returns the breaches (empty = within).
@@ -118,7 +106,7 @@ describe.each(CELLS)('%i streams on %i client thread(s) against the sim ground t
     async () => {
       const attempts: string[][] = [];
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: C, windowMs: WINDOW_MS, threads });
+        const cell = await runAccuracyCell(held.run, held.sim, { context: 0, concurrency: C, windowMs: WINDOW_MS, threads });
         const cmp = compareWithTruth(cell);
         const { figures, raw } = cell;
         const lag = [...cmp.firstTokenLagMs].sort((a, b) => a - b);
