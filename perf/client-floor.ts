@@ -42,8 +42,9 @@
  * use the server's core.
  * After the table it prints each reader's CPU per event over `net`'s, from the same run. The
  * machine is shared and noisy (±0.15× between runs of one reader on the 2-core VM): `--rounds N`
- * measures the readers N times, round after round, each round's ratios against that round's
- * floor, and prints the median ratio of each reader over the rounds.
+ * measures the readers N times, round after round (every other round in the reverse order), each
+ * round's ratios against that round's floor, and prints the median ratio of each reader over the
+ * rounds.
  *
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/client-floor.ts --readers streamRequest   (CPU profile of each reader's process)
  */
@@ -306,7 +307,11 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       const mine = new Map<Reader, number>();
       perEvent.push(mine);
-      for (const reader of readers) await measureReader(reader, round, mine);
+      // every other round in the reverse order: a reader measured long after the floor in one round
+      // is measured right after it in the next, so a drift of the machine within a round does not
+      // favour the readers listed first
+      const order = round % 2 === 1 ? readers : [...readers].reverse();
+      for (const reader of order) await measureReader(reader, round, mine);
     }
   } finally {
     server.kill();
