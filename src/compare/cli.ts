@@ -6,7 +6,7 @@
  * When GITHUB_STEP_SUMMARY is set the diff page is appended to it.
  */
 import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { ensureDir } from '../results/write.js';
 import { dirname } from 'node:path';
 import { ConfigError } from '../errors.js';
@@ -88,6 +88,10 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
           `${differences.join('\n  ')}\nRun the new matrix with the baseline's settings (LLM_BENCH_CONTEXTS, LLM_BENCH_CONCURRENCY, ` +
           'LLM_BENCH_PREFILL, LLM_BENCH_MAX_TOKENS, LLM_BENCH_DURATION_S, LLM_BENCH_ENDPOINT, LLM_BENCH_WORKLOAD)',
       );
+    }
+    // compare reads only the file's tolerances: a file that is not there is a wrong path, not "no budgets yet"
+    if (args.thresholds !== undefined && !existsSync(args.thresholds)) {
+      throw new ConfigError(`--thresholds ${args.thresholds}: no such file; give the threshold file whose tolerances.regression to use, e.g. --thresholds thresholds/my-server.json (or leave --thresholds out for the default tolerances)`);
     }
     const thresholds = args.thresholds ? loadThresholds(args.thresholds, { cellKeys: [], prefillKeys: [], allowUnknown: true }) : undefined;
     const comparison = compareResults(base, next, resolveTolerances(thresholds?.tolerances?.regression));

@@ -1,3 +1,20 @@
+/**
+ * The embedded simulator's profiles by name (src/sim/profiles.ts SIM_PROFILES is keyed by exactly
+ * these, so the two cannot drift): resolve.ts checks a chosen profile against them, before a run starts.
+ */
+export const SIM_PROFILE_NAMES = ['tiny', 'sglang-h200', 'vllm-arc-b65x4', 'bare'] as const;
+export type SimProfileName = (typeof SIM_PROFILE_NAMES)[number];
+
+/**
+ * The longest a timer may wait (Node's setTimeout: 2^31 − 1 ms, about 24.8 days). A longer delay
+ * fires after 1 ms instead, with only a warning, so every duration a user gives is checked against
+ * this and every timeout computed from them is capped at it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** the longest wait a user may give (timeouts, LLM_BENCH_STALL_S, LLM_BENCH_RETRY_S): a day, well within MAX_TIMER_MS */
+export const DAY_MS = 86_400_000;
+
 /** Every default of a run, named once. */
 export const DEFAULTS = {
   /** window of a cell, seconds (METHOD.md) */

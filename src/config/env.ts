@@ -4,6 +4,7 @@
  */
 import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
+import { DAY_MS } from './defaults.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
@@ -86,19 +87,28 @@ export const KNOWN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
 ];
 
-/** The known variable nearest to `name`, when it is near enough to be what was meant. */
+/**
+ * The known variable nearest to `name`, when it is near enough to be what was meant: a slip of a
+ * letter or two in the part after LLM_BENCH_ (at most a third of that part's letters), or a word
+ * short of one; a different word (LLM_BENCH_TIMEOUT) is "not a variable", not a wrong guess
+ * (LLM_BENCH_OUT).
+ */
 export function nearestEnvVariable(name: string): string | undefined {
+  const tail = (n: string): string => (n.startsWith('LLM_BENCH_') ? n.slice('LLM_BENCH_'.length) : n);
+  // or a word short of a name (LLM_BENCH_STALL for LLM_BENCH_STALL_S, LLM_BENCH_THREADS for LLM_BENCH_CLIENT_THREADS)
+  const part = tail(name);
+  const longer = part.length >= 4 ? KNOWN_ENV_VARIABLES.filter((k) => tail(k).startsWith(part) || tail(k).endsWith(part)) : [];
+  if (longer.length > 0) return longer.reduce((a, b) => (b.length < a.length ? b : a));
   let best: string | undefined;
   let bestD = Infinity;
   for (const known of KNOWN_ENV_VARIABLES) {
-    const d = editDistance(name, known);
+    const d = editDistance(tail(name), tail(known));
     if (d < bestD) {
       best = known;
       bestD = d;
     }
   }
-  // a slip of a few letters, or a name that differs only by a suffix/prefix word
-  return best !== undefined && bestD <= Math.max(3, Math.floor(name.length / 4)) ? best : undefined;
+  return best !== undefined && bestD <= Math.max(1, Math.floor(tail(name).length / 3)) ? best : undefined;
 }
 
 /** Stops on any LLM_BENCH_* variable that is not one of KNOWN_ENV_VARIABLES, naming the nearest. */
@@ -115,9 +125,31 @@ export function checkEnvNames(env: Env): void {
   );
 }
 
+/** the values an on/off variable takes (LLM_BENCH_ALLOW_ERRORS, LLM_BENCH_QUIET, LLM_BENCH_DEBUG); readEnvOverrides stops on any other */
+const FLAG = /^(0|1|true|false|yes|no|on|off)$/i;
+const FLAG_ON = /^(1|true|yes|on)$/i;
+
+/** An on/off variable is on (1, true, yes or on). */
+export function flagOn(env: Env, name: string): boolean {
+  return FLAG_ON.test(env[name]?.trim() ?? '');
+}
+
 /** LLM_BENCH_DEBUG=1: expected errors keep their stack trace (see asUserError in src/errors.ts). */
 export function debugErrors(env: Env = process.env): boolean {
-  return /^(1|true|yes|on)$/i.test(env.LLM_BENCH_DEBUG?.trim() ?? '');
+  return flagOn(env, 'LLM_BENCH_DEBUG');
+}
+
+/** The on/off variables whose value would otherwise be read as off without a word: each is 1/0, true/false, yes/no or on/off. */
+function checkFlags(env: Env): void {
+  const what: Record<string, string> = {
+    LLM_BENCH_ALLOW_ERRORS: 'lets cells with failed requests pass',
+    LLM_BENCH_QUIET: 'stops the progress lines from inside the cells',
+    LLM_BENCH_DEBUG: 'keeps the stack trace of expected errors',
+  };
+  for (const [name, does] of Object.entries(what)) {
+    const v = nonEmpty(env, name);
+    if (v !== undefined && !FLAG.test(v)) throw new ConfigError(`${name}: "${v}" must be 1 or 0 (true/false, yes/no and on/off work too); e.g. ${name}=1 ${does}`);
+  }
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {
@@ -152,18 +184,26 @@ function intList(env: Env, name: string, example: string): number[] | undefined 
   });
 }
 
-function positiveNumber(env: Env, name: string, example: string, integer: boolean): number | undefined {
+/** a decimal number (no hex, binary or octal literal, which Number() would read as well) */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** A positive number (whole with `integer`), at most `max` where given: a bad value names the variable, the rule and an example. */
+function positiveNumber(env: Env, name: string, example: string, integer: boolean, max?: { value: number; why: string }): number | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
-  const n = Number(raw);
+  const n = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
     throw new ConfigError(`${name}: "${raw}" must be a positive ${integer ? 'whole number' : 'number'}; e.g. ${name}=${example}`);
   }
+  if (max !== undefined && n > max.value) throw new ConfigError(`${name}: "${raw}" is over ${max.value}${max.why}; e.g. ${name}=${example}`);
   return n;
 }
 
+const DAY_S = DAY_MS / 1000;
+
 export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   checkEnvNames(env);
+  checkFlags(env);
   const out: EnvOverrides = {};
   const url = nonEmpty(env, 'LLM_BENCH_URL');
   if (url !== undefined) {
@@ -200,7 +240,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     if (prefill.some((p) => p <= 0)) throw new ConfigError('LLM_BENCH_PREFILL: prefill contexts must be above 0; e.g. LLM_BENCH_PREFILL=8K,32K');
     out.prefill = prefill;
   }
-  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false);
+  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: 3600, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
   if (windowS !== undefined) out.windowS = windowS;
   const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
   if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;
@@ -212,13 +252,13 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (simProfile !== undefined) out.simProfile = simProfile;
   const headroom = nonEmpty(env, 'LLM_BENCH_HEADROOM');
   if (headroom !== undefined) {
-    const h = Number(headroom);
+    const h = DECIMAL.test(headroom) ? Number(headroom) : Number.NaN;
     if (!Number.isFinite(h) || h < 0 || h >= 1) throw new ConfigError(`LLM_BENCH_HEADROOM: "${headroom}" must be a fraction in [0, 1); e.g. LLM_BENCH_HEADROOM=0.1`);
     out.headroom = h;
   }
   const clientLimit = nonEmpty(env, 'LLM_BENCH_CLIENT_LIMIT_MS');
   if (clientLimit !== undefined) {
-    const ms = Number(clientLimit);
+    const ms = DECIMAL.test(clientLimit) ? Number(clientLimit) : Number.NaN;
     if (!Number.isFinite(ms) || ms <= 0) {
       throw new ConfigError(`LLM_BENCH_CLIENT_LIMIT_MS: "${clientLimit}" must be a number of ms > 0; e.g. LLM_BENCH_CLIENT_LIMIT_MS=10 (a cell is Client-limited above it; default 5)`);
     }
@@ -226,24 +266,18 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const threads = nonEmpty(env, 'LLM_BENCH_CLIENT_THREADS');
   if (threads !== undefined) {
-    const n = Number(threads);
+    const n = /^\d+$/.test(threads) ? Number(threads) : Number.NaN;
     if (threads !== 'auto' && !(Number.isInteger(n) && n >= 1 && n <= 64)) {
       throw new ConfigError(`LLM_BENCH_CLIENT_THREADS: "${threads}" must be an integer from 1 to 64, or auto; e.g. LLM_BENCH_CLIENT_THREADS=4 (1: the streams stay on the cell's own thread)`);
     }
     out.clientThreads = threads === 'auto' ? 'auto' : n;
   }
-  const repeat = positiveNumber(env, 'LLM_BENCH_REPEAT', '3', true);
+  const repeat = positiveNumber(env, 'LLM_BENCH_REPEAT', '3', true, { value: 1000, why: ' measurements of each cell' });
   if (repeat !== undefined) out.repeat = repeat;
   const baseline = nonEmpty(env, 'LLM_BENCH_BASELINE');
   if (baseline !== undefined) out.baseline = baseline;
-  const allowErrors = nonEmpty(env, 'LLM_BENCH_ALLOW_ERRORS');
-  if (allowErrors !== undefined) {
-    if (!/^(0|1|true|false|yes|no)$/i.test(allowErrors)) {
-      throw new ConfigError(`LLM_BENCH_ALLOW_ERRORS: "${allowErrors}" must be 1 or 0; e.g. LLM_BENCH_ALLOW_ERRORS=1 lets cells with failed requests pass`);
-    }
-    out.allowErrors = /^(1|true|yes)$/i.test(allowErrors);
-  }
-  const stallS = positiveNumber(env, 'LLM_BENCH_STALL_S', '10', false);
+  if (nonEmpty(env, 'LLM_BENCH_ALLOW_ERRORS') !== undefined) out.allowErrors = flagOn(env, 'LLM_BENCH_ALLOW_ERRORS');
+  const stallS = positiveNumber(env, 'LLM_BENCH_STALL_S', '10', false, { value: DAY_S, why: ' s (a day)' });
   if (stallS !== undefined) out.stallS = stallS;
   const resume = nonEmpty(env, 'LLM_BENCH_RESUME');
   if (resume !== undefined) out.resume = resume;
@@ -256,8 +290,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const retryRaw = nonEmpty(env, 'LLM_BENCH_RETRY_S');
   if (retryRaw !== undefined) {
-    const r = Number(retryRaw);
-    if (!Number.isFinite(r) || r < 0) throw new ConfigError(`LLM_BENCH_RETRY_S: "${retryRaw}" must be a number of seconds ≥ 0; e.g. LLM_BENCH_RETRY_S=30 (0: no retry)`);
+    const r = DECIMAL.test(retryRaw) ? Number(retryRaw) : Number.NaN;
+    if (!Number.isFinite(r) || r < 0 || r > DAY_S) throw new ConfigError(`LLM_BENCH_RETRY_S: "${retryRaw}" must be a number of seconds from 0 to ${DAY_S} (a day); e.g. LLM_BENCH_RETRY_S=30 (0: no retry)`);
     out.retryS = r;
   }
   const simOverrides = nonEmpty(env, 'LLM_BENCH_SIM_OVERRIDES');
@@ -317,7 +351,7 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
   }
   const ramp = nonEmpty(env, 'LLM_BENCH_RAMP_S');
   if (ramp !== undefined) {
-    const r = Number(ramp);
+    const r = DECIMAL.test(ramp) ? Number(ramp) : Number.NaN;
     if (!Number.isFinite(r) || r < 0) throw new ConfigError(`LLM_BENCH_RAMP_S: "${ramp}" must be a number of seconds ≥ 0; e.g. LLM_BENCH_RAMP_S=5 (0: no ramp)`);
     out.rampS = r;
   }

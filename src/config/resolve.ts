@@ -5,14 +5,15 @@
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { DEFAULTS } from './defaults.js';
+import { DEFAULTS, SIM_PROFILE_NAMES } from './defaults.js';
+import { editDistance } from './edit-distance.js';
 import { sloFromInput } from '../slo/slo.js';
 import type { RateSettings, Slo } from '../shapes/result.js';
 import { arrivalText, parseArrival, type Arrival } from '../shapes/arrival.js';
 import { parseSweepText } from './sweep-input.js';
 import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
-import { SuiteSchema, type SuiteInput } from './schema.js';
+import { RUN_NAME, RUN_NAME_RULE, SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
 import { nominalContext, type Workload } from '../shapes/workload.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
@@ -150,6 +151,12 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   if (u.search !== '' || u.hash !== '') {
     throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" must not carry a query or fragment; give the base URL only, e.g. https://gateway.example/api`);
   }
+  // an endpoint pasted in for the base: every request would go to …/v1/chat/completions/v1/chat/completions
+  const endpoint = /\/v1\/(chat\/completions|completions|models|embeddings)$|\/chat\/completions$/i.exec(u.pathname);
+  if (endpoint !== null) {
+    const base = `${u.origin}${u.pathname.slice(0, endpoint.index).replace(/\/v1$/i, '')}`;
+    throw new ConfigError(`target.url / LLM_BENCH_URL: "${url}" is an endpoint, not the server's base URL; give the base, e.g. ${base} (the engine's paths, such as /v1/chat/completions, go under it)`);
+  }
   if (!/\/v1$/i.test(u.pathname)) return { url };
   const stripped = url.replace(/\/v1$/i, '');
   return {
@@ -234,6 +241,26 @@ function tokenizerPath(fromEnv: string | undefined, fromSuite: string | undefine
   return { tokenizer: path };
 }
 
+/** The simulator profile: LLM_BENCH_SIM_PROFILE, target.simProfile or the default, checked to be one there is (before a run starts). */
+function simProfileOf(fromEnv: string | undefined, fromSuite: string | undefined): string {
+  const name = fromEnv ?? fromSuite ?? DEFAULTS.simProfile;
+  if ((SIM_PROFILE_NAMES as readonly string[]).includes(name)) return name;
+  const env = fromEnv !== undefined;
+  const near = SIM_PROFILE_NAMES.find((p) => editDistance(name.toLowerCase(), p) <= 2);
+  throw new ConfigError(
+    `${env ? 'LLM_BENCH_SIM_PROFILE' : 'target.simProfile'}: "${name}" is not a simulator profile${near ? ` (did you mean ${near}?)` : ''}; ` +
+      `use one of ${SIM_PROFILE_NAMES.join(', ')}, e.g. ${env ? 'LLM_BENCH_SIM_PROFILE=tiny' : "target: { simProfile: 'tiny' }"}`,
+  );
+}
+
+/** LLM_BENCH_NAME, checked as the suite's `name` is (it becomes a file name: thresholds/<name>.json); undefined where unset or empty */
+function runNameOf(raw: string | undefined): string | undefined {
+  const name = raw?.trim();
+  if (name === undefined || name === '') return undefined;
+  if (!RUN_NAME.test(name)) throw new ConfigError(`LLM_BENCH_NAME: "${name}" names the threshold file thresholds/<name>.json and the page; ${RUN_NAME_RULE}, e.g. LLM_BENCH_NAME=h200-vllm`);
+  return name;
+}
+
 /**
  * `machine.cores`: the cores this run may use (os.availableParallelism(); tests give their own).
  */
@@ -253,7 +280,7 @@ export function resolveSuite(
   const base_ = baseUrlOf(o.url ?? suite.target.url);
   const url = base_?.url;
   const simulated = url === undefined;
-  const simProfile = o.simProfile ?? suite.target.simProfile ?? DEFAULTS.simProfile;
+  const simProfile = simProfileOf(o.simProfile, suite.target.simProfile);
 
   // field by field: the environment, the suite's matrix, then the profile's reference matrix
   // (simulator) or the default one; `{ windowS: 10 }` alone keeps the rest of the default run.
@@ -283,7 +310,7 @@ export function resolveSuite(
   // the suite's slo is normalized (and its mistakes reported) even where LLM_BENCH_SLO replaces it
   const suiteSlo = suite.slo ? sloFromInput(suite.slo) : undefined;
   const slo = o.slo ?? suiteSlo;
-  const name = env.LLM_BENCH_NAME?.trim() || suite.name || (simulated ? `sim-${simProfile}` : 'target');
+  const name = runNameOf(env.LLM_BENCH_NAME) ?? suite.name ?? (simulated ? `sim-${simProfile}` : 'target');
   const t = suite.timeouts;
   return {
     name,

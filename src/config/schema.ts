@@ -12,6 +12,7 @@ import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 import { ConfigError } from '../errors.js';
+import { DAY_MS } from './defaults.js';
 import { parseWorkloadInput } from './workload-input.js';
 
 const positiveInt = z.int().positive();
@@ -107,13 +108,20 @@ export const MatrixSchema = z.strictObject({
   rateSeed: z.int({ error: 'the seed is a whole number ≥ 0, e.g. 1' }).nonnegative('the seed is a whole number ≥ 0, e.g. 1').optional(),
 });
 
+/** a timeout in ms: at most a day, which keeps it (and the test time limits made from it) within what a timer can wait */
+const timeoutMs = positiveInt.max(DAY_MS, 'at most a day (86400000 ms)');
+
 export const TimeoutsSchema = z.strictObject({
-  headersMs: positiveInt.optional(),
-  stallMs: positiveInt.optional(),
-  drainMs: positiveInt.optional(),
-  gateMs: positiveInt.optional(),
-  gateSettleMs: z.int().nonnegative().optional(),
+  headersMs: timeoutMs.optional(),
+  stallMs: timeoutMs.optional(),
+  drainMs: timeoutMs.optional(),
+  gateMs: timeoutMs.optional(),
+  gateSettleMs: z.int().nonnegative().max(DAY_MS, 'at most a day (86400000 ms)').optional(),
 });
+
+/** a run's name (suite `name`, LLM_BENCH_NAME): it names the threshold file thresholds/<name>.json and the page */
+export const RUN_NAME = /^[A-Za-z0-9._-]+$/;
+export const RUN_NAME_RULE = 'use letters, digits, ".", "_" or "-"';
 
 /**
  * The workload, text or object, checked by its own parser (config/workload-input.ts), whose
@@ -131,7 +139,7 @@ export const WorkloadSchema = z.custom<string | WorkloadObject>().superRefine((v
 
 export const SuiteSchema = z.strictObject({
   /** names the threshold file thresholds/<name>.json and the page */
-  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" or "-"').optional(),
+  name: z.string().regex(RUN_NAME, RUN_NAME_RULE).optional(),
   target: TargetSchema.default({}),
   /** the matrix; when absent against the simulator, the profile's reference matrix is used */
   matrix: MatrixSchema.optional(),

@@ -9,7 +9,7 @@
  * leaves the threshold file alone (the cells stop on it themselves, src/config/resolve.ts).
  */
 import { DEFAULTS } from './defaults.js';
-import { debugErrors, readEnvOverrides, type Env } from './env.js';
+import { debugErrors, flagOn, readEnvOverrides, type Env } from './env.js';
 
 /** What a reporter may be given instead of the environment (src/vitest.ts, reporters/speed-matrix.ts). */
 export interface SettingsOptions {
@@ -32,7 +32,7 @@ export interface RunSettings {
   update: { headroom?: number; all: boolean } | { error: string };
   /** the job summary appended at run end: the option, else GITHUB_STEP_SUMMARY */
   stepSummaryPath?: string;
-  /** LLM_BENCH_QUIET=1: no progress lines from inside the cells */
+  /** LLM_BENCH_QUIET=1 (or true, yes, on): no progress lines from inside the cells */
   quiet: boolean;
   /** LLM_BENCH_JUNIT: Vitest's JUnit reporter writes this file too */
   junitPath?: string;
@@ -70,7 +70,7 @@ export function resolveRunSettings(options: SettingsOptions = {}, env: Env = pro
     ...(baseline !== undefined ? { baseline } : {}),
     update: updateSettings(env),
     ...(stepSummaryPath !== undefined ? { stepSummaryPath } : {}),
-    quiet: env.LLM_BENCH_QUIET === '1',
+    quiet: flagOn(env, 'LLM_BENCH_QUIET'),
     ...(junitPath !== undefined ? { junitPath } : {}),
     debug: debugErrors(env),
     githubActions: env.GITHUB_ACTIONS === 'true',

@@ -2,6 +2,7 @@
  * Simulator profiles: every knob of the simulated engine, with the three named profiles.
  * How the reference profiles were fitted: docs/sim-profiles.md.
  */
+import type { SimProfileName } from '../config/defaults.js';
 
 /** The engine the sim imitates on the wire (surface.ts); the engine model underneath is shared. */
 export type SimPersonality = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'trtllm' | 'ollama' | 'bare';
@@ -237,7 +238,7 @@ const TINY: SimProfile = {
   frontendBlocksStreaming: false,
 };
 
-export const SIM_PROFILES: Record<string, SimProfile> = {
+export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
   tiny: TINY,
   'sglang-h200': {
     ...COMMON,
@@ -312,7 +313,7 @@ export function servedMaxModelLen(p: SimProfile): number {
 
 /** The named profile; throws naming the valid profiles when unknown. */
 export function getSimProfile(name: string): SimProfile {
-  const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name] : undefined;
+  const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name as SimProfileName] : undefined;
   if (!p) {
     throw new Error(
       `unknown sim profile "${name}": profile must be one of ${Object.keys(SIM_PROFILES).join(', ')}; ` +
@@ -353,8 +354,19 @@ export function resolveSimProfile(
   if (!(Number.isFinite(p.faults.usageFactor) && p.faults.usageFactor >= 0)) {
     throw new Error(`sim profile field faults.usageFactor = ${String(p.faults.usageFactor)} is invalid: it must be a number ≥ 0 (1 = honest usage)`);
   }
+  checkFaults(overrides.faults);
   checkWire(p.wire);
   return p;
+}
+
+/** Throws naming the field and the fix when an overridden fault is unknown (it would never be injected) or not a number. */
+function checkFaults(faults: Partial<SimFaultRates> | undefined): void {
+  if (faults === undefined) return;
+  if (faults === null || typeof faults !== 'object' || Array.isArray(faults)) throw new Error(`sim profile field faults must be an object of fault rates (${Object.keys(NO_FAULTS).join(', ')})`);
+  for (const [key, value] of Object.entries(faults)) {
+    if (!Object.hasOwn(NO_FAULTS, key)) throw new Error(`sim fault "${key}" is unknown: use one of ${Object.keys(NO_FAULTS).join(', ')}`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`sim fault ${key} = ${JSON.stringify(value)} is invalid: it must be a number ≥ 0`);
+  }
 }
 
 /** Throws naming the knob and the fix when a wire knob is unknown or of the wrong type. */

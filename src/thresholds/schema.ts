@@ -61,20 +61,35 @@ export const REGRESSION_CELL_FIGURES = ['totalTokensPerSecond', 'perRequestToken
 export const REGRESSION_PREFILL_FIGURES = ['promptTokensPerSecond', 'ttftMs'] as const;
 
 /** A figure's regression tolerance: a fraction (0.05 = 5 %), or a fraction plus an absolute floor in the figure's unit. */
-export const RegressionToleranceSchema = z.union([
-  z.number().min(0).describe('relative tolerance, e.g. 0.05 = 5 %'),
-  z.strictObject({
-    relative: z.number().min(0).describe('relative tolerance, e.g. 0.10 = 10 %'),
-    absolute: z
-      .number()
-      .min(0)
-      .optional()
-      .describe('a change no larger than this (in the figure\'s unit: ms or tok/s) is never a regression'),
-  }),
-]);
+function toleranceSchema(maxRelative: number | undefined) {
+  const relative = (example: string) => {
+    const base = z.number().min(0);
+    return (maxRelative === undefined ? base : base.max(maxRelative, FALL_ABOVE_ONE)).describe(`relative tolerance, e.g. ${example}`);
+  };
+  return z.union([
+    relative('0.05 = 5 %'),
+    z.strictObject({
+      relative: relative('0.10 = 10 %'),
+      absolute: z
+        .number()
+        .min(0)
+        .optional()
+        .describe('a change no larger than this (in the figure\'s unit: ms or tok/s) is never a regression'),
+    }),
+  ]);
+}
+
+/** a throughput (or capacity) falls by at most all of itself: a relative tolerance above 1 is a percentage typed as a number */
+const FALL_ABOVE_ONE = 'a fraction from 0 to 1 (0.25 = 25 %): this figure cannot fall by more than all of itself, so a value over 1 is most likely a percentage; write 25 % as 0.25';
+
+/** a tolerance of a figure that regresses upward (ms): any fraction (2 = may triple) */
+export const RegressionToleranceSchema = toleranceSchema(undefined);
+/** a tolerance of a figure that regresses downward (tok/s, users): at most 1 */
+const FallToleranceSchema = toleranceSchema(1);
+const FALLING = new Set<string>(['totalTokensPerSecond', 'perRequestTokensPerSecond', 'promptTokensPerSecond']);
 
 function regressionBlock<const T extends readonly string[]>(names: T, description: string) {
-  const shape = Object.fromEntries(names.map((n) => [n, RegressionToleranceSchema.optional()])) as {
+  const shape = Object.fromEntries(names.map((n) => [n, (FALLING.has(n) ? FallToleranceSchema : RegressionToleranceSchema).optional()])) as {
     [K in T[number]]: z.ZodOptional<typeof RegressionToleranceSchema>;
   };
   return z.strictObject(shape).describe(description);
@@ -83,7 +98,7 @@ function regressionBlock<const T extends readonly string[]>(names: T, descriptio
 export const RegressionTolerancesSchema = z.strictObject({
   cells: regressionBlock(REGRESSION_CELL_FIGURES, 'per sustained-decode figure').optional(),
   prefill: regressionBlock(REGRESSION_PREFILL_FIGURES, 'per prefill figure').optional(),
-  capacity: RegressionToleranceSchema.optional().describe(
+  capacity: FallToleranceSchema.optional().describe(
     'capacity at the SLO per context row (users): relative, with an absolute floor in users; default 5 % and at least 1 user or the search\'s resolution',
   ),
 });

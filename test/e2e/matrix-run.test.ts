@@ -5,7 +5,7 @@
  * passes. Both result files are written and the JSON validates against the schema.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -95,14 +95,21 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     const bad = runBench({ ...env, LLM_BENCH_CONCURRENCY: '1,four' });
     expect(bad.code).not.toBe(0);
     expect(bad.out).toContain('LLM_BENCH_CONCURRENCY: "four" is not a positive whole number; e.g. LLM_BENCH_CONCURRENCY=1,4,16');
+    // a profile that is not there stops the run before it starts, naming the variable, not with the simulator's stack
+    const profile = runBench({ ...env, LLM_BENCH_SIM_PROFILE: 'tinyy' });
+    expect(profile.code).not.toBe(0);
+    expect(profile.out).toContain('LLM_BENCH_SIM_PROFILE: "tinyy" is not a simulator profile (did you mean tiny?); use one of tiny, sglang-h200, vllm-arc-b65x4, bare');
+    expect(profile.out).not.toMatch(/getSimProfile|profiles\.js:\d+/);
   });
 
   test('LLM_BENCH_CLIENT_THREADS=2 runs the cell\'s streams on two client threads, with the same result file', { timeout: 120_000 }, () => {
     const thOut = join(dir, 'threads');
+    // no file at the threshold path: no budgets yet, which the run passes and says (a mistyped path shows there)
     const thThresholds = join(dir, 'threads-thresholds.json');
-    writeFileSync(thThresholds, JSON.stringify({ cells: {}, prefill: {} }));
     const r = runBench({ ...env, LLM_BENCH_CONCURRENCY: '4', LLM_BENCH_CLIENT_THREADS: '2', LLM_BENCH_OUT: thOut, LLM_BENCH_THRESHOLDS: thThresholds });
     expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain(`[speed-matrix] ${thThresholds} does not exist: no budgets gate this run`);
+    expect(existsSync(thThresholds)).toBe(false);
     const json = JSON.parse(readFileSync(join(thOut, 'speed-matrix.json'), 'utf8'));
     expect(validateResult(json).ok).toBe(true);
     const cell = json.cells[0];

@@ -1,0 +1,129 @@
+/**
+ * Bad input a user can give, each stopped before a run starts with an error naming the field and
+ * the fix, where it used to be accepted and then went wrong: a simulator profile that is not one
+ * (the simulator's stack trace, later), durations too long for a timer (a timer that long fires at
+ * once), a run name that is a path, an endpoint given as the base URL, an on/off variable with a
+ * value read as off, a misspelt fault in LLM_BENCH_SIM_OVERRIDES (never injected), a throughput
+ * tolerance written as a percentage, a typo hint that named an unrelated variable, and
+ * `compare --thresholds` with a file that is not there (its default tolerances, silently).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { baseUrlOf, resolveSuite } from '../../src/config/resolve.js';
+import { nearestEnvVariable, readEnvOverrides } from '../../src/config/env.js';
+import { resolveRunSettings } from '../../src/config/settings.js';
+import type { SuiteInput } from '../../src/config/suite-input.js';
+import { simOverridesOf } from '../../src/matrix/open.js';
+import { resolveSimProfile } from '../../src/sim/index.js';
+import { parseThresholds } from '../../src/thresholds/load.js';
+import { runCompareCli } from '../../src/compare/cli.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
+
+describe('the simulator profile is checked when the configuration is resolved', () => {
+  test('from LLM_BENCH_SIM_PROFILE and from target.simProfile, with the nearest name', () => {
+    expect(() => resolveSuite({}, { LLM_BENCH_SIM_PROFILE: 'tinyy' })).toThrow(
+      'LLM_BENCH_SIM_PROFILE: "tinyy" is not a simulator profile (did you mean tiny?); use one of tiny, sglang-h200, vllm-arc-b65x4, bare, e.g. LLM_BENCH_SIM_PROFILE=tiny',
+    );
+    expect(() => resolveSuite({ target: { simProfile: 'h200' } }, {})).toThrow(/^target\.simProfile: "h200" is not a simulator profile; use one of .*e\.g\. target: \{ simProfile: 'tiny' \}$/);
+    for (const name of ['tiny', 'sglang-h200', 'vllm-arc-b65x4', 'bare']) expect(resolveSuite({}, { LLM_BENCH_SIM_PROFILE: name }).simProfile).toBe(name);
+  });
+});
+
+describe('durations and counts within what a run can wait', () => {
+  test.each([
+    ['LLM_BENCH_DURATION_S', '7200', 'LLM_BENCH_DURATION_S: "7200" is over 3600 s, the longest window'],
+    ['LLM_BENCH_DURATION_S', '1e9', 'LLM_BENCH_DURATION_S: "1e9" is over 3600'],
+    ['LLM_BENCH_STALL_S', '1e9', 'LLM_BENCH_STALL_S: "1e9" is over 86400 s (a day)'],
+    ['LLM_BENCH_RETRY_S', '1e9', 'LLM_BENCH_RETRY_S: "1e9" must be a number of seconds from 0 to 86400 (a day)'],
+    ['LLM_BENCH_REPEAT', '1000000000', 'LLM_BENCH_REPEAT: "1000000000" is over 1000 measurements of each cell'],
+    // hex is not a count a user means: Number() would read 0x10 as 16
+    ['LLM_BENCH_MAX_TOKENS', '0x10', 'LLM_BENCH_MAX_TOKENS: "0x10" must be a positive whole number'],
+    ['LLM_BENCH_CLIENT_THREADS', '0x4', 'LLM_BENCH_CLIENT_THREADS: "0x4" must be an integer from 1 to 64, or auto'],
+    ['LLM_BENCH_RAMP_S', '0x5', 'LLM_BENCH_RAMP_S: "0x5" must be a number of seconds ≥ 0'],
+  ])('%s=%s is refused', (name, value, message) => {
+    expect(() => readEnvOverrides({ [name]: value })).toThrow(message);
+  });
+
+  test('the largest values still allowed are read, and decimals keep working', () => {
+    const o = readEnvOverrides({ LLM_BENCH_DURATION_S: '3600', LLM_BENCH_STALL_S: '86400', LLM_BENCH_RETRY_S: '0', LLM_BENCH_REPEAT: '1000', LLM_BENCH_HEADROOM: '.25', LLM_BENCH_CLIENT_LIMIT_MS: '2.5e1' });
+    expect(o).toMatchObject({ windowS: 3600, stallS: 86400, retryS: 0, repeat: 1000, headroom: 0.25, clientLimitMs: 25 });
+  });
+
+  test("the suite's timeouts are at most a day", () => {
+    expect(() => resolveSuite({ timeouts: { stallMs: 1e12 } } as SuiteInput, {})).toThrow(/timeouts\.stallMs: at most a day \(86400000 ms\)/);
+    expect(resolveSuite({ timeouts: { stallMs: 86_400_000 } }, {}).timeouts.stallMs).toBe(86_400_000);
+  });
+});
+
+describe('names, URLs and on/off variables', () => {
+  test('LLM_BENCH_NAME follows the suite name rule: it becomes thresholds/<name>.json', () => {
+    for (const bad of ['../x', 'a/b', 'my name']) {
+      expect(() => resolveSuite({}, { LLM_BENCH_NAME: bad })).toThrow(`LLM_BENCH_NAME: "${bad}" names the threshold file thresholds/<name>.json and the page; use letters, digits`);
+    }
+    expect(resolveSuite({}, { LLM_BENCH_NAME: 'h200-vllm.v2' }).thresholdsPath).toBe('thresholds/h200-vllm.v2.json');
+  });
+
+  test('an endpoint given as the base URL is refused, naming the base', () => {
+    expect(() => baseUrlOf('http://h:8000/v1/chat/completions')).toThrow('"http://h:8000/v1/chat/completions" is an endpoint, not the server\'s base URL; give the base, e.g. http://h:8000 ');
+    expect(() => resolveSuite({}, { LLM_BENCH_URL: 'https://gw/team-a/llama/v1/completions' })).toThrow('give the base, e.g. https://gw/team-a/llama ');
+    // a gateway's path prefix, and a base ending in /v1, stay as they were
+    expect(baseUrlOf('https://gw/team-a/llama/')).toEqual({ url: 'https://gw/team-a/llama' });
+    expect(baseUrlOf('http://h/v1')?.url).toBe('http://h');
+  });
+
+  test('LLM_BENCH_QUIET, LLM_BENCH_DEBUG and LLM_BENCH_ALLOW_ERRORS take 1/0, true/false, yes/no or on/off, and nothing else', () => {
+    expect(() => readEnvOverrides({ LLM_BENCH_QUIET: '2' })).toThrow('LLM_BENCH_QUIET: "2" must be 1 or 0 (true/false, yes/no and on/off work too)');
+    expect(() => readEnvOverrides({ LLM_BENCH_DEBUG: 'maybe' })).toThrow('LLM_BENCH_DEBUG: "maybe" must be 1 or 0');
+    expect(() => readEnvOverrides({ LLM_BENCH_ALLOW_ERRORS: 'si' })).toThrow('LLM_BENCH_ALLOW_ERRORS: "si" must be 1 or 0');
+    expect(resolveRunSettings({}, { LLM_BENCH_QUIET: 'true' }).quiet).toBe(true);
+    expect(resolveRunSettings({}, { LLM_BENCH_QUIET: 'off' }).quiet).toBe(false);
+    expect(readEnvOverrides({ LLM_BENCH_ALLOW_ERRORS: 'on' }).allowErrors).toBe(true);
+    expect(readEnvOverrides({ LLM_BENCH_ALLOW_ERRORS: 'no' }).allowErrors).toBe(false);
+  });
+
+  test('a typo hint names a variable only when the name is a slip of one, not another word', () => {
+    expect(nearestEnvVariable('LLM_BENCH_TIMEOUT')).toBeUndefined(); // was LLM_BENCH_OUT
+    expect(nearestEnvVariable('LLM_BENCH_HEADERS_MS')).toBeUndefined(); // was LLM_BENCH_HEADROOM
+    expect(nearestEnvVariable('LLM_BENCH_')).toBeUndefined(); // was LLM_BENCH_URL
+    expect(nearestEnvVariable('LLM_BENCH_STALL')).toBe('LLM_BENCH_STALL_S');
+    expect(nearestEnvVariable('LLM_BENCH_THREADS')).toBe('LLM_BENCH_CLIENT_THREADS');
+    expect(nearestEnvVariable('LLM_BENCH_SIMPROFILE')).toBe('LLM_BENCH_SIM_PROFILE');
+    expect(() => readEnvOverrides({ LLM_BENCH_TIMEOUT: '5' })).toThrow('LLM_BENCH_TIMEOUT: not a variable of llm-speed-matrix');
+  });
+});
+
+describe('simulator faults and regression tolerances', () => {
+  test('a misspelt or non-numeric fault in LLM_BENCH_SIM_OVERRIDES is refused (it would never be injected)', () => {
+    const cfg = (json: string) => resolveSuite({}, { LLM_BENCH_SIM_PROFILE: 'tiny', LLM_BENCH_SIM_OVERRIDES: json });
+    expect(() => simOverridesOf(cfg('{"faults":{"bogus":1}}'))).toThrow(/^LLM_BENCH_SIM_OVERRIDES: sim fault "bogus" is unknown: use one of .*stallRate/);
+    expect(() => simOverridesOf(cfg('{"faults":{"stallRate":"0.5"}}'))).toThrow('LLM_BENCH_SIM_OVERRIDES: sim fault stallRate = "0.5" is invalid: it must be a number ≥ 0');
+    expect(simOverridesOf(cfg('{"faults":{"stallRate":0.5}}'))).toEqual({ overrides: { faults: { stallRate: 0.5 } } });
+    expect(resolveSimProfile('tiny', { faults: { http500Rate: 0.1 } }).faults.http500Rate).toBe(0.1);
+  });
+
+  test('a throughput or capacity tolerance over 1 is a percentage typed as a number; a latency may grow by more than all of itself', () => {
+    const file = (regression: unknown) => JSON.stringify({ cells: {}, tolerances: { regression } });
+    expect(() => parseThresholds(file({ cells: { totalTokensPerSecond: 25 } }), 'x.json')).toThrow(
+      'tolerances.regression.cells.totalTokensPerSecond: a fraction from 0 to 1 (0.25 = 25 %): this figure cannot fall by more than all of itself, so a value over 1 is most likely a percentage; write 25 % as 0.25',
+    );
+    expect(() => parseThresholds(file({ prefill: { promptTokensPerSecond: { relative: 5 } } }), 'x.json')).toThrow('tolerances.regression.prefill.promptTokensPerSecond.relative: a fraction from 0 to 1');
+    expect(() => parseThresholds(file({ capacity: 10 }), 'x.json')).toThrow('tolerances.regression.capacity: a fraction from 0 to 1');
+    expect(parseThresholds(file({ cells: { totalTokensPerSecond: 1, ttftMs: 2, timeBetweenTokensMs: { relative: 3, absolute: 1 } } }), 'x.json').tolerances?.regression?.cells).toEqual({
+      totalTokensPerSecond: 1,
+      ttftMs: 2,
+      timeBetweenTokensMs: { relative: 3, absolute: 1 },
+    });
+  });
+
+  test('compare --thresholds with a file that is not there is an error (exit 2), not the default tolerances', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-bad-'));
+    const result = join(dir, 'speed-matrix.json');
+    writeFileSync(result, JSON.stringify(sglangResult()));
+    const err: string[] = [];
+    const code = await runCompareCli([result, result, '--thresholds', join(dir, 'nope.json')], { out: () => undefined, err: (t) => err.push(t) });
+    expect(code).toBe(2);
+    expect(err.join('\n')).toContain(`--thresholds ${join(dir, 'nope.json')}: no such file`);
+  });
+});
