@@ -5,15 +5,15 @@
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { DEFAULTS, SIM_PROFILE_NAMES } from './defaults.js';
-import { editDistance } from './edit-distance.js';
+import { DEFAULTS } from './defaults.js';
+import { baseUrlOf, runNameOf, simProfileOf } from './names.js';
 import { sloFromInput } from '../slo/slo.js';
 import type { RateSettings, Slo } from '../shapes/result.js';
 import { arrivalText, parseArrival, type Arrival } from '../shapes/arrival.js';
 import { parseSweepText } from './sweep-input.js';
 import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
-import { RUN_NAME, RUN_NAME_RULE, SuiteSchema, type SuiteInput } from './schema.js';
+import { SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
 import { nominalContext, type Workload } from '../shapes/workload.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
@@ -95,6 +95,8 @@ export interface ResolvedSuite {
    * as canonical text, seed, ramp and in-flight ceiling; absent when no rates are configured
    */
   rates?: RateSettings;
+  /** rate-cell variables set for a run without rate cells (said at the start: they change nothing) */
+  unusedRateSettingsNote?: string;
   /**
    * what the requests look like (LLM_BENCH_WORKLOAD wins over the suite's workload); synthetic by
    * default; a lengths workload without `out` has the run's maxOutputTokens, fixed
@@ -138,31 +140,21 @@ function sortedUnique(xs: number[]): number[] {
   return [...new Set(xs)].sort((a, b) => a - b);
 }
 
-/**
- * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
- * adapter's paths start with `/v1/…` (OpenAI's client takes `…/v1` as its base URL, so users paste
- * it): `https://gw/api/v1` → `https://gw/api`, said once in `note` so it is not silently doubled.
- * A gateway's path prefix is kept (src/client/base-url.ts splitBaseUrl).
- */
-export function baseUrlOf(given: string | undefined): { url: string; note?: string } | undefined {
-  if (given === undefined) return undefined;
-  const url = given.replace(/\/+$/, '');
-  const u = new URL(url);
-  if (u.search !== '' || u.hash !== '') {
-    throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" must not carry a query or fragment; give the base URL only, e.g. https://gateway.example/api`);
-  }
-  // an endpoint pasted in for the base: every request would go to …/v1/chat/completions/v1/chat/completions
-  const endpoint = /\/v1\/(chat\/completions|completions|models|embeddings)$|\/chat\/completions$/i.exec(u.pathname);
-  if (endpoint !== null) {
-    const base = `${u.origin}${u.pathname.slice(0, endpoint.index).replace(/\/v1$/i, '')}`;
-    throw new ConfigError(`target.url / LLM_BENCH_URL: "${url}" is an endpoint, not the server's base URL; give the base, e.g. ${base} (the engine's paths, such as /v1/chat/completions, go under it)`);
-  }
-  if (!/\/v1$/i.test(u.pathname)) return { url };
-  const stripped = url.replace(/\/v1$/i, '');
-  return {
-    url: stripped,
-    note: `the URL ends in /v1, so the base URL is ${u.origin}${u.pathname.replace(/\/v1$/i, '')} (engine paths such as /v1/chat/completions go under it, so /v1 is not doubled; /metrics and /tokenize too)`,
-  };
+
+/** The rate cells' variables set where the run has no rate cells: they change nothing, so the run says so (not an error: one CI environment may serve jobs with and without rates). */
+function unusedRateSettings(o: EnvOverrides): Pick<ResolvedSuite, 'unusedRateSettingsNote'> {
+  const set = (
+    [
+      ['LLM_BENCH_ARRIVAL', o.arrival],
+      ['LLM_BENCH_RAMP_S', o.rampS],
+      ['LLM_BENCH_MAX_IN_FLIGHT', o.maxInFlight],
+      ['LLM_BENCH_RATE_SEED', o.rateSeed],
+    ] as const
+  )
+    .filter(([, v]) => v !== undefined)
+    .map(([name]) => name);
+  if (set.length === 0) return {};
+  return { unusedRateSettingsNote: `${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set, but this run has no rate cells (LLM_BENCH_RATES or matrix.rates), so ${set.length > 1 ? 'they change' : 'it changes'} nothing` };
 }
 
 /**
@@ -171,7 +163,12 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
  * window is an error naming the field it came from: the ramp lies before the window, so a ramp
  * longer than it would be most of the cell's time spent outside what is measured.
  */
-export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['matrix']>, windowS: number, concurrency: readonly number[]): { rates?: RateSettings } {
+export function resolveRates(
+  o: EnvOverrides,
+  given: NonNullable<SuiteInput['matrix']>,
+  windowS: number,
+  concurrency: readonly number[],
+): Pick<ResolvedSuite, 'rates' | 'unusedRateSettingsNote'> {
   const chosen = o.rates ?? given.rates ?? [];
   let sweep: { points: number } | undefined;
   if (typeof chosen === 'string') {
@@ -180,7 +177,7 @@ export function resolveRates(o: EnvOverrides, given: NonNullable<SuiteInput['mat
     sweep = parsed;
   } else if (!Array.isArray(chosen)) sweep = { points: chosen.sweep };
   const rates = sweep ? [] : sortedUnique(chosen as number[]);
-  if (rates.length === 0 && !sweep) return {};
+  if (rates.length === 0 && !sweep) return unusedRateSettings(o);
   if (sweep) sweepNeedsColumns(o.rates !== undefined ? 'LLM_BENCH_RATES' : 'matrix.rates', concurrency);
   let arrival: Arrival = o.arrival ?? { kind: DEFAULTS.rateArrival };
   if (o.arrival === undefined && given.arrival !== undefined) {
@@ -241,25 +238,6 @@ function tokenizerPath(fromEnv: string | undefined, fromSuite: string | undefine
   return { tokenizer: path };
 }
 
-/** The simulator profile: LLM_BENCH_SIM_PROFILE, target.simProfile or the default, checked to be one there is (before a run starts). */
-function simProfileOf(fromEnv: string | undefined, fromSuite: string | undefined): string {
-  const name = fromEnv ?? fromSuite ?? DEFAULTS.simProfile;
-  if ((SIM_PROFILE_NAMES as readonly string[]).includes(name)) return name;
-  const env = fromEnv !== undefined;
-  const near = SIM_PROFILE_NAMES.find((p) => editDistance(name.toLowerCase(), p) <= 2);
-  throw new ConfigError(
-    `${env ? 'LLM_BENCH_SIM_PROFILE' : 'target.simProfile'}: "${name}" is not a simulator profile${near ? ` (did you mean ${near}?)` : ''}; ` +
-      `use one of ${SIM_PROFILE_NAMES.join(', ')}, e.g. ${env ? 'LLM_BENCH_SIM_PROFILE=tiny' : "target: { simProfile: 'tiny' }"}`,
-  );
-}
-
-/** LLM_BENCH_NAME, checked as the suite's `name` is (it becomes a file name: thresholds/<name>.json); undefined where unset or empty */
-function runNameOf(raw: string | undefined): string | undefined {
-  const name = raw?.trim();
-  if (name === undefined || name === '') return undefined;
-  if (!RUN_NAME.test(name)) throw new ConfigError(`LLM_BENCH_NAME: "${name}" names the threshold file thresholds/<name>.json and the page; ${RUN_NAME_RULE}, e.g. LLM_BENCH_NAME=h200-vllm`);
-  return name;
-}
 
 /**
  * `machine.cores`: the cores this run may use (os.availableParallelism(); tests give their own).

@@ -66,8 +66,26 @@ export function parseThresholds(text: string, source: string, keys?: MatrixKeys)
   if (!parsed.success) {
     throw new ThresholdsError(`${source}: invalid threshold file:\n  ${parsed.error.issues.map(describeIssue).join('\n  ')}`);
   }
+  const impossible = impossibleBudgets(parsed.data);
+  if (impossible.length > 0) throw new ThresholdsError(`${source}: ${impossible.join('\n  ')}`);
   if (keys && !keys.allowUnknown) checkKeys(parsed.data, source, keys);
   return parsed.data;
+}
+
+/** Budgets no measurement can meet: a figure whose min is above its max. */
+function impossibleBudgets(file: ThresholdsFile): string[] {
+  const out: string[] = [];
+  for (const [section, entries] of [['cells', file.cells], ['prefill', file.prefill]] as const) {
+    for (const [key, budget] of Object.entries(entries as Record<string, { min?: Record<string, number | undefined>; max?: Record<string, number | undefined> }>)) {
+      for (const [figure, min] of Object.entries(budget.min ?? {})) {
+        const max = budget.max?.[figure];
+        if (min !== undefined && max !== undefined && min > max) {
+          out.push(`${section}["${key}"]: min.${figure} ${min} is above max.${figure} ${max}, so no measurement can pass; lower the min or raise the max (or run with -u to rewrite the budgets)`);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -11,7 +11,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { baseUrlOf, resolveSuite } from '../../src/config/resolve.js';
+import { resolveSuite } from '../../src/config/resolve.js';
+import { baseUrlOf } from '../../src/config/names.js';
 import { nearestEnvVariable, readEnvOverrides } from '../../src/config/env.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
 import type { SuiteInput } from '../../src/config/suite-input.js';
@@ -125,5 +126,23 @@ describe('simulator faults and regression tolerances', () => {
     const code = await runCompareCli([result, result, '--thresholds', join(dir, 'nope.json')], { out: () => undefined, err: (t) => err.push(t) });
     expect(code).toBe(2);
     expect(err.join('\n')).toContain(`--thresholds ${join(dir, 'nope.json')}: no such file`);
+  });
+});
+
+describe('budgets no run can meet, and variables that change nothing', () => {
+  test('a figure whose min is above its max is refused, naming the cell', () => {
+    const file = JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 10 }, max: { totalTokensPerSecond: 5 } } }, prefill: { '8K': { min: { ttftMs: 1 }, max: { ttftMs: 2 } } } });
+    expect(() => parseThresholds(file, 'x.json')).toThrow(
+      'x.json: cells["0/1"]: min.totalTokensPerSecond 10 is above max.totalTokensPerSecond 5, so no measurement can pass; lower the min or raise the max',
+    );
+    expect(parseThresholds(JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 5 }, max: { totalTokensPerSecond: 5 } } } }), 'x.json').cells['0/1']?.min?.totalTokensPerSecond).toBe(5);
+  });
+
+  test('rate-cell variables in a run without rate cells are said to change nothing; with rates there is no note', () => {
+    expect(resolveSuite({}, { LLM_BENCH_ARRIVAL: 'constant', LLM_BENCH_RAMP_S: '2' }).unusedRateSettingsNote).toBe(
+      'LLM_BENCH_ARRIVAL, LLM_BENCH_RAMP_S are set, but this run has no rate cells (LLM_BENCH_RATES or matrix.rates), so they change nothing',
+    );
+    expect(resolveSuite({}, { LLM_BENCH_RATES: '2', LLM_BENCH_ARRIVAL: 'constant' }).unusedRateSettingsNote).toBeUndefined();
+    expect(resolveSuite({}, {}).unusedRateSettingsNote).toBeUndefined();
   });
 });

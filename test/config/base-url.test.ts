@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { baseUrlOf, resolveSuite } from '../../src/config/resolve.js';
+import { resolveSuite } from '../../src/config/resolve.js';
+import { baseUrlOf } from '../../src/config/names.js';
 import { splitBaseUrl } from '../../src/client/base-url.js';
 
 describe('the base URL (issue 19: a base URL is a base URL)', () => {
