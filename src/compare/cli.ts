@@ -101,8 +101,12 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
     if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
     if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
     if (args.out) {
-      ensureDir(dirname(args.out));
-      writeFileSync(args.out, page);
+      try {
+        ensureDir(dirname(args.out));
+        writeFileSync(args.out, page);
+      } catch (error) {
+        throw new ConfigError(`--out ${args.out}: cannot write the diff page there (${(error as Error).message}); give a path in a folder you can write, e.g. --out diff.md`);
+      }
       const c = comparison.counts;
       io.out(
         `${comparison.failures.length === 0 ? 'PASS' : 'FAIL'}: ${c.regressed} regressed, ${c.improved} improved, ` +

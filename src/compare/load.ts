@@ -46,7 +46,7 @@ export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrix
   if (file.schemaVersion !== RESULT_SCHEMA_VERSION) {
     throw new ConfigError(
       `${what}: ${file.path} has schemaVersion ${JSON.stringify(file.schemaVersion)}, but this version of llm-speed-matrix ` +
-        `reads schemaVersion ${OLDEST_READABLE_VERSION} to ${RESULT_SCHEMA_VERSION}; rerun the baseline with this version`,
+        `reads schemaVersion ${OLDEST_READABLE_VERSION} to ${RESULT_SCHEMA_VERSION}; give a speed-matrix.json written by this version (run that measurement again with it)`,
     );
   }
   const outcome = validateResult(file.json);

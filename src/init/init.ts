@@ -4,7 +4,7 @@
  * the existing one), thresholds/, and a GitHub Actions workflow; it never overwrites a file
  * without --force, and it says what it did with each.
  */
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { MISSING_VITEST, vitestSupport } from '../meta/peer.js';
@@ -89,6 +89,8 @@ function existingRowGroups(dir: string): number | undefined {
 
 export function runInit(options: InitOptions): InitReport {
   const { dir, force } = options;
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new ConfigError(`--dir ${dir} is a file, not a folder. Fix: give your project's root folder, e.g. --dir .`);
+  if (!existsSync(dir)) throw new ConfigError(`--dir ${dir}: no such folder. Fix: give your project's root folder, e.g. --dir .`);
   if (!existsSync(join(dir, 'package.json'))) {
     throw new ConfigError(`no package.json in ${dir}. Fix: run init in your project's root folder (or --dir PATH), or create one with \`npm init -y\``);
   }

@@ -71,8 +71,12 @@ export async function runReportCli(argv: readonly string[], io: ReportIo = defau
     if (twice !== undefined) throw new ConfigError(`two runs are named "${twice}" (the same file twice?); tell them apart with --label, one per file in order`);
     const html = runs.length === 1 ? renderHtml(runs[0]!.result) : renderCompareHtml(runs);
     const out = resolve(args.out ?? (runs.length === 1 ? 'report.html' : 'compare.html'));
-    ensureDir(dirname(out));
-    writeFileAtomic(out, html);
+    try {
+      ensureDir(dirname(out));
+      writeFileAtomic(out, html);
+    } catch (error) {
+      throw new ConfigError(`--out ${out}: cannot write the page there (${(error as Error).message}); give a path in a folder you can write, e.g. --out reports/report.html`);
+    }
     io.out(`wrote ${out} (${runs.length === 1 ? 'one run' : `${runs.length} runs: ${labels.join(', ')}`})`);
     return 0;
   } catch (error) {

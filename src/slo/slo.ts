@@ -98,7 +98,10 @@ export function parseSloText(text: string, name = 'LLM_BENCH_SLO'): Slo {
   if (parts.length === 0) throw new ConfigError(`${name} is empty; e.g. ${EXAMPLE}`);
   for (const part of parts) {
     const m = /^([A-Za-z0-9]+)\s*(>=|<=|=)\s*([0-9.]+)\s*(%?)$/.exec(part);
-    if (!m) throw new ConfigError(`${name}: "${part}" is not <figure><op><number>; e.g. ${EXAMPLE}`);
+    if (!m) {
+      const negative = /^[A-Za-z0-9]+\s*(>=|<=|=)\s*-/.test(part);
+      throw new ConfigError(`${name}: "${part}" ${negative ? 'has a negative number; every SLO figure is 0 or more' : 'is not <figure><op><number>'}; e.g. ${EXAMPLE}`);
+    }
     const [, figure, op, raw, percent] = m as unknown as [string, string, string, string, string];
     // a percentage read as the decimal it is (99.9% is 0.999, where 99.9 / 100 is 0.9990000000000001)
     const value = Number(percent ? `${raw}e-2` : raw);

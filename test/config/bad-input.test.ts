@@ -20,6 +20,11 @@ import { simOverridesOf } from '../../src/matrix/open.js';
 import { resolveSimProfile } from '../../src/sim/index.js';
 import { parseThresholds } from '../../src/thresholds/load.js';
 import { runCompareCli } from '../../src/compare/cli.js';
+import { runReportCli } from '../../src/report/cli.js';
+import { runInit } from '../../src/init/init.js';
+import { parseSimArgs } from '../../src/sim/cli.js';
+import { parseSloText } from '../../src/slo/slo.js';
+import { ConfigError } from '../../src/errors.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
 describe('the simulator profile is checked when the configuration is resolved', () => {
@@ -144,5 +149,38 @@ describe('budgets no run can meet, and variables that change nothing', () => {
     );
     expect(resolveSuite({}, { LLM_BENCH_RATES: '2', LLM_BENCH_ARRIVAL: 'constant' }).unusedRateSettingsNote).toBeUndefined();
     expect(resolveSuite({}, {}).unusedRateSettingsNote).toBeUndefined();
+  });
+});
+
+describe('the commands: the option named, a usage error', () => {
+  test('report and compare --out where nothing can be written name --out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-bad-'));
+    const result = join(dir, 'speed-matrix.json');
+    writeFileSync(result, JSON.stringify(sglangResult()));
+    const blocker = join(dir, 'a-file');
+    writeFileSync(blocker, 'x');
+    for (const run of [
+      (err: string[]) => runReportCli([result, '--out', join(blocker, 'report.html')], { out: () => undefined, err: (t) => err.push(t) }),
+      (err: string[]) => runCompareCli([result, result, '--out', join(blocker, 'diff.md')], { out: () => undefined, err: (t) => err.push(t) }),
+    ]) {
+      const err: string[] = [];
+      expect(await run(err)).toBe(2);
+      expect(err.join('\n')).toMatch(new RegExp(`--out ${blocker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(report\\.html|diff\\.md): cannot write the (page|diff page) there`));
+    }
+  });
+
+  test('sim --profile that is not one is a usage error; init --dir that is a file says so', () => {
+    expect(() => parseSimArgs(['--profile', 'nope'])).toThrow(ConfigError);
+    expect(() => parseSimArgs(['--profile', 'nope'])).toThrow('--profile nope is invalid: unknown sim profile "nope"; use one of tiny, sglang-h200, vllm-arc-b65x4, bare');
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-bad-'));
+    const file = join(dir, 'package.json');
+    writeFileSync(file, '{}');
+    expect(() => runInit({ dir: file, force: false })).toThrow(`--dir ${file} is a file, not a folder`);
+    expect(() => runInit({ dir: join(dir, 'missing'), force: false })).toThrow(`--dir ${join(dir, 'missing')}: no such folder`);
+  });
+
+  test('an SLO with a negative number says so', () => {
+    expect(() => parseSloText('perRequest>=-5')).toThrow('LLM_BENCH_SLO: "perRequest>=-5" has a negative number; every SLO figure is 0 or more');
+    expect(() => parseSloText('perRequest>>5')).toThrow('LLM_BENCH_SLO: "perRequest>>5" is not <figure><op><number>');
   });
 });

@@ -203,7 +203,6 @@ describe('parseSloText: mistakes are ConfigErrors naming the part, the rule and 
     ['garbage', 'garbage'],
     ['ttft<2000', 'ttft<2000'],
     ['ttft==2000', 'ttft==2000'],
-    ['ttft<=-5', 'ttft<=-5'],
     ['ttft<=2s', 'ttft<=2s'],
     ['ttft<=1e3', 'ttft<=1e3'],
     ['perRequest>=20;ttft<=5', 'perRequest>=20;ttft<=5'],
@@ -213,6 +212,10 @@ describe('parseSloText: mistakes are ConfigErrors naming the part, the rule and 
   ])('garbage %j', (text, part) => {
     const e = parseError(text);
     expect(e.message).toBe(`LLM_BENCH_SLO: "${part}" is not <figure><op><number>; ${EXAMPLE}`);
+  });
+
+  test('a negative number is named as such', () => {
+    expect(parseError('ttft<=-5').message).toBe(`LLM_BENCH_SLO: "ttft<=-5" has a negative number; every SLO figure is 0 or more; ${EXAMPLE}`);
   });
 
   test.each(['ttft<=1.2.3', 'perRequest>=.', 'goodput>=..%'])('not a number %j', (text) => {
