@@ -67,13 +67,8 @@ export interface EnvOverrides {
 
 export type Env = Record<string, string | undefined>;
 
-/**
- * Every LLM_BENCH_* variable there is. A name that is not here is a typo (LLM_BENCH_CONCURENCY)
- * and stops the run naming the nearest one, as an unknown key of the suite does: a silently
- * ignored variable runs the wrong matrix.
- */
-export const KNOWN_ENV_VARIABLES: readonly string[] = [
-  // the run (this file, resolve.ts, and settings.ts for the reporter, the progress lines and the command line)
+/** The variables a user sets for a run (this file, resolve.ts, and settings.ts for the reporter, the progress lines and the command line); docs/running.md lists every one. */
+export const RUN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_URL', 'LLM_BENCH_MODEL', 'LLM_BENCH_API_KEY', 'LLM_BENCH_ENGINE', 'LLM_BENCH_ENDPOINT',
   'LLM_BENCH_CONTEXTS', 'LLM_BENCH_CONCURRENCY', 'LLM_BENCH_PREFILL', 'LLM_BENCH_DURATION_S', 'LLM_BENCH_MAX_TOKENS',
   'LLM_BENCH_OUT', 'LLM_BENCH_THRESHOLDS', 'LLM_BENCH_SIM_PROFILE', 'LLM_BENCH_SIM_OVERRIDES', 'LLM_BENCH_HEADROOM',
@@ -82,9 +77,19 @@ export const KNOWN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
   'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
   'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS', 'LLM_BENCH_CLIENT_LIMIT_MS',
-  // this repository's own tests and scripts (they run the bench as a child with their environment)
+];
+
+/**
+ * Every LLM_BENCH_* variable there is: the run's, and this repository's own (its tests and scripts
+ * run the bench as a child with their environment; the perf scripts' CPU profiles). A name that is
+ * not here is a typo (LLM_BENCH_CONCURENCY) and stops the run naming the nearest one, as an unknown
+ * key of the suite does: a silently ignored variable runs the wrong matrix.
+ */
+export const KNOWN_ENV_VARIABLES: readonly string[] = [
+  ...RUN_ENV_VARIABLES,
   'LLM_BENCH_REAL_URL', 'LLM_BENCH_REAL_CONTEXTS', 'LLM_BENCH_REAL_CONCURRENCY', 'LLM_BENCH_REAL_DURATION_S',
   'LLM_BENCH_ACCURACY', 'LLM_BENCH_SCREENSHOTS', 'LLM_BENCH_CHROMIUM', 'LLM_BENCH_REPLAY_SCALE', 'LLM_BENCH_REPLAY_REPORT',
+  'LLM_BENCH_PERF_PROFILE',
 ];
 
 /**

@@ -7,13 +7,13 @@
  * tolerance written as a percentage, a typo hint that named an unrelated variable, and
  * `compare --thresholds` with a file that is not there (its default tolerances, silently).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { resolveSuite } from '../../src/config/resolve.js';
 import { baseUrlOf } from '../../src/config/names.js';
-import { nearestEnvVariable, readEnvOverrides } from '../../src/config/env.js';
+import { nearestEnvVariable, readEnvOverrides, RUN_ENV_VARIABLES } from '../../src/config/env.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
 import type { SuiteInput } from '../../src/config/suite-input.js';
 import { simOverridesOf } from '../../src/matrix/open.js';
@@ -182,5 +182,13 @@ describe('the commands: the option named, a usage error', () => {
   test('an SLO with a negative number says so', () => {
     expect(() => parseSloText('perRequest>=-5')).toThrow('LLM_BENCH_SLO: "perRequest>=-5" has a negative number; every SLO figure is 0 or more');
     expect(() => parseSloText('perRequest>>5')).toThrow('LLM_BENCH_SLO: "perRequest>>5" is not <figure><op><number>');
+  });
+});
+
+describe('the variables are documented', () => {
+  test("docs/running.md's table has a row for every variable a run reads (a misspelt name's error sends users there)", () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'running.md'), 'utf8');
+    const missing = RUN_ENV_VARIABLES.filter((name) => !doc.includes(`| \`${name}\` |`));
+    expect(missing).toEqual([]);
   });
 });
