@@ -46,7 +46,7 @@ export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrix
   if (file.schemaVersion !== RESULT_SCHEMA_VERSION) {
     throw new ConfigError(
       `${what}: ${file.path} has schemaVersion ${JSON.stringify(file.schemaVersion)}, but this version of llm-speed-matrix ` +
-        `reads schemaVersion ${OLDEST_READABLE_VERSION} to ${RESULT_SCHEMA_VERSION}; give a speed-matrix.json written by this version (run that measurement again with it)`,
+        `reads schemaVersion ${OLDEST_READABLE_VERSION} to ${RESULT_SCHEMA_VERSION}; ${typeof file.schemaVersion === 'number' && file.schemaVersion > RESULT_SCHEMA_VERSION ? 'a newer llm-speed-matrix wrote it: upgrade this one' : 'give a speed-matrix.json written by this version (run that measurement again with it)'}`,
     );
   }
   const outcome = validateResult(file.json);

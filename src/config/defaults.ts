@@ -12,6 +12,14 @@ export type SimProfileName = (typeof SIM_PROFILE_NAMES)[number];
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** A time limit as a timer can wait it: a longer one (an hour's windows, many repeats, a capacity search) is capped, not a timer that fires at once. */
+export function timerLimitMs(ms: number): number {
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/** the longest window a cell may have, seconds (the suite's matrix.windowS, LLM_BENCH_DURATION_S) */
+export const MAX_WINDOW_S = 3600;
+
 /** the longest wait a user may give (timeouts, LLM_BENCH_STALL_S, LLM_BENCH_RETRY_S): a day, well within MAX_TIMER_MS */
 export const DAY_MS = 86_400_000;
 

@@ -4,12 +4,13 @@
  */
 import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
-import { DAY_MS } from './defaults.js';
+import { decimalNumber } from '../shapes/decimal.js';
+import { DAY_MS, MAX_WINDOW_S } from './defaults.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
 import { parseArrival, type Arrival } from '../shapes/arrival.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance } from '../spelling.js';
 import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
 
 export interface EnvOverrides {
@@ -189,14 +190,11 @@ function intList(env: Env, name: string, example: string): number[] | undefined 
   });
 }
 
-/** a decimal number (no hex, binary or octal literal, which Number() would read as well) */
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-
 /** A positive number (whole with `integer`), at most `max` where given: a bad value names the variable, the rule and an example. */
 function positiveNumber(env: Env, name: string, example: string, integer: boolean, max?: { value: number; why: string }): number | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
-  const n = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
+  const n = decimalNumber(raw);
   if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
     throw new ConfigError(`${name}: "${raw}" must be a positive ${integer ? 'whole number' : 'number'}; e.g. ${name}=${example}`);
   }
@@ -245,7 +243,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     if (prefill.some((p) => p <= 0)) throw new ConfigError('LLM_BENCH_PREFILL: prefill contexts must be above 0; e.g. LLM_BENCH_PREFILL=8K,32K');
     out.prefill = prefill;
   }
-  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: 3600, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
+  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: MAX_WINDOW_S, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
   if (windowS !== undefined) out.windowS = windowS;
   const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
   if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;
@@ -257,13 +255,13 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (simProfile !== undefined) out.simProfile = simProfile;
   const headroom = nonEmpty(env, 'LLM_BENCH_HEADROOM');
   if (headroom !== undefined) {
-    const h = DECIMAL.test(headroom) ? Number(headroom) : Number.NaN;
+    const h = decimalNumber(headroom);
     if (!Number.isFinite(h) || h < 0 || h >= 1) throw new ConfigError(`LLM_BENCH_HEADROOM: "${headroom}" must be a fraction in [0, 1); e.g. LLM_BENCH_HEADROOM=0.1`);
     out.headroom = h;
   }
   const clientLimit = nonEmpty(env, 'LLM_BENCH_CLIENT_LIMIT_MS');
   if (clientLimit !== undefined) {
-    const ms = DECIMAL.test(clientLimit) ? Number(clientLimit) : Number.NaN;
+    const ms = decimalNumber(clientLimit);
     if (!Number.isFinite(ms) || ms <= 0) {
       throw new ConfigError(`LLM_BENCH_CLIENT_LIMIT_MS: "${clientLimit}" must be a number of ms > 0; e.g. LLM_BENCH_CLIENT_LIMIT_MS=10 (a cell is Client-limited above it; default 5)`);
     }
@@ -295,7 +293,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const retryRaw = nonEmpty(env, 'LLM_BENCH_RETRY_S');
   if (retryRaw !== undefined) {
-    const r = DECIMAL.test(retryRaw) ? Number(retryRaw) : Number.NaN;
+    const r = decimalNumber(retryRaw);
     if (!Number.isFinite(r) || r < 0 || r > DAY_S) throw new ConfigError(`LLM_BENCH_RETRY_S: "${retryRaw}" must be a number of seconds from 0 to ${DAY_S} (a day); e.g. LLM_BENCH_RETRY_S=30 (0: no retry)`);
     out.retryS = r;
   }
@@ -341,7 +339,7 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
     else {
       const parts = trimmed.split(',').map((p) => p.trim());
       out.rates = parts.map((p) => {
-        const n = p === '' ? Number.NaN : Number(p);
+        const n = decimalNumber(p);
         if (!Number.isFinite(n)) throw new ConfigError(`LLM_BENCH_RATES: "${p}" is not a rate; give requests/s as numbers, ${example}`);
         if (n <= 0) throw new ConfigError(`LLM_BENCH_RATES: "${p}" must be above 0 requests/s; ${example}`);
         return n;
@@ -356,7 +354,7 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
   }
   const ramp = nonEmpty(env, 'LLM_BENCH_RAMP_S');
   if (ramp !== undefined) {
-    const r = DECIMAL.test(ramp) ? Number(ramp) : Number.NaN;
+    const r = decimalNumber(ramp);
     if (!Number.isFinite(r) || r < 0) throw new ConfigError(`LLM_BENCH_RAMP_S: "${ramp}" must be a number of seconds ≥ 0; e.g. LLM_BENCH_RAMP_S=5 (0: no ramp)`);
     out.rampS = r;
   }

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../errors.js';
 import { DEFAULTS, SIM_PROFILE_NAMES } from './defaults.js';
-import { editDistance } from './edit-distance.js';
+import { nearestName } from '../spelling.js';
 import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
 
 /**
@@ -25,7 +25,7 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   const endpoint = /\/v1\/(chat\/completions|completions|models|embeddings)$|\/chat\/completions$/i.exec(u.pathname);
   if (endpoint !== null) {
     const base = `${u.origin}${u.pathname.slice(0, endpoint.index).replace(/\/v1$/i, '')}`;
-    throw new ConfigError(`target.url / LLM_BENCH_URL: "${url}" is an endpoint, not the server's base URL; give the base, e.g. ${base} (the engine's paths, such as /v1/chat/completions, go under it)`);
+    throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" is an endpoint, not the server's base URL; give the base, e.g. ${base} (the engine's paths, such as /v1/chat/completions, go under it)`);
   }
   if (!/\/v1$/i.test(u.pathname)) return { url };
   const stripped = url.replace(/\/v1$/i, '');
@@ -40,7 +40,7 @@ export function simProfileOf(fromEnv: string | undefined, fromSuite: string | un
   const name = fromEnv ?? fromSuite ?? DEFAULTS.simProfile;
   if ((SIM_PROFILE_NAMES as readonly string[]).includes(name)) return name;
   const env = fromEnv !== undefined;
-  const near = SIM_PROFILE_NAMES.find((p) => editDistance(name.toLowerCase(), p) <= 2);
+  const near = nearestName(name, SIM_PROFILE_NAMES);
   throw new ConfigError(
     `${env ? 'LLM_BENCH_SIM_PROFILE' : 'target.simProfile'}: "${name}" is not a simulator profile${near ? ` (did you mean ${near}?)` : ''}; ` +
       `use one of ${SIM_PROFILE_NAMES.join(', ')}, e.g. ${env ? 'LLM_BENCH_SIM_PROFILE=tiny' : "target: { simProfile: 'tiny' }"}`,

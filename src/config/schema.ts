@@ -12,7 +12,7 @@ import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 import { ConfigError } from '../errors.js';
-import { DAY_MS } from './defaults.js';
+import { DAY_MS, MAX_WINDOW_S } from './defaults.js';
 import { parseWorkloadInput } from './workload-input.js';
 
 const positiveInt = z.int().positive();
@@ -81,7 +81,7 @@ export const MatrixSchema = z.strictObject({
   concurrency: z.array(positiveInt).min(1, 'needs at least one level, e.g. [1, 4, 16]').optional(),
   /** prefill rows: context lengths in tokens (may be empty) */
   prefill: z.array(positiveInt).optional(),
-  windowS: z.number().positive().max(3600).optional(),
+  windowS: z.number().positive().max(MAX_WINDOW_S).optional(),
   maxOutputTokens: positiveInt.optional(),
   /** open-loop rate cells: offered rates, requests/s; [] = none; or a sweep ('sweep', 'sweep:N') */
   rates: z

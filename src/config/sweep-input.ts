@@ -4,6 +4,8 @@
  * (two rates are the two anchors; more than 20 would be a long run for points a page cannot tell
  * apart).
  */
+import { decimalNumber } from '../shapes/decimal.js';
+
 export const SWEEP_DEFAULT_POINTS = 5;
 export const SWEEP_MAX_POINTS = 20;
 
@@ -12,7 +14,7 @@ export function parseSweepText(text: string): { points: number } | { error: stri
   const m = /^\s*sweep\s*(?::\s*(.*?)\s*)?$/i.exec(text);
   if (!m) return undefined;
   if (m[1] === undefined) return { points: SWEEP_DEFAULT_POINTS };
-  const n = m[1] === '' ? Number.NaN : Number(m[1]);
+  const n = decimalNumber(m[1]);
   if (!Number.isInteger(n) || n < 2 || n > SWEEP_MAX_POINTS) {
     return { error: `"${text.trim()}": a sweep's points are a whole number from 2 to ${SWEEP_MAX_POINTS}, e.g. sweep:8 (sweep alone: ${SWEEP_DEFAULT_POINTS})` };
   }

@@ -21,7 +21,7 @@ import { ConfigError } from '../errors.js';
 import { WORKLOAD_KINDS, type LengthDistribution, type Workload, type WorkloadKind } from '../shapes/workload.js';
 import { DEFAULTS } from './defaults.js';
 import { parseDistribution, type DistributionRules } from './distribution-input.js';
-import { editDistance } from './edit-distance.js';
+import { nearestName } from '../spelling.js';
 import type { WorkloadObject } from './workload-object.js';
 
 export type { FileWorkloadInput, LengthsWorkloadInput, MultiTurnWorkloadInput, SharedPrefixWorkloadInput, SyntheticWorkloadInput, WorkloadObject } from './workload-object.js';
@@ -70,20 +70,11 @@ function example(src: Source, key: string, value = EXAMPLES[key] ?? ''): string 
   return src.object ? `${key}: ${/^\d+$/.test(value) ? value : `'${value}'`}` : `${key}=${value}`;
 }
 
-function nearest(word: string, among: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const w of among) {
-    const d = editDistance(word.toLowerCase(), w.toLowerCase());
-    if (d < bestD) [best, bestD] = [w, d];
-  }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
 
 function kindOf(given: string, src: Source): WorkloadKind {
   const kind = WORKLOAD_KINDS.find((k) => k.toLowerCase() === given.trim().toLowerCase());
   if (kind) return kind;
-  const near = nearest(given.trim(), WORKLOAD_KINDS);
+  const near = nearestName(given.trim(), WORKLOAD_KINDS);
   const eg = src.object ? `{ kind: 'sharedPrefix', groups: 4 }` : `${src.field === 'LLM_BENCH_WORKLOAD' ? 'LLM_BENCH_WORKLOAD=' : ''}${KIND_EXAMPLES.sharedPrefix}`;
   fail(src, `"${given}" is not a workload kind${near ? ` (did you mean ${near}?)` : ''}; the kinds are ${WORKLOAD_KINDS.join(', ')}, e.g. ${eg}`);
 }
@@ -125,7 +116,7 @@ function checkKeys(values: Map<string, string>, kind: WorkloadKind, src: Source)
   for (const key of values.keys()) {
     if (keys.includes(key)) continue;
     if (keys.length === 0) fail(src, `${kind} takes no keys ("${key}" given); write just ${src.object ? `{ kind: '${kind}' }` : kind}`);
-    const near = nearest(key, keys);
+    const near = nearestName(key, keys);
     fail(src, `"${key}" is not a key of ${kind}${near ? ` (did you mean ${near}?)` : ''}; its keys are ${keys.join(', ')}, e.g. ${KIND_EXAMPLES[kind]}`);
   }
 }

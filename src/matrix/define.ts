@@ -11,7 +11,7 @@ import { importVitest } from '../meta/peer.js';
 import { ConfigError } from '../errors.js';
 import { resolveSuite, type ResolvedSuite } from '../config/resolve.js';
 import { debugErrors } from '../config/env.js';
-import { MAX_TIMER_MS } from '../config/defaults.js';
+import { timerLimitMs } from '../config/defaults.js';
 import { asUserError } from '../errors.js';
 import type { SuiteInput } from '../config/suite-input.js';
 import { openRun, describeRun } from './open.js';
@@ -169,12 +169,12 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       if (resume?.prefill.has(row.key)) continue;
       // each repeat is one request, plus calibrating its own prompt (through real requests when the server has no tokenizer)
       const prefillTimeout = (cfg.timeouts.headersMs + cfg.timeouts.stallMs + cfg.timeouts.unreachableRetryMs + 60_000) * cfg.repeat;
-      test(testNames.prefill(row.key), { timeout: timerMs(prefillTimeout) }, (tc) => runPrefill(row, tc));
+      test(testNames.prefill(row.key), { timeout: timerLimitMs(prefillTimeout) }, (tc) => runPrefill(row, tc));
     }
     for (const cell of plan.cells) {
       if (keptCell(cell)) continue;
       const repeatTimeout = cellTimeout(cell);
-      test(testNames.decode(cell.key), { timeout: timerMs(repeatTimeout) }, (tc) => runCellTest(cell, tc));
+      test(testNames.decode(cell.key), { timeout: timerLimitMs(repeatTimeout) }, (tc) => runCellTest(cell, tc));
     }
     // With an SLO: per context, after its cells, "capacity <context>" searches between the columns
     // with adaptive cells (at most ⌈log2(gap)⌉ + 1 of them; the widest gap is bounded by the largest column)
@@ -183,7 +183,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       const searchCells = maxSearchCells(0, columns[columns.length - 1]!);
       for (const context of [...new Set(plan.cells.map((c) => c.context))]) {
         const widest = plan.cells.filter((c) => c.context === context).reduce((m, c) => Math.max(m, cellTimeout(c)), 0);
-        test(testNames.capacity(contextLabel(context)), { timeout: timerMs(widest * (searchCells + 1)) }, (tc) => runCapacityTest(context, tc));
+        test(testNames.capacity(contextLabel(context)), { timeout: timerLimitMs(widest * (searchCells + 1)) }, (tc) => runCapacityTest(context, tc));
       }
     }
     // Open-loop rate cells (matrix.rates): per context, after its decode cells (the decode cell at
@@ -193,23 +193,18 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
         cfg.timeouts.drainMs + (cfg.rates.rampS + cfg.matrix.windowS) * 1000 + cfg.timeouts.headersMs + 2 * cfg.timeouts.unreachableRetryMs + 60_000;
       const rateCells = planRateCells([...new Set(plan.cells.map((c) => c.context))], cfg.rates);
       rateCells.forEach((cell, i) => {
-        test(testNames.rate(cell.key), { timeout: timerMs(rateTimeout) }, (tc) => runRateTest(cell, tc));
+        test(testNames.rate(cell.key), { timeout: timerLimitMs(rateTimeout) }, (tc) => runRateTest(cell, tc));
         // with an SLO, after a context's last rate cell: "rate capacity <context>" bisects between
         // its rates (at most MAX_RATE_PROBES adaptive cells and a confirmation)
         if (runRateCapacityTest && rateCells[i + 1]?.context !== cell.context) {
-          test(testNames.rateCapacity(cell.contextLabel), { timeout: timerMs(rateTimeout * (MAX_RATE_PROBES + 1)) }, (tc) => runRateCapacityTest(cell.context, tc));
+          test(testNames.rateCapacity(cell.contextLabel), { timeout: timerLimitMs(rateTimeout * (MAX_RATE_PROBES + 1)) }, (tc) => runRateCapacityTest(cell.context, tc));
         }
       });
     }
   });
 }
 
-/** a test's time limit as Vitest can wait it: long runs (an hour's windows, many repeats) stay limits instead of timers that fire at once */
-function timerMs(ms: number): number {
-  return Math.min(ms, MAX_TIMER_MS);
-}
-
-/** A missing threshold file is "no budgets yet" (a first run passes; -u writes it): said once, so a mistyped path is seen. */
+/** A missing threshold file is "no budgets yet" (a first run passes; -u writes it): said at the start (by each row-group file of a sharded suite), so a mistyped path is seen. */
 function noteMissingThresholds(path: string): void {
   if (existsSync(path)) return;
   process.stderr.write(`[speed-matrix] ${path} does not exist: no budgets gate this run (-u writes it from this run's results; a wrong path: check LLM_BENCH_THRESHOLDS or the suite's thresholds)\n`);

@@ -9,6 +9,7 @@
  * Errors are messages (strings) so each command keeps its own way of printing them with its usage.
  */
 import { parseArgs } from 'node:util';
+import { nearestName } from '../spelling.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -26,29 +27,9 @@ export type ParsedCommand =
   | { kind: 'error'; message: string }
   | { kind: 'ok'; values: ParsedValues; positionals: string[] };
 
-/** Levenshtein distance, for suggestions among a handful of option or command names. */
-export function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
 /** The closest of `names` to `given`, when it is close enough to be a likely typo. */
 export function suggest(given: string, names: readonly string[]): string | undefined {
-  let best: { name: string; d: number } | undefined;
-  for (const name of names) {
-    const d = editDistance(given, name);
-    if (!best || d < best.d) best = { name, d };
-  }
-  return best && best.d <= Math.max(2, Math.floor(given.length / 3)) ? best.name : undefined;
+  return nearestName(given, names);
 }
 
 export function parseCommandArgs(argv: readonly string[], options: Record<string, OptionSpec>, allowPositionals: boolean): ParsedCommand {

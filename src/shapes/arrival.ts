@@ -3,6 +3,8 @@
  * suite's `matrix.arrival`, LLM_BENCH_ARRIVAL and the result's `arrival`) and as a value.
  * load/arrivals.ts draws the schedule from it.
  */
+import { decimalNumber } from './decimal.js';
+
 export type Arrival = { kind: 'constant' } | { kind: 'poisson' } | { kind: 'gamma'; burstiness: number };
 
 export const ARRIVAL_KINDS = ['poisson', 'constant', 'gamma'] as const;
@@ -23,7 +25,7 @@ export function parseArrival(text: string): Arrival | { error: string } {
   const m = /^gamma\s*:\s*(.+)$/.exec(t);
   if (t === 'gamma' || (m && m[1]!.trim() === '')) return { error: 'gamma needs a burstiness: "gamma:0.5" (below 1 burstier than Poisson, above 1 smoother)' };
   if (m) {
-    const b = Number(m[1]);
+    const b = decimalNumber(m[1]!);
     if (!Number.isFinite(b) || b <= 0) return { error: `the burstiness must be a number above 0, got "${m[1]!.trim()}" (e.g. "gamma:0.5")` };
     // beyond these the process is a burst of everything at once, or a clock: say constant
     if (b < 0.01 || b > 1000) return { error: `a burstiness of ${m[1]!.trim()} is outside 0.01 … 1000 (below, nearly every request would come in one burst; above, use "constant")` };

@@ -10,7 +10,7 @@ import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { simTokenizerJsonText } from './tokenizer-json.js';
 
 import { createSimServer, type SimServer } from './server.js';
-import { LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
+import { getSimProfile, LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
 
 export const SIM_USAGE =
   'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]\n' +
@@ -58,7 +58,11 @@ export function parseSimArgs(argv: readonly string[], help?: 'allow-help'): SimC
   if (parsed.kind === 'error') throw new ConfigError(`sim: ${parsed.message}\n${SIM_USAGE}`);
   const v = parsed.values as Record<string, string | undefined>;
   const out: SimCliArgs = { profile: v.profile ?? 'tiny', port: 8000, host: v.host ?? '127.0.0.1' };
-  if (!Object.hasOwn(SIM_PROFILES, out.profile)) throw new ConfigError(`--profile ${out.profile} is invalid: unknown sim profile "${out.profile}"; use one of ${Object.keys(SIM_PROFILES).join(', ')}`);
+  try {
+    getSimProfile(out.profile);
+  } catch (error) {
+    throw new ConfigError(`--profile ${out.profile} is invalid: ${(error as Error).message}`);
+  }
   if (v.port !== undefined) {
     const n = Number(v.port);
     if (!/^\d+$/.test(v.port) || !Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port ${v.port} is invalid: use an integer 0–65535 (0 = any free port)`);

@@ -238,7 +238,7 @@ const TINY: SimProfile = {
   frontendBlocksStreaming: false,
 };
 
-export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
+export const SIM_PROFILES: Record<string, SimProfile> = {
   tiny: TINY,
   'sglang-h200': {
     ...COMMON,
@@ -295,7 +295,7 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     maxRunningRequests: 1,
     kvCapacityTokens: 32_768,
   },
-};
+} satisfies Record<SimProfileName, SimProfile>;
 
 export const SIM_PERSONALITY_NAMES: readonly SimPersonality[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'trtllm', 'ollama', 'bare'];
 
@@ -313,7 +313,7 @@ export function servedMaxModelLen(p: SimProfile): number {
 
 /** The named profile; throws naming the valid profiles when unknown. */
 export function getSimProfile(name: string): SimProfile {
-  const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name as SimProfileName] : undefined;
+  const p = Object.hasOwn(SIM_PROFILES, name) ? SIM_PROFILES[name] : undefined;
   if (!p) {
     throw new Error(
       `unknown sim profile "${name}": profile must be one of ${Object.keys(SIM_PROFILES).join(', ')}; ` +
@@ -364,6 +364,7 @@ function checkFaults(faults: Partial<SimFaultRates> | undefined): void {
   if (faults === undefined) return;
   if (faults === null || typeof faults !== 'object' || Array.isArray(faults)) throw new Error(`sim profile field faults must be an object of fault rates (${Object.keys(NO_FAULTS).join(', ')})`);
   for (const [key, value] of Object.entries(faults)) {
+    if (value === undefined) continue;
     if (!Object.hasOwn(NO_FAULTS, key)) throw new Error(`sim fault "${key}" is unknown: use one of ${Object.keys(NO_FAULTS).join(', ')}`);
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`sim fault ${key} = ${JSON.stringify(value)} is invalid: it must be a number ≥ 0`);
   }

@@ -66,21 +66,26 @@ export function parseThresholds(text: string, source: string, keys?: MatrixKeys)
   if (!parsed.success) {
     throw new ThresholdsError(`${source}: invalid threshold file:\n  ${parsed.error.issues.map(describeIssue).join('\n  ')}`);
   }
-  const impossible = impossibleBudgets(parsed.data);
-  if (impossible.length > 0) throw new ThresholdsError(`${source}: ${impossible.join('\n  ')}`);
-  if (keys && !keys.allowUnknown) checkKeys(parsed.data, source, keys);
+  // the budgets gate this run: the file is checked against its matrix, and for budgets none can meet
+  // (-u, which rewrites them, and compare, which reads only the tolerances, take the file as it is)
+  if (keys && !keys.allowUnknown) {
+    const impossible = impossibleBudgets(parsed.data);
+    if (impossible.length > 0) throw new ThresholdsError(`${source}: ${impossible.join('\n  ')}`);
+    checkKeys(parsed.data, source, keys);
+  }
   return parsed.data;
 }
 
-/** Budgets no measurement can meet: a figure whose min is above its max. */
+/** Budgets no measurement can meet: a figure whose min is above its max, with the file's slack applied to both (min × (1 − slack), max × (1 + slack)). */
 function impossibleBudgets(file: ThresholdsFile): string[] {
+  const slack = file.tolerances?.slack ?? 0;
   const out: string[] = [];
   for (const [section, entries] of [['cells', file.cells], ['prefill', file.prefill]] as const) {
     for (const [key, budget] of Object.entries(entries as Record<string, { min?: Record<string, number | undefined>; max?: Record<string, number | undefined> }>)) {
       for (const [figure, min] of Object.entries(budget.min ?? {})) {
         const max = budget.max?.[figure];
-        if (min !== undefined && max !== undefined && min > max) {
-          out.push(`${section}["${key}"]: min.${figure} ${min} is above max.${figure} ${max}, so no measurement can pass; lower the min or raise the max (or run with -u to rewrite the budgets)`);
+        if (min !== undefined && max !== undefined && min * (1 - slack) > max * (1 + slack)) {
+          out.push(`${section}["${key}"]: min.${figure} ${min} is above max.${figure} ${max}${slack > 0 ? ` (with the slack ${slack})` : ''}, so no measurement can pass; lower the min or raise the max (or run with -u to rewrite the budgets)`);
         }
       }
     }

@@ -12,7 +12,8 @@ import { INIT_USAGE } from '../../src/init/init.js';
 import { parseSimArgs, SIM_USAGE } from '../../src/sim/cli.js';
 import { COMPARE_USAGE } from '../../src/compare/cli.js';
 import { REPORT_USAGE } from '../../src/report/cli.js';
-import { editDistance, parseCommandArgs, suggest } from '../../src/meta/cli-args.js';
+import { parseCommandArgs, suggest } from '../../src/meta/cli-args.js';
+import { editDistance } from '../../src/spelling.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;

@@ -25,6 +25,7 @@ import { runInit } from '../../src/init/init.js';
 import { parseSimArgs } from '../../src/sim/cli.js';
 import { parseSloText } from '../../src/slo/slo.js';
 import { ConfigError } from '../../src/errors.js';
+import { MAX_TIMER_MS, timerLimitMs } from '../../src/config/defaults.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
 describe('the simulator profile is checked when the configuration is resolved', () => {
@@ -33,6 +34,8 @@ describe('the simulator profile is checked when the configuration is resolved', 
       'LLM_BENCH_SIM_PROFILE: "tinyy" is not a simulator profile (did you mean tiny?); use one of tiny, sglang-h200, vllm-arc-b65x4, bare, e.g. LLM_BENCH_SIM_PROFILE=tiny',
     );
     expect(() => resolveSuite({ target: { simProfile: 'h200' } }, {})).toThrow(/^target\.simProfile: "h200" is not a simulator profile; use one of .*e\.g\. target: \{ simProfile: 'tiny' \}$/);
+    // a run against a server never starts the simulator, so its profile is not a reason to stop it
+    expect(resolveSuite({ target: { url: 'http://127.0.0.1:8000', simProfile: 'h200' } }, {}).simulated).toBe(false);
     for (const name of ['tiny', 'sglang-h200', 'vllm-arc-b65x4', 'bare']) expect(resolveSuite({}, { LLM_BENCH_SIM_PROFILE: name }).simProfile).toBe(name);
   });
 });
@@ -55,6 +58,18 @@ describe('durations and counts within what a run can wait', () => {
   test('the largest values still allowed are read, and decimals keep working', () => {
     const o = readEnvOverrides({ LLM_BENCH_DURATION_S: '3600', LLM_BENCH_STALL_S: '86400', LLM_BENCH_RETRY_S: '0', LLM_BENCH_REPEAT: '1000', LLM_BENCH_HEADROOM: '.25', LLM_BENCH_CLIENT_LIMIT_MS: '2.5e1' });
     expect(o).toMatchObject({ windowS: 3600, stallS: 86400, retryS: 0, repeat: 1000, headroom: 0.25, clientLimitMs: 25 });
+    expect(readEnvOverrides({ LLM_BENCH_DURATION_S: '30.', LLM_BENCH_STALL_S: '1e3', LLM_BENCH_RATES: '0.5,2' })).toMatchObject({ windowS: 30, stallS: 1000, rates: [0.5, 2] });
+    // hex is refused wherever a number is read: rates, a sweep's points, a gamma burstiness
+    expect(() => readEnvOverrides({ LLM_BENCH_RATES: '0x10' })).toThrow('LLM_BENCH_RATES: "0x10" is not a rate');
+    expect(() => readEnvOverrides({ LLM_BENCH_RATES: 'sweep:0x5' })).toThrow('a sweep\'s points are a whole number from 2 to 20');
+    expect(() => readEnvOverrides({ LLM_BENCH_ARRIVAL: 'gamma:0x2' })).toThrow('the burstiness must be a number above 0');
+  });
+
+  test('a test time limit made from the longest settings stays one a timer can wait', () => {
+    const longest = 3600 * 1000 * 1000; // an hour's window, 1,000 repeats
+    expect(longest).toBeGreaterThan(MAX_TIMER_MS);
+    expect(timerLimitMs(longest)).toBe(MAX_TIMER_MS);
+    expect(timerLimitMs(60_000)).toBe(60_000);
   });
 
   test("the suite's timeouts are at most a day", () => {
@@ -77,6 +92,15 @@ describe('names, URLs and on/off variables', () => {
     // a gateway's path prefix, and a base ending in /v1, stay as they were
     expect(baseUrlOf('https://gw/team-a/llama/')).toEqual({ url: 'https://gw/team-a/llama' });
     expect(baseUrlOf('http://h/v1')?.url).toBe('http://h');
+    // credentials in the URL never reach the message
+    let message = '';
+    try {
+      baseUrlOf('https://user:s3cret@gw/v1/chat/completions');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('is an endpoint');
+    expect(message).not.toContain('s3cret');
   });
 
   test('LLM_BENCH_QUIET, LLM_BENCH_DEBUG and LLM_BENCH_ALLOW_ERRORS take 1/0, true/false, yes/no or on/off, and nothing else', () => {
@@ -137,10 +161,16 @@ describe('simulator faults and regression tolerances', () => {
 describe('budgets no run can meet, and variables that change nothing', () => {
   test('a figure whose min is above its max is refused, naming the cell', () => {
     const file = JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 10 }, max: { totalTokensPerSecond: 5 } } }, prefill: { '8K': { min: { ttftMs: 1 }, max: { ttftMs: 2 } } } });
-    expect(() => parseThresholds(file, 'x.json')).toThrow(
+    const keys = { cellKeys: ['0/1'], prefillKeys: ['8K'] };
+    expect(() => parseThresholds(file, 'x.json', keys)).toThrow(
       'x.json: cells["0/1"]: min.totalTokensPerSecond 10 is above max.totalTokensPerSecond 5, so no measurement can pass; lower the min or raise the max',
     );
-    expect(parseThresholds(JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 5 }, max: { totalTokensPerSecond: 5 } } } }), 'x.json').cells['0/1']?.min?.totalTokensPerSecond).toBe(5);
+    expect(parseThresholds(JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 5 }, max: { totalTokensPerSecond: 5 } } } }), 'x.json', keys).cells['0/1']?.min?.totalTokensPerSecond).toBe(5);
+    // a slack wide enough lets such a pair pass, and the file is taken as it is where -u rewrites it or compare reads its tolerances
+    const slacked = JSON.stringify({ cells: { '0/1': { min: { totalTokensPerSecond: 10 }, max: { totalTokensPerSecond: 9 } } }, tolerances: { slack: 0.1 } });
+    expect(() => parseThresholds(slacked, 'x.json', keys)).not.toThrow();
+    expect(() => parseThresholds(file, 'x.json', { ...keys, allowUnknown: true })).not.toThrow();
+    expect(() => parseThresholds(file, 'x.json')).not.toThrow();
   });
 
   test('rate-cell variables in a run without rate cells are said to change nothing; with rates there is no note', () => {
@@ -171,7 +201,7 @@ describe('the commands: the option named, a usage error', () => {
 
   test('sim --profile that is not one is a usage error; init --dir that is a file says so', () => {
     expect(() => parseSimArgs(['--profile', 'nope'])).toThrow(ConfigError);
-    expect(() => parseSimArgs(['--profile', 'nope'])).toThrow('--profile nope is invalid: unknown sim profile "nope"; use one of tiny, sglang-h200, vllm-arc-b65x4, bare');
+    expect(() => parseSimArgs(['--profile', 'nope'])).toThrow(/^--profile nope is invalid: unknown sim profile "nope": profile must be one of tiny, sglang-h200, vllm-arc-b65x4, bare/);
     const dir = mkdtempSync(join(tmpdir(), 'lsm-bad-'));
     const file = join(dir, 'package.json');
     writeFileSync(file, '{}');
