@@ -20,8 +20,15 @@
  *   and `POST /_sim/reset`.
  * Anything else is a 404, as an engine without that route answers.
  *
+ * `processes` above 1: that many processes serve one port (node:cluster, connections handed out in
+ * turn), for client loads one process cannot write (issue 24's scaling run on 8+ cores). Each
+ * keeps the truth of its own requests and answers the control routes at a URL of its own as well;
+ * the first line then also lists those (`controlUrls`), and the harness reads them all.
+ *
  *   npx tsx perf/tick-server.ts '{"stepMs":20,"ttftMs":100}'    (prints {"url": ...}, serves until stdin closes)
+ *   npx tsx perf/tick-server.ts '{"processes":6}'               (prints {"url": ..., "controlUrls": [...]})
  */
+import cluster from 'node:cluster';
 import http from 'node:http';
 import { monoMs } from '../src/clock.js';
 import { quantile } from '../src/metrics/stats.js';
@@ -29,9 +36,15 @@ import { quantile } from '../src/metrics/stats.js';
 interface Params {
   stepMs: number;
   ttftMs: number;
+  processes: number;
 }
 
-const params: Params = { stepMs: 20, ttftMs: 100, ...(JSON.parse(process.argv[2] ?? '{}') as Partial<Params>) };
+const params: Params = { stepMs: 20, ttftMs: 100, processes: 1, ...(JSON.parse(process.argv[2] ?? '{}') as Partial<Params>) };
+if (!Number.isInteger(params.processes) || params.processes < 1 || params.processes > 64) {
+  throw new Error(`processes must be a whole number from 1 to 64 (got ${String(params.processes)})`);
+}
+/** this process forks the servers and serves nothing itself */
+const primaryOfMany = params.processes > 1 && cluster.isPrimary;
 
 interface Truth {
   id: string;
@@ -192,9 +205,8 @@ function tick(): void {
   due += params.stepMs;
   setTimeout(tick, Math.max(0, due - monoMs()));
 }
-setTimeout(tick, params.stepMs);
 
-const server = http.createServer((req, res) => {
+function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   const receivedMs = monoMs();
   const url = new URL(req.url ?? '/', 'http://x');
   const route = `${req.method} ${url.pathname}`;
@@ -224,18 +236,57 @@ const server = http.createServer((req, res) => {
     }
     json(res, 404, { error: { message: `no route ${route}`, type: 'NotFoundError' } });
   });
-});
-server.keepAliveTimeout = 600_000;
-server.headersTimeout = 0;
-server.requestTimeout = 0;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
-});
+}
 
-const stop = (): void => process.exit(0);
-process.stdin.on('end', stop);
-process.stdin.on('close', stop);
-process.stdin.resume();
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+function listen(server: http.Server, exclusive: boolean): Promise<number> {
+  server.keepAliveTimeout = 600_000;
+  server.headersTimeout = 0;
+  server.requestTimeout = 0;
+  return new Promise((resolve) => server.listen({ port: 0, host: '127.0.0.1', exclusive }, () => resolve((server.address() as { port: number }).port)));
+}
+
+/** one serving process: alone, it says its URL; one of many, it tells the primary its port and its control URL */
+async function serve(): Promise<void> {
+  setTimeout(tick, params.stepMs);
+  const port = await listen(http.createServer(handle), false);
+  if (!cluster.isWorker) {
+    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+    return;
+  }
+  const control = await listen(http.createServer(handle), true);
+  process.send!({ port, control: `http://127.0.0.1:${control}` });
+  // the primary gone (killed, or its stdin closed): nothing is left to serve
+  process.on('disconnect', () => process.exit(0));
+}
+
+/** the primary of `processes` servers: forks them, prints the shared URL and theirs once all listen */
+function forkServers(): void {
+  cluster.setupPrimary({ silent: false });
+  const heard: Array<{ port: number; control: string }> = [];
+  for (let i = 0; i < params.processes; i++) {
+    const worker = cluster.fork();
+    worker.on('message', (m: { port: number; control: string }) => {
+      heard.push(m);
+      if (heard.length === params.processes) process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${heard[0]!.port}`, controlUrls: heard.map((h) => h.control) })}\n`);
+    });
+  }
+  cluster.on('exit', (_w, code) => {
+    process.stderr.write(`tick-server: a serving process exited (code ${code})\n`);
+    process.exit(1);
+  });
+}
+
+if (primaryOfMany) forkServers();
+else void serve();
+
+if (!cluster.isWorker) {
+  const stop = (): void => {
+    if (primaryOfMany) for (const w of Object.values(cluster.workers ?? {})) w?.process.kill();
+    process.exit(0);
+  };
+  process.stdin.on('end', stop);
+  process.stdin.on('close', stop);
+  process.stdin.resume();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

@@ -105,9 +105,9 @@ export function startProcessSim(
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`sim process exited (code ${code}) before printing its URL`)));
     createInterface({ input: child.stdout! }).once('line', (line) => {
-      const { url } = JSON.parse(line) as { url: string };
+      const { url, controlUrls } = JSON.parse(line) as { url: string; controlUrls?: string[] };
       resolve({
-        sim: { url },
+        sim: controlUrls ? { url, controlUrls } : { url },
         stop: async () => {
           child.stdin!.end();
           const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -125,14 +125,35 @@ export async function getJson<T>(url: string): Promise<T> {
   return (await r.json()) as T;
 }
 
-/** where the sim serves: a SimHandle, or a sim in another process */
-export type SimAt = Pick<SimHandle, 'url'>;
+/**
+ * where the sim serves: a SimHandle, or a sim in another process. `controlUrls`: a server of
+ * several processes behind one port (perf/tick-server.ts `processes`), each answering the control
+ * routes for its own requests at its own URL; the truth and state are read from all of them.
+ */
+export type SimAt = Pick<SimHandle, 'url'> & { controlUrls?: readonly string[] };
 
-export const simState = (sim: SimAt): Promise<SimStateJson> => getJson<SimStateJson>(`${sim.url}/_sim/state`);
+const controlUrlsOf = (sim: SimAt): readonly string[] => sim.controlUrls ?? [sim.url];
+
+/** the state of every process: running summed, step lateness the worst process's */
+export async function simState(sim: SimAt): Promise<SimStateJson> {
+  const all = await Promise.all(controlUrlsOf(sim).map((u) => getJson<SimStateJson>(`${u}/_sim/state`)));
+  if (all.length === 1) return all[0]!;
+  const worst = (k: 'p50' | 'p99' | 'max'): number | undefined => {
+    const v = all.map((s) => s.stepLatenessMs[k]).filter((x): x is number => x !== undefined);
+    return v.length ? Math.max(...v) : undefined;
+  };
+  const sum = (k: 'running' | 'waiting' | 'arriving'): number => all.reduce((n, s) => n + s[k], 0);
+  const lateness = { count: all.reduce((n, s) => n + s.stepLatenessMs.count, 0), p50: worst('p50'), p99: worst('p99'), max: worst('max') };
+  return { running: sum('running'), waiting: sum('waiting'), arriving: sum('arriving'), stepLatenessMs: lateness };
+}
+
+export async function resetSim(sim: SimAt): Promise<void> {
+  await Promise.all(controlUrlsOf(sim).map((u) => fetch(`${u}/_sim/reset`, { method: 'POST' }).then((r) => r.arrayBuffer())));
+}
 
 export async function truthSince(sim: SimAt, sinceMs: number): Promise<Map<string, TruthJson>> {
-  const list = await getJson<TruthJson[]>(`${sim.url}/_sim/truth?since=${sinceMs}`);
-  return new Map(list.map((r) => [r.id, r]));
+  const lists = await Promise.all(controlUrlsOf(sim).map((u) => getJson<TruthJson[]>(`${u}/_sim/truth?since=${sinceMs}`)));
+  return new Map(lists.flat().map((r) => [r.id, r]));
 }
 
 /** A suite against the sim's URL with the given matrix; the environment is ignored (env = {}). */
