@@ -167,7 +167,10 @@ function tokenList(env: Env, name: string, example: string, allowEmpty: boolean)
   const raw = env[name];
   if (raw === undefined) return undefined;
   const trimmed = raw.trim();
-  if (allowEmpty && (trimmed === '' || trimmed.toLowerCase() === 'none')) return [];
+  // empty is unset, as for every variable (a CI input left blank keeps the default), but where an
+  // empty list means something: none (LLM_BENCH_PREFILL)
+  if (trimmed === '') return allowEmpty ? [] : undefined;
+  if (allowEmpty && trimmed.toLowerCase() === 'none') return [];
   const parts = trimmed.split(',').map((p) => p.trim()).filter((p) => p !== '');
   if (parts.length === 0) throw new ConfigError(`${name} is empty; give a comma-separated list such as ${name}=${example}`);
   return parts.map((p) => {

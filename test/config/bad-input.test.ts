@@ -28,6 +28,21 @@ import { ConfigError } from '../../src/errors.js';
 import { MAX_TIMER_MS, timerLimitMs } from '../../src/config/defaults.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
+describe('an empty variable is unset, except where an empty list means none', () => {
+  test('the matrix lists keep their defaults when empty; prefill and rates read empty as none; a lone comma is an error', () => {
+    for (const v of ['', '  ']) {
+      const o = readEnvOverrides({ LLM_BENCH_CONTEXTS: v, LLM_BENCH_CONCURRENCY: v, LLM_BENCH_DURATION_S: v, LLM_BENCH_URL: v });
+      expect(o).not.toHaveProperty('contexts');
+      expect(o).not.toHaveProperty('concurrency');
+      expect(o).not.toHaveProperty('windowS');
+      expect(o).not.toHaveProperty('url');
+      expect(readEnvOverrides({ LLM_BENCH_PREFILL: v, LLM_BENCH_RATES: v })).toMatchObject({ prefill: [], rates: [] });
+    }
+    expect(() => readEnvOverrides({ LLM_BENCH_CONTEXTS: ',' })).toThrow('LLM_BENCH_CONTEXTS is empty; give a comma-separated list such as LLM_BENCH_CONTEXTS=0,8K,64K');
+    expect(() => readEnvOverrides({ LLM_BENCH_CONCURRENCY: ',' })).toThrow('LLM_BENCH_CONCURRENCY: "" is not a positive whole number');
+  });
+});
+
 describe('the simulator profile is checked when the configuration is resolved', () => {
   test('from LLM_BENCH_SIM_PROFILE and from target.simProfile, with the nearest name', () => {
     expect(() => resolveSuite({}, { LLM_BENCH_SIM_PROFILE: 'tinyy' })).toThrow(
