@@ -259,7 +259,7 @@ export function resolveSuite(
   const url = base_?.url;
   const simulated = url === undefined;
   // checked where it is used: a real server's run does not stop on a profile it never starts
-  const simProfile = simulated ? simProfileOf(o.simProfile, suite.target.simProfile) : (o.simProfile ?? suite.target.simProfile ?? DEFAULTS.simProfile);
+  const simProfile = simProfileOf(o.simProfile, suite.target.simProfile, simulated);
 
   // field by field: the environment, the suite's matrix, then the profile's reference matrix
   // (simulator) or the default one; `{ windowS: 10 }` alone keeps the rest of the default run.
