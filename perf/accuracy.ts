@@ -71,7 +71,7 @@ const SERVER = serverAt >= 0 ? process.argv.splice(serverAt, 2)[1] : 'sim';
 if (SERVER !== 'sim' && SERVER !== 'tick') throw new Error(`--server must be sim or tick (got ${String(SERVER)})`);
 const processesAt = process.argv.indexOf('--server-processes');
 const SERVER_PROCESSES = processesAt >= 0 ? Number(process.argv.splice(processesAt, 2)[1]) : 1;
-if (!Number.isInteger(SERVER_PROCESSES) || SERVER_PROCESSES < 1) throw new Error('--server-processes must be a whole number of 1 or more');
+if (!Number.isInteger(SERVER_PROCESSES) || SERVER_PROCESSES < 1 || SERVER_PROCESSES > 64) throw new Error('--server-processes must be a whole number from 1 to 64');
 if (SERVER_PROCESSES > 1 && SERVER !== 'tick') throw new Error('--server-processes needs --server tick (the simulator is one process)');
 const searchAt = process.argv.indexOf('--search');
 const SEARCH = searchAt >= 0 && process.argv.splice(searchAt, 1).length === 1;
@@ -304,7 +304,8 @@ try {
   if (SEARCH) {
     const sorted = [...levels].sort((a, b) => a - b);
     let from = 0;
-    for (const threads of THREADS) {
+    // each walk starts where the fewer threads before it stopped, so fewest first
+    for (const threads of [...THREADS].sort((a, b) => a - b)) {
       let carried = -1;
       let missed = 0;
       for (let k = from; k < sorted.length && missed < 3; k++) {

@@ -121,7 +121,7 @@ function complete(req: http.IncomingMessage, res: http.ServerResponse, raw: stri
     return;
   }
   const header = req.headers['x-request-id'];
-  const id = typeof header === 'string' && header !== '' ? header : `tick-${++unnamed}`;
+  const id = typeof header === 'string' && header !== '' ? header : `tick-${cluster.worker?.id ?? 0}-${++unnamed}`;
   const max = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
   const truth: Truth = { id, receivedMs, writes: [], promptTokens: promptTokensOf(body), completionTokens: 0, end: 'running' };
   truths.set(id, truth);
@@ -270,8 +270,8 @@ function forkServers(): void {
       if (heard.length === params.processes) process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${heard[0]!.port}`, controlUrls: heard.map((h) => h.control) })}\n`);
     });
   }
-  cluster.on('exit', (_w, code) => {
-    process.stderr.write(`tick-server: a serving process exited (code ${code})\n`);
+  cluster.on('exit', (_w, code, signal) => {
+    process.stderr.write(`tick-server: a serving process exited (${signal ? `signal ${signal}` : `code ${code}`})\n`);
     process.exit(1);
   });
 }

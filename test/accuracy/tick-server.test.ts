@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { compareWithTruth, getJson, openAccuracyRun, resetSim, runAccuracyCell, simState, startProcessSim, type SimAt, type TruthJson } from './harness.js';
+import { compareWithTruth, edgeTransitTokens, getJson, openAccuracyRun, resetSim, runAccuracyCell, simState, startProcessSim, type SimAt, type TruthJson } from './harness.js';
 
 const TICK = fileURLToPath(new URL('../../perf/tick-server.ts', import.meta.url));
 const PROCESSES = 2;
@@ -28,14 +28,17 @@ test('a cell against two tick processes: every request has one truth, from the p
   const run = await openAccuracyRun(sim, { matrix: { contexts: [0], concurrency: [1], maxOutputTokens: 4000 } });
   try {
     await resetSim(sim);
+    // the reset reached every process: none holds a truth record any more
+    for (const u of sim.controlUrls!) expect(await getJson<TruthJson[]>(`${u}/_sim/truth`)).toEqual([]);
     const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: STREAMS, windowMs: 1000, gateTimeoutMs: 20_000 });
     const cmp = compareWithTruth(cell);
     expect(cmp.missingTruth).toEqual([]);
     expect(cmp.requests).toBe(cell.raw.timelines.length);
     expect(cmp.requests).toBeGreaterThanOrEqual(STREAMS);
     // the tokens the client read inside the window are the ones the servers wrote there, but for
-    // a token a stream written just before an edge and read just after it
-    expect(Math.abs(cmp.measured.outputTokens - cmp.truth.outputTokens)).toBeLessThanOrEqual(STREAMS);
+    // those written before an edge and read after it (a stalled client on a loaded machine: more)
+    const transit = edgeTransitTokens(cell);
+    expect(Math.abs(cmp.measured.outputTokens - cmp.truth.outputTokens)).toBeLessThanOrEqual(Math.max(1, 0.01 * cmp.truth.outputTokens) + transit.tokens);
     expect(cmp.truth.outputTokens).toBeGreaterThan(0);
 
     // the connections went to both processes, and no request is in two
@@ -47,10 +50,12 @@ test('a cell against two tick processes: every request has one truth, from the p
     expect(new Set(all).size).toBe(all.length);
     expect(all.length).toBe(cell.truth.size);
 
-    // the state is both processes' ticks (each ticks every 20 ms from its start, and both ran the cell)
+    // the state counts both processes' ticks (each ticks every 20 ms, since the reset): their sum,
+    // not the larger one's, which would read about half
+    const perProcess = await Promise.all(sim.controlUrls!.map((u) => getJson<{ stepLatenessMs: { count: number } }>(`${u}/_sim/state`)));
     const state = await simState(sim);
-    const one = await getJson<{ stepLatenessMs: { count: number } }>(`${sim.controlUrls![0]}/_sim/state`);
-    expect(state.stepLatenessMs.count).toBeGreaterThan(one.stepLatenessMs.count);
+    const most = Math.max(...perProcess.map((e) => e.stepLatenessMs.count));
+    expect(state.stepLatenessMs.count).toBeGreaterThanOrEqual(1.5 * most);
   } finally {
     await run.opened.close();
   }
