@@ -16,8 +16,13 @@ import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
  */
 export function baseUrlOf(given: string | undefined): { url: string; note?: string } | undefined {
   if (given === undefined) return undefined;
-  const url = given.replace(/\/+$/, '');
+  const url = given.trim().replace(/\/+$/, '');
   const u = new URL(url);
+  // a URL cannot hold whitespace: the parser would send a space in the path as %20 and drop a tab
+  // or a line break without a word, so a pasted "…/api /v1" would measure another path
+  if (/\s/.test(url)) {
+    throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
+  }
   if (u.search !== '' || u.hash !== '') {
     throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" must not carry a query or fragment; give the base URL only, e.g. https://gateway.example/api`);
   }

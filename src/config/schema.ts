@@ -38,7 +38,13 @@ export const EngineInfoSchema = z.strictObject({
 
 export const TargetSchema = z.strictObject({
   /** base URL of the server, e.g. http://127.0.0.1:8000 (no /v1) */
-  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }).optional(),
+  url: z
+    .string()
+    .trim()
+    // checked before z.url, which hands back the parsed URL: a space in the path as %20, a tab dropped
+    .refine((s) => !/\s/.test(s), { error: 'was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space' })
+    .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }))
+    .optional(),
   /** served model id; default: the first from /v1/models */
   model: z.string().min(1).optional(),
   /** sent as a Bearer header, never stored or printed */

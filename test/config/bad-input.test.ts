@@ -118,6 +118,16 @@ describe('names, URLs and on/off variables', () => {
     expect(message).not.toContain('s3cret');
   });
 
+  test('a URL with whitespace inside it is refused (the parser would encode a space and drop a tab); around it, trimmed', () => {
+    expect(() => baseUrlOf('http://h:8000/my api')).toThrow('target.url / LLM_BENCH_URL: "http://h:8000/my%20api" was given with whitespace inside it (a space, tab or line break); remove it, or write %20');
+    expect(() => resolveSuite({ target: { url: 'http://h:8000/api\t/v1' } }, {})).toThrow('target.url: was given with whitespace inside it');
+    expect(() => resolveSuite({ target: { url: 'http://h:8000/my api' } }, {})).toThrow('target.url: was given with whitespace inside it');
+    expect(resolveSuite({ target: { url: ' http://h:8000/api ' } }, {}).target.url).toBe('http://h:8000/api');
+    expect(() => resolveSuite({}, { LLM_BENCH_URL: 'https://user:s3cret@gw/team a' })).toThrow(/^(?!.*s3cret).*whitespace inside it/);
+    expect(baseUrlOf(' http://h:8000/api/ ')).toEqual({ url: 'http://h:8000/api' });
+    expect(baseUrlOf('http://h:8000/my%20api')).toEqual({ url: 'http://h:8000/my%20api' });
+  });
+
   test('LLM_BENCH_QUIET, LLM_BENCH_DEBUG and LLM_BENCH_ALLOW_ERRORS take 1/0, true/false, yes/no or on/off, and nothing else', () => {
     expect(() => readEnvOverrides({ LLM_BENCH_QUIET: '2' })).toThrow('LLM_BENCH_QUIET: "2" must be 1 or 0 (true/false, yes/no and on/off work too)');
     expect(() => readEnvOverrides({ LLM_BENCH_DEBUG: 'maybe' })).toThrow('LLM_BENCH_DEBUG: "maybe" must be 1 or 0');
