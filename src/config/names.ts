@@ -9,6 +9,14 @@ import { nearestName } from '../spelling.js';
 import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
 
 /**
+ * A URL as given, for a message: its user and password (`https://user:pass@host`) left out, even
+ * where the URL does not parse (the parser's own redaction needs a URL it can read).
+ */
+export function withoutUserinfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
+/**
  * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
  * adapter's paths start with `/v1/…` (OpenAI's client takes `…/v1` as its base URL, so users paste
  * it): `https://gw/api/v1` → `https://gw/api`, said once in `note` so it is not silently doubled.
@@ -17,12 +25,13 @@ import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
 export function baseUrlOf(given: string | undefined): { url: string; note?: string } | undefined {
   if (given === undefined) return undefined;
   const url = given.trim().replace(/\/+$/, '');
-  const u = new URL(url);
   // a URL cannot hold whitespace: the parser would send a space in the path as %20 and drop a tab
-  // or a line break without a word, so a pasted "…/api /v1" would measure another path
+  // or a line break without a word, so a pasted "…/api /v1" would measure another path; quoted as
+  // given (JSON: a tab shows), its credentials left out
   if (/\s/.test(url)) {
-    throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
+    throw new ConfigError(`target.url / LLM_BENCH_URL: ${JSON.stringify(withoutUserinfo(url))} was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
   }
+  const u = new URL(url);
   if (u.search !== '' || u.hash !== '') {
     throw new ConfigError(`target.url / LLM_BENCH_URL: "${u.origin}${u.pathname}" must not carry a query or fragment; give the base URL only, e.g. https://gateway.example/api`);
   }

@@ -41,7 +41,8 @@ export const TargetSchema = z.strictObject({
   url: z
     .string()
     .trim()
-    // checked before z.url, which hands back the parsed URL: a space in the path as %20, a tab dropped
+    // checked before z.url, which hands back the input with its tabs and line breaks removed (and
+    // new URL later sends a space in the path as %20)
     .refine((s) => !/\s/.test(s), { error: 'was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space' })
     .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }))
     .optional(),

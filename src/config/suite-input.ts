@@ -104,7 +104,7 @@ export interface EngineInfoInput {
 export interface TargetInput {
   /**
    * Base URL of the server, http(s). A gateway's path prefix is kept; a trailing `/v1` is
-   * understood (and said once). `LLM_BENCH_URL` wins over it.
+   * understood (and said once); whitespace inside it is refused. `LLM_BENCH_URL` wins over it.
    * @default none: the embedded simulator is measured
    * @example 'http://127.0.0.1:8000'
    */

@@ -119,7 +119,12 @@ describe('names, URLs and on/off variables', () => {
   });
 
   test('a URL with whitespace inside it is refused (the parser would encode a space and drop a tab); around it, trimmed', () => {
-    expect(() => baseUrlOf('http://h:8000/my api')).toThrow('target.url / LLM_BENCH_URL: "http://h:8000/my%20api" was given with whitespace inside it (a space, tab or line break); remove it, or write %20');
+    expect(() => baseUrlOf('http://h:8000/my api')).toThrow('target.url / LLM_BENCH_URL: "http://h:8000/my api" was given with whitespace inside it (a space, tab or line break); remove it, or write %20');
+    expect(() => readEnvOverrides({ LLM_BENCH_URL: 'http://h:8000/api\t/v1' })).not.toThrow();
+    expect(() => resolveSuite({}, { LLM_BENCH_URL: 'http://h:8000/api\t/v1' })).toThrow('LLM_BENCH_URL: "http://h:8000/api\\t/v1" was given with whitespace inside it');
+    expect(() => resolveSuite({}, { LLM_BENCH_URL: 'http://h:8000/api\n/v1' })).toThrow('was given with whitespace inside it');
+    // a URL that does not parse at all (a space in the host) is quoted without its credentials too
+    expect(() => readEnvOverrides({ LLM_BENCH_URL: 'https://user:s3cret@g w/x' })).toThrow(/^LLM_BENCH_URL: "https:\/\/g w\/x" is not a URL/);
     expect(() => resolveSuite({ target: { url: 'http://h:8000/api\t/v1' } }, {})).toThrow('target.url: was given with whitespace inside it');
     expect(() => resolveSuite({ target: { url: 'http://h:8000/my api' } }, {})).toThrow('target.url: was given with whitespace inside it');
     expect(resolveSuite({ target: { url: ' http://h:8000/api ' } }, {}).target.url).toBe('http://h:8000/api');
