@@ -52,6 +52,16 @@ export function redactUrlCredentials(text: string): string {
   return text.replace(URL_USERINFO, `$1${REDACTED}@`);
 }
 
+/**
+ * One URL as given (a setting, not a text that holds URLs): its user-info left out, everything
+ * from the scheme's `//` to the last `@` before the path, spaces included. redactUrlCredentials
+ * stops at whitespace, as it must in a text, so it would show part of a password with a space in
+ * it; and this works where the URL does not parse, where the parser's own redaction cannot.
+ */
+export function withoutUrlUserinfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
 /** Replace each known secret value (e.g. the API key) wherever it appears in a text. */
 export function redactValues(text: string, secrets: readonly (string | undefined)[]): string {
   let out = text;

@@ -12,7 +12,7 @@ import type { Slo } from '../shapes/result.js';
 import { parseArrival, type Arrival } from '../shapes/arrival.js';
 import { editDistance } from '../spelling.js';
 import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
-import { withoutUserinfo } from './names.js';
+import { withoutUrlUserinfo } from '../redact.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -219,7 +219,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
       parsed = new URL(url);
     } catch {
       // quoted without its credentials: a URL that does not parse still carries them
-      throw new ConfigError(`LLM_BENCH_URL: ${JSON.stringify(withoutUserinfo(url))} is not a URL; e.g. LLM_BENCH_URL=http://127.0.0.1:8000`);
+      throw new ConfigError(`LLM_BENCH_URL: ${JSON.stringify(withoutUrlUserinfo(url))} is not a URL; e.g. LLM_BENCH_URL=http://127.0.0.1:8000`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new ConfigError(`LLM_BENCH_URL must start with http:// or https://; e.g. LLM_BENCH_URL=http://127.0.0.1:8000`);

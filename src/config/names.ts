@@ -6,15 +6,8 @@
 import { ConfigError } from '../errors.js';
 import { DEFAULTS, SIM_PROFILE_NAMES } from './defaults.js';
 import { nearestName } from '../spelling.js';
+import { withoutUrlUserinfo } from '../redact.js';
 import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
-
-/**
- * A URL as given, for a message: its user and password (`https://user:pass@host`) left out, even
- * where the URL does not parse (the parser's own redaction needs a URL it can read).
- */
-export function withoutUserinfo(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
-}
 
 /**
  * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
@@ -29,7 +22,7 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   // or a line break without a word, so a pasted "…/api /v1" would measure another path; quoted as
   // given (JSON: a tab shows), its credentials left out
   if (/\s/.test(url)) {
-    throw new ConfigError(`target.url / LLM_BENCH_URL: ${JSON.stringify(withoutUserinfo(url))} was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
+    throw new ConfigError(`target.url / LLM_BENCH_URL: ${JSON.stringify(withoutUrlUserinfo(url))} was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
   }
   const u = new URL(url);
   if (u.search !== '' || u.hash !== '') {
