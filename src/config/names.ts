@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 import { DEFAULTS, SIM_PROFILE_NAMES } from './defaults.js';
 import { nearestName } from '../spelling.js';
 import { withoutUrlUserinfo } from '../redact.js';
-import { RUN_NAME, RUN_NAME_RULE } from './schema.js';
+import { RUN_NAME, RUN_NAME_RULE, URL_WHITESPACE_RULE } from './schema.js';
 
 /**
  * The base URL the run uses: trailing slashes dropped, and a trailing `/v1` removed, because every
@@ -22,7 +22,7 @@ export function baseUrlOf(given: string | undefined): { url: string; note?: stri
   // or a line break without a word, so a pasted "…/api /v1" would measure another path; quoted as
   // given (JSON: a tab shows), its credentials left out
   if (/\s/.test(url)) {
-    throw new ConfigError(`target.url / LLM_BENCH_URL: ${JSON.stringify(withoutUrlUserinfo(url))} was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space`);
+    throw new ConfigError(`target.url / LLM_BENCH_URL: ${JSON.stringify(withoutUrlUserinfo(url))} ${URL_WHITESPACE_RULE}`);
   }
   const u = new URL(url);
   if (u.search !== '' || u.hash !== '') {

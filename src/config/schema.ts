@@ -36,6 +36,9 @@ export const EngineInfoSchema = z.strictObject({
   commit: z.string().optional(),
 });
 
+/** what a server URL with whitespace inside it is told (the suite's target.url here, LLM_BENCH_URL in names.ts baseUrlOf) */
+export const URL_WHITESPACE_RULE = 'was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space';
+
 export const TargetSchema = z.strictObject({
   /** base URL of the server, e.g. http://127.0.0.1:8000 (no /v1) */
   url: z
@@ -43,7 +46,7 @@ export const TargetSchema = z.strictObject({
     .trim()
     // checked before z.url, which hands back the input with its tabs and line breaks removed (and
     // new URL later sends a space in the path as %20)
-    .refine((s) => !/\s/.test(s), { error: 'was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space' })
+    .refine((s) => !/\s/.test(s), { error: URL_WHITESPACE_RULE })
     .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }))
     .optional(),
   /** served model id; default: the first from /v1/models */
