@@ -24,6 +24,10 @@
  * - dispatch+sse:    undici-dispatch feeding this project's SSE parser (src/client/sse.ts), which
  *                    counts events;
  * - dispatch+sse+json: the same, and JSON.parse of every event's data;
+ * - dispatch+sse+scan: the same, each one-line event offered as bytes to the vLLM adapter's scan
+ *                    (engines/openai-scan.ts), as streamRequest reads it, without the sink, the
+ *                    token counter, the timeline or the self-check: with dispatch+sse, it splits
+ *                    streamRequest's cost over undici into framing, scan and the rest;
  * - dispatch+esp, dispatch+esp+json: the same two with the eventsource-parser library instead
  *                    (a streaming TextDecoder, then its feed(); docs/libraries.md);
  * - streamRequest:   this project's client (src/client/stream.ts) as a cell runs it: the SSE parser,
@@ -59,7 +63,7 @@ import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import type { StreamRequestOptions } from '../src/client/stream-options.js';
 
-const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json', 'streamRequest-nocheck'] as const;
+const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+sse+scan', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json', 'streamRequest-nocheck'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -174,6 +178,26 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
         if (json && data !== '[DONE]') JSON.parse(data);
         events++;
       });
+      const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
+      c.dispatch(
+        { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
+        { onRequestStart: () => undefined, onResponseData: (_c, chunk) => parser.push(chunk), onResponseError: (_c, e) => console.error(e.message) },
+      );
+    } else if (reader === 'dispatch+sse+scan') {
+      const { scanOpenAIChunk } = await import('../src/engines/openai-scan.js');
+      const parser = new SseParser(
+        (data) => {
+          if (data !== '[DONE]') JSON.parse(data);
+          events++;
+        },
+        {
+          onDataBytes: (b, start, end) => {
+            if (scanOpenAIChunk(b, start, end, false) === undefined) return false;
+            events++;
+            return true;
+          },
+        },
+      );
       const c = new Client(origin, { pipelining: 1, bodyTimeout: 0 });
       c.dispatch(
         { path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json' } },
