@@ -18,6 +18,8 @@
  *                    body sink streamRequest uses (src/client/body-sink.ts: SSE parser, JSON.parse,
  *                    the vLLM decoder, the token counter, arrival timestamps): what this client
  *                    would cost per event on its own transport instead of undici's;
+ * - net+h1+scan:     the same with the adapter's scan, as streamRequest reads each event (no
+ *                    self-check): streamRequest's cost on a transport of its own;
  * - node-http:       node:http client, a 'data' listener that only counts;
  * - undici-dispatch: undici Client.dispatch with a handler that only counts;
  * - undici-request:  undici Client.request, the body Readable's 'data' listener only counts;
@@ -63,7 +65,7 @@ import { SseParser } from '../src/client/sse.js';
 import type { RequestTimeline } from '../src/shapes/timeline.js';
 import type { StreamRequestOptions } from '../src/client/stream-options.js';
 
-const READERS = ['net', 'net+json', 'net+h1+sink', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+sse+scan', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json', 'streamRequest-nocheck'] as const;
+const READERS = ['net', 'net+json', 'net+h1+sink', 'net+h1+scan', 'node-http', 'undici-request', 'undici-dispatch', 'dispatch+sse', 'dispatch+sse+json', 'dispatch+sse+scan', 'dispatch+esp', 'dispatch+esp+json', 'streamRequest', 'streamRequest+json', 'streamRequest-nocheck'] as const;
 type Reader = (typeof READERS)[number];
 
 function arg(name: string, fallback: string): string {
@@ -131,15 +133,17 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
       }).then((t) => console.error(`stream ${t.id} ended early: ${JSON.stringify(t.end)}`));
     }
   }
-  if (reader === 'net+h1+sink') {
+  if (reader === 'net+h1+sink' || reader === 'net+h1+scan') {
     const { eventStreamSink } = await import('../src/client/body-sink.js');
     const { decodeOpenAIChunk } = await import('../src/engines/openai.js');
+    const { scanOpenAIChunk } = await import('../src/engines/openai-scan.js');
     const live: RequestTimeline[] = [];
     countChunks = () => live.reduce((n, t) => n + t.chunkMs.length, 0);
     for (let i = 0; i < streams; i++) {
       const timeline: RequestTimeline = { id: `floor-${i}`, sendMs: 0, chunkMs: [], chunkTokens: [], tokenSource: 'chunks', reasoningTokens: 0 };
       live.push(timeline);
-      const opts = { id: timeline.id, decode: decodeOpenAIChunk, endsWithDone: true } as Pick<StreamRequestOptions, 'id' | 'decode' | 'endsWithDone'> as StreamRequestOptions;
+      const scan = reader === 'net+h1+scan' ? { scan: scanOpenAIChunk } : {};
+      const opts = { id: timeline.id, decode: decodeOpenAIChunk, ...scan, endsWithDone: true } as Pick<StreamRequestOptions, 'id' | 'decode' | 'scan' | 'endsWithDone'> as StreamRequestOptions;
       const sink = eventStreamSink(timeline, opts, 'text/event-stream', () => undefined, (_c, m) => console.error(`stream ${timeline.id}: ${m}`));
       const s = net.connect(port, '127.0.0.1');
       s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
@@ -149,7 +153,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
   const counted = (): void => {
     events++;
   };
-  const timelines = projectClient || reader === 'net+h1+sink';
+  const timelines = projectClient || reader === 'net+h1+sink' || reader === 'net+h1+scan';
   for (let i = 0; i < streams && !timelines; i++) {
     if (reader === 'net' || reader === 'net+json') {
       const s = net.connect(port, '127.0.0.1');
