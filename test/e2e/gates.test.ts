@@ -59,7 +59,7 @@ describe('-u without churn', () => {
   test('two -u runs on an unchanged simulator leave the threshold file byte-identical', { timeout: 240_000 }, async () => {
     const { readFileSync } = await import('node:fs');
     const { spawnSync } = await import('node:child_process');
-    const { cleanEnv, root } = await import('../faults/helpers.js');
+    const { cleanEnv, root, vitestArgv } = await import('../faults/helpers.js');
     const t = withThresholds({ cells: {}, prefill: {} });
     const path = t.env.LLM_BENCH_THRESHOLDS!;
     // short requests in a 2 s window: each cell's TTFT is a median over tens of requests, not two.
@@ -67,7 +67,7 @@ describe('-u without churn', () => {
     // measured 26 % slower in the second run than the first (a budget breached, so moved): churn
     // of a one-sample figure, not of -u, whose prefill budgets test/thresholds covers
     const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: 'none', LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '16', ...t.env };
-    const update = () => spawnSync('npx', ['vitest', 'bench', '--run', '-u'], { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 100_000 });
+    const update = () => spawnSync(...vitestArgv(['bench', '--run', '-u']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 100_000 });
     const first = update();
     expect(first.status, first.stdout + first.stderr).toBe(0);
     const written = readFileSync(path, 'utf8');

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
+import { root, vitestArgv } from '../compare/run-vitest.js';
 
-const root = join(import.meta.dirname, '..', '..');
 
 function runBench(env: Record<string, string>, extraArgs: string[] = []) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
-  const r = spawnSync('npx', ['vitest', 'bench', '--run', ...extraArgs], {
+  const r = spawnSync(...vitestArgv(['bench', '--run', ...extraArgs]), {
     cwd: root,
     env: { ...clean, LLM_BENCH_QUIET: '1', NO_COLOR: '1', ...env },
     encoding: 'utf8',

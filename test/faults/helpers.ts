@@ -1,8 +1,8 @@
-/** Running `npx vitest bench --run` as a user does, for the fault tests. */
+/** Running `vitest bench --run` as a user does (`npx vitest bench --run`), for the fault tests. */
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { root, vitestArgv } from '../compare/run-vitest.js';
 
-export const root = join(import.meta.dirname, '..', '..');
+export { root, vitestArgv };
 
 export interface BenchRun {
   code: number | null;
@@ -16,10 +16,10 @@ export function cleanEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
 }
 
-/** `npx vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */
+/** `vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */
 export function runBench(env: Record<string, string>, limitS = 90): BenchRun {
   const started = Date.now();
-  const r = spawnSync('npx', ['vitest', 'bench', '--run'], {
+  const r = spawnSync(...vitestArgv(['bench', '--run']), {
     cwd: root,
     env: { ...cleanEnv(), NO_COLOR: '1', ...env },
     encoding: 'utf8',

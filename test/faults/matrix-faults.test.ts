@@ -89,9 +89,9 @@ describe('signals', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     test(`${signal} mid-run: ends at once, keeps the finished cells, marks the page partial`, { timeout: 120_000 }, async () => {
       const { spawn } = await import('node:child_process');
-      const { cleanEnv, root } = await import('./helpers.js');
+      const { cleanEnv, root, vitestArgv } = await import('./helpers.js');
       const out = mkdtempSync(join(tmpdir(), 'lsm-sig-'));
-      const child = spawn('npx', ['vitest', 'bench', '--run'], {
+      const child = spawn(...vitestArgv(['bench', '--run']), {
         cwd: root,
         env: { ...cleanEnv(), NO_COLOR: '1', ...ENV, LLM_BENCH_CONTEXTS: '0,1K,4K', LLM_BENCH_OUT: out },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { cleanEnv, root, runBench, TINY } from './helpers.js';
+import { cleanEnv, root, runBench, TINY, vitestArgv } from './helpers.js';
 
 const ENV = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: '1K', LLM_BENCH_DURATION_S: '1', LLM_BENCH_MAX_TOKENS: '24' };
 const PLANNED = ['0/1', '0/2', '1K/1', '1K/2'];
@@ -18,7 +18,7 @@ const read = (dir: string) => JSON.parse(readFileSync(join(dir, 'speed-matrix.js
 
 /** the bench, stopped with SIGTERM once two cells are done */
 async function stoppedAfterTwoCells(out: string): Promise<void> {
-  const child = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...ENV, LLM_BENCH_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(...vitestArgv(['bench', '--run']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...ENV, LLM_BENCH_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let log = '';
   let sent = false;
   const onData = (d: Buffer): void => {

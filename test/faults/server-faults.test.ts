@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { cleanEnv, root, runBench, TINY } from './helpers.js';
+import { cleanEnv, root, runBench, TINY, vitestArgv } from './helpers.js';
 
 function outDir(): string {
   return mkdtempSync(join(tmpdir(), 'lsm-sf-'));
@@ -96,7 +96,7 @@ async function startSimProcess(port: number): Promise<ChildProcess> {
 
 /** the bench, without blocking this process (the proxy serves it meanwhile), killed after `limitS` */
 function benchAsync(env: Record<string, string>, limitS: number): Promise<{ code: number | null; out: string }> {
-  const child = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...vitestArgv(['bench', '--run']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   const feed = (d: Buffer): void => {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { cleanEnv, root, runBench, TINY } from './helpers.js';
+import { cleanEnv, root, runBench, TINY, vitestArgv } from './helpers.js';
 
 /** the error line and what follows it: no code frame (`❯ file:line`) and no stack (`at …`) */
 function expectOneCleanLine(out: string, error: RegExp): void {
@@ -94,7 +94,7 @@ describe('the results folder belongs to one run', () => {
   test('a second run into the same folder fails at once, naming the first; the first finishes and keeps its page', { timeout: 180_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-two-'));
     const env = { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_DURATION_S: '3', LLM_BENCH_OUT: out };
-    const first = spawn('npx', ['vitest', 'bench', '--run'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const first = spawn(...vitestArgv(['bench', '--run']), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let firstOut = '';
     first.stdout!.on('data', (d: Buffer) => (firstOut += d.toString()));
     first.stderr!.on('data', (d: Buffer) => (firstOut += d.toString()));

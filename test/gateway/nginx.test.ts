@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { cleanEnv, root, runBench, TINY } from '../faults/helpers.js';
+import { cleanEnv, root, runBench, TINY, vitestArgv } from '../faults/helpers.js';
 import { freePort, nginxMissing, startNginx, type NginxHandle } from '../helpers/nginx.js';
 
 if (nginxMissing) console.warn(`[skip] gateway path-prefix tests: ${nginxMissing}`);
@@ -121,7 +121,7 @@ describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502
         });
       });
       const out = mkdtempSync(join(tmpdir(), 'lsm-dead-'));
-      const bench = spawn('npx', ['vitest', 'bench', '--run'], {
+      const bench = spawn(...vitestArgv(['bench', '--run']), {
         cwd: root,
         env: { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_CONCURRENCY: '1,2,4', LLM_BENCH_URL: `http://127.0.0.1:${nginx.port}`, LLM_BENCH_OUT: out },
         stdio: ['ignore', 'pipe', 'pipe'],
