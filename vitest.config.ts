@@ -16,7 +16,7 @@ const { speedMatrixBenchmarkReporters, speedMatrixProjects, speedMatrixReporters
 /**
  * Whole runs checked for what the user sees (exit codes, the line that names the fault, which cells
  * the files hold, the requests the server or the proxy got) rather than for figures against truth
- * or against a budget another run wrote: most spawn `npx vitest bench` children that mostly wait
+ * or against a budget another run wrote: most spawn `vitest bench` children that mostly wait
  * out their windows (workload-files runs its own simulator beside them), so two files run at once
  * (project `flows`), after the timing files. Their runs use METHOD's 50 ms Client-limited bound
  * (testEnv below); the few time-bound checks among them have wide margins (a 2 s window's stall

@@ -189,9 +189,15 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
       );
     } else if (reader === 'dispatch+sse+scan') {
       const { scanOpenAIChunk } = await import('../src/engines/openai-scan.js');
+      let fellBack = false;
       const parser = new SseParser(
         (data) => {
-          if (data !== '[DONE]') JSON.parse(data);
+          if (data !== '[DONE]') {
+            // every chunk of this server is one the scan reads: one that is not would be timed as text + JSON.parse
+            if (!fellBack) console.error(`dispatch+sse+scan: the scan did not read an event, which is parsed instead: ${data.slice(0, 120)}`);
+            fellBack = true;
+            JSON.parse(data);
+          }
           events++;
         },
         {
@@ -250,7 +256,7 @@ async function client(reader: Reader, port: number, streams: number, seconds: nu
 }
 
 /**
- * A response's socket reads → its chunked body's data, for net+h1+sink: the head is skipped up to
+ * A response's socket reads → its chunked body's data, for net+h1+sink and net+h1+scan: the head is skipped up to
  * its blank line, then each `size CRLF data CRLF` is framed, across reads of any split. Enough for
  * this server's responses only (200, chunked, one per connection).
  */
@@ -303,7 +309,7 @@ function h1Chunked(onData: (chunk: Buffer) => void): (b: Buffer) => void {
   };
 }
 
-/** chunks recorded by every streamRequest timeline so far (set up by the streamRequest reader) */
+/** chunks recorded by every timeline so far (set up by the readers that keep timelines: streamRequest and net+h1+…) */
 let countChunks = (): number => 0;
 
 async function main(): Promise<void> {
@@ -385,7 +391,9 @@ function printRatios(rounds: readonly ReadonlyMap<Reader, number>[]): void {
     const median = sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
     const each = ratios.length > 1 ? ` (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median of ${ratios.length})` : '';
     // the target is for the client as a cell runs it: how often a round met it says how reliably
-    const target = reader === 'streamRequest' && ratios.length > 1 ? `; within issue 24's ${TARGET}× in ${ratios.filter((x) => x <= TARGET).length} of ${ratios.length} rounds` : '';
+    // a round is within the target as printed (to two decimals)
+    const within = ratios.filter((x) => Math.round(x * 100) / 100 <= TARGET).length;
+    const target = reader === 'streamRequest' && ratios.length > 1 ? `; within issue 24's ${TARGET}× in ${within} of ${ratios.length} rounds` : '';
     console.log(`${reader} / net = ${median.toFixed(2)}×${each}${target}`);
   }
 }

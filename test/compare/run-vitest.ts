@@ -10,8 +10,9 @@ export const root = join(import.meta.dirname, '..', '..');
 /**
  * `vitest <args>` as spawn's command and arguments: this project's Vitest CLI run by this Node,
  * the program `npx vitest` starts, without npm's own start in front of each of the suite's hundred
- * or so children (0.33 s a child on the 2-core VM, idle), and with a signal sent to the child
- * reaching Vitest rather than npm. The `npx` path a user takes is checked by scripts/pack-check.
+ * or so children (0.33 s a child on the 2-core VM, idle); a test's `child.kill` then stops Vitest
+ * itself, not only npm. The `npx` path a user takes is run by scripts/pack-check, and with signals
+ * to its process group by test/faults/matrix-faults.test.ts ("signals").
  */
 export function vitestArgv(args: readonly string[]): [string, string[]] {
   return [process.execPath, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), ...args]];

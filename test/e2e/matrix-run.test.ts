@@ -12,7 +12,6 @@ import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
 import { root, vitestArgv } from '../compare/run-vitest.js';
 
-
 function runBench(env: Record<string, string>, extraArgs: string[] = []) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
   const r = spawnSync(...vitestArgv(['bench', '--run', ...extraArgs]), {
