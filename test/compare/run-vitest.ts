@@ -18,12 +18,14 @@ export function vitestArgv(args: readonly string[]): [string, string[]] {
   return [process.execPath, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), ...args]];
 }
 
+/** the environment without Vitest's own variables and without any LLM_BENCH_* of the caller (but the suite's Client-limited bound) */
+export function cleanEnv(): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
+}
+
 export function runVitest(args: string[], env: Record<string, string>, timeoutMs = 120_000): { code: number | null; out: string } {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && !k.startsWith('GITHUB_') && k !== 'NODE_ENV',
-    ),
-  );
+  // no GITHUB_* either: these runs must not write a job summary
+  const clean = Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => !k.startsWith('GITHUB_')));
   const r = spawnSync(...vitestArgv(args), {
     cwd: root,
     env: { ...clean, LLM_BENCH_QUIET: '1', NO_COLOR: '1', ...env },

@@ -1,19 +1,14 @@
 /** Running `vitest bench --run` as a user does (`npx vitest bench --run`), for the fault tests. */
 import { spawnSync } from 'node:child_process';
-import { root, vitestArgv } from '../compare/run-vitest.js';
+import { cleanEnv, root, vitestArgv } from '../compare/run-vitest.js';
 
-export { root, vitestArgv };
+export { cleanEnv, root, vitestArgv };
 
 export interface BenchRun {
   code: number | null;
   out: string;
   seconds: number;
   timedOut: boolean;
-}
-
-/** the environment without Vitest's own variables and without any LLM_BENCH_* of the caller */
-export function cleanEnv(): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
 }
 
 /** `vitest bench --run` with `env`, killed after `limitS` (a hang is then a failure, not a stuck CI). */

@@ -11,15 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
-import { root, vitestArgv } from '../compare/run-vitest.js';
+import { cleanEnv, root, vitestArgv } from '../compare/run-vitest.js';
 
 const API_KEY = 'sk-SECRETapikey123';
 const SECRETS = [API_KEY, 'hf_SECRETenvtoken', 'sk-SECRETserverkey', 'hf_SECRETservertoken', 'SECRET'];
 
 function runBench(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && (!k.startsWith('LLM_BENCH_') || k === 'LLM_BENCH_CLIENT_LIMIT_MS') && k !== 'NODE_ENV'));
   return new Promise((resolve) => {
-    const child = spawn(...vitestArgv(['bench', '--run']), { cwd: root, env: { ...clean, NO_COLOR: '1', ...env } });
+    const child = spawn(...vitestArgv(['bench', '--run']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env } });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
     child.stderr.on('data', (b: Buffer) => (out += b.toString('utf8')));
