@@ -4,23 +4,16 @@
  * measured value, the budget and the margin; `-u` rewrites the file and exits 0; a rerun then
  * passes. Both result files are written and the JSON validates against the schema.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
-import { root, vitestArgv } from '../compare/run-vitest.js';
+import { runVitest } from '../compare/run-vitest.js';
 
+/** `vitest bench --run` in a child, with the clean environment every spawned run of the suite gets (a caller's LLM_BENCH_* stays out) */
 function runBench(env: Record<string, string>, extraArgs: string[] = []) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV'));
-  const r = spawnSync(...vitestArgv(['bench', '--run', ...extraArgs]), {
-    cwd: root,
-    env: { ...clean, LLM_BENCH_QUIET: '1', NO_COLOR: '1', ...env },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+  return runVitest(['bench', '--run', ...extraArgs], env);
 }
 
 describe('matrix run end to end (embedded simulator, tiny profile)', () => {
