@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
+import { cleanEnv } from '../compare/run-vitest.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -29,8 +30,8 @@ test("every test file runs under npm test, in one project (fix: add its folder t
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 60_000,
-      // a plain `vitest list`, not one inside this run's worker
-      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV')),
+      // a plain `vitest list`, not one inside this run's worker, nor one shaped by a caller's LLM_BENCH_*
+      env: cleanEnv(),
     }),
   ) as Array<{ file: string; projectName: string }>;
   const byFile = new Map<string, string[]>();
