@@ -6,11 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
-import { cleanEnv } from '../compare/run-vitest.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { cleanEnv, root, vitestArgv } from '../compare/run-vitest.js';
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -25,7 +22,7 @@ test("every test file runs under npm test, in one project (fix: add its folder t
   const projects = [...script.matchAll(/--project[ =](\S+)/g)].map((m) => m[1]!);
   expect(projects.length).toBeGreaterThan(0);
   const listed = JSON.parse(
-    execFileSync(process.execPath, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'list', '--filesOnly', '--json', ...projects.flatMap((p) => ['--project', p])], {
+    execFileSync(...vitestArgv(['list', '--filesOnly', '--json', ...projects.flatMap((p) => ['--project', p])]), {
       cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
