@@ -14,6 +14,7 @@ import { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
 import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
 import { openCellLoad, type CellLoad } from './cell-load.js';
+import { modelLengthProblem } from './prompts.js';
 import { isUnreachable } from '../engines/http.js';
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
@@ -44,6 +45,20 @@ export function overCapacityResult(cell: PlannedCell): CellResult {
   };
 }
 
+/** A planned cell that could not start, with the reason. */
+function notRunResult(cell: PlannedCell, reason: string): CellResult {
+  return {
+    context: cell.context,
+    contextLabel: cell.contextLabel,
+    concurrency: cell.concurrency,
+    status: 'not-run',
+    statuses: ['not-run'],
+    evidence: {},
+    notRunReason: reason,
+    finishedAt: new Date().toISOString(),
+  };
+}
+
 type Raw = Awaited<ReturnType<typeof runCell>>;
 
 /** One measured repeat of a cell: its raw run, its figures, what its status and goodput are judged on. */
@@ -66,16 +81,7 @@ interface Repeat {
 export async function measureCell(run: RunContext, cell: PlannedCell, signal: AbortSignal): Promise<CellResult> {
   const { cfg } = run;
   const say = (m: string) => progress(`${cell.key}: ${m}`);
-  const notRun = (error: unknown): CellResult => ({
-    context: cell.context,
-    contextLabel: cell.contextLabel,
-    concurrency: cell.concurrency,
-    status: 'not-run',
-    statuses: ['not-run'],
-    evidence: {},
-    notRunReason: (error as Error)?.message ?? String(error),
-    finishedAt: new Date().toISOString(),
-  });
+  const notRun = (error: unknown): CellResult => notRunResult(cell, (error as Error)?.message ?? String(error));
   // LLM_BENCH_REPEAT: measure the cell `repeat` times (each run starts with the drain barrier);
   // each repeat has its own load: request numbers move on by 100,000 per repeat (synthetic), a
   // workload's texts are the repeat's own, so no repeat resends an earlier prompt
@@ -261,7 +267,10 @@ function publishCell(run: RunContext, key: string, result: CellResult, judgement
 export function createCellRunner(run: RunContext) {
   const { cfg } = run;
   return async function runCellTest(cell: PlannedCell, tc: TestContext): Promise<void> {
-    if (cell.overCapacity) {
+    // a row longer than the model takes fails as Not run at every concurrency, whatever the KV capacity says
+    const tooLong =
+      run.workload.workload.kind === 'synthetic' ? modelLengthProblem(cell.context, cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value) : undefined;
+    if (cell.overCapacity && tooLong === undefined) {
       const result = overCapacityResult(cell);
       publishCell(run, cell.key, result, judgeCell(cell.key, result, cellRules(run, cell.key)), tc);
       if (result.thresholdFailures && !run.updating) throw new Error(result.thresholdFailures.join('\n'));
@@ -271,7 +280,7 @@ export function createCellRunner(run: RunContext) {
       );
       return;
     }
-    const result = await measureCell(run, cell, tc.signal);
+    const result = tooLong !== undefined ? notRunResult(cell, tooLong) : await measureCell(run, cell, tc.signal);
     if (result.status === 'not-run') {
       // stored with why, then failed
       run.results.set(cell.key, result);

@@ -13,6 +13,21 @@ import { progress } from './progress.js';
 
 const RUN_PREFIX_WORD = 'Run';
 
+/**
+ * Why a context row's requests cannot be sent, where the server's max model length is known and
+ * the context plus its output exceeds it by more than the calibration tolerance (within it, the
+ * prompt is trimmed to fit); undefined where they fit. The same for every concurrency of the row:
+ * a cell of it is Not run with this reason before its KV capacity is weighed.
+ */
+export function modelLengthProblem(context: number, maxTokens: number, maxLen: number | undefined): string | undefined {
+  if (maxLen === undefined || context + maxTokens <= maxLen) return undefined;
+  if (context - (maxLen - maxTokens) <= toleranceTokens(context)) return undefined;
+  return (
+    `context ${context} + ${maxTokens} output tokens exceeds the server's max model length ${maxLen}; ` +
+    `drop that context from LLM_BENCH_CONTEXTS/LLM_BENCH_PREFILL or lower LLM_BENCH_MAX_TOKENS`
+  );
+}
+
 /** request failures that mean the server is not there (for now): a restart */
 const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['connect', 'closed-before-response', 'socket']);
 
@@ -73,17 +88,10 @@ export class RunPrompts {
    */
   rowPrompt(context: number, maxTokens: number, variant = 1): Promise<CalibratedPrompt> {
     const maxLen = this.session.facts.maxModelLen?.value;
-    let target = context;
-    if (maxLen !== undefined && context + maxTokens > maxLen) {
-      const fit = maxLen - maxTokens;
-      if (context - fit > toleranceTokens(context)) {
-        throw new ConfigError(
-          `context ${context} + ${maxTokens} output tokens exceeds the server's max model length ${maxLen}; ` +
-            `drop that context from LLM_BENCH_CONTEXTS/LLM_BENCH_PREFILL or lower LLM_BENCH_MAX_TOKENS`,
-        );
-      }
-      target = fit;
-    }
+    const tooLong = modelLengthProblem(context, maxTokens, maxLen);
+    if (tooLong !== undefined) throw new ConfigError(tooLong);
+    // within the tolerance: trimmed to fit
+    const target = maxLen !== undefined && context + maxTokens > maxLen ? maxLen - maxTokens : context;
     return this.calibrator.calibrate({
       targetTokens: target,
       prefix: `${RUN_PREFIX_WORD} ${this.session.runId},${variant > 1 ? ` variant ${variant},` : ''} context ${context}.`,

@@ -3,7 +3,7 @@
  * skipped, and the threshold file's `tolerances.slack` and `tolerances.acceptStatuses` act on a
  * real run. Each case runs `npx vitest bench --run` on the tiny simulator, as a user does.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -32,6 +32,23 @@ describe('gates', () => {
     expect(r.code, r.out).toBe(0);
   });
 
+  test('a row longer than the model fails as Not run at every concurrency, naming the max model length, not as Over capacity', { timeout: 120_000 }, () => {
+    // the tiny sim: max model length 32,768, KV capacity 65,536; 40K/1 fits the KV cache, 40K/2 does not
+    const t = withThresholds({ cells: {}, prefill: {} });
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '0,40K', LLM_BENCH_CONCURRENCY: '1,2' });
+    expect(r.code, r.out).toBe(1);
+    for (const c of [1, 2]) {
+      expect(r.out).toContain(`40K/${c} could not start: context 40960 + 32 output tokens exceeds the server's max model length 32768`);
+    }
+    expect(r.out).not.toMatch(/40K\/2[^\n]*[Oo]ver capacity/);
+    const page = JSON.parse(readFileSync(join(t.dir, 'reports', 'speed-matrix.json'), 'utf8')) as { cells: Array<{ context: number; concurrency: number; status: string; notRunReason?: string }> };
+    const status = (context: number, concurrency: number) => page.cells.find((c) => c.context === context && c.concurrency === concurrency)?.status;
+    expect([status(40960, 1), status(40960, 2)]).toEqual(['not-run', 'not-run']);
+    // the rows that fit are measured as before
+    expect(status(0, 1)).not.toBe('not-run');
+    expect(status(0, 2)).not.toBe('not-run');
+  });
+
   test('tolerances.slack widens a budget at evaluation: 150 tok/s minimum with 50 % slack passes ~100 tok/s', { timeout: 180_000 }, () => {
     const budget = { cells: { '0/1': { min: { totalTokensPerSecond: 150 } } }, prefill: {} };
     const env = { ...TINY, LLM_BENCH_CONCURRENCY: '1' };
@@ -57,7 +74,6 @@ describe('gates', () => {
 
 describe('-u without churn', () => {
   test('two -u runs on an unchanged simulator leave the threshold file byte-identical', { timeout: 240_000 }, async () => {
-    const { readFileSync } = await import('node:fs');
     const { spawnSync } = await import('node:child_process');
     const { cleanEnv, root, vitestArgv } = await import('../faults/helpers.js');
     const t = withThresholds({ cells: {}, prefill: {} });
