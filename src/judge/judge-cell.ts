@@ -16,7 +16,7 @@
  */
 import type { CellResult, ClientLimitedEvidence, Slo, SloVerdict } from '../shapes/result.js';
 import type { CellBudget, Tolerances } from '../thresholds/schema.js';
-import { escapeText } from '../text/escape.js';
+import { oneLine } from '../text/escape.js';
 import { percent } from '../text/format.js';
 import { METHOD_LOOP_DELAY_MS, cellStatuses, type CellStatusInput, type CellStatusResult } from './status.js';
 import { combineStatuses } from './repeat.js';
@@ -227,8 +227,8 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
     failures.push(
       `${key} had ${figures.failedRequests} failed request${figures.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
-        // the server's text is escaped here: failure lines reach the page and the job summary
-        `${e?.firstMessage ? `; first: ${escapeText(e.firstMessage)}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
+        // the server's text as sent, on one line (a failure line is one line); the pages escape the whole line
+        `${e?.firstMessage ? `; first: ${oneLine(e.firstMessage)}` : ''}. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1`,
     );
   }
   if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {

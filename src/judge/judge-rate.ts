@@ -24,7 +24,7 @@ import { clientLimitedEvidence } from './status.js';
 import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
-import { escapeText } from '../text/escape.js';
+import { oneLine } from '../text/escape.js';
 import { blockMeans, judgeSaturation } from './saturation.js';
 
 /**
@@ -174,7 +174,7 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
     failures.push(
       `${key} had ${f.failedRequests} failed request${f.failedRequests === 1 ? '' : 's'}${codes ? ` (${codes})` : ''}` +
-        `${e?.firstMessage ? `; first: ${escapeText(e.firstMessage)}` : ''}. A rate cell with failed requests fails unless LLM_BENCH_ALLOW_ERRORS=1`,
+        `${e?.firstMessage ? `; first: ${oneLine(e.firstMessage)}` : ''}. A rate cell with failed requests fails unless LLM_BENCH_ALLOW_ERRORS=1`,
     );
   }
   if (f && f.outputTokens === 0 && !cell.statuses.includes('client-limited')) {

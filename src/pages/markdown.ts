@@ -12,7 +12,7 @@ import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
-import { codeBlock, codeSpan, escapeCell, escapeText, markdownRow } from '../text/escape.js';
+import { codeBlock, codeSpan, escapeCell, escapeLine, escapeText, markdownRow } from '../text/escape.js';
 import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
@@ -158,12 +158,12 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   const rateCells = [...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])];
   const failures = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
-    out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeCell(f)}`), '');
+    out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeLine(f)}`), '');
   }
   const regressions = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) {
     const from = info.baselinePath ? ` (${escapeText(info.baselinePath)})` : '';
-    out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeCell(f)}`), '');
+    out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeLine(f)}`), '');
   }
   return out.join('\n');
 }

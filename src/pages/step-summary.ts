@@ -5,7 +5,7 @@
  * (each cell's baselineFailures) and threshold failures — or a line saying there were none.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { codeSpan, escapeCell, escapeText } from '../text/escape.js';
+import { codeSpan, escapeCell, escapeLine, escapeText } from '../text/escape.js';
 import { decodeGrid, mermaidChart } from './markdown.js';
 import { finishedCells, matrixCells } from './view.js';
 import { describeCapacity } from '../text/capacity-line.js';
@@ -36,9 +36,9 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {
     out.push(`### Regressions against the baseline ${codeSpan(info.baselinePath)}`, '');
-    out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escapeCell(f)}`) : ['None: every compared figure is within its tolerance.']), '');
+    out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escapeLine(f)}`) : ['None: every compared figure is within its tolerance.']), '');
   }
-  if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escapeCell(f)}`), '');
+  if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escapeLine(f)}`), '');
   return out.join('\n');
 }
 

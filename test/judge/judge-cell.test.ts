@@ -83,10 +83,10 @@ describe('judgeCell', () => {
     expect(line2).not.toContain('more client threads (LLM_BENCH_CLIENT_THREADS)');
   });
 
-  test('a cell with failed requests fails (the server text escaped) unless its budget sets max.failedRequests or the run allows errors', () => {
+  test('a cell with failed requests fails (the server text as sent, on one line: the pages escape it) unless its budget sets max.failedRequests or the run allows errors', () => {
     const [line] = judgeCell('64K/16', withFailures, rules).thresholdFailures!;
     expect(line).toBe(
-      '64K/16 had 3 failed requests (3 http-status); first: a \\| b. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1',
+      '64K/16 had 3 failed requests (3 http-status); first: a | b. A cell with failed requests fails unless its threshold budget sets max.failedRequests or LLM_BENCH_ALLOW_ERRORS=1',
     );
     expect(judgeCell('64K/16', withFailures, { ...rules, allowErrors: true }).thresholdFailures).toEqual([]);
     expect(judgeCell('64K/16', withFailures, { ...rules, budget: { max: { failedRequests: 5 } } }).thresholdFailures).toEqual([]);

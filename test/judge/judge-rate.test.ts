@@ -208,10 +208,10 @@ describe('judgeRateCell', () => {
     expect(selfCheck).toMatch(/own timing or CPU was over the decode cells' bounds.*clientArrivalLagMs/);
     expect(old({ dispatchDelayP99Ms: 2.1, boundMs: 10, ceilingWaited: 0, unsent: 3 })).toMatch(/: the in-flight ceiling held requests back \(3 never sent\), so/);
   });
-  test('failed requests fail unless allowed; the server text is escaped', () => {
-    const c = cell({ status: 'errors', statuses: ['errors'], figures: figures({ failedRequests: 1 }), evidence: { errors: { failed: 1, byCode: { 'http-status': 1 }, firstMessage: 'bad | <b>' } } });
+  test('failed requests fail unless allowed; the server text as sent, on one line (the pages escape it)', () => {
+    const c = cell({ status: 'errors', statuses: ['errors'], figures: figures({ failedRequests: 1 }), evidence: { errors: { failed: 1, byCode: { 'http-status': 1 }, firstMessage: 'bad | <b>\nnext' } } });
     const lines = judgeRateCell('0@2/s', c, rules).thresholdFailures;
-    expect(lines[0]).toMatch(/0@2\/s had 1 failed request \(1 http-status\); first: bad \\\| /);
+    expect(lines[0]).toMatch(/0@2\/s had 1 failed request \(1 http-status\); first: bad \| <b> next\. /);
     expect(judgeRateCell('0@2/s', c, { ...rules, allowErrors: true }).thresholdFailures).toEqual([]);
   });
   test('no output tokens fails', () => {

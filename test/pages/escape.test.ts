@@ -7,8 +7,10 @@ import { describe, expect, test } from 'vitest';
 import { compareResults } from '../../src/judge/compare.js';
 import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../../src/thresholds/tolerances.js';
-import { codeBlock, codeSpan, escapeText } from '../../src/text/escape.js';
+import { codeBlock, codeSpan, escapeLine, escapeText } from '../../src/text/escape.js';
 import { renderMarkdown } from '../../src/pages/markdown.js';
+import { renderHtml } from '../../src/pages/html.js';
+import { judgeCell } from '../../src/judge/index.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
@@ -80,7 +82,37 @@ describe('server-supplied text on the pages', () => {
   });
 });
 
+describe("a failure line that carries a server's text", () => {
+  // judged as a cell is: the server's text as sent (on one line) in the line the JSON and the console get
+  const result = evilResult();
+  const cell = result.cells[1]!;
+  const [line] = judgeCell('8K/2', cell, { allowClientLimited: false, allowErrors: false, maxOutputTokens: 4096 }).thresholdFailures!;
+  cell.thresholdFailures = [line!];
+
+  test('is stored as sent, on one line: no Markdown escape in the JSON or the console', () => {
+    expect(line).toContain('first: HTTP 500: x</td><script>alert(1)</script>|**b** <img src=x onerror=alert(3)>.');
+    expect(line).not.toContain('\\');
+  });
+
+  test('is escaped where it is Markdown (the page, the job summary) and where it is HTML (the HTML page), shown as written', () => {
+    for (const page of [renderMarkdown(result), renderStepSummary(result)]) {
+      expectNoInjection(page);
+      expect(page).toContain('- 8K/2 had 2 failed requests (2 http-status); first: HTTP 500: x&lt;/td>&lt;script>alert(1)&lt;/script>\\|\\*\\*b\\*\\* &lt;img src=x onerror=alert(3)>.');
+    }
+    const html = renderHtml(result);
+    expect(html).not.toMatch(/<script>alert|<img src=x/);
+    // HTML-escaped once, with no Markdown backslash in it
+    expect(html).toContain('first: HTTP 500: x&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt;|**b** &lt;img src=x onerror=alert(3)&gt;.');
+  });
+});
+
 describe('escapers', () => {
+  test('escapeLine: one line, Markdown escaped; <, > and & left where they cannot start markup', () => {
+    expect(escapeLine('8K/16 ttftMs 422.0 > max 400.0; a < b & c')).toBe('8K/16 ttftMs 422.0 > max 400.0; a < b & c');
+    expect(escapeLine('<b>x</b> <!-- c --> <?php <http://e> &amp; &#60;')).toBe('&lt;b>x&lt;/b> &lt;!-- c --> &lt;?php &lt;http://e> &amp;amp; &amp;#60;');
+    expect(escapeLine('a\r\nb *_`[]|~\\ owned_by _b_')).toBe('a b \\*\\_\\`\\[\\]\\|\\~\\\\ owned_by \\_b\\_');
+  });
+
   test('escapeText: one line, HTML and Markdown characters escaped', () => {
     expect(escapeText('a\r\nb\nc\u2028d')).toBe('a b c d');
     expect(escapeText('<a href="x">&</a>')).toBe('&lt;a href="x"&gt;&amp;&lt;/a&gt;');
