@@ -20,6 +20,13 @@ export function timerLimitMs(ms: number): number {
 /** the longest window a cell may have, seconds (the suite's matrix.windowS, LLM_BENCH_DURATION_S) */
 export const MAX_WINDOW_S = 3600;
 
+/**
+ * the shortest window a cell may have, seconds: the server's running and waiting counts are sampled
+ * about once a second (METHOD.md), so a shorter window has none of them, and its few tokens make
+ * no rate (a 0.01 s window read Valid cells of one token)
+ */
+export const MIN_WINDOW_S = 1;
+
 /** the longest wait a user may give (timeouts, LLM_BENCH_STALL_S, LLM_BENCH_RETRY_S): a day, well within MAX_TIMER_MS */
 export const DAY_MS = 86_400_000;
 

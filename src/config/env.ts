@@ -5,7 +5,7 @@
 import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
 import { decimalNumber } from '../shapes/decimal.js';
-import { DAY_MS, MAX_WINDOW_S } from './defaults.js';
+import { DAY_MS, MAX_WINDOW_S, MIN_WINDOW_S } from './defaults.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
@@ -249,6 +249,11 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     out.prefill = prefill;
   }
   const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: MAX_WINDOW_S, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
+  if (windowS !== undefined && windowS < MIN_WINDOW_S) {
+    throw new ConfigError(
+      `LLM_BENCH_DURATION_S: "${env.LLM_BENCH_DURATION_S!.trim()}" is under ${MIN_WINDOW_S} s, the shortest window that measures anything (the server's counts are sampled about once a second); e.g. LLM_BENCH_DURATION_S=30 (the default), or 2 for a quick look`,
+    );
+  }
   if (windowS !== undefined) out.windowS = windowS;
   const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
   if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;

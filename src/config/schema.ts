@@ -12,7 +12,7 @@ import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 import { ConfigError } from '../errors.js';
-import { DAY_MS, MAX_WINDOW_S } from './defaults.js';
+import { DAY_MS, MAX_WINDOW_S, MIN_WINDOW_S } from './defaults.js';
 import { parseWorkloadInput } from './workload-input.js';
 
 const positiveInt = z.int().positive();
@@ -91,7 +91,7 @@ export const MatrixSchema = z.strictObject({
   concurrency: z.array(positiveInt).min(1, 'needs at least one level, e.g. [1, 4, 16]').optional(),
   /** prefill rows: context lengths in tokens (may be empty) */
   prefill: z.array(positiveInt).optional(),
-  windowS: z.number().positive().max(MAX_WINDOW_S).optional(),
+  windowS: z.number().positive().min(MIN_WINDOW_S, `must be at least ${MIN_WINDOW_S} s, the shortest window that measures anything (the server's counts are sampled about once a second), e.g. 30`).max(MAX_WINDOW_S).optional(),
   maxOutputTokens: positiveInt.optional(),
   /** open-loop rate cells: offered rates, requests/s; [] = none; or a sweep ('sweep', 'sweep:N') */
   rates: z

@@ -59,6 +59,9 @@ describe('durations and counts within what a run can wait', () => {
   test.each([
     ['LLM_BENCH_DURATION_S', '7200', 'LLM_BENCH_DURATION_S: "7200" is over 3600 s, the longest window'],
     ['LLM_BENCH_DURATION_S', '1e9', 'LLM_BENCH_DURATION_S: "1e9" is over 3600'],
+    // a window under a second has no server sample and a token or two: refused, not measured as Valid
+    ['LLM_BENCH_DURATION_S', '0.01', 'LLM_BENCH_DURATION_S: "0.01" is under 1 s, the shortest window that measures anything'],
+    ['LLM_BENCH_DURATION_S', '0.99', 'e.g. LLM_BENCH_DURATION_S=30 (the default), or 2 for a quick look'],
     ['LLM_BENCH_STALL_S', '1e9', 'LLM_BENCH_STALL_S: "1e9" is over 86400 s (a day)'],
     ['LLM_BENCH_RETRY_S', '1e9', 'LLM_BENCH_RETRY_S: "1e9" must be a number of seconds from 0 to 86400 (a day)'],
     ['LLM_BENCH_REPEAT', '1000000000', 'LLM_BENCH_REPEAT: "1000000000" is over 1000 measurements of each cell'],

@@ -95,6 +95,8 @@ describe('resolveSuite', () => {
     // a given field is still checked
     expect(() => resolveSuite({ matrix: { concurrency: [] } }, {})).toThrow(/matrix\.concurrency[\s\S]*needs at least one level/);
     expect(() => resolveSuite({ matrix: { windowS: 0 } }, {})).toThrow(/matrix\.windowS/);
+    expect(() => resolveSuite({ matrix: { windowS: 0.5 } }, {})).toThrow(/matrix\.windowS[\s\S]*at least 1 s, the shortest window that measures anything/);
+    expect(resolveSuite({ matrix: { windowS: 1 } }, {}).matrix.windowS).toBe(1);
   });
 
   test('a bad suite names the field and the fix', () => {
