@@ -186,8 +186,10 @@ function tokenList(env: Env, name: string, example: string, allowEmpty: boolean)
 function intList(env: Env, name: string, example: string): number[] | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
-  return raw.split(',').map((p) => {
-    const s = p.trim();
+  // a stray comma ("4," or "1,,4") leaves an empty item: skipped, as in a token list
+  const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (parts.length === 0) throw new ConfigError(`${name} is empty; give a comma-separated list such as ${name}=${example}`);
+  return parts.map((s) => {
     const n = Number(s);
     if (!/^\d+$/.test(s) || n < 1) throw new ConfigError(`${name}: "${s}" is not a positive whole number; e.g. ${name}=${example}`);
     return n;

@@ -39,7 +39,9 @@ describe('an empty variable is unset, except where an empty list means none', ()
       expect(readEnvOverrides({ LLM_BENCH_PREFILL: v, LLM_BENCH_RATES: v })).toMatchObject({ prefill: [], rates: [] });
     }
     expect(() => readEnvOverrides({ LLM_BENCH_CONTEXTS: ',' })).toThrow('LLM_BENCH_CONTEXTS is empty; give a comma-separated list such as LLM_BENCH_CONTEXTS=0,8K,64K');
-    expect(() => readEnvOverrides({ LLM_BENCH_CONCURRENCY: ',' })).toThrow('LLM_BENCH_CONCURRENCY: "" is not a positive whole number');
+    expect(() => readEnvOverrides({ LLM_BENCH_CONCURRENCY: ',' })).toThrow('LLM_BENCH_CONCURRENCY is empty; give a comma-separated list such as LLM_BENCH_CONCURRENCY=1,4,16');
+    // a stray comma is skipped in both lists alike
+    expect(readEnvOverrides({ LLM_BENCH_CONTEXTS: '0,,1K,', LLM_BENCH_CONCURRENCY: '4,,8,' })).toMatchObject({ contexts: [0, 1024], concurrency: [4, 8] });
   });
 });
 
