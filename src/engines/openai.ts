@@ -4,7 +4,8 @@
  * use (ENGINES.md §0, §7.5) and probes only `/v1/models`. It has no metrics and no tokenizer.
  * vllm.ts and sglang.ts extend it.
  */
-import { unrequestedEncodingMessage } from '../client/error-body.js';
+import { errorMessageFromBody, unrequestedEncodingMessage } from '../client/error-body.js';
+import { truncate } from '../client/transport-errors.js';
 import { parseErrorJson } from './errors.js';
 import { scanOpenAIChunk, usageOf } from './openai-scan.js';
 import { SpeedMatrixError } from '../errors.js';
@@ -149,10 +150,16 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
   } catch (err) {
     const msg = err instanceof HttpCallError ? err.message : String(err);
     if (err instanceof HttpCallError && err.code === 'tls') throw probeError(target, 'tls', 'the TLS connection was refused', msg.replace(/^.*? failed: /, ''));
-    throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check target.url (scheme, host, port, and a gateway path prefix if there is one) and that the server is running.');
+    throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check LLM_BENCH_URL (target.url in a suite file): scheme, host, port, and a gateway path prefix if there is one; and that the server is running.');
   }
   if (res.status === 401 || res.status === 403) {
-    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}`, 'Set target.apiKey (or the API key variable) to a key the server accepts.');
+    // the server's own words (a wrong key, an expired one, a missing scope), cut short; never the key
+    const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
+    const fix =
+      target.apiKey === undefined
+        ? 'No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.'
+        : 'The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused: check it is a key this server accepts.';
+    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, fix);
   }
   const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;

@@ -184,8 +184,13 @@ describe('generic adapter and detection', () => {
       .probe({ baseUrl: locked.url, apiKey: 'wrong-key-XYZ' })
       .then(() => new Error("resolved"), (e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);
-    expect(err.message).toMatch(/401.*target\.apiKey/);
+    // the server's words, and the fix names the variable a user sets
+    expect(err.message).toContain('was refused with HTTP 401: bad key. The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused');
     expect(err.message).not.toContain('wrong-key-XYZ');
+    const none: Error = await getAdapter('openai')
+      .probe({ baseUrl: locked.url })
+      .then(() => new Error('resolved'), (e: unknown) => e as Error);
+    expect(none.message).toContain('No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file)');
     const gone = await startFake({});
     await gone.close();
     const err2: Error = await getAdapter('openai')
