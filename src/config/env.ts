@@ -210,6 +210,17 @@ function positiveNumber(env: Env, name: string, example: string, integer: boolea
 
 const DAY_S = DAY_MS / 1000;
 
+/** LLM_BENCH_DURATION_S: from MIN_WINDOW_S to MAX_WINDOW_S */
+function windowSeconds(env: Env): number | undefined {
+  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: MAX_WINDOW_S, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
+  if (windowS !== undefined && windowS < MIN_WINDOW_S) {
+    throw new ConfigError(
+      `LLM_BENCH_DURATION_S: "${env.LLM_BENCH_DURATION_S!.trim()}" is under ${MIN_WINDOW_S} s, the shortest window that measures anything (the server's counts are sampled about once a second); e.g. LLM_BENCH_DURATION_S=30 (the default), or 2 for a quick look`,
+    );
+  }
+  return windowS;
+}
+
 export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   checkEnvNames(env);
   checkFlags(env);
@@ -250,12 +261,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
     if (prefill.some((p) => p <= 0)) throw new ConfigError('LLM_BENCH_PREFILL: prefill contexts must be above 0; e.g. LLM_BENCH_PREFILL=8K,32K');
     out.prefill = prefill;
   }
-  const windowS = positiveNumber(env, 'LLM_BENCH_DURATION_S', '30', false, { value: MAX_WINDOW_S, why: ' s, the longest window (an hour, as the suite\'s matrix.windowS)' });
-  if (windowS !== undefined && windowS < MIN_WINDOW_S) {
-    throw new ConfigError(
-      `LLM_BENCH_DURATION_S: "${env.LLM_BENCH_DURATION_S!.trim()}" is under ${MIN_WINDOW_S} s, the shortest window that measures anything (the server's counts are sampled about once a second); e.g. LLM_BENCH_DURATION_S=30 (the default), or 2 for a quick look`,
-    );
-  }
+  const windowS = windowSeconds(env);
   if (windowS !== undefined) out.windowS = windowS;
   const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
   if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;

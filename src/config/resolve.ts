@@ -16,6 +16,7 @@ import { readEnvOverrides, type EnvOverrides } from './env.js';
 import { SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
 import { nominalContext, type Workload } from '../shapes/workload.js';
+import { contextLabel } from '../shapes/labels.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
 
 export interface ResolvedMatrix {
@@ -97,6 +98,8 @@ export interface ResolvedSuite {
   rates?: RateSettings;
   /** rate-cell variables set for a run without rate cells (said at the start: they change nothing) */
   unusedRateSettingsNote?: string;
+  /** contexts given for a run whose workload has its own one row (said at the start: they change nothing) */
+  unusedContextsNote?: string;
   /**
    * what the requests look like (LLM_BENCH_WORKLOAD wins over the suite's workload); synthetic by
    * default; a lengths workload without `out` has the run's maxOutputTokens, fixed
@@ -276,7 +279,7 @@ export function resolveSuite(
     maxOutputTokens: o.maxOutputTokens ?? given.maxOutputTokens ?? base.maxOutputTokens,
   };
   const workload = completeWorkload(o.workload ?? (suite.workload !== undefined ? parseWorkloadInput(suite.workload, 'workload') : { kind: 'synthetic' }), matrix.maxOutputTokens);
-  workloadRow(matrix, workload, o.prefill ?? given.prefill);
+  const unusedContextsNote = workloadRow(matrix, workload, o.prefill ?? given.prefill, o.contexts !== undefined ? 'LLM_BENCH_CONTEXTS' : given.contexts !== undefined ? 'matrix.contexts' : undefined);
 
   let engine = suite.target.engine;
   if (o.engine !== undefined) {
@@ -335,6 +338,7 @@ export function resolveSuite(
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
     ...resolveRates(o, given, windowS, matrix.concurrency),
+    ...(unusedContextsNote !== undefined ? { unusedContextsNote } : {}),
     workload,
   };
 }
@@ -344,10 +348,17 @@ export function resolveSuite(
  * `nominalContext`); its prefill rows are only those asked for by name (LLM_BENCH_PREFILL or the
  * suite's matrix.prefill), the synthetic prefill phase beside the workload's cells.
  */
-function workloadRow(matrix: ResolvedMatrix, workload: Workload, explicitPrefill: readonly number[] | undefined): void {
-  if (workload.kind === 'synthetic') return;
+function workloadRow(matrix: ResolvedMatrix, workload: Workload, explicitPrefill: readonly number[] | undefined, contextsFrom: string | undefined): string | undefined {
+  if (workload.kind === 'synthetic') return undefined;
+  const given = matrix.contexts;
   matrix.contexts = [nominalContext(workload)];
   matrix.prefill = sortedUnique([...(explicitPrefill ?? [])]);
+  if (contextsFrom === undefined) return undefined;
+  // said at the start, as unused rate settings are: the user asked for rows the run will not have
+  return (
+    `${contextsFrom} (${given.map(contextLabel).join(', ')}) is set, but the ${workload.kind} workload sends lengths of its own: ` +
+    `the run has its one row, ${contextLabel(matrix.contexts[0]!)}, and the contexts change nothing`
+  );
 }
 
 /** suite allowClientLimited, or its default: see ResolvedSuite.allowClientLimited */

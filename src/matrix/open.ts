@@ -111,6 +111,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
   if (cfg.allowClientLimitedWhy !== undefined) process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}\n`);
   if (cfg.unusedRateSettingsNote !== undefined) process.stderr.write(`[speed-matrix] ${cfg.unusedRateSettingsNote}\n`);
+  if (cfg.unusedContextsNote !== undefined) process.stderr.write(`[speed-matrix] ${cfg.unusedContextsNote}\n`);
   const overCores = threadsOverCoresNote(cfg.clientThreads, availableParallelism(), serverPlace(cfg));
   if (overCores !== undefined) process.stderr.write(`[speed-matrix] ${overCores}\n`);
   if (baseUrl === undefined) {

@@ -214,6 +214,12 @@ describe('budgets no run can meet, and variables that change nothing', () => {
     );
     expect(resolveSuite({}, { LLM_BENCH_RATES: '2', LLM_BENCH_ARRIVAL: 'constant' }).unusedRateSettingsNote).toBeUndefined();
     expect(resolveSuite({}, {}).unusedRateSettingsNote).toBeUndefined();
+    // contexts given beside a workload with its own row: said, not silently dropped
+    expect(resolveSuite({}, { LLM_BENCH_WORKLOAD: 'sharedPrefix:groups=4,prefix=3K', LLM_BENCH_CONTEXTS: '0,1K' }).unusedContextsNote).toBe(
+      'LLM_BENCH_CONTEXTS (0, 1K) is set, but the sharedPrefix workload sends lengths of its own: the run has its one row, 4K, and the contexts change nothing',
+    );
+    expect(resolveSuite({}, { LLM_BENCH_WORKLOAD: 'sharedPrefix:groups=4,prefix=3K' }).unusedContextsNote).toBeUndefined();
+    expect(resolveSuite({}, { LLM_BENCH_CONTEXTS: '0,1K' }).unusedContextsNote).toBeUndefined();
   });
 });
 
