@@ -22,10 +22,7 @@ export function escapeCell(text: string): string {
  * summaries). Line breaks of any kind become spaces.
  */
 export function escapeText(text: string): string {
-  return oneLine(text)
-    .replace(/[\\`*[\]|~]/g, (c) => `\\${c}`)
-    // an underscore formats only at a word's edge (`_b_`); inside a word (`owned_by`) it is left as it is
-    .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
+  return markdownChars(oneLine(text))
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;');
@@ -40,11 +37,19 @@ export function escapeText(text: string): string {
  * alone opens nothing inside a list item.
  */
 export function escapeLine(text: string): string {
-  return oneLine(text)
-    .replace(/[\\`*[\]|~]/g, (c) => `\\${c}`)
-    .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
+  return markdownChars(oneLine(text))
     .replace(/&(?=[A-Za-z#])/g, '&amp;')
     .replace(/<(?=[A-Za-z/!?])/g, '&lt;');
+}
+
+/** The characters that format Markdown escaped: `\ * ` [ ] | ~`, and `_` at a word's edge. */
+function markdownChars(text: string): string {
+  return (
+    text
+      .replace(/[\\`*[\]|~]/g, (c) => `\\${c}`)
+      // an underscore formats only at a word's edge (`_b_`); inside a word (`owned_by`) it is left as it is
+      .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
+  );
 }
 
 /** Text on one line: each line break of any kind (CRLF, CR, LF, U+2028, U+2029, U+0085) becomes a space. No escaping. */
