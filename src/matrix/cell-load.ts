@@ -22,6 +22,7 @@ import { prepareConversations } from '../workload/conversation.js';
 import { lengthDraws } from '../workload/draw.js';
 import { renderMessages, seededOrder } from '../workload/prompt-file.js';
 import type { RunContext } from './context.js';
+import { modelLengthProblem } from './prompts.js';
 
 /** What a measured run of the cell gives the workload figures. */
 export interface MeasuredLoad {
@@ -72,6 +73,16 @@ function workloadFigures(m: MeasuredLoad): WorkloadFigures {
     ...(cache ? { prefixCache: cache } : {}),
     ...(turns.length > 0 ? { turns } : {}),
   };
+}
+
+/**
+ * Why a row's cells cannot be sent at any concurrency or rate, where its synthetic prompt plus the
+ * max output would not fit the server's max model length (prompts.ts modelLengthProblem, the check
+ * rowPrompt makes); undefined where they fit, or where a workload sizes its own requests.
+ */
+export function rowLengthProblem(run: RunContext, context: number): string | undefined {
+  if (run.workload.workload.kind !== 'synthetic') return undefined;
+  return modelLengthProblem(context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value);
 }
 
 /**

@@ -13,8 +13,7 @@ import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
 import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
-import { openCellLoad, type CellLoad } from './cell-load.js';
-import { modelLengthProblem } from './prompts.js';
+import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { isUnreachable } from '../engines/http.js';
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
@@ -268,8 +267,7 @@ export function createCellRunner(run: RunContext) {
   const { cfg } = run;
   return async function runCellTest(cell: PlannedCell, tc: TestContext): Promise<void> {
     // a row longer than the model takes fails as Not run at every concurrency, whatever the KV capacity says
-    const tooLong =
-      run.workload.workload.kind === 'synthetic' ? modelLengthProblem(cell.context, cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value) : undefined;
+    const tooLong = rowLengthProblem(run, cell.context);
     if (cell.overCapacity && tooLong === undefined) {
       const result = overCapacityResult(cell);
       publishCell(run, cell.key, result, judgeCell(cell.key, result, cellRules(run, cell.key)), tc);

@@ -27,8 +27,7 @@ import { computeGoodput } from '../judge/goodput.js';
 import { isUnreachable } from '../engines/http.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { openCellLoad, type CellLoad } from './cell-load.js';
-import { modelLengthProblem } from './prompts.js';
+import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 export interface PlannedRateCell {
@@ -92,6 +91,13 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       return;
     }
     const say = (m: string) => progress(`${cell.key}/s: ${m}`);
+    // a row longer than the model takes is Not run at every rate, whatever the KV capacity says
+    const tooLong = rowLengthProblem(run, cell.context);
+    if (tooLong !== undefined) {
+      const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: tooLong, finishedAt: new Date().toISOString() };
+      publish(cell, result, tc);
+      throw new Error(`${cell.key}/s could not start: ${tooLong}`);
+    }
     const single = run.results.get(cellKey(cell.context, 1));
     const over = rateOverCapacity({
       rate: cell.rate,
@@ -100,14 +106,6 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       kvCapacityTokens: run.opened.session.facts.kvCapacityTokens?.value,
       ...(single?.figures ? { singleStream: single.figures, singleStreamKey: single.contextLabel + '/1' } : {}),
     });
-    // a row longer than the model takes is Not run at every rate, whatever the KV capacity says
-    const tooLong =
-      run.workload.workload.kind === 'synthetic' ? modelLengthProblem(cell.context, cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value) : undefined;
-    if (tooLong !== undefined) {
-      const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: tooLong, finishedAt: new Date().toISOString() };
-      publish(cell, result, tc);
-      throw new Error(`${cell.key}/s could not start: ${tooLong}`);
-    }
     if (over) {
       const result: RateCellResult = { ...base(cell), status: 'over-capacity', statuses: ['over-capacity'], evidence: { overCapacity: over }, finishedAt: new Date().toISOString() };
       publish(cell, result, tc);

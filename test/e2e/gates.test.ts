@@ -49,6 +49,15 @@ describe('gates', () => {
     expect(status(0, 2)).not.toBe('not-run');
   });
 
+  test('a rate cell of a row longer than the model fails as Not run, naming the max model length', { timeout: 120_000 }, () => {
+    const t = withThresholds({ cells: {}, prefill: {} });
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '40K', LLM_BENCH_CONCURRENCY: '1', LLM_BENCH_RATES: '1' });
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toContain("40K@1/s could not start: context 40960 + 32 output tokens exceeds the server's max model length 32768");
+    const page = JSON.parse(readFileSync(join(t.dir, 'reports', 'speed-matrix.json'), 'utf8')) as { rateCells?: Array<{ context: number; status: string }> };
+    expect(page.rateCells?.map((c) => [c.context, c.status])).toEqual([[40960, 'not-run']]);
+  });
+
   test('tolerances.slack widens a budget at evaluation: 150 tok/s minimum with 50 % slack passes ~100 tok/s', { timeout: 180_000 }, () => {
     const budget = { cells: { '0/1': { min: { totalTokensPerSecond: 150 } } }, prefill: {} };
     const env = { ...TINY, LLM_BENCH_CONCURRENCY: '1' };
