@@ -5,7 +5,7 @@
 import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
 import { decimalNumber } from '../shapes/decimal.js';
-import { DAY_MS, MAX_WINDOW_S, MIN_WINDOW_S } from './defaults.js';
+import { DAY_MS, MAX_WINDOW_S, MIN_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS_WHY, MIN_WINDOW_S } from './defaults.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseSloText } from '../slo/slo.js';
 import type { Slo } from '../shapes/result.js';
@@ -13,6 +13,7 @@ import { parseArrival, type Arrival } from '../shapes/arrival.js';
 import { editDistance } from '../spelling.js';
 import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
 import { withoutUrlUserinfo } from '../redact.js';
+import { urlPortProblem } from './schema.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -208,6 +209,15 @@ function positiveNumber(env: Env, name: string, example: string, integer: boolea
   return n;
 }
 
+/** LLM_BENCH_MAX_TOKENS: a whole number, at least MIN_OUTPUT_TOKENS */
+function outputCap(env: Env): number | undefined {
+  const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
+  if (maxTokens !== undefined && maxTokens < MIN_OUTPUT_TOKENS) {
+    throw new ConfigError(`LLM_BENCH_MAX_TOKENS: "${env.LLM_BENCH_MAX_TOKENS!.trim()}" must be at least ${MIN_OUTPUT_TOKENS}: ${MIN_OUTPUT_TOKENS_WHY}; e.g. LLM_BENCH_MAX_TOKENS=256`);
+  }
+  return maxTokens;
+}
+
 const DAY_S = DAY_MS / 1000;
 
 /** LLM_BENCH_DURATION_S: from MIN_WINDOW_S to MAX_WINDOW_S */
@@ -227,6 +237,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   const out: EnvOverrides = {};
   const url = nonEmpty(env, 'LLM_BENCH_URL');
   if (url !== undefined) {
+    const portProblem = urlPortProblem(url);
+    if (portProblem !== undefined) throw new ConfigError(`LLM_BENCH_URL: ${JSON.stringify(withoutUrlUserinfo(url))} ${portProblem}`);
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -263,7 +275,7 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   }
   const windowS = windowSeconds(env);
   if (windowS !== undefined) out.windowS = windowS;
-  const maxTokens = positiveNumber(env, 'LLM_BENCH_MAX_TOKENS', '4096', true);
+  const maxTokens = outputCap(env);
   if (maxTokens !== undefined) out.maxOutputTokens = maxTokens;
   const outDir = nonEmpty(env, 'LLM_BENCH_OUT');
   if (outDir !== undefined) out.outDir = outDir;
@@ -367,7 +379,7 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
   const arrival = nonEmpty(env, 'LLM_BENCH_ARRIVAL');
   if (arrival !== undefined) {
     const a = parseArrival(arrival);
-    if ('error' in a) throw new ConfigError(`LLM_BENCH_ARRIVAL: ${a.error}; e.g. LLM_BENCH_ARRIVAL=gamma:0.5`);
+    if ('error' in a) throw new ConfigError(`LLM_BENCH_ARRIVAL: ${a.error}`);
     out.arrival = a;
   }
   const ramp = nonEmpty(env, 'LLM_BENCH_RAMP_S');

@@ -12,7 +12,7 @@ import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
 import { ConfigError } from '../errors.js';
-import { DAY_MS, MAX_WINDOW_S, MIN_WINDOW_S } from './defaults.js';
+import { DAY_MS, MAX_WINDOW_S, MIN_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS_WHY, MIN_WINDOW_S } from './defaults.js';
 import { parseWorkloadInput } from './workload-input.js';
 
 const positiveInt = z.int().positive();
@@ -39,6 +39,18 @@ export const EngineInfoSchema = z.strictObject({
 /** what a server URL with whitespace inside it is told (the suite's target.url here, LLM_BENCH_URL in names.ts baseUrlOf) */
 export const URL_WHITESPACE_RULE = 'was given with whitespace inside it (a space, tab or line break); remove it, or write %20 where the path really holds a space';
 
+/**
+ * Why a URL's port cannot be used, or undefined: the URL parser says only "Invalid URL" for a port
+ * above 65535, and takes port 0, which no server listens on (the suite's target.url here,
+ * LLM_BENCH_URL in env.ts)
+ */
+export function urlPortProblem(url: string): string | undefined {
+  const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)(?:[/?#]|$)/i.exec(url.trim())?.[1];
+  if (port === undefined) return undefined;
+  const n = Number(port);
+  return n >= 1 && n <= 65535 ? undefined : `has port ${port}, outside 1 … 65535; give the port the server listens on, e.g. http://127.0.0.1:8000`;
+}
+
 export const TargetSchema = z.strictObject({
   /** base URL of the server, e.g. http://127.0.0.1:8000 (no /v1) */
   url: z
@@ -47,6 +59,7 @@ export const TargetSchema = z.strictObject({
     // checked before z.url, which hands back the input with its tabs and line breaks removed (and
     // new URL later sends a space in the path as %20)
     .refine((s) => !/\s/.test(s), { error: URL_WHITESPACE_RULE })
+    .refine((s) => urlPortProblem(s) === undefined, { error: (issue) => urlPortProblem(String(issue.input)) })
     .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }))
     .optional(),
   /** served model id; default: the first from /v1/models */
@@ -92,7 +105,7 @@ export const MatrixSchema = z.strictObject({
   /** prefill rows: context lengths in tokens (may be empty) */
   prefill: z.array(positiveInt).optional(),
   windowS: z.number().positive().min(MIN_WINDOW_S, `must be at least ${MIN_WINDOW_S} s, the shortest window that measures anything (the server's counts are sampled about once a second), e.g. 30`).max(MAX_WINDOW_S).optional(),
-  maxOutputTokens: positiveInt.optional(),
+  maxOutputTokens: positiveInt.min(MIN_OUTPUT_TOKENS, `must be at least ${MIN_OUTPUT_TOKENS}: ${MIN_OUTPUT_TOKENS_WHY}; e.g. 256`).optional(),
   /** open-loop rate cells: offered rates, requests/s; [] = none; or a sweep ('sweep', 'sweep:N') */
   rates: z
     .custom<number[] | string>()

@@ -92,6 +92,12 @@ const EXAMPLE = 'LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000,tbtP99<=100,errors=
 const FIGURES = 'perRequest, perRequestP10, perRequestP1 (>=); ttft, ttftP90, ttftP99, tbt, tbtP90, tbtP99 (<=); errors (<= or =); goodput (>=, 0.9 or 90%)';
 
 /** LLM_BENCH_SLO, parsed; every mistake names the part, the rule and an example. */
+/** the SLO part written without its unit: 2s → 2000 (milliseconds), 40tok/s → 40 */
+function unitFree([, figure, op, raw, unit]: RegExpExecArray): string {
+  const seconds = /^s(ec(onds?)?)?$/i.test(unit!) ? Number(raw) * 1000 : undefined;
+  return `${figure}${op}${seconds !== undefined && Number.isFinite(seconds) ? Math.round(seconds * 1000) / 1000 : raw}`;
+}
+
 export function parseSloText(text: string, name = 'LLM_BENCH_SLO'): Slo {
   const out: Omit<Slo, 'text'> = {};
   const parts = text.split(',').map((p) => p.trim()).filter((p) => p !== '');
@@ -100,6 +106,8 @@ export function parseSloText(text: string, name = 'LLM_BENCH_SLO'): Slo {
     const m = /^([A-Za-z0-9]+)\s*(>=|<=|=)\s*([0-9.]+)\s*(%?)$/.exec(part);
     if (!m) {
       const negative = /^[A-Za-z0-9]+\s*(>=|<=|=)\s*-/.test(part);
+      const unit = /^([A-Za-z0-9]+)\s*(>=|<=|=)\s*([0-9.]+)\s*([A-Za-z/]+)$/.exec(part);
+      if (!negative && unit) throw new ConfigError(`${name}: "${part}": give the number without a unit ("${unit[4]}"); times are in milliseconds and rates in tok/s, e.g. ${unitFree(unit)}`);
       throw new ConfigError(`${name}: "${part}" ${negative ? 'has a negative number; every SLO figure is 0 or more' : 'is not <figure><op><number>'}; e.g. ${EXAMPLE}`);
     }
     const [, figure, op, raw, percent] = m as unknown as [string, string, string, string, string];

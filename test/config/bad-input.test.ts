@@ -263,3 +263,40 @@ describe('the variables are documented', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('found in a user trial: a port out of range, a unit in an SLO, a one-token cap', () => {
+  test('a port outside 1 … 65535 is named as such, in the variable and in the suite file (the URL parser said only "not a URL")', () => {
+    expect(() => readEnvOverrides({ LLM_BENCH_URL: 'http://127.0.0.1:99999' })).toThrow('LLM_BENCH_URL: "http://127.0.0.1:99999" has port 99999, outside 1 … 65535');
+    expect(() => readEnvOverrides({ LLM_BENCH_URL: 'http://[::1]:0/api' })).toThrow('has port 0, outside 1 … 65535');
+    // the credentials stay out of the message
+    expect(() => readEnvOverrides({ LLM_BENCH_URL: 'https://u:s3cret@gw:70000' })).toThrow(/^(?!.*s3cret).*has port 70000/);
+    expect(() => resolveSuite({ target: { url: 'http://127.0.0.1:99999' } }, {})).toThrow('target.url: has port 99999, outside 1 … 65535');
+    expect(readEnvOverrides({ LLM_BENCH_URL: 'http://127.0.0.1:65535' }).url).toBe('http://127.0.0.1:65535');
+  });
+
+  test('an SLO number written with a unit says to drop it, with the value in the unit the figure takes', () => {
+    expect(() => parseSloText('ttftP90<=2s')).toThrow('LLM_BENCH_SLO: "ttftP90<=2s": give the number without a unit ("s"); times are in milliseconds and rates in tok/s, e.g. ttftP90<=2000');
+    expect(() => parseSloText('tbt<=40ms')).toThrow('e.g. tbt<=40');
+    expect(() => parseSloText('perRequest>=20tok/s')).toThrow('e.g. perRequest>=20');
+    expect(() => parseSloText('ttft<=0.25sec')).toThrow('e.g. ttft<=250');
+    expect(parseSloText('ttftP90<=2000').ttftMs).toEqual({ stat: 'p90', max: 2000 });
+  });
+
+  test('an output cap of one token is refused: it has no time between tokens and no per-request tok/s', () => {
+    expect(() => readEnvOverrides({ LLM_BENCH_MAX_TOKENS: '1' })).toThrow('LLM_BENCH_MAX_TOKENS: "1" must be at least 2: a request of one output token has no time between tokens');
+    expect(() => resolveSuite({ matrix: { maxOutputTokens: 1 } }, {})).toThrow('matrix.maxOutputTokens: must be at least 2');
+    expect(resolveSuite({}, { LLM_BENCH_MAX_TOKENS: '2' }).matrix.maxOutputTokens).toBe(2);
+  });
+
+  test('an arrival error gives its example once', () => {
+    const message = (() => {
+      try {
+        readEnvOverrides({ LLM_BENCH_ARRIVAL: 'gamma:0' });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(message).toBe('LLM_BENCH_ARRIVAL: the burstiness must be a number above 0, got "0" (e.g. "gamma:0.5")');
+  });
+});
