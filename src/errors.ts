@@ -11,6 +11,7 @@
  * | ProbeError       | `unreachable`, `unauthorized`, `no-model`                         | a server that cannot be benchmarked          |
  * | HttpCallError    | `timeout`, `aborted`, `transport`                                 | a failed non-streaming call (probe, metrics) |
  * | ClientError      | `invalid-option`, and the request failure codes of RequestEnd     | invalid client options; SSE protocol errors  |
+ * | CellFailure      | `cell-failed`                                                     | a cell that ran and failed its verdicts      |
  *
  * A failed benchmark request is never thrown: it is data on its timeline and its cell.
  */
@@ -45,5 +46,19 @@ export class ConfigError extends SpeedMatrixError<'config'> {
   override name = 'ConfigError';
   constructor(message: string, options?: { cause?: unknown }) {
     super('config', message, options);
+  }
+}
+
+/**
+ * A cell, prefill row or capacity figure that ran and failed its verdicts (a status that is not
+ * Valid, a budget, a baseline): the failure is the benchmark's finding, not a fault in the code, so
+ * it is shown as its lines alone, without the code frame and trace Vitest prints under an error
+ * thrown from a file of ours (LLM_BENCH_DEBUG=1 keeps them, as for asUserError).
+ */
+export class CellFailure extends SpeedMatrixError<'cell-failed'> {
+  override name = 'CellFailure';
+  constructor(lines: string | readonly string[], debug: boolean) {
+    super('cell-failed', typeof lines === 'string' ? lines : lines.join('\n'));
+    asUserError(this, debug);
   }
 }

@@ -22,7 +22,7 @@ export type {
 export type { RowGroup } from './matrix/groups.js';
 export { resolveSuite, type ResolvedSuite } from './config/resolve.js';
 export { SpeedMatrixError } from './errors.js';
-export { ConfigError } from './errors.js';
+export { CellFailure, ConfigError } from './errors.js';
 export { ThresholdsError } from './thresholds/load.js';
 export { ProbeError } from './engines/openai.js';
 export { HttpCallError } from './engines/http.js';

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
+  CellFailure,
   ClientError,
   ConfigError,
   HttpCallError,
@@ -41,6 +42,7 @@ describe('one error base class with stable codes', () => {
       [new ProbeError('x', 'no-model'), 'ProbeError', 'no-model'],
       [new HttpCallError('x', 'timeout'), 'HttpCallError', 'timeout'],
       [new ClientError('stall', 'x'), 'ClientError', 'stall'],
+      [new CellFailure('x', true), 'CellFailure', 'cell-failed'],
     ];
     for (const [err, name, code] of cases) {
       expect(err).toBeInstanceOf(SpeedMatrixError);
@@ -49,6 +51,13 @@ describe('one error base class with stable codes', () => {
       expect(err.code).toBe(code);
       expect(String(err)).toBe(`${name}: x`);
     }
+  });
+
+  it("a cell's failure is its lines alone, without frames, unless debugging", () => {
+    const plain = new CellFailure(['0/4 is Client-limited', '0/4 tok/s 10 < 20'], false);
+    expect(plain.message).toBe('0/4 is Client-limited\n0/4 tok/s 10 < 20');
+    expect(plain.stack).toBe(`CellFailure: ${plain.message}`);
+    expect(new CellFailure('x', true).stack).toMatch(/^CellFailure: x\n\s+at /);
   });
 
   it('errors thrown by real calls carry it', async () => {

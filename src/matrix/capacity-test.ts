@@ -5,6 +5,7 @@
  * capacity, budget and baseline: src/judge/judge-capacity.ts), then store the row (and the
  * adaptive cells) for the reporter and throw when it fails.
  */
+import { CellFailure } from '../errors.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { cellKey, contextLabel } from '../shapes/labels.js';
@@ -82,6 +83,6 @@ export function createCapacityRunner(run: RunContext) {
     progress(`capacity at ${slo.text}: ${describeCapacity(row)}`);
     // a search cell that could not be measured (the server went away) leaves the answer open
     const failures = [...unmeasured, ...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
-    if (failures.length > 0) throw new Error(failures.join('\n'));
+    if (failures.length > 0) throw new CellFailure(failures, run.debug === true);
   };
 }

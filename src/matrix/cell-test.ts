@@ -6,6 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { ClientThreadError } from '../load/stream-threads.js';
+import { CellFailure } from '../errors.js';
 import { clientThreadCount } from '../load/thread-count.js';
 import { serverPlace } from './open.js';
 import type {} from './task-meta.js';
@@ -271,7 +272,7 @@ export function createCellRunner(run: RunContext) {
     if (cell.overCapacity && tooLong === undefined) {
       const result = overCapacityResult(cell);
       publishCell(run, cell.key, result, judgeCell(cell.key, result, cellRules(run, cell.key)), tc);
-      if (result.thresholdFailures && !run.updating) throw new Error(result.thresholdFailures.join('\n'));
+      if (result.thresholdFailures && !run.updating) throw new CellFailure(result.thresholdFailures, run.debug === true);
       const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
       tc.skip(
         `Over capacity: ${cell.concurrency} × (${cell.context} + ${cfg.matrix.maxOutputTokens}) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
@@ -284,7 +285,7 @@ export function createCellRunner(run: RunContext) {
       run.results.set(cell.key, result);
       tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info: run.info };
       const what = result.notRunReason?.startsWith('client thread') ? 'was not measured' : 'could not start';
-      throw new Error(`${cell.key} ${what}: ${result.notRunReason}`);
+      throw new CellFailure(`${cell.key} ${what}: ${result.notRunReason}`, run.debug === true);
     }
     finishCell(run, cell.key, result, tc);
   };
@@ -298,5 +299,5 @@ export function finishCell(run: RunContext, key: string, result: CellResult, tc:
   const judgement = judgeCell(key, result, cellRules(run, key));
   publishCell(run, key, result, judgement, tc);
   const all = [...(judgement.thresholdFailures ?? []), ...(judgement.baselineFailures ?? [])];
-  if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
+  if (all.length > 0 && !run.updating) throw new CellFailure(all, run.debug === true);
 }

@@ -14,6 +14,8 @@ export interface RunContext {
   thresholds: LoadedThresholds;
   /** `-u`: thresholds are being rewritten, so a breach does not fail the test */
   updating: boolean;
+  /** LLM_BENCH_DEBUG=1: a failing cell keeps its stack trace (src/errors.ts CellFailure) */
+  debug?: boolean;
   prompts: RunPrompts;
   /** the run's workload (synthetic by default), opened once */
   workload: RunWorkload;

@@ -133,7 +133,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     cfg.baselinePath && baselineResult
       ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
       : undefined;
-  const ctx = { cfg, opened, info, thresholds, updating, prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
+  const ctx = { cfg, opened, info, thresholds, updating, debug: debugErrors(), prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
   const runCapacityTest = createCapacityRunner(ctx);

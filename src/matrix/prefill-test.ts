@@ -7,6 +7,7 @@
  * (`RunPrompts.rowPrompt` variants); the row prompt goes last, so it is the one that warms the
  * decode row. The row's figures are the medians (src/metrics/repeat-figures.ts `prefillRepeats`).
  */
+import { CellFailure } from '../errors.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import type { RequestTimeline } from '../shapes/timeline.js';
@@ -92,7 +93,7 @@ export function finishPrefill(run: RunContext, key: string, result: PrefillRowRe
   if (judgement.baselineFailures) result.baselineFailures = judgement.baselineFailures;
   else delete result.baselineFailures;
   tc.task.meta.speedMatrix = { kind: 'prefill', row: result, info: run.info };
-  if (judgement.rowFailure !== undefined) throw new Error(judgement.rowFailure);
+  if (judgement.rowFailure !== undefined) throw new CellFailure(judgement.rowFailure, run.debug === true);
   const all = [...judgement.thresholdFailures, ...(judgement.baselineFailures ?? [])];
-  if (all.length > 0 && !run.updating) throw new Error(all.join('\n'));
+  if (all.length > 0 && !run.updating) throw new CellFailure(all, run.debug === true);
 }

@@ -6,6 +6,7 @@
  * the answer once more, judge the row (its budget and baseline: judge/rate-capacity-row.ts), then
  * store the row and the adaptive cells for the reporter and throw when it fails.
  */
+import { CellFailure } from '../errors.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { contextLabel, rateCellKey } from '../shapes/labels.js';
@@ -74,6 +75,6 @@ export function createRateCapacityRunner(run: RunContext, settings: RateSettings
     tc.task.meta.speedMatrix = { kind: 'rate-capacity', row, cells, info };
     progress(`highest rate at ${slo.text}: ${describeRateCapacity(row)}`);
     const failures = [...unmeasured, ...(run.updating ? [] : (row.thresholdFailures ?? [])), ...(row.baselineFailures ?? [])];
-    if (failures.length > 0) throw new Error(failures.join('\n'));
+    if (failures.length > 0) throw new CellFailure(failures, run.debug === true);
   };
 }

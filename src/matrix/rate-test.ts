@@ -8,6 +8,7 @@
  * - Not run, skipped: a lower rate of the same context was already Saturated. A rate sweep stops at
  *   its first saturated rate: above it the server only queues more (the issue's rule).
  */
+import { CellFailure } from '../errors.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { fnv1a } from '../random.js';
@@ -96,7 +97,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     if (tooLong !== undefined) {
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: tooLong, finishedAt: new Date().toISOString() };
       publish(cell, result, tc);
-      throw new Error(`${cell.key}/s could not start: ${tooLong}`);
+      throw new CellFailure(`${cell.key}/s could not start: ${tooLong}`, run.debug === true);
     }
     const single = run.results.get(cellKey(cell.context, 1));
     const over = rateOverCapacity({
@@ -125,8 +126,8 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     const judgement = judgeRateCell(`${cell.key}/s`, result, { allowClientLimited: cfg.allowClientLimited, allowErrors: cfg.allowErrors });
     result.thresholdFailures = judgement.thresholdFailures;
     publish(cell, result, tc);
-    if (result.status === 'not-run') throw new Error(`${cell.key}/s could not start: ${result.notRunReason}`);
-    if (judgement.thresholdFailures.length > 0 && !run.updating) throw new Error(judgement.thresholdFailures.join('\n'));
+    if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s could not start: ${result.notRunReason}`, run.debug === true);
+    if (judgement.thresholdFailures.length > 0 && !run.updating) throw new CellFailure(judgement.thresholdFailures, run.debug === true);
   };
 }
 

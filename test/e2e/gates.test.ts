@@ -24,6 +24,9 @@ describe('gates', () => {
     expect(r.code, r.out).toBe(1);
     expect(r.out).toMatch(/1K\/2 is Over capacity: 2 × \(1024 \+ 32\) = 2,112 tokens > KV capacity 2,000, but its budget expects it to run/);
     expect(r.out).toMatch(/1K\/2 status over-capacity, expected valid/);
+    // the cell's finding alone: no code frame or trace from our files under it
+    expect(r.out).toContain('CellFailure: 1K/2 is Over capacity');
+    expect(r.out).not.toMatch(/❯ .*(cell-test|errors)\.[jt]s:\d+/);
   });
 
   test('an Over capacity cell without a budget is skipped as before', { timeout: 120_000 }, () => {
@@ -51,9 +54,11 @@ describe('gates', () => {
 
   test('a rate cell of a row longer than the model fails as Not run, naming the max model length', { timeout: 120_000 }, () => {
     const t = withThresholds({ cells: {}, prefill: {} });
-    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '40K', LLM_BENCH_CONCURRENCY: '1', LLM_BENCH_RATES: '1' });
+    // LLM_BENCH_DEBUG=1 keeps the trace a failing cell otherwise leaves out
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '40K', LLM_BENCH_CONCURRENCY: '1', LLM_BENCH_RATES: '1', LLM_BENCH_DEBUG: '1' });
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain("40K@1/s could not start: context 40960 + 32 output tokens exceeds the server's max model length 32768");
+    expect(r.out).toMatch(/❯ .*rate-test\.[jt]s:\d+/);
     const page = JSON.parse(readFileSync(join(t.dir, 'reports', 'speed-matrix.json'), 'utf8')) as { rateCells?: Array<{ context: number; status: string }> };
     expect(page.rateCells?.map((c) => [c.context, c.status])).toEqual([[40960, 'not-run']]);
   });
