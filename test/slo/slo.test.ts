@@ -203,7 +203,6 @@ describe('parseSloText: mistakes are ConfigErrors naming the part, the rule and 
     ['garbage', 'garbage'],
     ['ttft<2000', 'ttft<2000'],
     ['ttft==2000', 'ttft==2000'],
-    ['ttft<=2s', 'ttft<=2s'],
     ['ttft<=1e3', 'ttft<=1e3'],
     ['perRequest>=20;ttft<=5', 'perRequest>=20;ttft<=5'],
     ['<=5', '<=5'],
@@ -212,6 +211,10 @@ describe('parseSloText: mistakes are ConfigErrors naming the part, the rule and 
   ])('garbage %j', (text, part) => {
     const e = parseError(text);
     expect(e.message).toBe(`LLM_BENCH_SLO: "${part}" is not <figure><op><number>; ${EXAMPLE}`);
+  });
+
+  test('a number with a unit says to drop the unit, in the unit the figure takes', () => {
+    expect(parseError('ttft<=2s').message).toBe('LLM_BENCH_SLO: "ttft<=2s": give the number without a unit ("s"); times are in milliseconds and rates in tok/s, e.g. ttft<=2000');
   });
 
   test('a negative number is named as such', () => {
