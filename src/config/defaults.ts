@@ -25,6 +25,8 @@ export const MAX_WINDOW_S = 3600;
  * about once a second (METHOD.md), so a shorter window has none of them, and its few tokens make
  * no rate (a 0.01 s window read Valid cells of one token)
  */
+export const MIN_WINDOW_S = 1;
+
 /**
  * The smallest output cap a cell can use: a request of one output token has no time between tokens
  * and no per-request decode rate (METHOD.md measures those from the second token on); prompt speed
@@ -32,8 +34,6 @@ export const MAX_WINDOW_S = 3600;
  */
 export const MIN_OUTPUT_TOKENS = 2;
 export const MIN_OUTPUT_TOKENS_WHY = 'a request of one output token has no time between tokens and no per-request tok/s (prompt speed alone is what the prefill rows measure)';
-
-export const MIN_WINDOW_S = 1;
 
 /** the longest wait a user may give (timeouts, LLM_BENCH_STALL_S, LLM_BENCH_RETRY_S): a day, well within MAX_TIMER_MS */
 export const DAY_MS = 86_400_000;
