@@ -9,8 +9,9 @@
  *     evidence names which of the three rules marked it (`causes`; `client` has the self-check's
  *     figures), and so does the failure line;
  *   - Errors: failed requests;
- *   - Saturated: the requests in the system climbed through the window (saturation.ts, with its
- *     stated confidence), so the server could not keep up with the offered rate;
+ *   - Saturated: the requests in the system climbed through the window after its fill-up
+ *     (saturation.ts, with its stated confidence), so the server could not keep up with the offered
+ *     rate; not judged, with the reason in the evidence, when the fill-up took over half the window;
  *   - Valid otherwise. The status shown is the first of those that holds; `statuses` has all.
  * - rateOverCapacity: before a cell runs, whether the KV cache can hold what Little's law puts in
  *   flight: rate × the service time of one request (from the decode cell of the same context at
@@ -25,7 +26,7 @@ import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cel
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { oneLine } from '../text/escape.js';
-import { blockMeans, judgeSaturation } from './saturation.js';
+import { judgeWindowSaturation } from './saturation.js';
 
 /**
  * Dispatch delay p99 above this marks a rate cell Client-limited. Measured (perf/dispatch-delay.ts,
@@ -67,10 +68,12 @@ const ORDER: readonly RateCellStatus[] = ['client-limited', 'errors', 'saturated
 
 export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   const f = input.figures;
-  const windowMs = input.windowEndMs - input.windowStartMs;
-  const saturation = judgeSaturation(blockMeans(input.inSystem, input.windowStartMs, input.windowEndMs), windowMs);
+  const saturation = judgeWindowSaturation(input.inSystem, input.windowStartMs, input.windowEndMs);
   const evidence: RateCellEvidence = {
-    saturation: { p: saturation.p, growth: saturation.growth, growthBound: saturation.growthBound, meanInSystem: saturation.meanInSystem, blockMeans: saturation.blockMeans },
+    saturation: {
+      p: saturation.p, growth: saturation.growth, growthBound: saturation.growthBound, meanInSystem: saturation.meanInSystem, blockMeans: saturation.blockMeans,
+      fromMs: saturation.fromMs, ...(saturation.notJudged !== undefined ? { notJudged: saturation.notJudged } : {}),
+    },
   };
   const statuses: RateCellStatus[] = [];
   const dispatchP99 = f.dispatchDelayMs?.p99 ?? 0;

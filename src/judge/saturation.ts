@@ -3,27 +3,48 @@
  * the requests in the system grow through the window instead of holding steady.
  *
  * The decision, with its confidence stated:
- *   1. the window is cut into SATURATION.blocks equal blocks, and the time-weighted mean of the
+ *   1. the window (after its fill-up, below) is cut into equal blocks, and the time-weighted mean of the
  *      requests in the system (scheduled and not yet finished) is taken per block: block means
  *      are far less autocorrelated than raw samples, which a trend test assumes;
  *   2. a one-sided Mann–Kendall test on the block means must find an increasing trend at
  *      p < SATURATION.pValue (99 % confidence);
- *   3. and the growth over the window (Sen's slope × window) must be at least
+ *   3. and the growth over the span tested (Sen's slope × span) must be at least
  *      max(SATURATION.minGrowth requests, SATURATION.minGrowthShare × the mean in the system):
  *      a trend too small to matter is noise that a trend test over few blocks can still find.
  * A stable queue wanders but does not climb for a whole window; a queue fed faster than it is
  * served climbs at (offered − served) requests/s, by Little's law.
+ * Two things a short window gets wrong are kept out (judgeWindowSaturation), both measured against
+ * a request's latency L (p90 end-to-end latency, scheduled → end, of the first FILL_UP.requests
+ * requests: few, so that an overloaded queue's growing wait is not yet in them):
+ *   - the fill-up: a window that opens on an empty system (no ramp, or a ramp shorter than L) sees
+ *     the requests in the system climb from 0 to λL in its first L, which is no saturation. The
+ *     test starts at the first request's scheduled time plus L, and not before the window opens;
+ *   - blocks narrower than L: the requests in one block are still in the next, so block means are
+ *     correlated and the trend test finds climbs in stable queues far more often than its 1 %
+ *     (11 % over 3 L, 5 % over 5 L, measured on M/D/c queues). Blocks are at least L wide: as many
+ *     as fit, up to SATURATION.blocks; under FILL_UP.minBlocks (a Mann–Kendall test on fewer
+ *     cannot reach p < 0.01), Saturated is not judged, and the evidence says why and what to change.
  * Power: at 1.2 × the service limit the queue climbs 0.2 λW over a window of λW arrivals, while
  * Poisson arrivals alone wander √(λW); below about 400 arrivals in the window a climb cannot be
  * told from a lucky stretch, and the test (rightly) does not call it (test/judge/saturation.test.ts).
  */
 import { mannKendall, senSlope } from '../metrics/trend.js';
+import { quantile } from '../metrics/stats.js';
 
 export const SATURATION = {
   blocks: 10,
   pValue: 0.01,
   minGrowth: 2,
   minGrowthShare: 0.2,
+} as const;
+
+export const FILL_UP = {
+  /** the first requests whose latency quantile is a request's latency L */
+  requests: 10,
+  /** p90: with spread latencies the system still fills after the median; after p90 what is left of the climb is about 10 % of the level, under the growth bound */
+  quantile: 0.9,
+  /** the fewest blocks, each at least L wide, that the test runs on: 5 is the least n at which a one-sided Mann–Kendall test can reach p < 0.01 (1/120) */
+  minBlocks: 5,
 } as const;
 
 export interface SaturationVerdict {
@@ -38,6 +59,10 @@ export interface SaturationVerdict {
   meanInSystem: number;
   /** the block means the test ran on */
   blockMeans: number[];
+  /** where the test began, ms after the window opened: the fill-up left out (0: the whole window) */
+  fromMs: number;
+  /** why Saturated was not judged (the fill-up took too much of the window); absent when it was */
+  notJudged?: string;
 }
 
 /** Time-weighted mean of a count over each of `blocks` equal blocks of [startMs, endMs). */
@@ -64,8 +89,63 @@ export function blockMeans(
   return sums.map((s) => s / width);
 }
 
-/** The Saturated decision over the block means of the requests in the system. */
-export function judgeSaturation(means: readonly number[], windowMs: number): SaturationVerdict {
+/**
+ * A request's latency L and where the system has filled from empty: the p90 (FILL_UP.quantile)
+ * end-to-end latency of the first FILL_UP.requests requests, each [scheduled, ended] (an unfinished
+ * one's end is the window's end: a lower bound), and the first one's scheduled time plus L.
+ * Undefined without requests.
+ */
+export function fillUp(inSystem: ReadonlyArray<readonly [number, number]>): { latencyMs: number; endMs: number } | undefined {
+  if (inSystem.length === 0) return undefined;
+  const byStart = [...inSystem].sort((a, b) => a[0] - b[0]);
+  const latencies = byStart.slice(0, FILL_UP.requests).map(([from, to]) => Math.max(0, to - from)).sort((a, b) => a - b);
+  const latencyMs = quantile(latencies, FILL_UP.quantile)!;
+  return { latencyMs, endMs: byStart[0]![0] + latencyMs };
+}
+
+/**
+ * The Saturated test over a cell's window: the fill-up left out, the rest cut into blocks at least a
+ * request's latency wide (at most SATURATION.blocks); not judged, with the reason and the fix, when
+ * fewer than FILL_UP.minBlocks fit.
+ */
+export function judgeWindowSaturation(
+  inSystem: ReadonlyArray<readonly [number, number]>,
+  windowStartMs: number,
+  windowEndMs: number,
+): SaturationVerdict {
+  const windowMs = windowEndMs - windowStartMs;
+  const fill = fillUp(inSystem);
+  const fromMs = fill === undefined ? 0 : Math.min(windowMs, Math.max(0, fill.endMs - windowStartMs));
+  const spanMs = windowMs - fromMs;
+  const latencyMs = fill?.latencyMs ?? 0;
+  const blocks = latencyMs > 0 ? Math.min(SATURATION.blocks, Math.floor(spanMs / latencyMs)) : SATURATION.blocks;
+  if (blocks < FILL_UP.minBlocks) {
+    const means = blockMeans(inSystem, windowStartMs, windowEndMs);
+    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    // whole seconds, rounded up, for the settings it names (a little over what is needed)
+    const whole = (ms: number) => Math.max(1, Math.ceil(ms / 1000 + 0.05));
+    const need = FILL_UP.minBlocks * latencyMs;
+    return {
+      saturated: false,
+      p: 1,
+      growth: 0,
+      growthBound: 0,
+      meanInSystem: means.reduce((a, b) => a + b, 0) / means.length,
+      blockMeans: means,
+      fromMs,
+      notJudged:
+        `a request took about ${s(latencyMs)}, and telling a climb from a stable queue's wander needs ${FILL_UP.minBlocks} such spans after the system has filled; ` +
+        `this ${s(windowMs)} window had ${s(spanMs)} after ${s(fromMs)} of fill-up. ` +
+        `Lengthen the window to ${whole(fromMs + need)} s or more (LLM_BENCH_DURATION_S=${whole(fromMs + need)})` +
+        (fromMs > 0 ? `, or ramp up for ${whole(latencyMs)} s first (LLM_BENCH_RAMP_S=${whole(latencyMs)}) with a window of ${whole(need)} s or more` : ''),
+    };
+  }
+  const verdict = judgeSaturation(blockMeans(inSystem, windowStartMs + fromMs, windowEndMs, blocks), spanMs);
+  return { ...verdict, fromMs };
+}
+
+/** The Saturated decision over the block means of the requests in the system, over a span of `windowMs`. */
+export function judgeSaturation(means: readonly number[], windowMs: number): Omit<SaturationVerdict, 'fromMs' | 'notJudged'> {
   const mk = mannKendall(means);
   const width = windowMs / means.length;
   const xs = means.map((_, i) => (i + 0.5) * width);

@@ -15,7 +15,7 @@ import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
 import { rateCapacityLines, rateCellMap, rateLegendLine } from './rate-markdown.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -146,5 +146,7 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   out.push(
     "<p>TTFT and end-to-end latency are measured from each request's scheduled time, so time it waited to be sent, or queued in the server, counts; the dispatch delay is send − scheduled.</p>",
   );
+  const notJudged = saturationNotJudgedLines(all);
+  if (notJudged.length > 0) out.push(`<p>${escapeHtml(SATURATION_NOT_JUDGED_HEAD)}</p>`, `<ul data-list="saturation-not-judged">${notJudged.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   return out.join('\n');
 }

@@ -10,7 +10,7 @@ import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridText, rateMeasurementRow } from './rate-rows.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -83,6 +83,8 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   );
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
   out.push(...rateClientLimitedNotes(all));
+  const notJudged = saturationNotJudgedLines(all);
+  if (notJudged.length > 0) out.push(SATURATION_NOT_JUDGED_HEAD, '', ...notJudged.map((l) => `- ${escapeText(l)}`), '');
   return out;
 }
 

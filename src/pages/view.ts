@@ -6,7 +6,7 @@
  */
 import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
-import { parseCellKey } from '../shapes/labels.js';
+import { parseCellKey, rateCellKey } from '../shapes/labels.js';
 import type { CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
@@ -153,16 +153,29 @@ export const RATE_SECTION = 'Open-loop load';
  */
 export function rateStatusWords(cell: Pick<RateCellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
   if (cell.status === 'not-run') return cell.notRunReason ? `${RATE_STATUS_LABELS['not-run']}: ${cell.notRunReason}` : RATE_STATUS_LABELS['not-run'];
+  // the window was too short to judge Saturated (judge/saturation.ts): said wherever the status is
+  const notJudged = cell.evidence.saturation?.notJudged !== undefined ? ` (${SATURATION_NOT_JUDGED})` : '';
   const all = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].filter((s) => s !== 'valid');
-  if (all.length === 0) return RATE_STATUS_LABELS.valid;
+  if (all.length === 0) return RATE_STATUS_LABELS.valid + notJudged;
   return all
     .map((s) => {
       if (s !== 'errors') return RATE_STATUS_LABELS[s];
       const count = cell.evidence.errors?.failed ?? cell.figures?.failedRequests;
       return count === undefined ? RATE_STATUS_LABELS.errors : `${RATE_STATUS_LABELS.errors} (${count})`;
     })
-    .join(', ');
+    .join(', ') + notJudged;
 }
+
+/** After a rate cell's status when its window was too short to judge Saturated */
+export const SATURATION_NOT_JUDGED = 'Saturated not judged';
+
+/** The rate cells whose window was too short to judge Saturated, one plain line each with the reason and the fix (judge/saturation.ts); none: [] */
+export function saturationNotJudgedLines(cells: readonly RateCellResult[]): string[] {
+  return cells.flatMap((c) => (c.evidence.saturation?.notJudged !== undefined ? [`${rateCellKey(c.context, c.rate)}/s: ${c.evidence.saturation.notJudged}`] : []));
+}
+
+/** The heading of those lines on the page */
+export const SATURATION_NOT_JUDGED_HEAD = 'Saturated was not judged for these rate cells: their windows were too short against a request\'s latency to tell a climb in the requests in the system from a stable queue\'s wander:';
 
 /** A rate as the pages print it: as configured (`0.5`, `2`), the unit beside it where needed. */
 export function rateText(rate: number): string {

@@ -1193,7 +1193,7 @@ export interface RateCellEvidence {
      */
     p: number;
     /**
-     * growth of the requests in the system over the window (Sen's slope x window)
+     * growth of the requests in the system over the span tested (Sen's slope x that span: the window after its fill-up)
      */
     growth: number;
     /**
@@ -1201,7 +1201,18 @@ export interface RateCellEvidence {
      */
     growthBound: number;
     meanInSystem: number;
+    /**
+     * time-weighted mean of the requests in the system per block of the span tested
+     */
     blockMeans: number[];
+    /**
+     * where the test began, ms after the window opened: the fill-up left out (the first request's scheduled time plus the median latency of the first requests; 0 when a ramp had filled the system). Absent in results written before it was
+     */
+    fromMs?: number;
+    /**
+     * why Saturated was not judged: the fill-up took over half the window; with what to change. Absent when it was judged
+     */
+    notJudged?: string;
   };
   overCapacity?: {
     /**

@@ -18,10 +18,10 @@ function figures(over: Partial<RateFigures> = {}): RateFigures {
 function dispatch(median: number, p99: number) {
   return dist(median, p99);
 }
-/** requests in the system: steady at 4, or climbing from 4 by `climb` over the window */
+/** requests in the system: steady at 4 (1 s requests, 4/s, from 5 s before the window: a ramp), or climbing from 4 by `climb` over the window */
 function inSystem(climb: number): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (let i = 0; i < 4; i++) out.push([0, 10_000]);
+  for (let t = -5000; t < 10_000; t += 250) out.push([t, t + 1000]);
   for (let k = 0; k < climb; k++) out.push([((k + 0.5) / climb) * 10_000, 20_000]);
   return out;
 }

@@ -6,9 +6,11 @@
  * With exponential service (M/M/c) and a small limit, a 60 s window does not hold the evidence:
  * the queue's noise over the window is as large as its drift; the last case shows the detector
  * then stays silent rather than guessing.
+ * A window that opens on an empty system (no ramp) first fills to λW in one latency W: that climb
+ * is left out (judgeWindowSaturation), and when it takes over half the window Saturated is not judged.
  */
 import { describe, expect, test } from 'vitest';
-import { blockMeans, judgeSaturation } from '../../src/judge/saturation.js';
+import { blockMeans, FILL_UP, judgeSaturation, judgeWindowSaturation } from '../../src/judge/saturation.js';
 import { mulberry32 } from '../../src/random.js';
 import { mannKendall, normalCdf, senSlope } from '../../src/metrics/trend.js';
 
@@ -84,5 +86,65 @@ describe('Saturated against a queue of known service limit', () => {
     }
     expect(falseCalls).toBeLessThanOrEqual(1);
     expect(found).toBeGreaterThanOrEqual(14);
+  });
+});
+
+describe('a window that opens on an empty system, or is short against a request latency', () => {
+  // the second user trial's cell: tiny sim, 1K at 5 requests/s, 3 s window, no ramp; 8 running
+  // slots, a request's latency about 1.1 s, so about 5.5 in the system once filled: stable
+  const c = 8;
+  const mu1 = 1 / 1.1;
+  test('the trial\'s 3 s window: the whole window read the fill-up as a climb; now Saturated is not judged there', () => {
+    let wholeWindow = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const reqs = queue(5, c, mu1, 3000, seed);
+      if (judgeSaturation(blockMeans(reqs, 0, 3000), 3000).saturated) wholeWindow++;
+      const v = judgeWindowSaturation(reqs, 0, 3000);
+      expect(v.saturated).toBe(false);
+      expect(v.notJudged).toBeDefined();
+    }
+    expect(wholeWindow, 'the whole window (the fill-up read as a climb)').toBeGreaterThanOrEqual(3);
+  });
+
+  test('a 15 s window: the fill-up (about one latency) is left out, and the stable queue is not Saturated', () => {
+    let called = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const v = judgeWindowSaturation(queue(5, c, mu1, 15_000, seed), 0, 15_000);
+      expect(v.notJudged).toBeUndefined();
+      expect(v.fromMs).toBeGreaterThanOrEqual(1100);
+      expect(v.fromMs).toBeLessThan(1100 + 1500);
+      expect(v.blockMeans.length).toBeGreaterThanOrEqual(FILL_UP.minBlocks);
+      if (v.saturated) called++;
+    }
+    expect(called).toBeLessThanOrEqual(1);
+  });
+
+  test('blocks are at least one latency wide: a queue of fixed 1.1 s requests, uncongested, 10 s window: ⌊(10 s − fill-up) / 1.1 s⌋ blocks', () => {
+    const v = judgeWindowSaturation(queue(2, 16, mu1, 10_000, 2), 0, 10_000);
+    expect(v.notJudged).toBeUndefined();
+    expect(v.blockMeans.length).toBe(Math.floor((10_000 - v.fromMs) / 1100));
+  });
+
+  test('a queue already filled before the window (a ramp) loses nothing to the fill-up', () => {
+    const reqs = queue(5, c, mu1, 23_000, 3);
+    expect(judgeWindowSaturation(reqs, 10_000, 23_000).fromMs).toBe(0);
+  });
+
+  test('an overloaded queue filling from empty is still Saturated in ≥ 19 of 20 seeds (16 × 0.5/s, 1.2 ×, 60 s window)', () => {
+    let found = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const v = judgeWindowSaturation(queue(9.6, 16, 0.5, 60_000, seed * 7 + 1), 0, 60_000);
+      expect(v.fromMs).toBeLessThan(4000);
+      if (v.saturated) found++;
+    }
+    expect(found).toBeGreaterThanOrEqual(19);
+  });
+
+  test(`under ${FILL_UP.minBlocks} latencies after the fill-up, Saturated is not judged, and the evidence says what to change`, () => {
+    // the trial's 3 s window
+    const v = judgeWindowSaturation(queue(5, c, mu1, 3000, 5), 0, 3000);
+    expect(v.saturated).toBe(false);
+    expect(v.notJudged).toMatch(/a request took about 1\.1 s, .* needs 5 such spans after the system has filled; this 3\.0 s window had 1\.\d s after 1\.\d s of fill-up/);
+    expect(v.notJudged).toMatch(/Lengthen the window to ([78]) s or more \(LLM_BENCH_DURATION_S=\1\), or ramp up for 2 s first \(LLM_BENCH_RAMP_S=2\) with a window of 6 s or more$/);
   });
 });

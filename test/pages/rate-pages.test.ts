@@ -237,3 +237,31 @@ describe('why a rate cell is Client-limited, on the page', () => {
   });
 });
 
+
+describe('a rate cell whose window was too short to judge Saturated', () => {
+  const WHY = "a request took about 1.1 s, and telling a climb from a stable queue's wander needs 5 such spans after the system has filled; this 3.0 s window had 1.4 s after 1.6 s of fill-up. Lengthen the window to at least 7.1 s";
+  const withNotJudged = (): SpeedMatrixResult => {
+    const result = rateResult();
+    const cell = cellOf(result, '8K@0.5');
+    cell.evidence = { ...cell.evidence, saturation: { ...cell.evidence.saturation!, fromMs: 1600, notJudged: WHY } };
+    return result;
+  };
+  test('its status says so on every page and in the progress line, and the page says why and what to change', () => {
+    const result = withNotJudged();
+    const cell = cellOf(result, '8K@0.5');
+    expect(rateStatusWords(cell)).toBe('Valid (Saturated not judged)');
+    const md = renderMarkdown(result);
+    expect(markdownStatus(md, cell)).toBe('Valid (Saturated not judged)');
+    expect(md).toContain('Saturated was not judged for these rate cells');
+    expect(md).toContain(`- 8K@0.5/s: ${escapeText(WHY)}`);
+    const html = renderHtml(result);
+    expect(htmlBadges(html, cell, result.info.run.rates!.rates)).toEqual(['Valid (Saturated not judged)', 'Valid (Saturated not judged)']);
+    expect(html).toContain(`<ul data-list="saturation-not-judged"><li>8K@0.5/s: ${escapeHtml(WHY)}</li></ul>`);
+    expect(rateLine(cell)).toContain('8K@0.5/s: Valid (Saturated not judged)');
+  });
+  test('judged cells say nothing of it', () => {
+    const md = renderMarkdown(rateResult());
+    expect(md).not.toContain('not judged');
+    expect(renderHtml(rateResult())).not.toContain('saturation-not-judged');
+  });
+});
