@@ -142,8 +142,21 @@ function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void
     ...(keys.contextKeys ? sectionProblems('capacity', 'row', 'context row', file.capacity ?? {}, keys.contextKeys, canonicalContext) : []),
     ...(keys.contextKeys ? sectionProblems('rateCapacity', 'row', 'context', file.rateCapacity ?? {}, keys.contextKeys, canonicalContext) : []),
   ];
-  if (problems.length > 0) throw new ThresholdsError(`${source}: ${problems.join('\n  ')}`);
+  if (problems.length === 0) return;
+  // an entry outside the matrix most often means this run's matrix is smaller than the file's
+  // (LLM_BENCH_CONTEXTS=…): -u here would drop those entries' budgets, so it is not the first advice
+  const outside = problems.some((p) => p.includes(OUTSIDE));
+  throw new ThresholdsError(
+    `${source}: ${problems.join('\n  ')}` +
+      (outside
+        ? `\nThis run's matrix is not the one the file was written for. To run another matrix without changing it, give the run its own ` +
+          `threshold file: LLM_BENCH_NAME=<name> (thresholds/<name>.json) or LLM_BENCH_THRESHOLDS=<path>, written by a run with -u. ` +
+          `To retire the entries, remove them, or run -u with the file's whole matrix (-u on this run would drop them and their budgets).`
+        : ''),
+  );
 }
+
+const OUTSIDE = 'of the current matrix';
 
 /** One section's keys that are not in the matrix: written another way (K = 1024), or not there at all. */
 function sectionProblems(
@@ -161,7 +174,7 @@ function sectionProblems(
       const canonical = canonicalOf(key);
       return canonical && known.has(canonical)
         ? `${section}["${key}"]: write this ${item} as "${canonical}" (K = 1024)`
-        : `${section}["${key}"]: not a ${described} of the current matrix (${list(allowed)}); remove the entry or run with -u to rewrite the file`;
+        : `${section}["${key}"]: not a ${described} ${OUTSIDE} (${list(allowed)})`;
     });
 }
 

@@ -130,14 +130,18 @@ describe('threshold file schema: capacity', () => {
 });
 
 describe('capacity keys against the matrix (contextKeys)', () => {
-  test('a row outside the matrix is an error listing its rows', () => {
-    expect(parseError({ capacity: { '64K': { min: 1 } } })).toContain(
-      'capacity["64K"]: not a context row of the current matrix (it has 8K, 32K); remove the entry or run with -u to rewrite the file',
-    );
+  test('a row outside the matrix is an error listing its rows, and says how to run a smaller matrix without losing the file\'s budgets', () => {
+    const msg = parseError({ capacity: { '64K': { min: 1 } } });
+    expect(msg).toContain('capacity["64K"]: not a context row of the current matrix (it has 8K, 32K)');
+    expect(msg).toContain("give the run its own threshold file: LLM_BENCH_NAME=<name> (thresholds/<name>.json) or LLM_BENCH_THRESHOLDS=<path>");
+    expect(msg).toContain('-u on this run would drop them and their budgets');
   });
 
   test('a row written in tokens is pointed to its label', () => {
-    expect(parseError({ capacity: { '32768': { min: 1 } } })).toContain('capacity["32768"]: write this row as "32K" (K = 1024)');
+    const msg = parseError({ capacity: { '32768': { min: 1 } } });
+    expect(msg).toContain('capacity["32768"]: write this row as "32K" (K = 1024)');
+    // the matrix is the file's: no advice about another matrix
+    expect(msg).not.toContain('LLM_BENCH_NAME');
   });
 
   test('the problems are listed together with those of cells', () => {
