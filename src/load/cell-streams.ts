@@ -118,9 +118,11 @@ export function cellThreadStreams(
               onSent: (_w, id) => void state.inFlight.add(id),
               onFirstToken: (worker) => {
                 state.gotToken[worker] = true;
+                state.decoding[worker] = true;
                 state.failingInARow[worker] = 0;
               },
               onEnded: (worker, t, failingInARow) => {
+                state.decoding[worker] = false;
                 state.inFlight.delete(t.id);
                 state.timelines.push(t);
                 state.failingInARow[worker] = failingInARow;

@@ -59,7 +59,8 @@ export interface CellRun {
   scouts: RequestTimeline[];
   /** every request the workers sent (scout excluded), all ended */
   timelines: RequestTimeline[];
-  gate: { timedOut: boolean; waitedMs: number };
+  /** the readiness gate: timed out, how long it waited, and the server's counts when it opened at the server's running limit */
+  gate: { timedOut: boolean; waitedMs: number; atLimit?: { running: number; waiting: number } };
   windowStartMs: number;
   windowEndMs: number;
   /** metrics scrapes taken inside the window, each with the client's in-flight count at that time */
@@ -143,9 +144,13 @@ function serverTimingsOf(timelines: readonly RequestTimeline[]): { serverTimings
 
 /**
  * Readiness gate: every worker has a token and the server queue is empty, held for the settle
- * time. Above the server's known running limit the queue can never empty: there it may hold the
- * C − limit requests that cannot run (a departure from METHOD.md, see the README), else every
- * such cell would time out its gate.
+ * time. Two departures from METHOD.md (see the README), else such cells would all time out:
+ * - above the server's known running limit the queue can never empty: it may hold the C − limit
+ *   requests that cannot run;
+ * - a server at its running limit, known or not (vLLM without its dev-mode /server_info does not
+ *   say max_num_seqs), opens the gate too: requests are waiting and every request the server runs
+ *   is one of ours that is decoding (none in prefill), so it admits no more while these decode.
+ *   Held over the settle time; the gate's `atLimit` records the running and waiting counts.
  */
 async function readinessGate(session: LoadSession, opts: CellRunOptions, state: WorkerState, signal: AbortSignal, say: (m: string) => void): Promise<CellRun['gate']> {
   const maxRunning = session.facts.maxRunningRequests?.value;
@@ -156,6 +161,7 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
   let gateTimedOut = false;
   let lastGateScrape = 0;
   let queueSettled = true;
+  let atLimit: { running: number; waiting: number } | undefined;
   while (!signal.aborted) {
     const now = monoMs();
     if (now - lastGateScrape >= 250) {
@@ -163,16 +169,23 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
       const s = await scrapeMetrics(session);
       // a failed scrape of a server that has metrics says nothing: not settled
       queueSettled = s === undefined ? !session.hasMetrics : s.waiting === undefined || s.waiting <= queueAllowed;
+      atLimit = s !== undefined ? serverAtLimit(s, state.decoding) : undefined;
     }
     // every worker failing again and again: nothing will get ready, measure the failures now
     if (state.failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {
       say(`every worker's last ${FAILING_WORKER_REQUESTS} requests failed: opening the window now`);
       break;
     }
-    const ready = state.gotToken.every(Boolean) && queueSettled;
+    const ready = (state.gotToken.every(Boolean) && queueSettled) || atLimit !== undefined;
     if (ready) {
       readySince ??= now;
-      if (now - readySince >= opts.gateSettleMs) break;
+      if (monoMs() - readySince >= opts.gateSettleMs) {
+        if (!(state.gotToken.every(Boolean) && queueSettled) && atLimit) {
+          say(`the server runs ${atLimit.running} of the ${opts.concurrency} requests and queues ${atLimit.waiting}: at its running limit, opening the window`);
+          return { timedOut: false, waitedMs: monoMs() - gateStart, atLimit };
+        }
+        break;
+      }
     } else {
       readySince = undefined;
     }
@@ -184,6 +197,19 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
     await sleep(25, signal);
   }
   return { timedOut: gateTimedOut, waitedMs: monoMs() - gateStart };
+}
+
+/**
+ * The server is at its running limit: a metrics sample shows requests waiting while every request
+ * it runs is one of ours that is decoding (`decoding`: workers whose request in flight has had its
+ * first token). A request in prefill is running without a token yet, so a server still admitting
+ * (a long prompt's chunked prefill) is not taken for one at its limit.
+ */
+export function serverAtLimit(sample: Pick<MetricsSample, 'running' | 'waiting'>, decoding: readonly boolean[]): { running: number; waiting: number } | undefined {
+  const { running, waiting } = sample;
+  if (running === undefined || waiting === undefined || waiting <= 0 || running <= 0) return undefined;
+  const decodingNow = decoding.reduce((n, d) => n + (d ? 1 : 0), 0);
+  return running <= decodingNow ? { running, waiting } : undefined;
 }
 
 /**
@@ -236,6 +262,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     timelines: [],
     inFlight: new Set<string>(),
     gotToken: new Array<boolean>(C).fill(false),
+    decoding: new Array<boolean>(C).fill(false),
     failingInARow: new Array<number>(C).fill(0),
     stopping: false,
     requestCounter: 0,

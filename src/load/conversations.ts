@@ -98,10 +98,12 @@ export async function runConversationWorker(w: number, ctx: ConversationWorkerCo
         signal,
         () => {
           state.gotToken[w] = true;
+          state.decoding[w] = true;
           state.failingInARow[w] = 0;
         },
         reply.onChunk,
       );
+      state.decoding[w] = false;
       state.inFlight.delete(id);
       state.timelines.push(t);
       if (t.end?.kind === 'error' || t.chunkMs.length === 0) {

@@ -357,9 +357,11 @@ class ClosedLoopThreads extends ThreadSetBase implements ClientThreads {
         return;
       case 'first':
         state.gotToken[m.w] = true;
+        state.decoding[m.w] = true;
         state.failingInARow[m.w] = 0;
         return;
       case 'ended':
+        state.decoding[m.w] = false;
         state.inFlight.delete(m.timeline.id);
         state.timelines.push(m.timeline);
         state.failingInARow[m.w] = m.failingInARow;

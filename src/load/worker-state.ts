@@ -25,6 +25,8 @@ export interface WorkerState {
   readonly inFlight: Set<string>;
   /** worker w has had a token */
   readonly gotToken: boolean[];
+  /** worker w's request in flight has had its first token (it is decoding, not waiting or in prefill) */
+  readonly decoding: boolean[];
   /** failed requests in a row per worker (a token resets it) */
   readonly failingInARow: number[];
   /** no new requests (the window has closed) */

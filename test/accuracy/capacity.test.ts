@@ -75,12 +75,16 @@ describe('Over capacity and Requests queued where the sim settings imply', () =>
 
   test('0/8 (C > max running) runs and is Requests queued; the sim held exactly C − max running requests back', async () => {
     const concurrency = 8;
-    // the readiness gate cannot open (4 workers never get a token), so keep its timeout short
-    const cell = await runAccuracyCell(run, sim, { context: 0, concurrency, windowMs: 1200, gateTimeoutMs: 800 });
+    // 4 workers never get a token, so METHOD's gate could only time out; the server is at its
+    // running limit (4 waiting, the 4 it runs all decoding), and the gate opens there, long
+    // before its timeout
+    const cell = await runAccuracyCell(run, sim, { context: 0, concurrency, windowMs: 1200, gateTimeoutMs: 20_000 });
     const state = await simState(sim);
     const verdict = accuracyStatuses(cell, concurrency);
     expect(verdict.statuses).toContain('requests-queued');
-    expect(verdict.statuses).toContain('warmup-timed-out'); // the gate waited for the 4 queued workers
+    expect(verdict.statuses).not.toContain('warmup-timed-out');
+    expect(cell.raw.gate.atLimit).toEqual({ running: MAX_RUNNING, waiting: concurrency - MAX_RUNNING });
+    expect(cell.raw.gate.waitedMs).toBeLessThan(10_000);
     expect(verdict.statuses).not.toContain('errors');
     expect(verdict.evidence.queued).toMatchObject({ concurrency, maxWaiting: concurrency - MAX_RUNNING, meanRunning: MAX_RUNNING });
     // truth: exactly 4 worker requests were admitted before the window closed; the other 4 waited

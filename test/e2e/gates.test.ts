@@ -86,6 +86,22 @@ describe('gates', () => {
   });
 });
 
+describe('the readiness gate at a running limit the server does not report', () => {
+  test('vLLM without /server_info, 16 requests on 8 running slots and long outputs: the gate opens at the limit, not at its timeout', { timeout: 120_000 }, () => {
+    // the tiny profile is vLLM-shaped: no max_num_seqs is reported, so the gate learns the limit
+    // from the metrics (8 running, all decoding; 8 waiting). 2,000 output tokens at 10 ms a step:
+    // the queued 8 would get no token for 20 s, past a gate timeout of 60 s only after it
+    const t = withThresholds({ cells: {}, prefill: {} });
+    const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_CONCURRENCY: '16', LLM_BENCH_MAX_TOKENS: '2000', LLM_BENCH_DURATION_S: '2', LLM_BENCH_QUIET: '0' });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('0/16: the server runs 8 of the 16 requests and queues 8: at its running limit, opening the window');
+    expect(r.out).not.toContain('readiness gate timed out');
+    const page = JSON.parse(readFileSync(join(t.dir, 'reports', 'speed-matrix.json'), 'utf8')) as { info: { server: { maxRunningRequests?: unknown } }; cells: Array<{ concurrency: number; statuses: string[] }> };
+    expect(page.info.server.maxRunningRequests).toBeUndefined();
+    expect(page.cells.find((c) => c.concurrency === 16)?.statuses).toEqual(['requests-queued']);
+  });
+});
+
 describe('-u without churn', () => {
   test('two -u runs on an unchanged simulator leave the threshold file byte-identical', { timeout: 240_000 }, async () => {
     const { spawnSync } = await import('node:child_process');

@@ -88,7 +88,7 @@ test.each([
 function threadsFor(onFailure: (e: ClientThreadError) => void, silentLimitMs?: number) {
   spawn.fakes = [];
   const fakes = spawn.fakes;
-  const state = { timelines: [], inFlight: new Set<string>(), gotToken: [], failingInARow: [], stopping: false, requestCounter: 0 };
+  const state = { timelines: [], inFlight: new Set<string>(), gotToken: [], decoding: [], failingInARow: [], stopping: false, requestCounter: 0 };
   const set = startClientThreads(openaiSession('http://127.0.0.1:9'), {
     cellTag: 't', concurrency: 6, threads: 2, promptFor: () => ({ prompt: 'Hi', maxTokens: 4 }), state, onFailure, ...(silentLimitMs !== undefined ? { silentLimitMs } : {}),
   });
