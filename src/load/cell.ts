@@ -275,7 +275,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
       : cellThreadStreams(session, opts, { cellTag, send, state, signal: cellAbort.signal, turns });
 
   try {
-    say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
+    // a workload of unshared prompts (file, lengths) has no scout
+    if (opts.scoutPrompts.length > 0) say(`scout request${opts.scoutPrompts.length > 1 ? `s (${opts.scoutPrompts.length})` : ''} (caches the context)`);
     const scouts: RequestTimeline[] = [];
     for (const [i, prompt] of opts.scoutPrompts.entries()) {
       if (cellAbort.signal.aborted) break;

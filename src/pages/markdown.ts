@@ -32,7 +32,7 @@ import {
   SPREAD_COLUMN,
   STATUS_LABELS,
   STATUS_LEGEND,
-  TTFT_NOTE,
+  ttftNote,
 } from './view.js';
 
 /** The sustained-decode grid: its caption, a blank line, then the table (Total tok/s · TTFT per cell). */
@@ -98,7 +98,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   if (chart.length > 0) out.push(...chart, '');
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
-  out.push(TTFT_NOTE, '');
+  out.push(ttftNote(result), '');
   // open-loop rate cells, only when the run has them
   out.push(...rateSection(full));
   // what a non-synthetic workload sent, and what the prefix cache did

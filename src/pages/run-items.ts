@@ -124,6 +124,7 @@ function calibrationText(result: SpeedMatrixResult): string | undefined {
 /** "Measured during decode warm-up", "Separate cold request per context", or which rows are which. */
 function prefillModeText(result: SpeedMatrixResult): string {
   const mode = result.info.run.prefillMode;
+  if (result.info.run.prefillContexts.length === 0) return 'None (no prefill rows)';
   if (mode === 'separate') return 'Separate cold request per context';
   if (mode === 'measured-during-decode-warm-up') return 'Measured during decode warm-up';
   const contexts = new Set(result.info.run.contexts);

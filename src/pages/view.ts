@@ -38,6 +38,13 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
 
 export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
 
+/** The TTFT note under the decode matrix: the synthetic prompts' (the reference pages'), or a workload's, whose prompts are its own */
+export function ttftNote(result: Pick<SpeedMatrixResult, 'info'>): string {
+  const w = result.info.run.workload;
+  if (!w || w.kind === 'synthetic') return TTFT_NOTE;
+  return `Each request's prompt comes from the workload (${w.text}), so TTFT includes its prefill, less what the server's prefix cache held (the Workload section's hit rate).`;
+}
+
 export const ALL_MEASUREMENTS_COLUMNS = [
   'Phase', 'Context', 'Requests at once', 'Status', 'Total tok/s', 'Per request tok/s', 'TTFT',
   'Time between tokens', 'Average active requests', 'Completed requests', 'Output tokens', 'Measured for',

@@ -55,7 +55,7 @@ function turnCells(key: string, t: TurnFigures): string[] {
 /** The notes under the tables: the workload, where the hit rates came from. */
 function notes(result: SpeedMatrixResult, rows: readonly WorkloadRow[]): string[] {
   const w = result.info.run.workload!;
-  const out = [`Workload ${w.text}${w.file ? ` (file ${w.file.name}, sha256 ${w.file.sha256.slice(0, 12)}…, ${w.file.used} of ${w.file.lines} lines used, ${w.file.skipped} skipped as longer than the server's max model length)` : ''}. Lengths are over the requests sent in each window: input as the server counted it (as the workload sized it where the server reported none), output the max_tokens each asked for.`];
+  const out = [`Workload ${w.text}${w.file ? ` (file ${w.file.name}, sha256 ${w.file.sha256.slice(0, 12)}…, ${w.file.used} of ${w.file.lines} lines usable, ${w.file.skipped} skipped as longer than the server's max model length)` : ''}. Lengths are over the requests sent in each window: input as the server counted it (as the workload sized it where the server reported none), output the max_tokens each asked for.`];
   const sources = [...new Set(rows.flatMap((r) => (r.figures.prefixCache ? [r.figures.prefixCache.source] : [])))];
   if (sources.length > 0) out.push(`Prefix-cache hit rate: cached prompt tokens over prompt tokens looked up in the window, from ${sources.map((s) => SOURCE_WORDS[s]).join('; ')}.`);
   else out.push('Prefix-cache hit rate: — where the server gives no cache counters and no cached-token usage.');

@@ -119,7 +119,7 @@ describe('bad workload input fails the run before any cell, naming where', () =>
     expect(cell.status).toBe('valid');
     expect(cell.figures?.failedRequests).toBe(0);
     expect(cell.workload?.inputTokens?.max).toBeLessThan(100);
-    expect(readFileSync(join(dir, 'long', 'speed-matrix.md'), 'utf8')).toContain("3 of 4 lines used, 1 skipped as longer than the server's max model length");
+    expect(readFileSync(join(dir, 'long', 'speed-matrix.md'), 'utf8')).toContain("3 of 4 lines usable, 1 skipped as longer than the server's max model length");
   });
 
   test('an unknown kind and an unknown key name LLM_BENCH_WORKLOAD', { timeout: 60_000 }, () => {

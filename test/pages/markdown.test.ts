@@ -261,6 +261,11 @@ describe('prefill mode', () => {
     r.info.run.prefillMode = 'mixed';
     expect(renderMarkdown(r)).toContain('- **Prefill mode**: Measured during decode warm-up (8K, 16K, 32K, 64K, 123K); separate cold request (128K)');
   });
+  test('a run without prefill rows says so, not "Measured during decode warm-up"', () => {
+    const r = sglangResult();
+    r.info.run.prefillContexts = [];
+    expect(renderMarkdown(r)).toContain('- **Prefill mode**: None (no prefill rows)');
+  });
   test('prefillModeOf: every, none or some of the prefill contexts are decode rows', async () => {
     const { prefillModeOf } = await import('../../src/matrix/open.js');
     expect(prefillModeOf([8192, 65536], [0, 8192, 65536])).toBe('measured-during-decode-warm-up');
@@ -374,5 +379,21 @@ describe('why a cell is Client-limited, on the page', () => {
     result.cells[0] = { ...first, status: 'client-limited', statuses: ['client-limited', 'valid'], evidence: rest };
     const md = renderMarkdown(result);
     expect(md).toContain(`- ${cellKey(first.context, first.concurrency)}: marked by the load generator; its self-check's figures are not in this result.`);
+  });
+});
+
+describe('the TTFT note', () => {
+  test('synthetic prompts (the reference pages): the cache is warmed, so TTFT mostly excludes prefill', () => {
+    expect(renderMarkdown(sglangResult())).toContain("TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.");
+  });
+  test("a workload's prompts are its own: TTFT includes their prefill, less the prefix cache's hits", async () => {
+    const { renderHtml } = await import('../../src/pages/html.js');
+    const r = sglangResult();
+    r.info.run.workload = { kind: 'file', text: 'file:sample.jsonl,seed=1' } as NonNullable<typeof r.info.run.workload>;
+    const note = "Each request's prompt comes from the workload (file:sample.jsonl,seed=1), so TTFT includes its prefill, less what the server's prefix cache held (the Workload section's hit rate).";
+    const md = renderMarkdown(r);
+    expect(md).toContain(note);
+    expect(md).not.toContain('TTFT is measured after the benchmark warms');
+    expect(renderHtml(r)).toContain(note.replaceAll("'", '&#39;'));
   });
 });
