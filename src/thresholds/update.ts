@@ -52,11 +52,12 @@ import {
  * the file's folder: the schema exported by the installed package as the project sees it
  * (node_modules/llm-speed-matrix/dist/schemas/, found from the file's folder up, so the path stays
  * valid across upgrades and package managers that keep packages elsewhere, as pnpm does); else the
- * schema beside this module (this repository's own sources).
+ * schema beside this module, or, when this module runs built into this repository's dist/ (which
+ * is not committed), the committed one in src/thresholds/ (the thresholds README's path).
  */
 export function thresholdsSchemaRef(thresholdsPath: string): string {
   const folder = dirname(resolve(thresholdsPath));
-  let schema = fileURLToPath(new URL('./thresholds.schema.json', import.meta.url));
+  let schema = repositorySchema(fileURLToPath(new URL('./thresholds.schema.json', import.meta.url)));
   for (let at = folder; ; at = dirname(at)) {
     const installed = join(at, 'node_modules', PACKAGE_NAME, 'dist', 'schemas', 'thresholds.schema.json');
     if (existsSync(installed)) {
@@ -66,6 +67,15 @@ export function thresholdsSchemaRef(thresholdsPath: string): string {
     if (dirname(at) === at) break;
   }
   return relative(folder, schema).split(sep).join('/');
+}
+
+/** `<root>/dist/src/thresholds/thresholds.schema.json` → `<root>/src/thresholds/thresholds.schema.json` where that exists; else as given */
+export function repositorySchema(besideModule: string): string {
+  const parts = besideModule.split(sep);
+  const at = parts.length - 4;
+  if (at < 0 || parts[at] !== 'dist' || parts[at + 1] !== 'src' || parts[at + 2] !== 'thresholds') return besideModule;
+  const source = [...parts.slice(0, at), 'src', 'thresholds', parts[at + 3]!].join(sep);
+  return existsSync(source) ? source : besideModule;
 }
 
 const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;

@@ -145,6 +145,18 @@ test('init arguments are checked', () => {
   expect(parseInitArgs(['-h'], 'allow-help')).toBe('help');
 });
 
+test('in this repository, a module built into dist/ points a new threshold file at the committed schema in src/ (dist/ is not committed)', async () => {
+  const { repositorySchema } = await import('../../src/thresholds/update.js');
+  const { fileURLToPath } = await import('node:url');
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  expect(repositorySchema(join(root, 'dist', 'src', 'thresholds', 'thresholds.schema.json'))).toBe(join(root, 'src', 'thresholds', 'thresholds.schema.json'));
+  // an installed package has no src/: the schema beside the module stays
+  const installed = join(tmpdir(), 'no-such-project', 'node_modules', 'llm-speed-matrix', 'dist', 'src', 'thresholds', 'thresholds.schema.json');
+  expect(repositorySchema(installed)).toBe(installed);
+  expect(repositorySchema(join(root, 'src', 'thresholds', 'thresholds.schema.json'))).toBe(join(root, 'src', 'thresholds', 'thresholds.schema.json'));
+  expect(thresholdsSchemaRef(join(root, 'thresholds', 'new.json'))).toBe('../src/thresholds/thresholds.schema.json');
+});
+
 test("a new threshold file's $schema points at the schema shipped with the package, relative to the file", () => {
   const ref = thresholdsSchemaRef('/proj/thresholds/my.json');
   expect(ref.endsWith('/thresholds/thresholds.schema.json')).toBe(true);
