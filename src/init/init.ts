@@ -170,7 +170,7 @@ export function runInit(options: InitOptions): InitReport {
     '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run    the matrix against the embedded simulator (about a minute)',
     '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run    against your server (or set target in bench/suite.ts)',
     '  npx vitest bench --run -u    write thresholds/<name>.json from the measured results, then commit it',
-    '  the page: reports/speed-matrix.md and reports/speed-matrix.json',
+    '  the pages: reports/speed-matrix.md, reports/speed-matrix.html (open it in a browser) and reports/speed-matrix.json',
   );
   return report;
 }

@@ -96,6 +96,8 @@ test('an existing vitest config is not clobbered: init prints the line to add an
   const again = runInit({ dir, force: false, shards: 4 });
   expect(again.configToEdit).toBeUndefined();
   expect(again.lines.join('\n')).toContain('next:\n  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run');
+  // every page the run writes, the HTML report with them
+  expect(again.lines.join('\n')).toContain('reports/speed-matrix.md, reports/speed-matrix.html (open it in a browser) and reports/speed-matrix.json');
 });
 
 test('--force replaces a foreign vitest config and keeps the old one as .bak', () => {
