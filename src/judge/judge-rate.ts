@@ -11,7 +11,8 @@
  *   - Errors: failed requests;
  *   - Saturated: the requests in the system climbed through the window after its fill-up
  *     (saturation.ts, with its stated confidence), so the server could not keep up with the offered
- *     rate; not judged, with the reason in the evidence, when the fill-up took over half the window;
+ *     rate; not judged, with the reason in the evidence, when fewer than 6 blocks a request's
+ *     latency wide fit after the fill-up;
  *   - Valid otherwise. The status shown is the first of those that holds; `statuses` has all.
  * - rateOverCapacity: before a cell runs, whether the KV cache can hold what Little's law puts in
  *   flight: rate × the service time of one request (from the decode cell of the same context at
@@ -26,7 +27,7 @@ import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cel
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { oneLine } from '../text/escape.js';
-import { judgeWindowSaturation } from './saturation.js';
+import { judgeWindowSaturation, type FillRequest } from './saturation.js';
 
 /**
  * Dispatch delay p99 above this marks a rate cell Client-limited. Measured (perf/dispatch-delay.ts,
@@ -43,6 +44,10 @@ export interface RateStatusInput {
   windowStartMs: number;
   windowEndMs: number;
   timelines: readonly RequestTimeline[];
+  /** every request's due time, first token and end: a request's latency without queueing, for the Saturated test (saturation.ts) */
+  requests?: readonly FillRequest[];
+  /** the ramp before the window, ms */
+  rampMs?: number;
   /** the load generator's event-loop delay and CPU over the cell, and the decode cells' bounds */
   loopDelayP99Ms?: number;
   /** read lag p99 of response reads (client/arrival-clock.ts); with the loop delay, the client's timing error estimate */
@@ -68,7 +73,10 @@ const ORDER: readonly RateCellStatus[] = ['client-limited', 'errors', 'saturated
 
 export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   const f = input.figures;
-  const saturation = judgeWindowSaturation(input.inSystem, input.windowStartMs, input.windowEndMs);
+  const saturation = judgeWindowSaturation(input.inSystem, input.windowStartMs, input.windowEndMs, {
+    ...(input.requests ? { requests: input.requests } : {}),
+    ...(input.rampMs !== undefined ? { rampMs: input.rampMs } : {}),
+  });
   const evidence: RateCellEvidence = {
     saturation: {
       p: saturation.p, growth: saturation.growth, growthBound: saturation.growthBound, meanInSystem: saturation.meanInSystem, blockMeans: saturation.blockMeans,

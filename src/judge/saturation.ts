@@ -14,16 +14,19 @@
  * A stable queue wanders but does not climb for a whole window; a queue fed faster than it is
  * served climbs at (offered − served) requests/s, by Little's law.
  * Two things a short window gets wrong are kept out (judgeWindowSaturation), both measured against
- * a request's latency L (p90 end-to-end latency, scheduled → end, of the first FILL_UP.requests
- * requests: few, so that an overloaded queue's growing wait is not yet in them):
- *   - the fill-up: a window that opens on an empty system (no ramp, or a ramp shorter than L) sees
- *     the requests in the system climb from 0 to λL in its first L, which is no saturation. The
- *     test starts at the first request's scheduled time plus L, and not before the window opens;
+ * a request's latency L without queueing (requestLatency): over the first FILL_UP.requests requests,
+ * the shortest time to first token (one that did not wait) plus the p90 of their first token → end
+ * (decoding, which a queue does not lengthen). Where the requests' timings are not given, the p90
+ * end-to-end latency of the first requests stands in (fillUp).
+ *   - the fill-up: a system that starts empty fills to λL over L. Without a ramp the test starts at
+ *     the first request's scheduled time plus L; after a linear ramp of R ≥ L the system opens the
+ *     window short by L/(2R) of its level, made up over L, and the test starts L·L/R in (L for R ≤ L);
  *   - blocks narrower than L: the requests in one block are still in the next, so block means are
  *     correlated and the trend test finds climbs in stable queues far more often than its 1 %
  *     (11 % over 3 L, 5 % over 5 L, measured on M/D/c queues). Blocks are at least L wide: as many
  *     as fit, up to SATURATION.blocks; under FILL_UP.minBlocks (a Mann–Kendall test on fewer
- *     cannot reach p < 0.01), Saturated is not judged, and the evidence says why and what to change.
+ *     cannot reach p < 0.01), Saturated is not judged, and the evidence says why and what to change
+ *     (a longer window; with requests still running at the window's end, fewer output tokens).
  * Power: at 1.2 × the service limit the queue climbs 0.2 λW over a window of λW arrivals, while
  * Poisson arrivals alone wander √(λW); below about 400 arrivals in the window a climb cannot be
  * told from a lucky stretch, and the test (rightly) does not call it (test/judge/saturation.test.ts).
@@ -43,8 +46,12 @@ export const FILL_UP = {
   requests: 10,
   /** p90: with spread latencies the system still fills after the median; after p90 what is left of the climb is about 10 % of the level, under the growth bound */
   quantile: 0.9,
-  /** the fewest blocks, each at least L wide, that the test runs on: 5 is the least n at which a one-sided Mann–Kendall test can reach p < 0.01 (1/120) */
-  minBlocks: 5,
+  /**
+   * the fewest blocks, each at least L wide, that the test runs on: 6 is the least n at which the
+   * one-sided Mann–Kendall test of metrics/trend.ts (normal approximation, continuity correction)
+   * can reach p < 0.01: a perfect climb gives p 0.004 over 6 blocks, 0.014 over 5
+   */
+  minBlocks: 6,
 } as const;
 
 export interface SaturationVerdict {
@@ -89,18 +96,53 @@ export function blockMeans(
   return sums.map((s) => s / width);
 }
 
+/** A request of the cell, for its latency: when it was due, its first token and its end (absent: not yet, or never) */
+export interface FillRequest {
+  scheduledMs: number;
+  firstTokenMs?: number;
+  endMs?: number;
+}
+
+/** A request's latency L (see the header) and whether it is only a lower bound: a request it was taken from had not ended by the window's end. */
+export interface RequestLatency {
+  latencyMs: number;
+  unfinished: boolean;
+}
+
 /**
- * A request's latency L and where the system has filled from empty: the p90 (FILL_UP.quantile)
- * end-to-end latency of the first FILL_UP.requests requests, each [scheduled, ended] (an unfinished
- * one's end is the window's end: a lower bound), and the first one's scheduled time plus L.
- * Undefined without requests.
+ * L without queueing, from the first FILL_UP.requests requests that had a first token: the
+ * shortest scheduled → first token, plus the p90 (FILL_UP.quantile) of first token → end (the
+ * window's end for one still running: `unfinished`). Undefined when none had a first token.
  */
-export function fillUp(inSystem: ReadonlyArray<readonly [number, number]>): { latencyMs: number; endMs: number } | undefined {
+export function requestLatency(requests: readonly FillRequest[], windowEndMs: number): RequestLatency | undefined {
+  const first = [...requests]
+    .filter((r) => r.firstTokenMs !== undefined)
+    .sort((a, b) => a.scheduledMs - b.scheduledMs)
+    .slice(0, FILL_UP.requests);
+  if (first.length === 0) return undefined;
+  const ttft = Math.min(...first.map((r) => Math.max(0, r.firstTokenMs! - r.scheduledMs)));
+  const ends = first.map((r) => (r.endMs !== undefined && r.endMs <= windowEndMs ? r.endMs : windowEndMs));
+  const decode = first.map((r, i) => Math.max(0, ends[i]! - r.firstTokenMs!)).sort((a, b) => a - b);
+  return { latencyMs: ttft + quantile(decode, FILL_UP.quantile)!, unfinished: first.some((r) => r.endMs === undefined || r.endMs > windowEndMs) };
+}
+
+/**
+ * Without the requests' timings: the p90 (FILL_UP.quantile) end-to-end latency of the first
+ * FILL_UP.requests requests, each [scheduled, ended] (one still running ends at the window's end,
+ * and is counted `unfinished`). Undefined without requests.
+ */
+export function fillUp(inSystem: ReadonlyArray<readonly [number, number]>, windowEndMs = Infinity): RequestLatency | undefined {
   if (inSystem.length === 0) return undefined;
-  const byStart = [...inSystem].sort((a, b) => a[0] - b[0]);
-  const latencies = byStart.slice(0, FILL_UP.requests).map(([from, to]) => Math.max(0, to - from)).sort((a, b) => a - b);
-  const latencyMs = quantile(latencies, FILL_UP.quantile)!;
-  return { latencyMs, endMs: byStart[0]![0] + latencyMs };
+  const first = [...inSystem].sort((a, b) => a[0] - b[0]).slice(0, FILL_UP.requests);
+  const latencies = first.map(([from, to]) => Math.max(0, to - from)).sort((a, b) => a - b);
+  return { latencyMs: quantile(latencies, FILL_UP.quantile)!, unfinished: first.some(([, to]) => to >= windowEndMs) };
+}
+
+export interface WindowSaturationOptions {
+  /** the cell's requests, for L without queueing (requestLatency); else L comes from `inSystem` */
+  requests?: readonly FillRequest[];
+  /** the linear ramp before the window, ms (0: none) */
+  rampMs?: number;
 }
 
 /**
@@ -112,32 +154,40 @@ export function judgeWindowSaturation(
   inSystem: ReadonlyArray<readonly [number, number]>,
   windowStartMs: number,
   windowEndMs: number,
+  options: WindowSaturationOptions = {},
 ): SaturationVerdict {
   const windowMs = windowEndMs - windowStartMs;
-  const fill = fillUp(inSystem);
-  const fromMs = fill === undefined ? 0 : Math.min(windowMs, Math.max(0, fill.endMs - windowStartMs));
+  const L = (options.requests ? requestLatency(options.requests, windowEndMs) : undefined) ?? fillUp(inSystem, windowEndMs);
+  const latencyMs = L?.latencyMs ?? 0;
+  const firstScheduled = inSystem.length > 0 ? Math.min(...inSystem.map(([from]) => from)) : windowStartMs;
+  const rampMs = options.rampMs ?? 0;
+  // after a ramp of R ≥ L the window opens short by L/(2R) of the level, made up over L: leave out L·L/R
+  const afterRamp = rampMs > 0 ? latencyMs * Math.min(1, latencyMs / rampMs) : latencyMs;
+  const fillEnd = Math.max(firstScheduled + latencyMs, windowStartMs + afterRamp);
+  const fromMs = Math.min(windowMs, Math.max(0, fillEnd - windowStartMs));
   const spanMs = windowMs - fromMs;
-  const latencyMs = fill?.latencyMs ?? 0;
   const blocks = latencyMs > 0 ? Math.min(SATURATION.blocks, Math.floor(spanMs / latencyMs)) : SATURATION.blocks;
-  if (blocks < FILL_UP.minBlocks) {
-    const means = blockMeans(inSystem, windowStartMs, windowEndMs);
+  if (blocks < FILL_UP.minBlocks || spanMs <= 0) {
+    const means = windowMs > 0 ? blockMeans(inSystem, windowStartMs, windowEndMs) : [];
     const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     // whole seconds, rounded up, for the settings it names (a little over what is needed)
     const whole = (ms: number) => Math.max(1, Math.ceil(ms / 1000 + 0.05));
-    const need = FILL_UP.minBlocks * latencyMs;
+    const need = fromMs + FILL_UP.minBlocks * latencyMs;
+    const unfinished = L?.unfinished === true;
     return {
       saturated: false,
       p: 1,
       growth: 0,
       growthBound: 0,
-      meanInSystem: means.reduce((a, b) => a + b, 0) / means.length,
+      meanInSystem: means.length > 0 ? means.reduce((a, b) => a + b, 0) / means.length : 0,
       blockMeans: means,
       fromMs,
       notJudged:
-        `a request took about ${s(latencyMs)}, and telling a climb from a stable queue's wander needs ${FILL_UP.minBlocks} such spans after the system has filled; ` +
+        `a request took ${unfinished ? 'at least' : 'about'} ${s(latencyMs)}${unfinished ? ' (some were still running when the window closed)' : ''}, and telling a climb from a stable queue's wander needs ${FILL_UP.minBlocks} such spans after the system has filled; ` +
         `this ${s(windowMs)} window had ${s(spanMs)} after ${s(fromMs)} of fill-up. ` +
-        `Lengthen the window to ${whole(fromMs + need)} s or more (LLM_BENCH_DURATION_S=${whole(fromMs + need)})` +
-        (fromMs > 0 ? `, or ramp up for ${whole(latencyMs)} s first (LLM_BENCH_RAMP_S=${whole(latencyMs)}) with a window of ${whole(need)} s or more` : ''),
+        (unfinished
+          ? `Cap the output (LLM_BENCH_MAX_TOKENS) so requests end within the window, or lengthen the window to well over ${whole(need)} s (LLM_BENCH_DURATION_S, which lengthens every cell's window)`
+          : `Lengthen the window to ${whole(need)} s or more (LLM_BENCH_DURATION_S=${whole(need)}, which lengthens every cell's window)`),
     };
   }
   const verdict = judgeSaturation(blockMeans(inSystem, windowStartMs + fromMs, windowEndMs, blocks), spanMs);

@@ -149,8 +149,9 @@ function serverTimingsOf(timelines: readonly RequestTimeline[]): { serverTimings
  *   requests that cannot run;
  * - a server at its running limit, known or not (vLLM without its dev-mode /server_info does not
  *   say max_num_seqs), opens the gate too: requests are waiting and every request the server runs
- *   is one of ours that is decoding (none in prefill), so it admits no more while these decode.
- *   Held over the settle time; the gate's `atLimit` records the running and waiting counts.
+ *   is one of ours that is decoding, and running + waiting holds all ours in flight (none in
+ *   prefill), so it admits no more while these decode. Held over the settle time with the same
+ *   running count in every sample; the gate's `atLimit` records the running and waiting counts.
  */
 async function readinessGate(session: LoadSession, opts: CellRunOptions, state: WorkerState, signal: AbortSignal, say: (m: string) => void): Promise<CellRun['gate']> {
   const maxRunning = session.facts.maxRunningRequests?.value;
@@ -169,7 +170,10 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
       const s = await scrapeMetrics(session);
       // a failed scrape of a server that has metrics says nothing: not settled
       queueSettled = s === undefined ? !session.hasMetrics : s.waiting === undefined || s.waiting <= queueAllowed;
-      atLimit = s !== undefined ? serverAtLimit(s, state.decoding) : undefined;
+      const seen = s !== undefined ? serverAtLimit(s, state.decoding, state.inFlight.size) : undefined;
+      // the same running count in every sample of the settle time (SGLang's gauges lag by a few steps)
+      if (seen && atLimit && seen.running !== atLimit.running) readySince = undefined;
+      atLimit = seen;
     }
     // every worker failing again and again: nothing will get ready, measure the failures now
     if (state.failingInARow.every((n) => n >= FAILING_WORKER_REQUESTS)) {
@@ -202,12 +206,14 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
 /**
  * The server is at its running limit: a metrics sample shows requests waiting while every request
  * it runs is one of ours that is decoding (`decoding`: workers whose request in flight has had its
- * first token). A request in prefill is running without a token yet, so a server still admitting
- * (a long prompt's chunked prefill) is not taken for one at its limit.
+ * first token), and it accounts for all of ours in flight (running + waiting ≥ `inFlight`). A
+ * request in prefill is running without a token yet (vLLM, llama.cpp), or in neither count (SGLang's
+ * chunked prefill): either way a server still admitting is not taken for one at its limit.
  */
-export function serverAtLimit(sample: Pick<MetricsSample, 'running' | 'waiting'>, decoding: readonly boolean[]): { running: number; waiting: number } | undefined {
+export function serverAtLimit(sample: Pick<MetricsSample, 'running' | 'waiting'>, decoding: readonly boolean[], inFlight: number): { running: number; waiting: number } | undefined {
   const { running, waiting } = sample;
   if (running === undefined || waiting === undefined || waiting <= 0 || running <= 0) return undefined;
+  if (running + waiting < inFlight) return undefined;
   const decodingNow = decoding.reduce((n, d) => n + (d ? 1 : 0), 0);
   return running <= decodingNow ? { running, waiting } : undefined;
 }

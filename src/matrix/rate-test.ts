@@ -211,6 +211,12 @@ export async function measureRateCell(
     windowStartMs: raw.windowStartMs,
     windowEndMs: raw.windowEndMs,
     timelines,
+    requests: raw.requests.map((r) => ({
+      scheduledMs: r.scheduledMs,
+      ...(r.timeline.firstTokenMs !== undefined ? { firstTokenMs: r.timeline.firstTokenMs } : {}),
+      ...(r.timeline.end ? { endMs: r.timeline.end.atMs } : {}),
+    })),
+    rampMs: settings.rampS * 1000,
     ...rateSelfCheckInput(raw, cfg.clientLimitedLoopDelayMs),
   });
   const scheduledOf = new Map(raw.requests.map((r) => [r.timeline.id, r.scheduledMs]));

@@ -1202,15 +1202,15 @@ export interface RateCellEvidence {
     growthBound: number;
     meanInSystem: number;
     /**
-     * time-weighted mean of the requests in the system per block of the span tested
+     * time-weighted mean of the requests in the system per block of the span tested (blocks at least a request's latency wide, at most 10); when not judged, 10 blocks of the whole window
      */
     blockMeans: number[];
     /**
-     * where the test began, ms after the window opened: the fill-up left out (the first request's scheduled time plus the median latency of the first requests; 0 when a ramp had filled the system). Absent in results written before it was
+     * where the test began, ms after the window opened: the fill-up left out (a request's latency L without queueing after the first request's scheduled time; after a ramp of R, L·min(1, L/R)). Absent in results written before it was
      */
     fromMs?: number;
     /**
-     * why Saturated was not judged: the fill-up took over half the window; with what to change. Absent when it was judged
+     * why Saturated was not judged: fewer than 6 blocks a request's latency wide fit in the window after the fill-up; with what to change. Absent when it was judged
      */
     notJudged?: string;
   };

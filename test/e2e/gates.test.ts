@@ -90,7 +90,8 @@ describe('the readiness gate at a running limit the server does not report', () 
   test('vLLM without /server_info, 16 requests on 8 running slots and long outputs: the gate opens at the limit, not at its timeout', { timeout: 120_000 }, () => {
     // the tiny profile is vLLM-shaped: no max_num_seqs is reported, so the gate learns the limit
     // from the metrics (8 running, all decoding; 8 waiting). 2,000 output tokens at 10 ms a step:
-    // the queued 8 would get no token for 20 s, past a gate timeout of 60 s only after it
+    // the queued 8 would get no token for 20 s, and METHOD's gate would also wait for an empty
+    // queue, which never comes: it would time out after 60 s
     const t = withThresholds({ cells: {}, prefill: {} });
     const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_CONCURRENCY: '16', LLM_BENCH_MAX_TOKENS: '2000', LLM_BENCH_DURATION_S: '2', LLM_BENCH_QUIET: '0' });
     expect(r.code, r.out).toBe(0);

@@ -7,10 +7,11 @@
  * the queue's noise over the window is as large as its drift; the last case shows the detector
  * then stays silent rather than guessing.
  * A window that opens on an empty system (no ramp) first fills to λW in one latency W: that climb
- * is left out (judgeWindowSaturation), and when it takes over half the window Saturated is not judged.
+ * is left out (judgeWindowSaturation); blocks are at least W wide, and with fewer than 6 after the
+ * fill-up Saturated is not judged.
  */
 import { describe, expect, test } from 'vitest';
-import { blockMeans, FILL_UP, judgeSaturation, judgeWindowSaturation } from '../../src/judge/saturation.js';
+import { blockMeans, FILL_UP, judgeSaturation, judgeWindowSaturation, requestLatency } from '../../src/judge/saturation.js';
 import { mulberry32 } from '../../src/random.js';
 import { mannKendall, normalCdf, senSlope } from '../../src/metrics/trend.js';
 
@@ -125,9 +126,13 @@ describe('a window that opens on an empty system, or is short against a request 
     expect(v.blockMeans.length).toBe(Math.floor((10_000 - v.fromMs) / 1100));
   });
 
-  test('a queue already filled before the window (a ramp) loses nothing to the fill-up', () => {
+  test('after a ramp R much longer than L, only L·L/R is left out (the window opens short by L/(2R) of the level)', () => {
     const reqs = queue(5, c, mu1, 23_000, 3);
-    expect(judgeWindowSaturation(reqs, 10_000, 23_000).fromMs).toBe(0);
+    const v = judgeWindowSaturation(reqs, 10_000, 23_000, { rampMs: 10_000 });
+    expect(v.fromMs).toBeGreaterThan(0);
+    expect(v.fromMs).toBeLessThan(300);
+    // a ramp no longer than L leaves out L, as no ramp does
+    expect(judgeWindowSaturation(reqs, 10_000, 23_000, { rampMs: 1000 }).fromMs).toBeGreaterThanOrEqual(1100);
   });
 
   test('an overloaded queue filling from empty is still Saturated in ≥ 19 of 20 seeds (16 × 0.5/s, 1.2 ×, 60 s window)', () => {
@@ -144,7 +149,44 @@ describe('a window that opens on an empty system, or is short against a request 
     // the trial's 3 s window
     const v = judgeWindowSaturation(queue(5, c, mu1, 3000, 5), 0, 3000);
     expect(v.saturated).toBe(false);
-    expect(v.notJudged).toMatch(/a request took about 1\.1 s, .* needs 5 such spans after the system has filled; this 3\.0 s window had 1\.\d s after 1\.\d s of fill-up/);
-    expect(v.notJudged).toMatch(/Lengthen the window to ([78]) s or more \(LLM_BENCH_DURATION_S=\1\), or ramp up for 2 s first \(LLM_BENCH_RAMP_S=2\) with a window of 6 s or more$/);
+    expect(v.notJudged).toMatch(/a request took about 1\.1 s, .* needs 6 such spans after the system has filled; this 3\.0 s window had 1\.\d s after 1\.\d s of fill-up/);
+    expect(v.notJudged).toMatch(/Lengthen the window to (\d+) s or more \(LLM_BENCH_DURATION_S=\1, which lengthens every cell's window\)$/);
+  });
+
+  /** the queue's requests with their timings: first token one 20 ms step after service starts */
+  function timedQueue(rate: number, servers: number, perServer: number, totalMs: number, seed: number) {
+    return queue(rate, servers, perServer, totalMs, seed).map(([t, end]) => ({ scheduledMs: t, firstTokenMs: end - 1000 / perServer + 20, endMs: end }));
+  }
+
+  test('few slots, twice overloaded from empty: L comes from the requests without their queueing, and the cell is Saturated', () => {
+    // 4 slots × 3 s requests (limit 1.33/s), offered 2.67/s, 30 s window, no ramp: by the 10th
+    // request the queue already holds several, so the end-to-end p90 of the first 10 is about 8 s
+    let fromEndToEnd = 0;
+    let fromTimings = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const reqs = timedQueue(8 / 3, 4, 1 / 3, 30_000, seed);
+      const intervals = reqs.map((r): [number, number] => [r.scheduledMs, Math.min(r.endMs, 30_000)]);
+      const timed = requests(reqs, 30_000);
+      const v = judgeWindowSaturation(intervals, 0, 30_000, { requests: timed });
+      expect(requestLatency(timed, 30_000)!.latencyMs).toBeLessThan(3200);
+      if (v.saturated) fromTimings++;
+      if (judgeWindowSaturation(intervals, 0, 30_000).saturated) fromEndToEnd++;
+    }
+    expect(fromTimings).toBeGreaterThanOrEqual(19);
+    expect(fromEndToEnd, 'L from the end-to-end latencies (queue included) judges far fewer').toBeLessThan(fromTimings);
+  });
+
+  test('requests still running when the window closes: L is a lower bound, and the advice is to cap the output', () => {
+    // 20 s requests in a 10 s window
+    const reqs = timedQueue(2, 64, 1 / 20, 10_000, 4);
+    const v = judgeWindowSaturation(reqs.map((r): [number, number] => [r.scheduledMs, Math.min(r.endMs, 10_000)]), 0, 10_000, { requests: requests(reqs, 10_000) });
+    expect(v.saturated).toBe(false);
+    expect(v.notJudged).toMatch(/^a request took at least \d+\.\d s \(some were still running when the window closed\)/);
+    expect(v.notJudged).toContain('Cap the output (LLM_BENCH_MAX_TOKENS) so requests end within the window');
   });
 });
+
+/** what the client saw of each request by the window's end: no end for one still running */
+function requests(reqs: ReadonlyArray<{ scheduledMs: number; firstTokenMs: number; endMs: number }>, windowEndMs: number) {
+  return reqs.map((r) => ({ scheduledMs: r.scheduledMs, ...(r.firstTokenMs <= windowEndMs ? { firstTokenMs: r.firstTokenMs } : {}), ...(r.endMs <= windowEndMs ? { endMs: r.endMs } : {}) }));
+}

@@ -239,7 +239,7 @@ describe('why a rate cell is Client-limited, on the page', () => {
 
 
 describe('a rate cell whose window was too short to judge Saturated', () => {
-  const WHY = "a request took about 1.1 s, and telling a climb from a stable queue's wander needs 5 such spans after the system has filled; this 3.0 s window had 1.4 s after 1.6 s of fill-up. Lengthen the window to at least 7.1 s";
+  const WHY = "a request took about 1.1 s, and telling a climb from a stable queue's wander needs 6 such spans after the system has filled; this 3.0 s window had 1.4 s after 1.6 s of fill-up. Lengthen the window to at least 7.1 s";
   const withNotJudged = (): SpeedMatrixResult => {
     const result = rateResult();
     const cell = cellOf(result, '8K@0.5');
