@@ -32,7 +32,7 @@
  * told from a lucky stretch, and the test (rightly) does not call it (test/judge/saturation.test.ts).
  */
 import { mannKendall, senSlope } from '../metrics/trend.js';
-import { quantile } from '../metrics/stats.js';
+import { mean, quantile } from '../metrics/stats.js';
 
 export const SATURATION = {
   blocks: 10,
@@ -159,7 +159,8 @@ export function judgeWindowSaturation(
   const windowMs = windowEndMs - windowStartMs;
   const L = (options.requests ? requestLatency(options.requests, windowEndMs) : undefined) ?? fillUp(inSystem, windowEndMs);
   const latencyMs = L?.latencyMs ?? 0;
-  const firstScheduled = inSystem.length > 0 ? Math.min(...inSystem.map(([from]) => from)) : windowStartMs;
+  // a loop, not Math.min(...): a long window at a high rate holds more requests than a call takes arguments
+  const firstScheduled = inSystem.length > 0 ? inSystem.reduce((m, [from]) => Math.min(m, from), Infinity) : windowStartMs;
   const rampMs = options.rampMs ?? 0;
   // after a ramp of R ≥ L the window opens short by L/(2R) of the level, made up over L: leave out L·L/R
   const afterRamp = rampMs > 0 ? latencyMs * Math.min(1, latencyMs / rampMs) : latencyMs;
@@ -179,7 +180,7 @@ export function judgeWindowSaturation(
       p: 1,
       growth: 0,
       growthBound: 0,
-      meanInSystem: means.length > 0 ? means.reduce((a, b) => a + b, 0) / means.length : 0,
+      meanInSystem: mean(means) ?? 0,
       blockMeans: means,
       fromMs,
       notJudged:
