@@ -180,15 +180,14 @@ async function readinessGate(session: LoadSession, opts: CellRunOptions, state: 
       say(`every worker's last ${FAILING_WORKER_REQUESTS} requests failed: opening the window now`);
       break;
     }
-    const ready = (state.gotToken.every(Boolean) && queueSettled) || atLimit !== undefined;
-    if (ready) {
+    // METHOD's condition (with the known-limit departure); else the server at its running limit
+    const settled = state.gotToken.every(Boolean) && queueSettled;
+    if (settled || atLimit) {
       readySince ??= now;
-      if (monoMs() - readySince >= opts.gateSettleMs) {
-        if (!(state.gotToken.every(Boolean) && queueSettled) && atLimit) {
-          say(`the server runs ${atLimit.running} of the ${opts.concurrency} requests and queues ${atLimit.waiting}: at its running limit, opening the window`);
-          return { timedOut: false, waitedMs: monoMs() - gateStart, atLimit };
-        }
-        break;
+      if (now - readySince >= opts.gateSettleMs) {
+        if (settled || !atLimit) break;
+        say(`the server runs ${atLimit.running} of the ${opts.concurrency} requests and queues ${atLimit.waiting}: at its running limit, opening the window`);
+        return { timedOut: false, waitedMs: monoMs() - gateStart, atLimit };
       }
     } else {
       readySince = undefined;
