@@ -145,9 +145,9 @@ function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void
   if (problems.length === 0) return;
   // an entry outside the matrix most often means this run's matrix is smaller than the file's
   // (LLM_BENCH_CONTEXTS=…): -u here would drop those entries' budgets, so it is not the first advice
-  const outside = problems.some((p) => p.includes(OUTSIDE));
+  const outside = problems.some((p) => p.outside);
   throw new ThresholdsError(
-    `${source}: ${problems.join('\n  ')}` +
+    `${source}: ${problems.map((p) => p.line).join('\n  ')}` +
       (outside
         ? `\nThis run's matrix is not the one the file was written for. To run another matrix without changing it, give the run its own ` +
           `threshold file: LLM_BENCH_NAME=<name> (thresholds/<name>.json) or LLM_BENCH_THRESHOLDS=<path>, written by a run with -u. ` +
@@ -155,8 +155,6 @@ function checkKeys(file: ThresholdsFile, source: string, keys: MatrixKeys): void
         : ''),
   );
 }
-
-const OUTSIDE = 'of the current matrix';
 
 /** One section's keys that are not in the matrix: written another way (K = 1024), or not there at all. */
 function sectionProblems(
@@ -166,15 +164,15 @@ function sectionProblems(
   entries: Record<string, unknown>,
   allowed: readonly string[],
   canonicalOf: (key: string) => string | undefined,
-): string[] {
+): Array<{ line: string; outside: boolean }> {
   const known = new Set(allowed);
   return Object.keys(entries)
     .filter((key) => !known.has(key))
     .map((key) => {
       const canonical = canonicalOf(key);
       return canonical && known.has(canonical)
-        ? `${section}["${key}"]: write this ${item} as "${canonical}" (K = 1024)`
-        : `${section}["${key}"]: not a ${described} ${OUTSIDE} (${list(allowed)})`;
+        ? { line: `${section}["${key}"]: write this ${item} as "${canonical}" (K = 1024)`, outside: false }
+        : { line: `${section}["${key}"]: not a ${described} of the current matrix (${list(allowed)})`, outside: true };
     });
 }
 
