@@ -111,8 +111,10 @@ export interface RequestLatency {
 
 /**
  * L without queueing, from the first FILL_UP.requests requests that had a first token: the
- * shortest scheduled → first token, plus the p90 (FILL_UP.quantile) of first token → end (the
- * window's end for one still running: `unfinished`). Undefined when none had a first token.
+ * shortest scheduled → first token, plus the p90 (FILL_UP.quantile) of first token → end. A request
+ * still running at the window's end counts only when it had already decoded longer than every
+ * finished one (then L is a lower bound: `unfinished`); one that started late says nothing.
+ * Undefined when none had a first token.
  */
 export function requestLatency(requests: readonly FillRequest[], windowEndMs: number): RequestLatency | undefined {
   const first = [...requests]
@@ -121,9 +123,13 @@ export function requestLatency(requests: readonly FillRequest[], windowEndMs: nu
     .slice(0, FILL_UP.requests);
   if (first.length === 0) return undefined;
   const ttft = Math.min(...first.map((r) => Math.max(0, r.firstTokenMs! - r.scheduledMs)));
-  const ends = first.map((r) => (r.endMs !== undefined && r.endMs <= windowEndMs ? r.endMs : windowEndMs));
-  const decode = first.map((r, i) => Math.max(0, ends[i]! - r.firstTokenMs!)).sort((a, b) => a - b);
-  return { latencyMs: ttft + quantile(decode, FILL_UP.quantile)!, unfinished: first.some((r) => r.endMs === undefined || r.endMs > windowEndMs) };
+  const ended = (r: FillRequest) => r.endMs !== undefined && r.endMs <= windowEndMs;
+  const decodeOf = (r: FillRequest) => Math.max(0, (ended(r) ? r.endMs! : windowEndMs) - r.firstTokenMs!);
+  const finished = first.filter(ended).map(decodeOf);
+  const longest = finished.length > 0 ? Math.max(...finished) : -Infinity;
+  const runningLonger = first.filter((r) => !ended(r)).map(decodeOf).filter((d) => d >= longest);
+  const decode = [...finished, ...runningLonger].sort((a, b) => a - b);
+  return { latencyMs: ttft + quantile(decode, FILL_UP.quantile)!, unfinished: runningLonger.length > 0 };
 }
 
 /**

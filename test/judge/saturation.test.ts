@@ -176,6 +176,18 @@ describe('a window that opens on an empty system, or is short against a request 
     expect(fromEndToEnd, 'L from the end-to-end latencies (queue included) judges far fewer').toBeLessThan(fromTimings);
   });
 
+  test('a request that started just before the window closed is no lower bound: L from the finished ones, no advice to cap the output', () => {
+    // 0.65 s requests; the last one got its first token 0.1 s before the window's end
+    const reqs = [0, 200, 400, 600, 2900].map((t) => ({ scheduledMs: t, firstTokenMs: t + 10, ...(t + 650 <= 3000 ? { endMs: t + 650 } : {}) }));
+    const l = requestLatency(reqs, 3000)!;
+    expect(l.unfinished).toBe(false);
+    expect(l.latencyMs).toBeCloseTo(650, 6);
+    // one still running past every finished one: a lower bound
+    const long = requestLatency([...reqs.slice(0, 4), { scheduledMs: 800, firstTokenMs: 810 }], 3000)!;
+    expect(long.unfinished).toBe(true);
+    expect(long.latencyMs).toBeGreaterThan(1000); // its 2.19 s so far raise the p90
+  });
+
   test('requests still running when the window closes: L is a lower bound, and the advice is to cap the output', () => {
     // 20 s requests in a 10 s window
     const reqs = timedQueue(2, 64, 1 / 20, 10_000, 4);
