@@ -72,7 +72,14 @@ export function rateCharts(runs: readonly RateChartRun[]): string[] {
     .map((r, i) => ({ label: several ? `${r.label}: ` : '', text: kneeText(kneesOf[i]!) }))
     .filter((k) => k.text !== '')
     .map((k) => `${k.label}${k.text}`);
-  const kneeNote = knees.length > 0 ? ` Ringed: the knee, each context's first Saturated rate (${knees.join('; ')}).` : ' No rate was Saturated.';
+  const unjudged = measured.filter((c) => c.evidence.saturation?.notJudged !== undefined).length;
+  const unjudgedNote = unjudged > 0 ? ` Saturated was not judged in ${unjudged} of ${measured.length} measured rate cell${measured.length === 1 ? '' : 's'}.` : '';
+  const kneeNote =
+    knees.length > 0
+      ? ` Ringed: the knee, each context's first Saturated rate (${knees.join('; ')}).${unjudgedNote}`
+      : unjudged > 0
+        ? ` No rate judged was Saturated.${unjudgedNote}`
+        : ' No rate was Saturated.';
   const how = several ? ' Colour is the run, line style the context.' : '';
   const x = { title: 'Offered rate (requests/s, log scale)', log: true, base: 2, ticks: rates };
   return [

@@ -259,6 +259,22 @@ describe('a rate cell whose window was too short to judge Saturated', () => {
     expect(html).toContain(`<ul data-list="saturation-not-judged"><li>8K@0.5/s: ${escapeHtml(WHY)}</li></ul>`);
     expect(rateLine(cell)).toContain('8K@0.5/s: Valid (Saturated not judged)');
   });
+  test('the charts\' captions count the cells not judged, and never claim no rate was Saturated for them', () => {
+    const caption = (result: SpeedMatrixResult): string => /<figure class="chart" data-chart="rateTtft".*?<\/figure>/s.exec(renderHtml(result))![0];
+    const measured = rateResult().rateCells!.filter((c) => c.figures).length;
+    const withKnee = caption(withNotJudged());
+    expect(withKnee).toContain(escapeHtml(`Ringed: the knee, each context's first Saturated rate (8K at 2 req/s). Saturated was not judged in 1 of ${measured} measured rate cells.`));
+    // no cell Saturated, one not judged: the caption may not say "No rate was Saturated."
+    const unsaturated = withNotJudged();
+    unsaturated.rateCells = unsaturated.rateCells!.map((c) => ({ ...c, status: c.status === 'saturated' ? ('valid' as const) : c.status, statuses: c.statuses.filter((s) => s !== 'saturated') }));
+    const none = caption(unsaturated);
+    expect(none).not.toContain('No rate was Saturated.');
+    expect(none).toContain(escapeHtml(`No rate judged was Saturated. Saturated was not judged in 1 of ${measured} measured rate cells.`));
+    // every cell judged and none Saturated: the plain sentence
+    const judged = rateResult();
+    judged.rateCells = judged.rateCells!.map((c) => ({ ...c, status: c.status === 'saturated' ? ('valid' as const) : c.status, statuses: c.statuses.filter((s) => s !== 'saturated') }));
+    expect(caption(judged)).toContain('No rate was Saturated.');
+  });
   test('judged cells say nothing of it', () => {
     const md = renderMarkdown(rateResult());
     expect(md).not.toContain('not judged');
