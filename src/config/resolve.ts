@@ -266,15 +266,15 @@ export function resolveSuite(
 
   // field by field: the environment, the suite's matrix, then the profile's reference matrix
   // (simulator) or the default one; `{ windowS: 10 }` alone keeps the rest of the default run.
-  // Prefill rows given no value where the suite chose its rows (contexts) are none: the base's
-  // prefill lengths belong to the base's rows, not to the user's.
+  // Prefill rows given no value where the user chose the rows (LLM_BENCH_CONTEXTS or the suite's
+  // matrix.contexts) are none: the base's prefill lengths belong to the base's rows, not to the user's.
   const given = suite.matrix ?? {};
   const base = (simulated ? SIM_REFERENCE_MATRICES[simProfile] : undefined) ?? DEFAULT_MATRIX;
   const windowS = o.windowS ?? given.windowS ?? (simulated ? DEFAULTS.simWindowS : DEFAULTS.windowS);
   const matrix: ResolvedMatrix = {
     contexts: sortedUnique(o.contexts ?? given.contexts ?? base.contexts),
     concurrency: sortedUnique(o.concurrency ?? given.concurrency ?? base.concurrency),
-    prefill: sortedUnique(o.prefill ?? given.prefill ?? (given.contexts !== undefined ? [] : base.prefill)),
+    prefill: sortedUnique(o.prefill ?? given.prefill ?? (o.contexts !== undefined || given.contexts !== undefined ? [] : base.prefill)),
     windowS,
     maxOutputTokens: o.maxOutputTokens ?? given.maxOutputTokens ?? base.maxOutputTokens,
   };

@@ -86,6 +86,10 @@ describe('resolveSuite', () => {
     expect(resolveSuite({ target: url, matrix: { contexts: [0] } }, {}).matrix).toMatchObject({ contexts: [0], concurrency: [1, 2, 4, 8, 16], prefill: [] });
     expect(resolveSuite({ target: url, matrix: { contexts: [0], prefill: [1024] } }, {}).matrix.prefill).toEqual([1024]);
     expect(resolveSuite({ target: url, matrix: { prefill: [] } }, {}).matrix).toMatchObject({ contexts: [0, 8192, 32768], prefill: [] });
+    // rows chosen in the environment too: the tiny profile's 4K prefill row does not run beside rows 0 and 1K
+    expect(resolveSuite({ target: { simProfile: 'tiny' } }, { LLM_BENCH_CONTEXTS: '0,1K' }).matrix).toMatchObject({ contexts: [0, 1024], prefill: [] });
+    expect(resolveSuite({ target: { simProfile: 'tiny' } }, { LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_PREFILL: '1K' }).matrix.prefill).toEqual([1024]);
+    expect(resolveSuite({ target: url }, { LLM_BENCH_CONCURRENCY: '1' }).matrix.prefill).toEqual([8192, 32768]);
     // the environment still wins, field by field
     expect(resolveSuite({ target: url, matrix: { windowS: 12 } }, { LLM_BENCH_DURATION_S: '3', LLM_BENCH_CONCURRENCY: '4' }).matrix).toMatchObject({
       windowS: 3,
