@@ -7,10 +7,10 @@
  */
 import { TOKEN_SOURCE_RANK, type RequestTimeline, type TokenSource } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
-import { distribution, median } from './stats.js';
+import { distribution, mean, median } from './stats.js';
 import type { CellFigures } from '../shapes/result.js';
 import { requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from './request.js';
-import { samplesLoad } from './server-load.js';
+import { samplesLoad, type SamplesLoad } from './server-load.js';
 import { clientActiveRequests, clientActiveWhileBusy, clientLoad, type ClientLoad } from './client-load.js';
 import { cellFailures, stallLimitMs } from './failures.js';
 
@@ -55,6 +55,27 @@ export function weakestTokenSource(sources: Iterable<TokenSource>): TokenSource 
  */
 export function activeRequestsDisagree(server: number, client: number): boolean {
   return Math.abs(server - client) > ACTIVE_REQUESTS_DISAGREE_SHARE * Math.max(client, 1);
+}
+
+/**
+ * Whether the server's running mean and the client's in-flight count disagree (the ⚠ flag). A count
+ * per decode call sees no idle time: it is compared with the client's count while busy. A mean of
+ * samples is compared with the client's time-weighted count, and a disagreement stands only when
+ * the client's own count at the same sample times (recorded with each sample) disagrees too: a
+ * load that comes and goes (multi-turn think times, a low rate) makes a few samples' mean wander
+ * from the time-weighted one by more than 10 % with nothing wrong on either side.
+ */
+function serverClientDisagree(
+  server: number,
+  runningFrom: SamplesLoad['runningFrom'],
+  samples: readonly MetricsSample[],
+  whileBusy: () => number,
+  client: number,
+): boolean {
+  if (runningFrom === 'decode-counters') return activeRequestsDisagree(server, whileBusy());
+  if (!activeRequestsDisagree(server, client)) return false;
+  const atSamples = mean(samples.flatMap((s) => (s.running !== undefined && Number.isFinite(s.running) && s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
+  return atSamples === undefined || activeRequestsDisagree(server, atSamples);
 }
 
 /**
@@ -112,8 +133,7 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     clientActiveRequests: client,
     averageActiveRequests: server ?? client,
     averageActiveRequestsSource: server !== undefined ? 'server' : 'client',
-    // a count per decode call sees no idle time: it is compared with the client's count while busy
-    activeRequestsDisagree: server !== undefined && activeRequestsDisagree(server, runningFrom === 'decode-counters' ? clientActiveWhileBusy(timelines, ws, we) : client),
+    activeRequestsDisagree: server !== undefined && serverClientDisagree(server, runningFrom, inWindow, () => clientActiveWhileBusy(timelines, ws, we), client),
     completedRequests,
     failedRequests: 0,
     startedRequests: timelines.length,

@@ -92,6 +92,21 @@ describe('computeCellFigures on a hand-made cell', () => {
     expect(f.maxWaitingRequests).toBe(1);
   });
 
+  it("a disagreement the client's own count at the sample times explains is not flagged; one it does not explain is", () => {
+    // the same samples, each with the client's in-flight count when it was taken: 2, 3, 2 (mean 7/3, as the server's)
+    const atSamples = samples.map((s, i) => ({ ...s, clientInFlight: [0, 2, 3, 2, 0][i]! }));
+    const g = computeCellFigures({ timelines: [A, B, C, D], ...W, metricsSamples: atSamples });
+    expect(g.serverActiveRequests).toBeCloseTo(7 / 3, 12);
+    expect(g.clientActiveRequests).toBe(2);
+    expect(g.activeRequestsDisagree).toBe(false);
+    // the client had fewer in flight at those instants than the server ran (another client's traffic): flagged
+    const other = samples.map((s, i) => ({ ...s, clientInFlight: [0, 2, 2, 2, 0][i]! }));
+    expect(computeCellFigures({ timelines: [A, B, C, D], ...W, metricsSamples: other }).activeRequestsDisagree).toBe(true);
+    // time-weighted agreement is never overturned by the instants
+    const agree = samples.map((s, i) => ({ ...s, running: 2, clientInFlight: [0, 5, 5, 5, 0][i]! }));
+    expect(computeCellFigures({ timelines: [A, B, C, D], ...W, metricsSamples: agree }).activeRequestsDisagree).toBe(false);
+  });
+
   it('takes the weakest token source and the median prompt tokens', () => {
     expect(f.tokenSource).toBe('chunks');
     expect(f.promptTokens).toBe(105);
