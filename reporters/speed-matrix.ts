@@ -303,7 +303,7 @@ export default class SpeedMatrixReporter implements Reporter {
       if (existsSync(path)) existing = parseThresholds(readFileSync(path, 'utf8'), path);
       const update = this.settings.update;
       if ('error' in update) throw new Error(update.error);
-      const { file, moves, kept } = updateThresholds(result, existing, {
+      const { file, moves, kept, notWritten } = updateThresholds(result, existing, {
         ...(update.headroom !== undefined ? { headroom: update.headroom } : {}),
         ...(update.all ? { force: true } : {}),
       });
@@ -312,6 +312,12 @@ export default class SpeedMatrixReporter implements Reporter {
         `${PREFIX} updated ${path}: ${moves.length} budget${moves.length === 1 ? '' : 's'} moved, ${kept} kept (met, within noise)` +
           `${update.all ? ' (LLM_BENCH_UPDATE=all)' : ''}${moves.length > 0 ? `:\n${moves.map((m) => `  ${m}`).join('\n')}` : ''}`,
       );
+      if (notWritten.length > 0) {
+        this.log(
+          `${PREFIX} -u did not write ${notWritten.length} failed cell${notWritten.length === 1 ? '' : 's'} or row${notWritten.length === 1 ? '' : 's'} (a broken measurement would gate later runs on the breakage); fix the cause and run -u again:\n` +
+            notWritten.map((l) => `  ${l}`).join('\n'),
+        );
+      }
     } catch (error) {
       this.fail(`-u: ${path} left unchanged: ${(error as Error).message}`);
     }

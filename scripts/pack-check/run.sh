@@ -214,8 +214,9 @@ for i in 1 2; do
 done
 LLM_BENCH_OUT=reports "$node24" node_modules/vitest/vitest.mjs --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the vitest $v5 merge failed"
 node "$here/check-result.mjs" reports 4
-"${small[@]}" "$node24" node_modules/vitest/vitest.mjs bench --run -u >/dev/null 2>&1 || fail "vitest $v5 bench --run -u failed"
-node -e "const t = require('./thresholds/sim-tiny.json'); if (Object.keys(t.cells).length !== 4) { console.error('-u under vitest $v5 wrote', Object.keys(t.cells)); process.exit(1) } console.log('-u under vitest $v5: thresholds/sim-tiny.json with 4 cells')"
+"${small[@]}" "$node24" node_modules/vitest/vitest.mjs bench --run -u > "$work/u5.log" 2>&1 || { tail -30 "$work/u5.log"; fail "vitest $v5 bench --run -u failed"; }
+# every cell is written, or listed as not written (a Client-limited cell the simulator's run lets pass on a small machine)
+node -e "const t = require('./thresholds/sim-tiny.json'); const skipped = (require('fs').readFileSync('$work/u5.log', 'utf8').match(/^ +[0-9]+K?\/[0-9]+ \(no budget\)/gm) || []).length; if (Object.keys(t.cells).length + skipped !== 4) { console.error('-u under vitest $v5 wrote', Object.keys(t.cells), 'and listed', skipped, 'as not written'); process.exit(1) } console.log('-u under vitest $v5: thresholds/sim-tiny.json with', Object.keys(t.cells).length, 'cells,', skipped, 'not written')"
 echo '{ "cells": { "0/1": { "min": { "perRequestTokensPerSecond": 1000000 } } } }' > thresholds/sim-tiny.json
 set +e
 "${small[@]}" LLM_BENCH_CONTEXTS=0 LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 "$node24" node_modules/vitest/vitest.mjs bench --run > "$work/breach5.log" 2>&1; code=$?

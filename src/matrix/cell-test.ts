@@ -29,6 +29,7 @@ import type { CellFigures, CellResult, Goodput, WorkloadFigures } from '../shape
 import { computeGoodput, judgeCell, judgeCellStatus, sumGoodput, type CellJudgement, type CellRules } from '../judge/index.js';
 import type { CellStatusInput, CellStatusResult } from '../judge/status.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
+import { unmanagedCellBudget } from '../thresholds/schema.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 
@@ -237,7 +238,8 @@ function cellResultOf(cell: PlannedCell, prompt: CalibratedPrompt | undefined, r
 /** The rules a cell of this run is judged against (src/judge/judge-cell.ts). */
 export function cellRules(run: RunContext, key: string): CellRules {
   const { cfg } = run;
-  const budget = run.thresholds.cells[key];
+  // under -u the budgets -u rewrites are not judged (they are being replaced); the user's own still are
+  const budget = run.updating ? unmanagedCellBudget(run.thresholds.cells[key]) : run.thresholds.cells[key];
   return {
     ...(budget ? { budget } : {}),
     ...(run.thresholds.tolerances ? { tolerances: run.thresholds.tolerances } : {}),
@@ -293,11 +295,19 @@ export function createCellRunner(run: RunContext) {
 
 /**
  * A cell's verdicts (src/judge/judge-cell.ts), stored on the result and enforced: a failing cell
- * throws, except under `-u`. Used for measured cells and for cells taken from a resumed run.
+ * throws. Under `-u` the budgets it rewrites and the baseline are not judged, but the run's own
+ * rules (Client-limited, failed requests, a buffered stream) and the user's other budgets are: such
+ * a cell fails and -u does not write it (src/thresholds/update.ts). Used for measured cells and for
+ * cells taken from a resumed run.
  */
 export function finishCell(run: RunContext, key: string, result: CellResult, tc: TestContext): void {
   const judgement = judgeCell(key, result, cellRules(run, key));
   publishCell(run, key, result, judgement, tc);
+  if (run.updating) {
+    const failures = judgement.thresholdFailures ?? [];
+    if (failures.length > 0) throw new CellFailure([...failures, `-u did not write ${key}'s budget: a failed cell is no measurement to gate later runs on`], run.debug === true);
+    return;
+  }
   const all = [...(judgement.thresholdFailures ?? []), ...(judgement.baselineFailures ?? [])];
-  if (all.length > 0 && !run.updating) throw new CellFailure(all, run.debug === true);
+  if (all.length > 0) throw new CellFailure(all, run.debug === true);
 }

@@ -193,3 +193,24 @@ export type Tolerances = z.output<typeof TolerancesSchema>;
 export type ThresholdsFile = z.output<typeof ThresholdsFileSchema>;
 export type RegressionTolerance = z.output<typeof RegressionToleranceSchema>;
 export type RegressionTolerances = z.output<typeof RegressionTolerancesSchema>;
+
+/** The cell budgets `-u` writes from the measurement (src/thresholds/update.ts); the rest are the user's. */
+export const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;
+export const MANAGED_CELL_MAX = ['ttftMs', 'timeBetweenTokensMs'] as const;
+
+/**
+ * What a cell is judged against during `-u`: its budget without the status and the figures `-u`
+ * rewrites (they are being replaced), so the budgets the user wrote (max.failedRequests, min.…Requests)
+ * still hold; undefined when nothing is left.
+ */
+export function unmanagedCellBudget(budget: CellBudget | undefined): CellBudget | undefined {
+  if (!budget) return undefined;
+  const min = { ...budget.min };
+  const max = { ...budget.max };
+  for (const name of MANAGED_CELL_MIN) delete min[name];
+  for (const name of MANAGED_CELL_MAX) delete max[name];
+  const out: CellBudget = {};
+  if (Object.keys(min).length > 0) out.min = min;
+  if (Object.keys(max).length > 0) out.max = max;
+  return out.min || out.max ? out : undefined;
+}

@@ -21,7 +21,8 @@
  * `force` (LLM_BENCH_UPDATE=all) rewrites every managed budget.
  * Everything else the user wrote is kept: other figures' budgets, target, headroom, tolerances.
  * Entries for cells/rows the run planned but did not run (a filtered or interrupted run) are kept
- * unchanged; entries outside the current matrix are dropped (as obsolete snapshots are).
+ * unchanged, and so are those of cells that failed the run's own rules (Client-limited, failed
+ * requests, a buffered stream) and of failed prefill rows: they are listed as not written; entries outside the current matrix are dropped (as obsolete snapshots are).
  * Output order is fixed (cells by context then concurrency, figures in schema order) so a diff shows
  * exactly what moved.
  */
@@ -40,6 +41,8 @@ import { spreadOf } from '../judge/compare.js';
 import { resolveTolerances, type FigureTolerance } from './tolerances.js';
 import {
   CELL_FIGURES,
+  MANAGED_CELL_MAX,
+  MANAGED_CELL_MIN,
   PREFILL_FIGURES,
   type CapacityBudget,
   type CellBudget,
@@ -78,8 +81,6 @@ export function repositorySchema(besideModule: string): string {
   return existsSync(source) ? source : besideModule;
 }
 
-const MANAGED_CELL_MIN = ['totalTokensPerSecond', 'perRequestTokensPerSecond'] as const;
-const MANAGED_CELL_MAX = ['ttftMs', 'timeBetweenTokensMs'] as const;
 
 /**
  * The noise band of a cell's TTFT: its tolerance, with an absolute floor of at least one decode step
@@ -143,6 +144,13 @@ export interface ThresholdsUpdate {
   moves: string[];
   /** managed budgets that were kept as written */
   kept: number;
+  /**
+   * cells and prefill rows not written because they failed the run's own rules (Client-limited,
+   * failed requests, a buffered stream, no tokens): a budget of a broken measurement would accept
+   * the breakage in every later run and fail the healthy one. One line each; their entries stay as
+   * they were.
+   */
+  notWritten: string[];
 }
 
 /**
@@ -151,6 +159,7 @@ export interface ThresholdsUpdate {
  */
 export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFile, options: UpdateOptions = {}): ThresholdsUpdate {
   const moves: string[] = [];
+  const notWritten: string[] = [];
   const existing = budgetsOfThisWorkload(result, given, moves);
   const headroom = options.headroom ?? existing?.headroom ?? DEFAULTS.headroom;
   const tolerances = resolveTolerances(existing?.tolerances?.regression);
@@ -200,9 +209,11 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
   for (const key of cellKeys) {
     const old = existing?.cells[key];
     const cell = cellsByKey.get(key);
-    // a cell that did not run (or could not start) keeps the budget it had
-    if (!cell || cell.status === 'not-run') {
+    // a cell that did not run (or could not start) keeps the budget it had, and so does one -u will not write
+    const leave = cell === undefined || cell.status === 'not-run' ? '' : cellLeftAsItWas(key, cell, existing);
+    if (leave !== undefined || cell === undefined || cell.status === 'not-run') {
       if (old) cells[key] = orderBudget(CELL_FIGURES, old);
+      if (leave !== '') notWritten.push(`${key} (${old ? 'its budget stays as it was' : 'no budget'}): ${leave}`);
       continue;
     }
     const min: Record<string, number | undefined> = { ...old?.min };
@@ -226,25 +237,18 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
   for (const key of prefillKeys) {
     const old = existing?.prefill[key];
     const row = rowsByKey.get(key);
-    if (!row) {
+    if (!row || row.status === 'errors') {
       if (old) prefill[key] = orderBudget(PREFILL_FIGURES, old);
+      if (row) notWritten.push(`prefill ${key} (${old ? 'its budget stays as it was' : 'no budget'}): its request failed${row.error !== undefined ? ` (${row.error})` : ''}`);
       continue;
     }
     const label = `prefill ${key}`;
     if (old?.status !== undefined && old.status !== row.status) moves.push(`${label} status ${old.status} → ${row.status}`);
+    const rateTolerance = promptRateTolerance(row.figures, tolerances.prefill.promptTokensPerSecond, tolerances.prefill.ttftMs.absolute);
+    const rate = prefillFigureValue(row, 'promptTokensPerSecond');
     prefill[key] = orderBudget(PREFILL_FIGURES, {
       status: row.status,
-      min: {
-        ...old?.min,
-        promptTokensPerSecond: budget(
-          `${label} min.promptTokensPerSecond`,
-          'min',
-          old?.min?.promptTokensPerSecond,
-          prefillFigureValue(row, 'promptTokensPerSecond'),
-          promptRateTolerance(row.figures, tolerances.prefill.promptTokensPerSecond, tolerances.prefill.ttftMs.absolute),
-          spreadOf(row, 'promptTokensPerSecond'),
-        ),
-      },
+      min: { ...old?.min, promptTokensPerSecond: budget(`${label} min.promptTokensPerSecond`, 'min', old?.min?.promptTokensPerSecond, rate, rateTolerance, spreadOf(row, 'promptTokensPerSecond')) },
       max: { ...old?.max, ttftMs: budget(`${label} max.ttftMs`, 'max', old?.max?.ttftMs, prefillFigureValue(row, 'ttftMs'), tolerances.prefill.ttftMs, spreadOf(row, 'ttftMs')) },
     });
   }
@@ -267,7 +271,22 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
   if (result.info.run.workload && result.info.run.workload.kind !== 'synthetic') file.workload = result.info.run.workload.text;
   if (capacity) file.capacity = capacity;
   if (rateCapacity) file.rateCapacity = rateCapacity;
-  return { file, moves, kept };
+  return { file, moves, kept, notWritten };
+}
+
+/**
+ * Why -u leaves a measured cell's entry as it was: a line for one that failed the run's own rules (its -u judgement, src/matrix/cell-test.ts: only the
+ * user's budgets), or that is Client-limited where the run lets that pass (the embedded simulator on
+ * a small machine) and the file does not accept the status (its figures are partly the client's);
+ * undefined: write it.
+ */
+function cellLeftAsItWas(key: string, cell: CellResult, existing: ThresholdsFile | undefined): string | undefined {
+  const failed = cell.thresholdFailures?.[0];
+  if (failed !== undefined) return failed;
+  if (cell.status === 'client-limited' && !(existing?.tolerances?.acceptStatuses ?? []).includes('client-limited')) {
+    return `${key} is Client-limited (the client could not time its tokens within its bound), so its figures are partly the client's`;
+  }
+  return undefined;
 }
 
 /**

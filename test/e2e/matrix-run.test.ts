@@ -62,6 +62,21 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(rerun.code, rerun.out).toBe(0);
   });
 
+  test('-u does not write a cell that failed (failed requests): the run fails, the budget it had stays, the log says why', { timeout: 300_000 }, () => {
+    const failedThresholds = join(dir, 'failed-thresholds.json');
+    const before = { cells: { '1K/2': { status: 'valid', min: { totalTokensPerSecond: 1 } } }, prefill: {} };
+    writeFileSync(failedThresholds, JSON.stringify(before));
+    const r = runBench(
+      { ...env, LLM_BENCH_THRESHOLDS: failedThresholds, LLM_BENCH_OUT: join(dir, 'failed'), LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { http500Rate: 0.5 } }) },
+      ['-u'],
+    );
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/1K\/2 had \d+ failed requests?/);
+    expect(r.out).toContain("-u did not write 1K/2's budget: a failed cell is no measurement to gate later runs on");
+    expect(r.out).toMatch(/-u did not write 1 failed cell or row [^\n]*\n\s+1K\/2 \(its budget stays as it was\): 1K\/2 had \d+ failed request/);
+    expect(JSON.parse(readFileSync(failedThresholds, 'utf8')).cells).toEqual(before.cells);
+  });
+
   test('LLM_BENCH_REPEAT repeats the prefill row too, each request with its own cold prompt', { timeout: 300_000 }, () => {
     const repOut = join(dir, 'repeat');
     const repThresholds = join(dir, 'repeat-thresholds.json');

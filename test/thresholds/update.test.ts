@@ -135,3 +135,61 @@ test('-u rewrites a budget the measurement only just meets (less than half the h
   const again = updateThresholds(r, first);
   expect(again.moves).toContainEqual('8K/16 min.totalTokensPerSecond 771.0 → 702.0 (too close: measured 780.0)');
 });
+
+describe('-u never writes a failed measurement', () => {
+  const failing = (key: string, status: 'client-limited' | 'errors', line: string) => {
+    const result = sglangResult();
+    const cell = result.cells.find((c) => `${c.contextLabel}/${c.concurrency}` === key)!;
+    cell.status = status;
+    cell.statuses = [status];
+    // what the -u run's judgement stored on it (src/matrix/cell-test.ts: the run's own rules)
+    cell.thresholdFailures = [line];
+    return result;
+  };
+  test('a Client-limited cell or one with failed requests keeps the budget it had, or gets none, and is listed', () => {
+    const result = failing('8K/16', 'client-limited', '8K/16 is Client-limited: timing error estimate p99 6.1 ms');
+    const fresh = updateThresholds(result);
+    expect(fresh.file.cells['8K/16']).toBeUndefined();
+    expect(fresh.file.cells['8K/8']?.status).toBe('valid');
+    expect(fresh.notWritten).toEqual(['8K/16 (no budget): 8K/16 is Client-limited: timing error estimate p99 6.1 ms']);
+    // an existing budget (written from a healthy run) stays exactly as it was: status valid, figures untouched
+    const healthy = updateThresholds(sglangResult()).file;
+    const crashed = failing('8K/16', 'errors', '8K/16 had 28 failed requests (28 socket)');
+    const { file, moves, notWritten } = updateThresholds(crashed, healthy);
+    expect(file.cells['8K/16']).toEqual(healthy.cells['8K/16']);
+    expect(moves.filter((m) => m.startsWith('8K/16'))).toEqual([]);
+    expect(notWritten).toEqual(['8K/16 (its budget stays as it was): 8K/16 had 28 failed requests (28 socket)']);
+  });
+  test('a Client-limited cell the run let pass (the simulator on a small machine) is not written, unless the file accepts the status', () => {
+    const result = sglangResult();
+    const cell = result.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
+    cell.status = 'client-limited';
+    cell.statuses = ['client-limited'];
+    const { file, notWritten } = updateThresholds(result);
+    expect(file.cells['8K/16']).toBeUndefined();
+    expect(notWritten).toEqual(["8K/16 (no budget): 8K/16 is Client-limited (the client could not time its tokens within its bound), so its figures are partly the client's"]);
+    const accepting = parseThresholds(JSON.stringify({ cells: {}, tolerances: { acceptStatuses: ['client-limited'] } }), 'a.json');
+    const accepted = updateThresholds(result, accepting);
+    expect(accepted.file.cells['8K/16']?.status).toBe('client-limited');
+    expect(accepted.notWritten).toEqual([]);
+  });
+  test('a failed prefill row is not written either', () => {
+    const result = sglangResult();
+    const row = result.prefill.find((r) => r.contextLabel === '8K')!;
+    row.status = 'errors';
+    row.error = 'socket closed';
+    delete row.figures;
+    const { file, notWritten } = updateThresholds(result);
+    expect(file.prefill['8K']).toBeUndefined();
+    expect(notWritten).toEqual(['prefill 8K (no budget): its request failed (socket closed)']);
+  });
+  test("the budgets a -u run still judges a cell on are the user's, not the ones it rewrites", async () => {
+    const { unmanagedCellBudget } = await import('../../src/thresholds/schema.js');
+    expect(unmanagedCellBudget({ status: 'valid', min: { totalTokensPerSecond: 9, completedRequests: 2 }, max: { ttftMs: 5, failedRequests: 3 } })).toEqual({
+      min: { completedRequests: 2 },
+      max: { failedRequests: 3 },
+    });
+    expect(unmanagedCellBudget({ status: 'client-limited', min: { totalTokensPerSecond: 9 } })).toBeUndefined();
+    expect(unmanagedCellBudget(undefined)).toBeUndefined();
+  });
+});
