@@ -13,7 +13,7 @@ import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
 import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, waitUntil, type CellRequestInput, type LoadSession } from './session.js';
-import { waitForIdle, type DrainOutcome } from './drain.js';
+import { failIfStillDown, noteServerDown, waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
 import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
@@ -104,7 +104,9 @@ export const FAILING_WORKER_REQUESTS = 5;
 async function openPool(session: LoadSession, C: number, signal: AbortSignal | undefined, say: (m: string) => void): Promise<WorkerDispatchers> {
   const origin = session.target.baseUrl;
   const headers = requestHeaders(session);
+  await failIfStillDown(session);
   const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
+  const started = monoMs();
   try {
     await retryWhileUnreachable(
       async () => {
@@ -115,6 +117,7 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
     );
   } catch (error) {
     await pool.destroyAll();
+    noteServerDown(session, error, monoMs() - started);
     throw error;
   }
   return pool;

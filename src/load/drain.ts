@@ -14,7 +14,7 @@
 import { monoMs } from '../clock.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parseErrorBody } from '../engines/errors.js';
-import { HttpCallError, tryCall } from '../engines/http.js';
+import { HttpCallError, isUnreachable, tryCall } from '../engines/http.js';
 import { scrapeMetrics, sleep, type LoadSession } from './session.js';
 
 export interface DrainOutcome {
@@ -41,17 +41,34 @@ function downError(reason: string, forMs: number, since: string): HttpCallError 
   );
 }
 
+/**
+ * A server found down before this cell (session.serverDown): one check, and the cell cannot start
+ * (the down error) while it stays down; forgotten once it answers. Called first by every step of a
+ * cell that would otherwise wait for the server (prompt sizing, the pool's connections, the drain
+ * barrier), so a run whose server died ends each later cell at once, not after each step's wait.
+ */
+export async function failIfStillDown(session: LoadSession): Promise<void> {
+  if (session.serverDown === undefined) return;
+  const reason = await serverDownReason(session);
+  if (reason !== undefined) throw downError(reason, Date.now() - session.serverDown.sinceEpochMs, new Date(session.serverDown.sinceEpochMs).toISOString());
+  delete session.serverDown;
+}
+
+/**
+ * After a step gave up waiting for a server that did not answer (an unreachable error at the end of
+ * its retry budget, `waitedMs` long): remember the server as down, so later cells stop at once.
+ */
+export function noteServerDown(session: LoadSession, error: unknown, waitedMs: number): void {
+  if (session.serverDown !== undefined || !isUnreachable(error)) return;
+  session.serverDown = { sinceEpochMs: Date.now() - waitedMs, reason: (error as Error).message };
+}
+
 export async function waitForIdle(session: LoadSession, timeoutMs: number, signal?: AbortSignal, onProgress?: (line: string) => void): Promise<DrainOutcome> {
   const start = monoMs();
   let checked = false;
   let last: DrainOutcome['last'];
   const giveUpMs = DEFAULTS.serverDownGiveUpMs;
-  // a server found down before this cell: one check, and stop at once while it stays down
-  if (session.serverDown !== undefined) {
-    const reason = await serverDownReason(session);
-    if (reason !== undefined) throw downError(reason, Date.now() - session.serverDown.sinceEpochMs, new Date(session.serverDown.sinceEpochMs).toISOString());
-    delete session.serverDown;
-  }
+  await failIfStillDown(session);
   let downSinceMs: number | undefined;
   let downSinceEpoch = 0;
   let lastLivenessMs = -Infinity;

@@ -10,6 +10,8 @@ import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../errors.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { progress } from './progress.js';
+import { failIfStillDown, noteServerDown } from '../load/drain.js';
+import { monoMs } from '../clock.js';
 
 const RUN_PREFIX_WORD = 'Run';
 
@@ -86,17 +88,26 @@ export class RunPrompts {
    * after "Run <id>," ("Run <id>, variant 2, context 8192."; the seeded filler differs from there
    * on): cold again, for the repeats of a prefill row.
    */
-  rowPrompt(context: number, maxTokens: number, variant = 1): Promise<CalibratedPrompt> {
+  async rowPrompt(context: number, maxTokens: number, variant = 1): Promise<CalibratedPrompt> {
     const maxLen = this.session.facts.maxModelLen?.value;
     const tooLong = modelLengthProblem(context, maxTokens, maxLen);
     if (tooLong !== undefined) throw new ConfigError(tooLong);
     // within the tolerance: trimmed to fit
     const target = maxLen !== undefined && context + maxTokens > maxLen ? maxLen - maxTokens : context;
-    return this.calibrator.calibrate({
+    const spec = {
       targetTokens: target,
       prefix: `${RUN_PREFIX_WORD} ${this.session.runId},${variant > 1 ? ` variant ${variant},` : ''} context ${context}.`,
       ...calibrationSamples(this.mode),
-    });
+    };
+    // a server found down: this row's sizing does not wait out its retries (it would, per cell)
+    await failIfStillDown(this.session);
+    const started = monoMs();
+    try {
+      return await this.calibrator.calibrate(spec);
+    } catch (error) {
+      noteServerDown(this.session, error, monoMs() - started);
+      throw error;
+    }
   }
 
   /**
