@@ -139,7 +139,7 @@ export const TOKEN_SOURCE_TEXT: Readonly<Record<CellFigures['tokenSource'], stri
   usage: "server usage (cumulative usage on every chunk)",
   'chunk-token-ids': "the chunks' token ids",
   'local-tokenizer': 'the streamed text, with the local tokenizer (LLM_BENCH_TOKENIZER)',
-  chunks: 'chunks, one token each (no usage, no token ids, no local tokenizer: a chunk with several tokens counts one)',
+  chunks: 'chunks, one token each (no usage on each chunk, no token ids, no local tokenizer: a chunk with several tokens counts one; a final usage, where the server sends one, checks the count)',
 };
 
 /** Where the measured cells' output tokens came from, weakest first when cells differ. */
