@@ -142,6 +142,9 @@ export function probeError(target: HttpTarget, code: ProbeError['code'], what: s
   return new ProbeError(redactTarget(`probe of ${target.baseUrl}: ${what}. ${fix}`, target), code);
 }
 
+/** How the configured model's source reads when `GET /v1/models` lists other ids only. */
+export const UNLISTED_MODEL = 'not among the ids GET /v1/models lists';
+
 /** `GET /v1/models`, choose the model (configured one, else the first id). Throws setup errors. */
 export async function probeModels(target: HttpTarget, model?: string, options?: HttpCallOptions): Promise<ModelsProbe> {
   let res: HttpResult | undefined;
@@ -166,7 +169,10 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
   let modelSourced: Sourced<string>;
   if (model !== undefined && model !== '') {
     chosen = entries.find((e) => e.id === model) ?? entries.find((e) => e.root === model);
-    modelSourced = { value: model, source: 'config' };
+    // a name the server does not list is sent as given (a gateway may route it; llama.cpp ignores it),
+    // and the run says so at its start (src/matrix/open.ts): it may be a typo the page would carry
+    const unlisted = !chosen && entries.length > 0 ? ` (${UNLISTED_MODEL}: ${entries.slice(0, 5).map((e) => e.id).join(', ')}${entries.length > 5 ? ', …' : ''})` : '';
+    modelSourced = { value: model, source: `config${unlisted}` };
   } else {
     chosen = entries[0];
     if (!chosen && res.contentEncoding !== undefined) {

@@ -77,6 +77,10 @@ describe('vLLM adapter against a fake vLLM', () => {
   test('dev-mode server_info and kv_cache_size_tokens', async () => {
     const facts = await getAdapter('vllm').probe({ baseUrl: vllmDev.url }, 'tiny-model');
     expect(facts.model).toEqual({ value: 'tiny-model', source: 'config' });
+    // a name the server does not list: sent as given, its source says so (the run warns at its start)
+    const typo = await getAdapter('vllm').probe({ baseUrl: vllmDev.url }, 'tiny-modle');
+    expect(typo.model.value).toBe('tiny-modle');
+    expect(typo.model.source).toBe('config (not among the ids GET /v1/models lists: tiny-model)');
     expect(facts.kvCapacityTokens).toEqual({ value: 3333, source: 'vllm:cache_config_info kv_cache_size_tokens' });
     expect(facts.blockSize?.value).toBe(32);
     expect(facts.maxRunningRequests?.value).toBe(256);
