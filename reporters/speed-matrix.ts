@@ -149,10 +149,16 @@ export default class SpeedMatrixReporter implements Reporter {
     this.live = [];
   }
 
+  /** a project whose tests are the matrix's cells (the reporter option `projects`, else the defaults) */
+  private inMatrixProject(projectName: string): boolean {
+    return (this.options.projects ?? ['matrix', 'matrix-sharded']).includes(projectName);
+  }
+
   onTestCaseReady(testCase: TestCase): void {
     const meta = testCase.meta().speedMatrix;
-    const inMatrixProject = (this.options.projects ?? ['matrix', 'matrix-sharded']).includes(testCase.project.name);
-    if (!meta && !inMatrixProject) return;
+    // a cell the test name filter (-t) leaves out is not run: no "running" line for it
+    if (testCase.options.mode === 'skip' || testCase.options.mode === 'todo') return;
+    if (!meta && !this.inMatrixProject(testCase.project.name)) return;
     if (meta?.kind === 'run') return;
     // named as the matrix's tests are (matrix/define.ts), whether Vitest gave the meta yet or not
     const label =
@@ -190,6 +196,11 @@ export default class SpeedMatrixReporter implements Reporter {
   }
 
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, _errors?: unknown, reason?: string): void {
+    const unmatched = this.filterMatchedNoCell(testModules);
+    if (unmatched !== undefined) {
+      this.fail(unmatched);
+      return;
+    }
     const metas = metasOf(testModules);
     if (metas.length === 0) return;
     // a merge of shards that measured different things would be one page of mixed cells
@@ -213,6 +224,24 @@ export default class SpeedMatrixReporter implements Reporter {
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
     this.appendStepSummary(result);
     if (this.updating) this.updateThresholdFile(result);
+  }
+
+  /**
+   * Why the run measured nothing, where a test name filter (-t) left out every test of the matrix and
+   * ran no other: a mistyped filter in CI would otherwise pass with no cell run and no page written.
+   */
+  private filterMatchedNoCell(testModules: ReadonlyArray<TestModule>): string | undefined {
+    const pattern = this.vitest?.config.testNamePattern;
+    if (pattern === undefined) return undefined;
+    // any test that ran (a unit test the filter was meant for) means the filter did its job
+    if (testModules.some((m) => [...m.children.allTests()].some((t) => t.result().state !== 'skipped'))) return undefined;
+    const tests = testModules.filter((m) => this.inMatrixProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
+    if (tests.length === 0) return undefined;
+    const names = [...new Set(tests.map((t) => t.name))].slice(0, 3).map((n) => `"${n}"`).join(', ');
+    return (
+      `no cell ran: the test name filter (-t ${String(pattern)}) matched none of the matrix's ${tests.length} tests, so nothing was measured or written. ` +
+      `Their names look like ${names} (a context is written 0, 1K, 32K, with K in upper case)`
+    );
   }
 
   /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */

@@ -74,6 +74,30 @@ describe('expected errors', () => {
   });
 });
 
+describe('a test name filter (-t) that matches no cell', () => {
+  test('fails naming the filter and how the names look; a matching one runs its cell with no line for the others', { timeout: 120_000 }, () => {
+    const run = (filter: string) => {
+      const out = mkdtempSync(join(tmpdir(), 'lsm-filter-'));
+      const r = spawnSync(...vitestArgv(['bench', '--run', '-t', filter]), {
+        cwd: root,
+        env: { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_OUT: out },
+        encoding: 'utf8',
+        timeout: 90_000,
+      });
+      return { code: r.status, out: `${r.stdout}\n${r.stderr}`, dir: out };
+    };
+    const none = run('1k/2');
+    expect(none.code, none.out).toBe(1);
+    expect(none.out).toMatch(/no cell ran: the test name filter \(-t \/1k\\\/2\/\) matched none of the matrix's 2 tests, so nothing was measured or written\. Their names look like "decode 0\/2", "decode 1K\/2"/);
+    expect(none.out).not.toContain('running decode');
+    const one = run('1K/2');
+    expect(one.code, one.out).toBe(0);
+    expect(one.out).toContain('running decode 1K/2');
+    expect(one.out).not.toContain('running decode 0/2');
+    expect(existsSync(join(one.dir, 'speed-matrix.json'))).toBe(true);
+  });
+});
+
 describe('a served model id carrying Markdown and HTML', () => {
   test('comes out escaped on the page and in the job summary', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
