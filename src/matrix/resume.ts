@@ -16,7 +16,7 @@ export const RESUME_VARIABLE = 'LLM_BENCH_RESUME';
 export interface Resume {
   path: string;
   previous: SpeedMatrixResult;
-  /** measured cells by key ("8K/16"): every cell but a not-run or over-capacity one */
+  /** measured cells by key ("8K/16"): every cell but a not-run, over-capacity or Errors one */
   cells: Map<string, CellResult>;
   /** measured prefill rows by context label (a failed one is measured again) */
   prefill: Map<string, PrefillRowResult>;
@@ -52,10 +52,14 @@ export function loadResume(path: string, info: RunInfo): Resume {
         `Run with its settings, or drop ${RESUME_VARIABLE} to start afresh`,
     );
   }
-  // a cell that did not start, or did not fit then (the capacity may have changed), is planned afresh
+  // a cell that did not start, or did not fit then (the capacity may have changed), is planned afresh;
+  // so is one with failed requests (Errors), as a failed prefill row is: a run resumed after its server
+  // died mid-cell would keep that cell's failures, and fail, whatever the server does now
   const cells = new Map(
     // the capacity search's own cells are not matrix cells: the search runs again
-    previous.cells.filter((c) => c.status !== 'not-run' && c.status !== 'over-capacity' && !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c]),
+    previous.cells
+      .filter((c) => c.status !== 'not-run' && c.status !== 'over-capacity' && !c.statuses.includes('errors') && !c.adaptive)
+      .map((c) => [cellKey(c.context, c.concurrency), c]),
   );
   // a prefill row whose request failed is measured again
   const prefill = new Map(previous.prefill.filter((p) => p.status === 'valid').map((p) => [p.contextLabel, p]));

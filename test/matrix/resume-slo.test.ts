@@ -24,3 +24,22 @@ describe('resumeDifferences: the SLO', () => {
     expect(resumeDifferences(at(), at('ttftP90<=500'))).toEqual(['SLO (LLM_BENCH_SLO): the partial run none, this run ttftP90<=500']);
   });
 });
+
+describe('loadResume: which cells are kept', () => {
+  test('a cell with failed requests (a server that died mid-cell) is measured again, as a failed prefill row is', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadResume } = await import('../../src/matrix/resume.js');
+    const partial = sglangResult();
+    const crashed = partial.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
+    crashed.status = 'errors';
+    crashed.statuses = ['errors'];
+    const path = join(mkdtempSync(join(tmpdir(), 'lsm-resume-')), 'speed-matrix.json');
+    writeFileSync(path, JSON.stringify(partial));
+    const resume = loadResume(path, sglangResult().info);
+    expect(resume.cells.has('8K/16')).toBe(false);
+    expect(resume.cells.has('8K/8')).toBe(true);
+    expect(resume.cells.has('8K/128')).toBe(false); // over capacity: planned afresh
+  });
+});
