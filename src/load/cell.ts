@@ -294,7 +294,7 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // (llama.cpp: n_parallel + 2 HTTP threads) would keep a thread on it that a worker may need
     await pool.retire(mainWorkers);
 
-    say(`starting ${C} workers${threads > 1 ? ` on ${threads} client threads` : ''}`);
+    say(`starting ${C} worker${C === 1 ? '' : 's'}${threads > 1 ? ` on ${threads} client threads` : ''}`);
     // the event-loop monitors cover the burst before the window too: TTFT samples come from it
     await streams.start();
     opts.onStreamsStarted?.(streams.control);

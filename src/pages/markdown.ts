@@ -273,7 +273,12 @@ function progressLines(result: SpeedMatrixResult, planned: string[], plannedPref
   }
   if (doneCells < total) {
     const notRun = matrixCells(result).length - doneCells;
-    const why = notRun > 0 ? ` — ${notRun} could not start (Not run, with the reason), the others were not run` : ' — the others were not run';
+    const others = total - doneCells - notRun;
+    const parts = [
+      ...(notRun > 0 ? [`${notRun} could not start (Not run, with the reason)`] : []),
+      ...(others > 0 ? [`${others} ${others === 1 ? 'was' : 'were'} not run`] : []),
+    ];
+    const why = parts.length > 0 ? ` — ${parts.join('; ')}` : '';
     return [`**Incomplete: ${doneCells} of ${total} cells finished${prefillPart}**${why}.`, ''];
   }
   return [];

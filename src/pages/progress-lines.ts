@@ -32,6 +32,9 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
   if (cell.slo) parts.push(cell.slo.meets ? 'meets the SLO' : `misses the SLO (${cell.slo.binding?.detail ?? '?'})`);
   const resent = cell.evidence.connectionRetries?.count;
   if (resent) parts.push(`${formatCount(resent)} resent on a fresh connection`);
+  // a status word like "valid" is the measurement's; the cell may still fail its checks (said below it)
+  const failing = (cell.thresholdFailures?.length ?? 0) + (cell.baselineFailures?.length ?? 0);
+  if (failing > 0) parts.push(`fails ${failing} check${failing === 1 ? '' : 's'}`);
   parts.push(progress);
   return `${PREFIX} ${key} ${statuses}  ${parts.join(' · ')}`;
 }

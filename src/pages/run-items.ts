@@ -85,7 +85,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     [
       'Resumed from',
       result.info.resumedFrom
-        ? `${result.info.resumedFrom.path} (started ${result.info.resumedFrom.startedAt}): ${[...result.cells, ...result.prefill].filter((x) => x.resumed).length} cells and rows kept, the rest measured in this run`
+        ? `${result.info.resumedFrom.path} (started ${result.info.resumedFrom.startedAt}): ${countOf([...result.cells, ...result.prefill].filter((x) => x.resumed).length, 'cell or row', 'cells and rows')} kept, the rest measured in this run`
         : undefined,
     ],
     ['Started', result.info.startedAt],
@@ -154,4 +154,9 @@ function tokenSourceText(cells: readonly CellResult[]): string | undefined {
 function workloadItem(w: RunInfo['run']['workload']): string | undefined {
   if (!w || w.kind === 'synthetic') return undefined;
   return w.file ? `${w.text} (sha256 ${w.file.sha256.slice(0, 12)}…)` : w.text;
+}
+
+/** "1 cell", "2 cells" */
+function countOf(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

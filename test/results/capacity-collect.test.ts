@@ -191,7 +191,7 @@ describe('collectResult with capacity metas', () => {
     )!;
     expect(result.incomplete).toEqual({ notRun: [], missing: ['8K/2'] });
     // 39 of 40: the 6 adaptive cells count neither as finished nor toward the total
-    expect(renderMarkdown(result)).toContain('**Incomplete: 39 of 40 cells finished, 6 of 6 prefill rows** — the others were not run.');
+    expect(renderMarkdown(result)).toContain('**Incomplete: 39 of 40 cells finished, 6 of 6 prefill rows** — 1 was not run.');
   });
 
   test('a capacity meta carrying the run info is enough for a result', () => {
@@ -365,6 +365,11 @@ describe('progress lines', () => {
     unjudged.goodput.requests.judged = 0;
     expect(cellLine(unjudged, 12, 40)).not.toContain('goodput');
     expect(cellLine(unjudged, 12, 40)).toContain('meets the SLO');
+  });
+  test('cellLine: a cell that fails its checks says so on its line, beside its status word', () => {
+    const cell = { ...cellAt(sglangCells(), '8K', 16), thresholdFailures: ['8K/16 totalTokensPerSecond 771 < min 900 (14.3% below)'], baselineFailures: ['8K/16 regressed'] };
+    expect(cellLine(cell, 12, 40)).toMatch(/^\[speed-matrix\] 8K\/16 valid .* · fails 2 checks · 12\/40 done$/);
+    expect(cellLine(cellAt(sglangCells(), '8K', 16), 12, 40)).not.toContain('fails');
   });
 });
 
