@@ -12,7 +12,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, ttftNote } from './view.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, ttftNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -275,7 +275,7 @@ function capacityHtml(result: SpeedMatrixResult): string {
         escapeHtml(r.contextLabel),
         escapeHtml(r.atLeast ? `≥ ${r.capacity} (every column met it)` : `${r.capacity}${r.confirmation && !r.confirmation.meets ? ' (unconfirmed)' : ''}`),
         escapeHtml(!r.atLeast && r.binding ? bindingText(r.binding, r.bindingConcurrency) : '—'),
-        escapeHtml(r.goodput ? goodputText(r) : '—'),
+        escapeHtml(r.goodput ? capacityGoodputText(r) : '—'),
         r.searched
           .map((x) => {
             const text = escapeHtml(`${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`);

@@ -20,6 +20,7 @@ import { rateSection } from './rate-markdown.js';
 import { workloadSection } from './workload-rows.js';
 import {
   ALL_MEASUREMENTS_COLUMNS,
+  capacityGoodputText,
   finishedCells,
   gridAxes,
   GOODPUT_COLUMN,
@@ -209,7 +210,7 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
   const slo = result.info.run.slo!;
   const rows = result.capacity?.rows ?? [];
   const out: string[] = ['### Capacity at your SLO', ''];
-  out.push(`SLO: ${codeSpan(slo.text)} (${escapeText(sloMeaning(slo))}). Capacity is the most simultaneous requests whose cell met it, below the first that did not; between the matrix's columns it is found by measuring extra cells (resolution: 1 request or 5 %, whichever is larger), and the answer is measured once more to confirm it.`, '');
+  out.push(`SLO: ${codeSpan(slo.text)} (${escapeText(sloMeaning(slo))}). Capacity is the most simultaneous requests whose cell met it, below the first that did not; between the matrix's columns it is found by measuring extra cells (resolution: 1 request or 5 %, whichever is larger), and the answer is measured once more to confirm it (the goodput at capacity is that confirming cell's, beside the search's own cell at the same concurrency).`, '');
   if (rows.length === 0) {
     out.push(result.partial ? `${NOT_YET} (searched after the matrix's cells)` : 'No context was searched in this run (its capacity tests were filtered out, or none of a row\'s cells ran).', '');
     return out;
@@ -219,7 +220,7 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
     const users = row.atLeast ? `≥ ${row.capacity} (every column met it)` : `${row.capacity}${row.confirmation && !row.confirmation.meets ? ' (unconfirmed)' : ''}`;
     const binds = row.atLeast ? ABSENT : row.binding ? bindingText(row.binding, row.bindingConcurrency) : ABSENT;
     const searched = row.searched.map((x) => `${x.concurrency}${x.meets ? '✓' : '✗'}${x.adaptive ? '*' : ''}`).join(' ');
-    out.push(markdownRow([row.contextLabel, users, escapeCell(binds), row.goodput ? goodputText(row) : ABSENT, searched]));
+    out.push(markdownRow([row.contextLabel, users, escapeCell(binds), row.goodput ? capacityGoodputText(row) : ABSENT, searched]));
   }
   out.push('');
   out.push("Searched: each concurrency judged, ✓ met the SLO, ✗ did not; * marks the search's own cells (listed below).");

@@ -7,7 +7,7 @@
 import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
 import { parseCellKey, rateCellKey } from '../shapes/labels.js';
-import type { CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -82,6 +82,15 @@ export function goodputText(cell: Pick<CellResult, 'goodput'> | undefined): stri
   const g = cell?.goodput;
   if (!g || g.requests.judged === 0) return ABSENT;
   return `${percent(g.requests.share)} (${percent(g.tokens.share)} of tokens)`;
+}
+
+/**
+ * A capacity row's goodput: the confirming cell's where the answer was measured once more (it is
+ * not the search's cell at the same concurrency, listed with its own), said so.
+ */
+export function capacityGoodputText(row: Pick<CapacityRow, 'goodput' | 'confirmation'>): string {
+  const text = goodputText(row);
+  return text !== ABSENT && row.confirmation !== undefined ? `${text}, confirming cell` : text;
 }
 
 export const SPREAD_COLUMN = 'Spread over repeats';

@@ -217,9 +217,9 @@ describe('renderMarkdown with an SLO', () => {
 
   test('one line per row: users, what binds, goodput at capacity, what was searched', () => {
     expect(md).toContain('| Context | Users at once | Binds | Goodput at capacity | Searched |');
-    expect(md).toContain('| 8K | 42 | TTFT p90 1,100 ms > 1,000 ms at 44 | 90 % (93 % of tokens) | 1✓ 2✓ 4✓ 8✓ 16✓ 32✓ 40✓* 42✓* 44✗* 48✗* 64✗ 128✗ |');
+    expect(md).toContain('| 8K | 42 | TTFT p90 1,100 ms > 1,000 ms at 44 | 90 % (93 % of tokens), confirming cell | 1✓ 2✓ 4✓ 8✓ 16✓ 32✓ 40✓* 42✓* 44✗* 48✗* 64✗ 128✗ |');
     expect(md).toContain('| 16K | ≥ 16 (every column met it) | — | 95 % (97 % of tokens) | 1✓ 2✓ 4✓ 8✓ 16✓ |');
-    expect(md).toContain('| 64K | 6 (unconfirmed) | TTFT p90 1,050 ms > 1,000 ms at 7 | 50 % (60 % of tokens) | 1✓ 2✓ 4✓ 6✓* 7✗* 8✗ 16✗ 32✗ 64✗ 128✗ |');
+    expect(md).toContain('| 64K | 6 (unconfirmed) | TTFT p90 1,050 ms > 1,000 ms at 7 | 50 % (60 % of tokens), confirming cell | 1✓ 2✓ 4✓ 6✓* 7✗* 8✗ 16✗ 32✗ 64✗ 128✗ |');
     expect(md).toContain("Searched: each concurrency judged, ✓ met the SLO, ✗ did not; * marks the search's own cells (listed below).");
   });
 
