@@ -43,6 +43,10 @@ export function readResultJson(path: string, what: string): ReadResultFile {
 
 /** Check schema version and schema; returns the result. */
 export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrixResult {
+  const json = file.json as { info?: unknown; cells?: unknown } | null;
+  if (file.schemaVersion === undefined && (typeof json !== 'object' || json === null || (json.info === undefined && json.cells === undefined))) {
+    throw new ConfigError(`${what}: ${file.path} is not a speed-matrix result (no schemaVersion, info or cells); give the speed-matrix.json a run wrote (reports/ by default)`);
+  }
   if (file.schemaVersion !== RESULT_SCHEMA_VERSION) {
     throw new ConfigError(
       `${what}: ${file.path} has schemaVersion ${JSON.stringify(file.schemaVersion)}, but this version of llm-speed-matrix ` +

@@ -62,6 +62,14 @@ describe('llm-speed-matrix compare', () => {
     expect(r.err).toContain(`the files have different schema versions: ${base} has 2, ${v3} has 3`);
   });
 
+  test('a file that is no result at all (package.json): exit 2, said so, not a version mismatch', async () => {
+    const pkg = file('package.json', { name: 'x', version: '1.0.0' });
+    const r = await run([base, pkg]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`new: ${pkg} is not a speed-matrix result (no schemaVersion, info or cells); give the speed-matrix.json a run wrote`);
+    expect(r.err).not.toContain('schema version');
+  });
+
   test('a version-1 file (before rate cells) compares with a version-2 one: it is read as version 2', async () => {
     const v1 = file('v1.json', { ...sglangResult(), schemaVersion: 1 });
     const r = await run([v1, base]);
