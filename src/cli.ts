@@ -11,7 +11,7 @@ const USAGE = `usage: llm-speed-matrix <command> [options]
 
 commands:
   init [--force] [--shards N] [--dir PATH]
-        set up the speed matrix in this project: bench files, vitest.config.ts, thresholds/,
+        set up the speed matrix in this project: bench files, vitest.config.ts (.mts in a CommonJS package), thresholds/,
         a GitHub Actions workflow (never overwrites without --force)
   sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]
       [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]

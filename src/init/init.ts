@@ -169,7 +169,8 @@ export function runInit(options: InitOptions): InitReport {
     'next:',
     '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run    the matrix against the embedded simulator (about a minute)',
     '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run    against your server (or set target in bench/suite.ts)',
-    '  npx vitest bench --run -u    write thresholds/<name>.json from the measured results, then commit it',
+    '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run -u    write thresholds/sim-tiny.json, the file the workflow\'s simulator job gates on, then commit it',
+    '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run -u    the same for your server: thresholds/<name>.json (the suite\'s name, or LLM_BENCH_NAME)',
     '  the pages: reports/speed-matrix.md, reports/speed-matrix.html (open it in a browser) and reports/speed-matrix.json',
   );
   return report;
