@@ -221,6 +221,8 @@ export default class SpeedMatrixReporter implements Reporter {
     const paths = this.write(result);
     if (paths) this.log(`${PREFIX} wrote ${paths.mdPath}, ${paths.htmlPath} and ${paths.jsonPath}`);
     else this.failFinalWrite(result);
+    const missing = this.missingThresholds(result);
+    if (missing !== undefined) this.log(`${PREFIX} no threshold file at ${missing}: no budgets gated this run (-u at this run's settings writes it)`);
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
     this.appendStepSummary(result);
     if (this.updating) this.updateThresholdFile(result);
@@ -271,12 +273,20 @@ export default class SpeedMatrixReporter implements Reporter {
     }
   }
 
+  /** The threshold file this run was to be gated by, where there is none (-u writes it: not missing then). */
+  private missingThresholds(result: SpeedMatrixResult): string | undefined {
+    const configured = this.thresholdsPath(result);
+    if (this.updating || configured === undefined) return undefined;
+    return existsSync(this.resolvePath(configured)) ? undefined : configured;
+  }
+
   /** GitHub Actions: append the grid and the failures to the job summary. */
   private appendStepSummary(result: SpeedMatrixResult): void {
     const path = this.settings.stepSummaryPath;
     if (!path) return;
+    const missing = this.missingThresholds(result);
     try {
-      appendFileSync(path, `${renderStepSummary(result)}\n`);
+      appendFileSync(path, `${renderStepSummary(result, missing !== undefined ? { missingThresholds: missing } : {})}\n`);
     } catch (error) {
       this.fail(`could not append to the step summary ${path}: ${(error as Error).message}`);
     }

@@ -14,7 +14,7 @@ import { contextLabel } from '../shapes/labels.js';
 import { configuredRateCells, kneeRates, RATE_SECTION, rateText } from './view.js';
 import { rateCapacityLines } from './rate-markdown.js';
 
-export function renderStepSummary(result: SpeedMatrixResult): string {
+export function renderStepSummary(result: SpeedMatrixResult, run: { missingThresholds?: string } = {}): string {
   const { info } = result;
   const planned = plannedCellKeys(info);
 
@@ -39,6 +39,15 @@ export function renderStepSummary(result: SpeedMatrixResult): string {
     out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escapeLine(f)}`) : ['None: every compared figure is within its tolerance.']), '');
   }
   if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escapeLine(f)}`), '');
+  // a gate that was off is said where the job's reader looks, not only in one shard's log
+  if (run.missingThresholds !== undefined) {
+    out.push(
+      '### No threshold gate',
+      '',
+      `No threshold file at ${codeSpan(run.missingThresholds)}: no budgets gated this run. Write it with \`npx vitest bench --run -u\` at this run's settings (the same name, simulator profile or LLM_BENCH_NAME) and commit it.`,
+      '',
+    );
+  }
   return out.join('\n');
 }
 

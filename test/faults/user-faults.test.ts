@@ -111,6 +111,9 @@ describe('a served model id carrying Markdown and HTML', () => {
       expect(text).toContain('x&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\|\\*\\*b\\*\\* &lt;img');
       expect(text.split('\n').some((l) => l.startsWith('<img'))).toBe(false);
     }
+    // this repository has no thresholds/sim-tiny.json: the job summary and the log say the gate was off
+    expect(readFileSync(summary, 'utf8')).toContain('### No threshold gate\n\nNo threshold file at `thresholds/sim-tiny.json`: no budgets gated this run.');
+    expect(r.out).toContain('[speed-matrix] no threshold file at thresholds/sim-tiny.json: no budgets gated this run');
   });
 });
 

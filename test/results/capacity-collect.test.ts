@@ -366,6 +366,13 @@ describe('progress lines', () => {
     expect(cellLine(unjudged, 12, 40)).not.toContain('goodput');
     expect(cellLine(unjudged, 12, 40)).toContain('meets the SLO');
   });
+  test('the job summary says when no threshold file gated the run, and only then', () => {
+    const result = fullResult();
+    expect(renderStepSummary(result)).not.toContain('No threshold gate');
+    expect(renderStepSummary(result, { missingThresholds: 'thresholds/sim-tiny.json' })).toContain(
+      '### No threshold gate\n\nNo threshold file at `thresholds/sim-tiny.json`: no budgets gated this run.',
+    );
+  });
   test('cellLine: a cell that fails its checks says so on its line, beside its status word', () => {
     const cell = { ...cellAt(sglangCells(), '8K', 16), thresholdFailures: ['8K/16 totalTokensPerSecond 771 < min 900 (14.3% below)'], baselineFailures: ['8K/16 regressed'] };
     expect(cellLine(cell, 12, 40)).toMatch(/^\[speed-matrix\] 8K\/16 valid .* · fails 2 checks · 12\/40 done$/);
