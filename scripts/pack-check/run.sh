@@ -130,7 +130,7 @@ done
 step "the workflow's sharded commands: two shards (blob reports), then one merged page"
 rm -rf reports .vitest-reports
 for i in 1 2; do
-  "${small[@]}" npx --no-install vitest run --project matrix-sharded --shard="$i/2" --reporter=blob --outputFile=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
+  "${small[@]}" npx --no-install vitest run --project matrix-sharded --shard="$i/2" --reporter=blob --reporter=default --outputFile.blob=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
     || fail "shard $i/2 failed"
 done
 LLM_BENCH_OUT=reports npx --no-install vitest --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the merge failed"
@@ -209,7 +209,7 @@ step "Vitest $v5 on Node $("$node24" -v): a project that has Vitest 5 installs t
 "$node24" "$npm_cli" i -D --no-audit --no-fund "$tarball" >/dev/null || fail "installing the tarball into a project with vitest $v5 failed (peer range)"
 rm -rf reports .vitest-reports
 for i in 1 2; do
-  "${small[@]}" "$node24" node_modules/vitest/vitest.mjs run --project matrix-sharded --shard="$i/2" --reporter=blob --outputFile=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
+  "${small[@]}" "$node24" node_modules/vitest/vitest.mjs run --project matrix-sharded --shard="$i/2" --reporter=blob --reporter=default --outputFile.blob=".vitest-reports/blob-$i-2.json" >/dev/null 2>&1 \
     || fail "vitest $v5 shard $i/2 failed"
 done
 LLM_BENCH_OUT=reports "$node24" node_modules/vitest/vitest.mjs --merge-reports=.vitest-reports >/dev/null 2>&1 || fail "the vitest $v5 merge failed"

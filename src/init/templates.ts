@@ -232,7 +232,7 @@ jobs:
 ${installSteps(pm)}
 ${baselineStep()}
       - name: shard \${{ matrix.shard }} of ${shards}
-        run: ${x} vitest run --project matrix-sharded --shard=\${{ matrix.shard }}/${shards} --reporter=blob --outputFile=.vitest-reports/blob-\${{ matrix.shard }}-${shards}.json
+        run: ${x} vitest run --project matrix-sharded --shard=\${{ matrix.shard }}/${shards} --reporter=blob --reporter=default --outputFile.blob=.vitest-reports/blob-\${{ matrix.shard }}-${shards}.json
       - uses: actions/upload-artifact@v4
         if: \${{ !cancelled() }}
         with:
