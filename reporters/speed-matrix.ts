@@ -353,7 +353,7 @@ export default class SpeedMatrixReporter implements Reporter {
       );
       if (notWritten.length > 0) {
         this.log(
-          `${PREFIX} -u did not write ${notWritten.length} failed cell${notWritten.length === 1 ? '' : 's'} or row${notWritten.length === 1 ? '' : 's'} (a broken measurement would gate later runs on the breakage); fix the cause and run -u again:\n` +
+          `${PREFIX} -u did not write ${notWritten.length} cell${notWritten.length === 1 ? '' : 's'} or row${notWritten.length === 1 ? '' : 's'} that failed or was Client-limited (a broken measurement would gate later runs on the breakage); fix the cause and run -u again:\n` +
             notWritten.map((l) => `  ${l}`).join('\n'),
         );
       }
