@@ -143,7 +143,16 @@ export function probeError(target: HttpTarget, code: ProbeError['code'], what: s
 }
 
 /** How the configured model's source reads when `GET /v1/models` lists other ids only. */
-export const UNLISTED_MODEL = 'not among the ids GET /v1/models lists';
+const UNLISTED_MODEL = 'not among the ids GET /v1/models lists';
+
+/** The run's start warning for a configured model the server does not list (probeModels marks its source); undefined when it is listed. */
+export function unlistedModelWarning(model: { value: string; source: string }): string | undefined {
+  if (!model.source.includes(UNLISTED_MODEL)) return undefined;
+  return (
+    `the model "${model.value}" (LLM_BENCH_MODEL or target.model) is ${model.source.slice('config ('.length, -1)}; ` +
+    'its requests carry that name as given, and the page names it: check the spelling (a server with one model, such as llama.cpp, ignores the name)'
+  );
+}
 
 /** `GET /v1/models`, choose the model (configured one, else the first id). Throws setup errors. */
 export async function probeModels(target: HttpTarget, model?: string, options?: HttpCallOptions): Promise<ModelsProbe> {

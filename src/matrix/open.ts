@@ -13,7 +13,7 @@ import { ConfigError } from '../errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
 import { retryWhileUnreachable } from '../engines/http.js';
-import { UNLISTED_MODEL } from '../engines/openai.js';
+import { unlistedModelWarning } from '../engines/openai.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
@@ -149,12 +149,8 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       budgetMs: cfg.timeouts.unreachableRetryMs,
       onRetry: unreachableProgress,
     });
-    if (probed.model.source.includes(UNLISTED_MODEL)) {
-      process.stderr.write(
-        `[speed-matrix] the model "${probed.model.value}" (LLM_BENCH_MODEL or target.model) is ${probed.model.source.slice('config ('.length, -1)}; ` +
-          'its requests carry that name as given, and the page names it: check the spelling (a server with one model, such as llama.cpp, ignores the name)\n',
-      );
-    }
+    const unlisted = unlistedModelWarning(probed.model);
+    if (unlisted !== undefined) process.stderr.write(`[speed-matrix] ${unlisted}\n`);
     const facts: ServerFacts = {
       ...probed,
       ...(cfg.target.kvCapacityTokens ? { kvCapacityTokens: { value: cfg.target.kvCapacityTokens, source: 'config (kvCapacityTokens)' } } : {}),

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { detectEngine, getAdapter, UNDETECTED_NOTE } from '../../src/engines/detect.js';
 import { closeControlAgent } from '../../src/engines/http.js';
 import { SglangAdapter } from '../../src/engines/sglang.js';
+import { unlistedModelWarning } from '../../src/engines/openai.js';
 import { startFake, type FakeServer } from './fake-server.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/engines/${name}`, import.meta.url), 'utf8');
@@ -81,6 +82,11 @@ describe('vLLM adapter against a fake vLLM', () => {
     const typo = await getAdapter('vllm').probe({ baseUrl: vllmDev.url }, 'tiny-modle');
     expect(typo.model.value).toBe('tiny-modle');
     expect(typo.model.source).toBe('config (not among the ids GET /v1/models lists: tiny-model)');
+    expect(unlistedModelWarning(typo.model)).toBe(
+      'the model "tiny-modle" (LLM_BENCH_MODEL or target.model) is not among the ids GET /v1/models lists: tiny-model; ' +
+        'its requests carry that name as given, and the page names it: check the spelling (a server with one model, such as llama.cpp, ignores the name)',
+    );
+    expect(unlistedModelWarning(facts.model)).toBeUndefined();
     expect(facts.kvCapacityTokens).toEqual({ value: 3333, source: 'vllm:cache_config_info kv_cache_size_tokens' });
     expect(facts.blockSize?.value).toBe(32);
     expect(facts.maxRunningRequests?.value).toBe(256);
