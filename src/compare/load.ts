@@ -38,15 +38,16 @@ export function readResultJson(path: string, what: string): ReadResultFile {
   // an older readable version is read as the current one (results/migrate.ts says what changed)
   json = migrateResultJson(json);
   const schemaVersion = typeof json === 'object' && json !== null ? (json as { schemaVersion?: unknown }).schemaVersion : undefined;
+  // a file with no schema version (package.json, say) is no result at all: said so, not a version mismatch
+  const held = json as { info?: unknown; cells?: unknown } | null;
+  if (schemaVersion === undefined && (typeof held !== 'object' || held === null || (held.info === undefined && held.cells === undefined))) {
+    throw new ConfigError(`${what}: ${path} is not a speed-matrix result (no schemaVersion, info or cells); give the speed-matrix.json a run wrote (reports/ by default)`);
+  }
   return { path, json, schemaVersion };
 }
 
 /** Check schema version and schema; returns the result. */
 export function checkResultFile(file: ReadResultFile, what: string): SpeedMatrixResult {
-  const json = file.json as { info?: unknown; cells?: unknown } | null;
-  if (file.schemaVersion === undefined && (typeof json !== 'object' || json === null || (json.info === undefined && json.cells === undefined))) {
-    throw new ConfigError(`${what}: ${file.path} is not a speed-matrix result (no schemaVersion, info or cells); give the speed-matrix.json a run wrote (reports/ by default)`);
-  }
   if (file.schemaVersion !== RESULT_SCHEMA_VERSION) {
     throw new ConfigError(
       `${what}: ${file.path} has schemaVersion ${JSON.stringify(file.schemaVersion)}, but this version of llm-speed-matrix ` +
