@@ -13,7 +13,7 @@ import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
 import { abortOnServer, cellAbortOf, requestBody, requestHeaders, requestOf, sampleMetrics, scrapeMetrics, sendRequest, sleep, waitUntil, type CellRequestInput, type LoadSession } from './session.js';
-import { failIfStillDown, noteServerDown, waitForIdle, type DrainOutcome } from './drain.js';
+import { unlessServerDown, waitForIdle, type DrainOutcome } from './drain.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 import type { CellConversations, RequestTurn } from './conversations.js';
 import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
@@ -104,23 +104,22 @@ export const FAILING_WORKER_REQUESTS = 5;
 async function openPool(session: LoadSession, C: number, signal: AbortSignal | undefined, say: (m: string) => void): Promise<WorkerDispatchers> {
   const origin = session.target.baseUrl;
   const headers = requestHeaders(session);
-  await failIfStillDown(session);
-  const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
-  const started = monoMs();
-  try {
-    await retryWhileUnreachable(
-      async () => {
-        const report = await pool.preconnect({ headers });
-        if (report.opened === 0) throw new HttpCallError(`no connection to ${displayOrigin(origin)} could be opened (${report.firstError ?? 'no answer'})`, 'transport');
-      },
-      { budgetMs: session.timeouts.unreachableRetryMs, signal, onRetry: (_e, ms) => say(`the server is not answering; trying again in ${(ms / 1000).toFixed(1)} s`) },
-    );
-  } catch (error) {
-    await pool.destroyAll();
-    noteServerDown(session, error, monoMs() - started);
-    throw error;
-  }
-  return pool;
+  return unlessServerDown(session, async () => {
+    const pool = createWorkerDispatchers(origin, C + 1, { connectTimeoutMs: session.timeouts.headersMs });
+    try {
+      await retryWhileUnreachable(
+        async () => {
+          const report = await pool.preconnect({ headers });
+          if (report.opened === 0) throw new HttpCallError(`no connection to ${displayOrigin(origin)} could be opened (${report.firstError ?? 'no answer'})`, 'transport');
+        },
+        { budgetMs: session.timeouts.unreachableRetryMs, signal, onRetry: (_e, ms) => say(`the server is not answering; trying again in ${(ms / 1000).toFixed(1)} s`) },
+      );
+    } catch (error) {
+      await pool.destroyAll();
+      throw error;
+    }
+    return pool;
+  });
 }
 
 /** The cell's send: one request on the given client. */

@@ -63,6 +63,22 @@ export function noteServerDown(session: LoadSession, error: unknown, waitedMs: n
   session.serverDown = { sinceEpochMs: Date.now() - waitedMs, reason: (error as Error).message };
 }
 
+/**
+ * A step of a cell that waits for the server (prompt sizing, the pool's connections): it does not
+ * start while a server found down stays down (failIfStillDown), and a step that gives up on a
+ * server that did not answer marks it down for the cells after it (noteServerDown).
+ */
+export async function unlessServerDown<T>(session: LoadSession, step: () => Promise<T>): Promise<T> {
+  await failIfStillDown(session);
+  const started = monoMs();
+  try {
+    return await step();
+  } catch (error) {
+    noteServerDown(session, error, monoMs() - started);
+    throw error;
+  }
+}
+
 export async function waitForIdle(session: LoadSession, timeoutMs: number, signal?: AbortSignal, onProgress?: (line: string) => void): Promise<DrainOutcome> {
   const start = monoMs();
   let checked = false;

@@ -10,8 +10,7 @@ import type { LoadSession } from '../load/session.js';
 import { ConfigError } from '../errors.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { progress } from './progress.js';
-import { failIfStillDown, noteServerDown } from '../load/drain.js';
-import { monoMs } from '../clock.js';
+import { unlessServerDown } from '../load/drain.js';
 
 const RUN_PREFIX_WORD = 'Run';
 
@@ -100,14 +99,7 @@ export class RunPrompts {
       ...calibrationSamples(this.mode),
     };
     // a server found down: this row's sizing does not wait out its retries (it would, per cell)
-    await failIfStillDown(this.session);
-    const started = monoMs();
-    try {
-      return await this.calibrator.calibrate(spec);
-    } catch (error) {
-      noteServerDown(this.session, error, monoMs() - started);
-      throw error;
-    }
+    return unlessServerDown(this.session, () => this.calibrator.calibrate(spec));
   }
 
   /**
