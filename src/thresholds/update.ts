@@ -22,7 +22,8 @@
  * Everything else the user wrote is kept: other figures' budgets, target, headroom, tolerances.
  * Entries for cells/rows the run planned but did not run (a filtered or interrupted run) are kept
  * unchanged, and so are those of cells that failed the run's own rules (Client-limited, failed
- * requests, a buffered stream) and of failed prefill rows: they are listed as not written; entries outside the current matrix are dropped (as obsolete snapshots are).
+ * requests, a buffered stream) and of failed prefill rows: they are listed as not written. Entries
+ * outside the current matrix are dropped (as obsolete snapshots are).
  * Output order is fixed (cells by context then concurrency, figures in schema order) so a diff shows
  * exactly what moved.
  */
@@ -80,7 +81,6 @@ export function repositorySchema(besideModule: string): string {
   const source = [...parts.slice(0, at), 'src', 'thresholds', parts[at + 3]!].join(sep);
   return existsSync(source) ? source : besideModule;
 }
-
 
 /**
  * The noise band of a cell's TTFT: its tolerance, with an absolute floor of at least one decode step
@@ -209,11 +209,15 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
   for (const key of cellKeys) {
     const old = existing?.cells[key];
     const cell = cellsByKey.get(key);
-    // a cell that did not run (or could not start) keeps the budget it had, and so does one -u will not write
-    const leave = cell === undefined || cell.status === 'not-run' ? '' : cellLeftAsItWas(key, cell, existing);
-    if (leave !== undefined || cell === undefined || cell.status === 'not-run') {
+    // a cell that did not run (or could not start) keeps the budget it had, as does one -u will not write (listed, with why)
+    if (cell === undefined || cell.status === 'not-run') {
       if (old) cells[key] = orderBudget(CELL_FIGURES, old);
-      if (leave !== '') notWritten.push(`${key} (${old ? 'its budget stays as it was' : 'no budget'}): ${leave}`);
+      continue;
+    }
+    const leave = cellLeftAsItWas(key, cell, existing);
+    if (leave !== undefined) {
+      if (old) cells[key] = orderBudget(CELL_FIGURES, old);
+      notWritten.push(`${key} (${old ? 'its budget stays as it was' : 'no budget'}): ${leave}`);
       continue;
     }
     const min: Record<string, number | undefined> = { ...old?.min };
