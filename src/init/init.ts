@@ -105,7 +105,7 @@ export function runInit(options: InitOptions): InitReport {
   if (kept !== undefined && options.shards !== undefined && options.shards !== kept) {
     throw new ConfigError(
       `init --shards ${options.shards}: bench/suite.ts says ROW_GROUPS = ${kept}, and init does not overwrite it. ` +
-        `Fix: set ROW_GROUPS = ${options.shards} there and add the row-group files, or run init --shards ${options.shards} --force`,
+        `Fix: set ROW_GROUPS = ${options.shards} there, ${rowGroupFilesChange(kept, options.shards)} and set the shard list of .github/workflows/speed-matrix.yml to match; or run init --shards ${options.shards} --force`,
     );
   }
   const shards = kept ?? options.shards ?? DEFAULT_SHARDS;
@@ -186,4 +186,13 @@ export function runInitCli(argv: readonly string[]): number {
   const report = runInit(options);
   console.log(report.lines.join('\n'));
   return report.configToEdit ? 1 : 0;
+}
+
+/** What changes in bench/shards/ when ROW_GROUPS goes from `was` to `now` (files row-group-<i>.bench.ts). */
+function rowGroupFilesChange(was: number, now: number): string {
+  const span = (from: number, to: number): string =>
+    from === to ? `bench/shards/row-group-${from}.bench.ts` : `bench/shards/row-group-${from}.bench.ts … row-group-${to}.bench.ts`;
+  return now < was
+    ? `remove ${span(now + 1, was)}`
+    : `add ${span(was + 1, now)} (each a copy of row-group-1.bench.ts with its own index)`;
 }

@@ -182,6 +182,11 @@ test('a kept bench/suite.ts decides the row groups; a different --shards without
   runInit({ dir, force: true, shards: 3 });
   expect(readFileSync(join(dir, 'bench/suite.ts'), 'utf8')).toContain('ROW_GROUPS = 3;');
   expect(readFileSync(join(dir, '.github/workflows/speed-matrix.yml'), 'utf8')).toContain('shard: [1, 2, 3]');
+  // the fix says which files to add, or to remove
+  expect(() => runInit({ dir, force: false, shards: 6 })).toThrow(
+    /set ROW_GROUPS = 6 there, add bench\/shards\/row-group-4\.bench\.ts … row-group-6\.bench\.ts \(each a copy of row-group-1\.bench\.ts with its own index\) and set the shard list/,
+  );
+  expect(() => runInit({ dir, force: false, shards: 2 })).toThrow(/set ROW_GROUPS = 2 there, remove bench\/shards\/row-group-3\.bench\.ts and set the shard list of \.github\/workflows\/speed-matrix\.yml to match; or run init --shards 2 --force/);
 });
 
 test('in a project with the package installed, $schema points into node_modules/llm-speed-matrix (not a store path)', () => {
