@@ -9,7 +9,7 @@
  * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
  */
 import type {} from '../src/matrix/task-meta.js';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, plannedCellKeys } from '../src/results/collect.js';
@@ -27,7 +27,8 @@ import type { ThresholdsFile } from '../src/thresholds/schema.js';
 import { renderStepSummary } from '../src/pages/step-summary.js';
 import { finishedCells } from '../src/pages/view.js';
 import { renderResultPages } from '../src/pages/result-pages.js';
-import { compareResults, mergeDifferences } from '../src/judge/compare.js';
+import { compareResults } from '../src/judge/compare.js';
+import { absentFromMergeMessage, measuredTwiceMessage, mixedRunsMessage, nothingMeasuredMessage, runInfosOf } from '../src/judge/merge.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -57,26 +58,6 @@ function resultKeys(result: SpeedMatrixResult): string[] {
   const rows = result.prefill.map((p) => testNames.prefill(p.contextLabel));
   const rates = (result.rateCells ?? []).map((c) => rateCellKey(c.context, c.rate));
   return [...rows, ...cells, ...rates];
-}
-
-/** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
-function runInfosOf(metas: readonly SpeedMatrixMeta[], into = new Map<string, RunInfo>()): Map<string, RunInfo> {
-  for (const m of metas) {
-    if (!m.info) continue;
-    const key = JSON.stringify(m.info);
-    if (!into.has(key)) into.set(key, m.info);
-  }
-  return into;
-}
-
-/** Why these run infos cannot share one page (judge/compare.ts mergeDifferences), as one failure line; undefined when they can. */
-function mixedRunsMessage(infos: ReadonlyMap<string, RunInfo>): string | undefined {
-  const differences = mergeDifferences([...infos.values()]);
-  if (differences.length === 0) return undefined;
-  return (
-    `these results come from runs that measured different things, so no page is written (one page would mix their cells): ${differences.join('; ')}. ` +
-    'Merge only the blobs of one run (every shard with the same settings against identical servers), or merge each run on its own into its own LLM_BENCH_OUT'
-  );
 }
 
 /** Every speedMatrix meta of the given modules, in module and test order. */
@@ -202,7 +183,14 @@ export default class SpeedMatrixReporter implements Reporter {
       return;
     }
     const metas = metasOf(testModules);
-    if (metas.length === 0) return;
+    const merged = this.mergedFolder();
+    if (metas.length === 0) {
+      // a merge of blobs whose matrix tests measured nothing (only an empty row group's shard)
+      if (merged === undefined) return;
+      const tests = testModules.filter((m) => this.inMatrixProject(m.project.name)).flatMap((m) => [...m.children.allTests()].map((t) => t.name));
+      if (tests.length > 0) this.fail(nothingMeasuredMessage(tests, this.blobFiles(merged), merged));
+      return;
+    }
     // a merge of shards that measured different things would be one page of mixed cells
     const mixed = mixedRunsMessage(runInfosOf(metas));
     if (mixed !== undefined) {
@@ -210,6 +198,12 @@ export default class SpeedMatrixReporter implements Reporter {
         ? ` The page in ${this.resultsFolder()} written as results came in holds only the ${this.lastWritten.keys.size} results before the first of another run, and stays marked partial.`
         : '';
       this.fail(`${mixed}.${live}`);
+      return;
+    }
+    // a merge with a stale blob beside this run's: a cell measured twice, one kept without saying which
+    const twice = merged !== undefined ? measuredTwiceMessage(metas, merged) : undefined;
+    if (twice !== undefined) {
+      this.fail(`${twice}.${this.lastWritten ? ` The page in ${this.resultsFolder()} written as results came in stays marked partial.` : ''}`);
       return;
     }
     // an interrupted run (Ctrl-C, SIGTERM) keeps its page marked partial
@@ -221,10 +215,15 @@ export default class SpeedMatrixReporter implements Reporter {
     const paths = this.write(result);
     if (paths) this.log(`${PREFIX} wrote ${paths.mdPath}, ${paths.htmlPath} and ${paths.jsonPath}`);
     else this.failFinalWrite(result);
+    if (merged !== undefined) {
+      const names = new Set(testModules.flatMap((m) => [...m.children.allTests()].map((t) => t.name)));
+      const absent = absentFromMergeMessage(result.incomplete?.missing ?? [], names, this.blobFiles(merged), merged);
+      if (absent !== undefined) this.fail(absent);
+    }
     const missing = this.missingThresholds(result);
     if (missing !== undefined) this.log(`${PREFIX} no threshold file at ${missing}: no budgets gated this run (-u at this run's settings writes it)`);
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
-    this.appendStepSummary(result);
+    this.appendStepSummary(result, missing);
     if (this.updating) this.updateThresholdFile(result);
   }
 
@@ -244,6 +243,21 @@ export default class SpeedMatrixReporter implements Reporter {
       `no cell ran: the test name filter (-t ${String(pattern)}) matched none of the matrix's ${tests.length} tests, so nothing was measured or written. ` +
       `Their names look like ${names} (a context is written 0, 1K, 32K, with K in upper case)`
     );
+  }
+
+  /** The blob folder, resolved, when this is `vitest --merge-reports` (Vitest reads it from the working folder); undefined in a run. */
+  private mergedFolder(): string | undefined {
+    const folder = this.vitest?.config.mergeReports;
+    return folder ? resolve(process.cwd(), folder) : undefined;
+  }
+
+  /** the file names in the blob folder (none when it cannot be read: Vitest would have failed first) */
+  private blobFiles(folder: string): string[] {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
   }
 
   /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */
@@ -281,10 +295,9 @@ export default class SpeedMatrixReporter implements Reporter {
   }
 
   /** GitHub Actions: append the grid and the failures to the job summary. */
-  private appendStepSummary(result: SpeedMatrixResult): void {
+  private appendStepSummary(result: SpeedMatrixResult, missing: string | undefined): void {
     const path = this.settings.stepSummaryPath;
     if (!path) return;
-    const missing = this.missingThresholds(result);
     try {
       appendFileSync(path, `${renderStepSummary(result, missing !== undefined ? { missingThresholds: missing } : {})}\n`);
     } catch (error) {

@@ -4,7 +4,7 @@
  * speed-matrix page and JSON of the same form as a one-machine run of the same matrix: same cells,
  * same prefill rows, same statuses' form, same page sections, not partial; the job summary renders.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -83,5 +83,24 @@ describe('sharded run merged', () => {
     expect(md).toContain('## Speed matrix: sim-tiny');
     expect(md).toContain('2 of 2 cells');
     expect(md).toMatch(/\| 1K \| \*\*[\d.]+\*\* tok\/s · \d+ ms TTFT \|/);
+
+    // a shard's blob left out (its job failed or was not downloaded): the page says Not run, the merge fails naming it
+    const oneBlob = join(dir, 'one-blob');
+    mkdirSync(oneBlob);
+    copyFileSync(join(blobs, 'blob-1-2.json'), join(oneBlob, 'blob-1-2.json'));
+    const partial = runVitest([`--merge-reports=${oneBlob}`], { LLM_BENCH_OUT: join(dir, 'merged-one') });
+    expect(partial.code, partial.out).toBe(1);
+    expect(partial.out).toMatch(/the merge lacks \d+ planned cells? or rows? that no blob in .*one-blob holds \(.*; the page shows them Not run\): blob-2-2\.json is not there\./);
+    expect(read(join(dir, 'merged-one')).incomplete?.missing.length).toBeGreaterThan(0);
+
+    // a stale blob of an earlier run beside this run's: a cell measured twice, no page
+    const stale = join(dir, 'stale');
+    mkdirSync(stale);
+    for (const f of ['blob-1-2.json', 'blob-2-2.json']) copyFileSync(join(blobs, f), join(stale, f));
+    copyFileSync(join(blobs, 'blob-1-2.json'), join(stale, 'blob-1-2-yesterday.json'));
+    const twice = runVitest([`--merge-reports=${stale}`], { LLM_BENCH_OUT: join(dir, 'merged-stale') });
+    expect(twice.code, twice.out).toBe(1);
+    expect(twice.out).toMatch(/measured in more than one blob in .*stale \(.*\), so no page is written/);
+    expect(read(join(dir, 'merged-stale')).partial).toBe(true);
   });
 });
