@@ -13,7 +13,7 @@ import type { RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shape
 import { table } from './html-frame.js';
 import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
-import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
+import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
 import { rateCapacityLines, rateCellMap, rateLegendLine } from './rate-markdown.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
@@ -150,9 +150,7 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
     }),
   );
   out.push(`<div data-table="rate">${table([...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])], rows, [0, 2])}</div>`);
-  out.push(
-    "<p>TTFT and end-to-end latency are measured from each request's scheduled time, so time it waited to be sent, or queued in the server, counts; the dispatch delay is send − scheduled.</p>",
-  );
+  out.push(`<p>${escapeHtml(RATE_TABLE_NOTE)}</p>`);
   const notJudged = saturationNotJudgedLines(all);
   if (notJudged.length > 0) out.push(`<p>${escapeHtml(SATURATION_NOT_JUDGED_HEAD)}</p>`, `<ul data-list="saturation-not-judged">${notJudged.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   return out.join('\n');

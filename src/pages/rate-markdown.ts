@@ -9,7 +9,7 @@ import { codeSpan, escapeText, markdownRow } from '../text/escape.js';
 import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
-import { kneeText, RATE_MEASUREMENTS_COLUMNS, rateGridText, rateMeasurementRow } from './rate-rows.js';
+import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow } from './rate-rows.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
@@ -76,11 +76,7 @@ export function rateSection(result: SpeedMatrixResult): string[] {
     }
   }
   out.push('');
-  out.push(
-    'TTFT and end-to-end latency are measured from each request\'s scheduled time, so time it waited to be sent, or queued in the server, counts; the dispatch delay is send − scheduled. ' +
-      'Offered: requests scheduled in the window per second; sent and completed likewise. In system: requests scheduled and not yet ended (time-weighted mean, and the most at once).',
-    '',
-  );
+  out.push(escapeText(RATE_TABLE_NOTE), '');
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
   out.push(...rateClientLimitedNotes(all));
   const notJudged = saturationNotJudgedLines(all);

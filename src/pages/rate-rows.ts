@@ -16,6 +16,12 @@ export const RATE_MEASUREMENTS_COLUMNS = [
   'In system mean / max', 'Server waiting mean / max', 'Failed requests', 'Unsent / ceiling waited',
 ] as const;
 
+/** What the measurements table's columns count, under it on every page (plain text). */
+export const RATE_TABLE_NOTE =
+  "TTFT and end-to-end latency are measured from each request's scheduled time, so time it waited to be sent, or queued in the server, counts; the dispatch delay is send − scheduled. " +
+  'Offered: requests scheduled in the window per second; sent and completed likewise. In system: requests scheduled and not yet ended (time-weighted mean, and the most at once). ' +
+  "Server waiting: the waiting requests the server's own metrics count, where it has them; far below In system, requests wait where the engine does not count them (its socket backlog, a gateway).";
+
 /** A rate in requests/s: two decimals below 1 (`0.50`), else one (`2.0`, `12.5`). */
 export function formatRequestRate(x: number | undefined): string {
   return x !== undefined && Math.abs(x) < 1 ? formatNumber(x, 2) : formatRate(x);

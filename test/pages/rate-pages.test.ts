@@ -62,6 +62,11 @@ describe('the section appears only with rate cells', () => {
     expect(at).toBeGreaterThan(html.indexOf('data-chart="ttft"'));
     expect(at).toBeLessThan(html.indexOf('<h2>Prefill</h2>'));
     expect(md).toContain('- **Open-loop rates**: 0.5, 1, 2, 4 requests/s per context: poisson arrivals, seed 1, no ramp, at most 512 requests in flight');
+    // the two queue columns are told apart under the table, not only in docs/open-loop.md
+    expect(md).toContain('In system: requests scheduled and not yet ended');
+    expect(md).toContain("Server waiting: the waiting requests the server's own metrics count, where it has them; far below In system, requests wait where the engine does not count them");
+    expect(html).toContain('In system: requests scheduled and not yet ended');
+    expect(html).toContain(escapeHtml("Server waiting: the waiting requests the server's own metrics count"));
   });
 });
 
