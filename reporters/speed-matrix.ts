@@ -10,13 +10,13 @@
  */
 import type {} from '../src/matrix/task-meta.js';
 import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { collectResult, plannedCellKeys } from '../src/results/collect.js';
+import { collectResult, finishedKeys, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runningLine } from '../src/pages/progress-lines.js';
 import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
-import { cellKey, rateCellKey, testNames } from '../src/shapes/labels.js';
+import { testNameOfMeta } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
@@ -28,7 +28,7 @@ import { renderStepSummary } from '../src/pages/step-summary.js';
 import { finishedCells } from '../src/pages/view.js';
 import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
-import { absentFromMergeMessage, measuredTwiceMessage, mixedRunsMessage, nothingMeasuredMessage, runInfosOf } from '../src/judge/merge.js';
+import { absentFromMergeMessage, measuredTwiceMessage, type MergedParts, mixedRunsMessage, nothingMeasuredMessage, runInfosOf, startSpreadNote } from '../src/judge/merge.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -50,14 +50,6 @@ export interface SpeedMatrixReporterOptions extends SettingsOptions {
 /** True when Vitest runs with -u (snapshot update "all"): tests must not fail on threshold breaches. */
 export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
   return vitest.config.snapshotOptions?.updateSnapshot === 'all';
-}
-
-/** the finished cells and prefill rows of a result, as labels (8K/4, prefill 8K) */
-function resultKeys(result: SpeedMatrixResult): string[] {
-  const cells = result.cells.filter((c) => c.status !== undefined).map((c) => `${c.contextLabel}/${c.concurrency}${c.adaptive ? ' (capacity search)' : ''}`);
-  const rows = result.prefill.map((p) => testNames.prefill(p.contextLabel));
-  const rates = (result.rateCells ?? []).map((c) => rateCellKey(c.context, c.rate));
-  return [...rows, ...cells, ...rates];
 }
 
 /** Every speedMatrix meta of the given modules, in module and test order. */
@@ -142,15 +134,7 @@ export default class SpeedMatrixReporter implements Reporter {
     if (!meta && !this.inMatrixProject(testCase.project.name)) return;
     if (meta?.kind === 'run') return;
     // named as the matrix's tests are (matrix/define.ts), whether Vitest gave the meta yet or not
-    const label =
-      meta?.kind === 'cell'
-        ? testNames.decode(cellKey(meta.cell.context, meta.cell.concurrency))
-        : meta?.kind === 'prefill'
-          ? testNames.prefill(meta.row.contextLabel)
-          : meta?.kind === 'rate'
-            ? testNames.rate(rateCellKey(meta.cell.context, meta.cell.rate))
-            : testCase.name;
-    this.log(runningLine(label));
+    this.log(runningLine((meta && testNameOfMeta(meta)) ?? testCase.name));
   }
 
   onTestCaseResult(testCase: TestCase): void {
@@ -183,12 +167,11 @@ export default class SpeedMatrixReporter implements Reporter {
       return;
     }
     const metas = metasOf(testModules);
-    const merged = this.mergedFolder();
+    const merged = this.mergedParts(testModules);
     if (metas.length === 0) {
       // a merge of blobs whose matrix tests measured nothing (only an empty row group's shard)
-      if (merged === undefined) return;
-      const tests = testModules.filter((m) => this.inMatrixProject(m.project.name)).flatMap((m) => [...m.children.allTests()].map((t) => t.name));
-      if (tests.length > 0) this.fail(nothingMeasuredMessage(tests, this.blobFiles(merged), merged));
+      const matrix = merged !== undefined ? testModules.filter((m) => this.inMatrixProject(m.project.name)) : [];
+      if (merged !== undefined && matrix.length > 0) this.fail(nothingMeasuredMessage(matrix.flatMap((m) => [...m.children.allTests()].map((t) => t.name)), merged));
       return;
     }
     // a merge of shards that measured different things would be one page of mixed cells
@@ -201,7 +184,7 @@ export default class SpeedMatrixReporter implements Reporter {
       return;
     }
     // a merge with a stale blob beside this run's: a cell measured twice, one kept without saying which
-    const twice = merged !== undefined ? measuredTwiceMessage(metas, merged) : undefined;
+    const twice = merged !== undefined ? measuredTwiceMessage(metas, merged.folder) : undefined;
     if (twice !== undefined) {
       this.fail(`${twice}.${this.lastWritten ? ` The page in ${this.resultsFolder()} written as results came in stays marked partial.` : ''}`);
       return;
@@ -216,9 +199,10 @@ export default class SpeedMatrixReporter implements Reporter {
     if (paths) this.log(`${PREFIX} wrote ${paths.mdPath}, ${paths.htmlPath} and ${paths.jsonPath}`);
     else this.failFinalWrite(result);
     if (merged !== undefined) {
-      const names = new Set(testModules.flatMap((m) => [...m.children.allTests()].map((t) => t.name)));
-      const absent = absentFromMergeMessage(result.incomplete?.missing ?? [], names, this.blobFiles(merged), merged);
+      const absent = absentFromMergeMessage(result.incomplete?.missing ?? [], merged);
       if (absent !== undefined) this.fail(absent);
+      const spread = startSpreadNote([...runInfosOf(metas).values()]);
+      if (spread !== undefined) this.log(`${PREFIX} ${spread}`);
     }
     const missing = this.missingThresholds(result);
     if (missing !== undefined) this.log(`${PREFIX} no threshold file at ${missing}: no budgets gated this run (-u at this run's settings writes it)`);
@@ -245,19 +229,20 @@ export default class SpeedMatrixReporter implements Reporter {
     );
   }
 
-  /** The blob folder, resolved, when this is `vitest --merge-reports` (Vitest reads it from the working folder); undefined in a run. */
-  private mergedFolder(): string | undefined {
-    const folder = this.vitest?.config.mergeReports;
-    return folder ? resolve(process.cwd(), folder) : undefined;
-  }
-
-  /** the file names in the blob folder (none when it cannot be read: Vitest would have failed first) */
-  private blobFiles(folder: string): string[] {
+  /** What a `vitest --merge-reports` holds (judge/merge.ts); undefined in a run. Vitest reads the folder from the working folder. */
+  private mergedParts(testModules: ReadonlyArray<TestModule>): MergedParts | undefined {
+    const given = this.vitest?.config.mergeReports;
+    if (!given) return undefined;
+    const folder = resolve(process.cwd(), given);
+    let blobFiles: string[] = [];
     try {
-      return readdirSync(folder);
+      blobFiles = readdirSync(folder);
     } catch {
-      return [];
+      // Vitest read it first: not reached
     }
+    const names = new Set(testModules.flatMap((m) => [...m.children.allTests()].map((t) => t.name)));
+    const noTests = testModules.filter((m) => this.inMatrixProject(m.project.name) && [...m.children.allTests()].length === 0);
+    return { folder, blobFiles, testNames: names, filesWithoutTests: noTests.map((m) => relative(this.vitest?.config.root ?? process.cwd(), m.moduleId)) };
   }
 
   /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */
@@ -308,7 +293,7 @@ export default class SpeedMatrixReporter implements Reporter {
   private write(result: SpeedMatrixResult): { jsonPath: string; mdPath: string; htmlPath: string } | undefined {
     try {
       const paths = writeResults(this.resultsFolder(), result, renderResultPages(result));
-      this.lastWritten = { at: new Date().toISOString(), keys: new Set(resultKeys(result)) };
+      this.lastWritten = { at: new Date().toISOString(), keys: new Set(finishedKeys(result)) };
       if (this.writeFailure !== undefined) this.log(`${PREFIX} results written again after the failure (${this.writeFailure})`);
       this.writeFailure = undefined;
       return paths;
@@ -330,7 +315,7 @@ export default class SpeedMatrixReporter implements Reporter {
   /** The run's last write failed: say what the files left in the folder hold, and what they miss. */
   private failFinalWrite(result: SpeedMatrixResult): void {
     const dir = this.resultsFolder();
-    const keys = resultKeys(result);
+    const keys = finishedKeys(result);
     const last = this.lastWritten;
     const missing = keys.filter((k) => !last?.keys.has(k));
     const held = last

@@ -7,7 +7,7 @@
  * exited 0. Pure: the reporter reads the tests and the blob folder, and says what these return.
  */
 import type { RunInfo, SpeedMatrixMeta } from '../shapes/result.js';
-import { cellKey, rateCellKey, testNames } from '../shapes/labels.js';
+import { testNameOfMeta, testNames } from '../shapes/labels.js';
 import { mergeDifferences } from './compare.js';
 
 /** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
@@ -30,47 +30,30 @@ export function mixedRunsMessage(infos: ReadonlyMap<string, RunInfo>): string | 
   );
 }
 
-/** the test a meta is the result of, by name (src/matrix/define.ts names them); undefined for the run meta */
-function testNameOf(meta: SpeedMatrixMeta): string | undefined {
-  switch (meta.kind) {
-    case 'cell':
-      return testNames.decode(cellKey(meta.cell.context, meta.cell.concurrency));
-    case 'prefill':
-      return testNames.prefill(meta.row.contextLabel);
-    case 'rate':
-      return testNames.rate(rateCellKey(meta.cell.context, meta.cell.rate));
-    case 'capacity':
-      return testNames.capacity(meta.row.contextLabel);
-    case 'rate-capacity':
-      return testNames.rateCapacity(meta.row.contextLabel);
-    default:
-      return undefined;
-  }
-}
-
 const EVERY_BLOB = 'Every shard must upload its blob before the merge; a shard job that failed or was cancelled may have uploaded none: rerun it, then merge again';
 
 const listed = (names: readonly string[], most = 8): string =>
   names.length <= most ? names.join(', ') : `${names.slice(0, most).join(', ')} and ${names.length - most} more`;
 
 /**
- * Why the merged results cannot be one page because a test's result came twice (two blobs of the
- * same row group: a stale blob of an earlier run, or a one-machine run's beside the shards');
- * undefined when each came once. The page would keep one of the two without saying which.
+ * Why the merged results cannot be one page because a test's result came twice; undefined when each
+ * came once. Vitest keeps one copy of a file that two blobs hold and hands it on twice, so the
+ * older measurement is already gone: the merge fails rather than publish a page of unknown vintage.
  */
 export function measuredTwiceMessage(metas: readonly SpeedMatrixMeta[], folder: string): string | undefined {
   const seen = new Set<string>();
   const twice = new Set<string>();
   for (const meta of metas) {
-    const name = testNameOf(meta);
+    const name = testNameOfMeta(meta);
     if (name === undefined) continue;
     if (seen.has(name)) twice.add(name);
     seen.add(name);
   }
   if (twice.size === 0) return undefined;
   return (
-    `${twice.size} cell${twice.size === 1 ? ' or row was' : 's or rows were'} measured in more than one blob in ${folder} (${listed([...twice])}), so no page is written (it would keep one of the measurements without saying which): ` +
-    "the folder holds blobs of more than one run, such as a stale blob of an earlier run or a one-machine run's blob beside the shards'. Empty the folder, put in this run's shard blobs only, and merge again"
+    `${twice.size} cell${twice.size === 1 ? ' or row was' : 's or rows were'} measured more than once in the blobs in ${folder} (${listed([...twice])}), so no page is written (one page holds one measurement of each). ` +
+    "Either the folder holds blobs of more than one run (a stale blob of an earlier run, a one-machine run's blob beside the shards'): empty it, put in this run's shard blobs only, and merge again; " +
+    'or two bench files measure the same rows (two row-group files with the same index, or two files of one suite): give each its own rows'
   );
 }
 
@@ -87,34 +70,74 @@ export function absentShardBlobs(blobFiles: readonly string[]): string[] {
   return absent;
 }
 
+/** What a merge holds, for the two checks below. */
+export interface MergedParts {
+  /** the blob folder */
+  folder: string;
+  /** the file names in it */
+  blobFiles: readonly string[];
+  /** the names of every test in the merged blobs */
+  testNames: ReadonlySet<string>;
+  /** the matrix files in the blobs that defined no test (their setup failed: the server was not reached, a config error) */
+  filesWithoutTests: readonly string[];
+}
+
+/** Where the missing part went: absent blobs, files whose setup failed, else a blob left out; and what to do. */
+function whereAndFix(parts: MergedParts): string {
+  const shards = absentShardBlobs(parts.blobFiles);
+  const where = [
+    ...(shards.length > 0 ? [`${listed(shards)} ${shards.length === 1 ? 'is' : 'are'} not there`] : []),
+    ...(parts.filesWithoutTests.length > 0
+      ? [`${listed(parts.filesWithoutTests)} defined no cell (${parts.filesWithoutTests.length === 1 ? 'its' : 'their'} setup failed; the shard's log says why)`]
+      : []),
+  ];
+  if (where.length === 0) return `a shard's blob is not there. ${EVERY_BLOB}`;
+  const fixes = [
+    ...(shards.length > 0 ? [EVERY_BLOB] : []),
+    ...(parts.filesWithoutTests.length > 0 ? ['Fix what stopped those files on their shard (its LLM_BENCH_URL reachable there, say), rerun the shard, then merge again'] : []),
+  ];
+  return `${where.join('; ')}. ${fixes.join('. ')}`;
+}
+
 /**
  * Why a merge is missing part of its run: the planned cells and rows (collect.ts `incomplete.missing`,
  * "prefill 1K" or "8K/4") that no test in the merged blobs stands for, so no shard's blob that was
  * merged ever held them; undefined when there are none. A test that is there but did not measure
  * (left out by -t, failed) is not counted: the run's own report says why.
  */
-export function absentFromMergeMessage(
-  missing: readonly string[],
-  mergedTestNames: ReadonlySet<string>,
-  blobFiles: readonly string[],
-  folder: string,
-): string | undefined {
-  const absent = missing.filter((item) => !mergedTestNames.has(item.startsWith('prefill ') ? item : testNames.decode(item)));
+export function absentFromMergeMessage(missing: readonly string[], parts: MergedParts): string | undefined {
+  const absent = missing.filter((item) => !parts.testNames.has(item.startsWith('prefill ') ? item : testNames.decode(item)));
   if (absent.length === 0) return undefined;
-  const shards = absentShardBlobs(blobFiles);
-  const which = shards.length > 0 ? `${listed(shards)} ${shards.length === 1 ? 'is' : 'are'} not there` : "a shard's blob is not there";
   return (
-    `the merge lacks ${absent.length} planned cell${absent.length === 1 ? '' : 's'} or row${absent.length === 1 ? '' : 's'} that no blob in ${folder} holds (${listed(absent)}; the page shows them Not run): ${which}. ` +
-    EVERY_BLOB
+    `the merge lacks ${absent.length} planned cell${absent.length === 1 ? '' : 's'} or row${absent.length === 1 ? '' : 's'} that no blob in ${parts.folder} holds (${listed(absent)}; the page shows them Not run): ` +
+    whereAndFix(parts)
   );
 }
 
 /** Why a merge whose matrix tests measured nothing (only an empty row group's shard, say) writes no page. */
-export function nothingMeasuredMessage(matrixTestNames: readonly string[], blobFiles: readonly string[], folder: string): string {
-  const shards = absentShardBlobs(blobFiles);
-  const which = shards.length > 0 ? ` (${listed(shards)} ${shards.length === 1 ? 'is' : 'are'} not there)` : '';
+export function nothingMeasuredMessage(matrixTestNames: readonly string[], parts: MergedParts): string {
+  const tests = matrixTestNames.length > 0 ? `their matrix tests: ${listed(matrixTestNames.map((n) => `"${n}"`), 4)}` : 'no matrix test';
+  const gap = absentShardBlobs(parts.blobFiles).length > 0 || parts.filesWithoutTests.length > 0 ? `: ${whereAndFix(parts)}` : '';
+  return `the blobs in ${parts.folder} hold no measured cell or row (${tests}), so no page is written${gap}`;
+}
+
+/** More apart than this, the runs of a merge's blobs are likely not one run's shards. */
+export const STALE_SPREAD_HOURS = 12;
+
+/**
+ * A note where the merged parts started more than STALE_SPREAD_HOURS apart: a stale blob standing in
+ * for a shard whose own blob is missing is otherwise one run to every check (same settings, no cell
+ * twice, none absent). Said, not failed: shards queued for one GPU runner may run hours apart.
+ */
+export function startSpreadNote(infos: readonly RunInfo[]): string | undefined {
+  const starts = infos.map((i) => Date.parse(i.startedAt)).filter((t) => Number.isFinite(t));
+  if (starts.length < 2) return undefined;
+  const first = Math.min(...starts);
+  const last = Math.max(...starts);
+  const hours = (last - first) / 3_600_000;
+  if (hours <= STALE_SPREAD_HOURS) return undefined;
   return (
-    `the blobs in ${folder} hold no measured cell or row (their matrix tests: ${listed(matrixTestNames.map((n) => `"${n}"`), 4)}), so no page is written${which}. ` +
-    EVERY_BLOB
+    `the merged blobs' parts started ${hours.toFixed(0)} h apart (${new Date(first).toISOString()} to ${new Date(last).toISOString()}): ` +
+    "if one is a stale blob of an earlier run, its cells are on this page as this run's. Merge only this run's blobs"
   );
 }

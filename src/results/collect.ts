@@ -9,7 +9,7 @@
  * lists are the union over every run meta (a run split into files or shards may carry one probe per file).
  */
 import { RESULT_SCHEMA_VERSION } from './migrate.js';
-import { cellKey, contextLabel, compareCellKeys, parseContext, rateCellKey } from '../shapes/labels.js';
+import { cellKey, contextLabel, compareCellKeys, parseContext, rateCellKey, testNames } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../shapes/result.js';
 
 export interface CollectOptions {
@@ -127,4 +127,12 @@ export function plannedCellKeys(info: RunInfo): string[] {
 export function plannedPrefillKeys(info: RunInfo): string[] {
   if (info.plannedPrefill && info.plannedPrefill.length > 0) return [...info.plannedPrefill];
   return info.run.prefillContexts.map(contextLabel);
+}
+
+/** The finished cells, prefill rows and rate cells of a result, as labels (8K/4, prefill 8K, 8K@2). */
+export function finishedKeys(result: SpeedMatrixResult): string[] {
+  const cells = result.cells.filter((c) => c.status !== undefined).map((c) => `${c.contextLabel}/${c.concurrency}${c.adaptive ? ' (capacity search)' : ''}`);
+  const rows = result.prefill.map((p) => testNames.prefill(p.contextLabel));
+  const rates = (result.rateCells ?? []).map((c) => rateCellKey(c.context, c.rate));
+  return [...rows, ...cells, ...rates];
 }

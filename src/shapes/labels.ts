@@ -4,6 +4,7 @@
  * Cell key: `<contextLabel>/<concurrency>` ("8K/16"); prefill key: the context label ("8K");
  * rate cell key: `<contextLabel>@<rate>` ("8K@2", "0@0.5"), the rate in requests/s as given.
  */
+import type { SpeedMatrixMeta } from './result.js';
 
 export const TOKENS_PER_K = 1024;
 
@@ -93,3 +94,21 @@ export const testNames = {
   capacity: (contextLabel: string): string => `capacity ${contextLabel}`,
   rateCapacity: (contextLabel: string): string => `rate capacity ${contextLabel}`,
 } as const;
+
+/** The name of the test a meta is the result of (as testNames gives it); undefined for the run meta. */
+export function testNameOfMeta(meta: SpeedMatrixMeta): string | undefined {
+  switch (meta.kind) {
+    case 'cell':
+      return testNames.decode(cellKey(meta.cell.context, meta.cell.concurrency));
+    case 'prefill':
+      return testNames.prefill(meta.row.contextLabel);
+    case 'rate':
+      return testNames.rate(rateCellKey(meta.cell.context, meta.cell.rate));
+    case 'capacity':
+      return testNames.capacity(meta.row.contextLabel);
+    case 'rate-capacity':
+      return testNames.rateCapacity(meta.row.contextLabel);
+    default:
+      return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { absentFromMergeMessage, absentShardBlobs, measuredTwiceMessage, nothingMeasuredMessage } from '../../src/judge/merge.js';
+import { absentFromMergeMessage, absentShardBlobs, measuredTwiceMessage, type MergedParts, nothingMeasuredMessage, STALE_SPREAD_HOURS, startSpreadNote } from '../../src/judge/merge.js';
 import type { SpeedMatrixMeta } from '../../src/shapes/result.js';
 import { sglangCells, sglangInfo } from '../results/fixtures/sglang-h200.js';
 
@@ -8,7 +8,7 @@ const cellMetas = (): SpeedMatrixMeta[] => sglangCells().map((cell) => ({ kind: 
 describe('a merge whose blobs hold a cell twice', () => {
   test('each cell once (the run meta of every shard file aside): nothing to say', () => {
     const info = sglangInfo();
-    const metas: SpeedMatrixMeta[] = [{ kind: 'run', info }, { kind: 'run', info }, ...cellMetas()];
+    const metas: SpeedMatrixMeta[] = [{ kind: 'run', info }, { kind: 'run', info }, ...cellMetas().map((m) => ({ ...m, info }))];
     expect(measuredTwiceMessage(metas, '/b')).toBeUndefined();
   });
 
@@ -17,17 +17,17 @@ describe('a merge whose blobs hold a cell twice', () => {
     const twice = [...metas, metas[0]!, metas[1]!];
     const first = metas[0]!.kind === 'cell' ? metas[0]!.cell : undefined;
     const text = measuredTwiceMessage(twice, '/tmp/blobs');
-    expect(text).toMatch(/^2 cells or rows were measured in more than one blob in \/tmp\/blobs \(decode /);
+    expect(text).toMatch(/^2 cells or rows were measured more than once in the blobs in \/tmp\/blobs \(decode /);
     expect(text).toContain(`decode ${first?.contextLabel}/${first?.concurrency}`);
     expect(text).toMatch(/no page is written/);
-    expect(text).toMatch(/Empty the folder, put in this run's shard blobs only, and merge again$/);
+    expect(text).toMatch(/empty it, put in this run's shard blobs only, and merge again; or two bench files measure the same rows \(two row-group files with the same index/);
   });
 
   test('a prefill row twice is named as its test is', () => {
     const info = sglangInfo();
     const row = { context: 1024, contextLabel: '1K' } as unknown as Extract<SpeedMatrixMeta, { kind: 'prefill' }>['row'];
     const text = measuredTwiceMessage([{ kind: 'prefill', row, info }, { kind: 'prefill', row, info }], '/b');
-    expect(text).toMatch(/^1 cell or row was measured in more than one blob in \/b \(prefill 1K\)/);
+    expect(text).toMatch(/^1 cell or row was measured more than once in the blobs in \/b \(prefill 1K\)/);
   });
 
   test('many cells: eight named, the rest counted', () => {
@@ -52,26 +52,49 @@ describe('the shards whose blob is not in the folder', () => {
 
 describe('a merge that lacks planned cells', () => {
   const tests = new Set(['decode 0/1', 'prefill 1K', 'decode 1K/1']);
+  const parts = (over: Partial<MergedParts> = {}): MergedParts => ({ folder: '/tmp/blobs', blobFiles: ['blob-1-2.json'], testNames: tests, filesWithoutTests: [], ...over });
 
   test('every missing cell has its test in the merge (left out by -t, or failed): not a missing blob', () => {
-    expect(absentFromMergeMessage(['0/1', 'prefill 1K'], tests, ['blob-1-2.json'], '/b')).toBeUndefined();
-    expect(absentFromMergeMessage([], new Set(), ['blob-1-2.json'], '/b')).toBeUndefined();
+    expect(absentFromMergeMessage(['0/1', 'prefill 1K'], parts())).toBeUndefined();
+    expect(absentFromMergeMessage([], parts({ testNames: new Set() }))).toBeUndefined();
   });
 
   test('cells no blob holds: named, with the absent shard blob and the fix', () => {
-    const text = absentFromMergeMessage(['prefill 2K', '0/1', '8K/4'], tests, ['blob-1-2.json'], '/tmp/blobs');
-    expect(text).toBe(
+    expect(absentFromMergeMessage(['prefill 2K', '0/1', '8K/4'], parts())).toBe(
       'the merge lacks 2 planned cells or rows that no blob in /tmp/blobs holds (prefill 2K, 8K/4; the page shows them Not run): blob-2-2.json is not there. ' +
         'Every shard must upload its blob before the merge; a shard job that failed or was cancelled may have uploaded none: rerun it, then merge again',
     );
   });
 
   test('blobs named otherwise: "a shard\'s blob"', () => {
-    expect(absentFromMergeMessage(['8K/4'], tests, ['mine.json'], '/b')).toMatch(/holds \(8K\/4; the page shows them Not run\): a shard's blob is not there\./);
+    expect(absentFromMergeMessage(['8K/4'], parts({ blobFiles: ['mine.json'] }))).toMatch(/holds \(8K\/4; the page shows them Not run\): a shard's blob is not there\. Every shard must upload/);
   });
 
-  test('a merge that measured nothing names its tests and the absent blob', () => {
-    const text = nothingMeasuredMessage(['row group 3 of 4: no rows of this matrix'], ['blob-3-4.json'], '/b');
-    expect(text).toMatch(/^the blobs in \/b hold no measured cell or row \(their matrix tests: "row group 3 of 4: no rows of this matrix"\), so no page is written \(blob-1-4.json, blob-2-4.json, blob-4-4.json are not there\)\. Every shard/);
+  test("every blob there, but a matrix file's setup failed: that file named, not a missing blob", () => {
+    const text = absentFromMergeMessage(['8K/4'], parts({ blobFiles: ['blob-1-2.json', 'blob-2-2.json'], filesWithoutTests: ['bench/shards/row-group-2.bench.ts'] }));
+    expect(text).toMatch(/: bench\/shards\/row-group-2\.bench\.ts defined no cell \(its setup failed; the shard's log says why\)\. Fix what stopped those files on their shard/);
+    expect(text).not.toMatch(/not there|upload its blob/);
+  });
+
+  test('a merge that measured nothing names its tests, and the absent blob where one is', () => {
+    const text = nothingMeasuredMessage(['row group 3 of 4: no rows of this matrix'], parts({ blobFiles: ['blob-3-4.json'] }));
+    expect(text).toMatch(/^the blobs in \/tmp\/blobs hold no measured cell or row \(their matrix tests: "row group 3 of 4: no rows of this matrix"\), so no page is written: blob-1-4.json, blob-2-4.json, blob-4-4.json are not there\. Every shard/);
+    // every blob there and every file defined its tests: no advice to upload
+    expect(nothingMeasuredMessage(['row group 2 of 2: no rows of this matrix'], parts({ blobFiles: ['blob-1-2.json', 'blob-2-2.json'] }))).toMatch(/so no page is written$/);
+  });
+});
+
+describe('parts that started far apart', () => {
+  const at = (iso: string) => ({ ...sglangInfo(), startedAt: iso });
+
+  test('shards of one run, an hour apart: nothing said', () => {
+    expect(startSpreadNote([at('2026-12-05T10:00:00.000Z'), at('2026-12-05T11:00:00.000Z')])).toBeUndefined();
+    expect(startSpreadNote([at('2026-12-05T10:00:00.000Z')])).toBeUndefined();
+  });
+
+  test(`more than ${STALE_SPREAD_HOURS} h apart: said, with both times`, () => {
+    expect(startSpreadNote([at('2026-12-05T10:00:00.000Z'), at('2026-12-04T09:00:00.000Z'), at('2026-12-05T10:05:00.000Z')])).toBe(
+      "the merged blobs' parts started 25 h apart (2026-12-04T09:00:00.000Z to 2026-12-05T10:05:00.000Z): if one is a stale blob of an earlier run, its cells are on this page as this run's. Merge only this run's blobs",
+    );
   });
 });

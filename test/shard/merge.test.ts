@@ -100,7 +100,38 @@ describe('sharded run merged', () => {
     copyFileSync(join(blobs, 'blob-1-2.json'), join(stale, 'blob-1-2-yesterday.json'));
     const twice = runVitest([`--merge-reports=${stale}`], { LLM_BENCH_OUT: join(dir, 'merged-stale') });
     expect(twice.code, twice.out).toBe(1);
-    expect(twice.out).toMatch(/measured in more than one blob in .*stale \(.*\), so no page is written/);
+    expect(twice.out).toMatch(/measured more than once in the blobs in .*stale \(.*\), so no page is written/);
     expect(read(join(dir, 'merged-stale')).partial).toBe(true);
+  });
+
+  test('shards filtered by -t merge into one page without a missing-blob failure; a shard whose files could not start is named', { timeout: 300_000 }, () => {
+    // -t leaves out prefill 3K on whichever shard holds it: its test is in the blob, skipped
+    const blobs = join(dir, 'filtered');
+    for (const shard of ['1/2', '2/2']) {
+      const r = runVitest(
+        ['run', '--project', 'matrix-sharded', `--shard=${shard}`, '-t', 'decode|prefill [12]K', '--reporter=blob', `--outputFile=${join(blobs, `blob-${shard.replace('/', '-')}.json`)}`],
+        matrix,
+      );
+      expect(r.code, r.out).toBe(0);
+    }
+    const merged = join(dir, 'merged-filtered');
+    const merge = runVitest([`--merge-reports=${blobs}`], { LLM_BENCH_OUT: merged });
+    expect(merge.code, merge.out).toBe(0);
+    expect(merge.out).not.toMatch(/the merge lacks/);
+    expect(read(merged).incomplete?.missing).toEqual(['prefill 3K']);
+
+    // shard 2's files cannot reach their server: its blob is there, its files defined no cell
+    const broken = join(dir, 'broken');
+    mkdirSync(broken);
+    copyFileSync(join(blobs, 'blob-1-2.json'), join(broken, 'blob-1-2.json'));
+    const down = runVitest(
+      ['run', '--project', 'matrix-sharded', '--shard=2/2', '-t', 'decode|prefill [12]K', '--reporter=blob', `--outputFile=${join(broken, 'blob-2-2.json')}`],
+      { ...matrix, LLM_BENCH_URL: 'http://127.0.0.1:9/v1', LLM_BENCH_RETRY_S: '1' },
+    );
+    expect(down.code, down.out).toBe(1);
+    const mergeBroken = runVitest([`--merge-reports=${broken}`], { LLM_BENCH_OUT: join(dir, 'merged-broken') });
+    expect(mergeBroken.code, mergeBroken.out).toBe(1);
+    expect(mergeBroken.out).toMatch(/the merge lacks \d+ planned cells? or rows? that no blob in .*broken holds .*: bench\/shards\/row-group-\d\.bench\.ts(, bench\/shards\/row-group-\d\.bench\.ts)? defined no cell \((its|their) setup failed; the shard's log says why\)/);
+    expect(mergeBroken.out).not.toMatch(/is not there/);
   });
 });
