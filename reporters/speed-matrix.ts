@@ -222,6 +222,15 @@ export default class SpeedMatrixReporter implements Reporter {
     if (testModules.some((m) => [...m.children.allTests()].some((t) => t.result().state !== 'skipped'))) return undefined;
     const tests = testModules.filter((m) => this.inMatrixProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
     if (tests.length === 0) return undefined;
+    // matched, then skipped as they ran (a sweep's points whose decode cells the filter left out)
+    const matched = tests.filter((t) => t.options.mode === 'run');
+    if (matched.length > 0) {
+      const notes = [...new Set(matched.flatMap((t) => { const r = t.result(); return r.state === 'skipped' && r.note ? [r.note] : []; }))];
+      return (
+        `no cell ran: the test name filter (-t ${String(pattern)}) matched ${matched.length} of the matrix's ${tests.length} tests (${matched.slice(0, 3).map((t) => `"${t.name}"`).join(', ')}), ` +
+        `and each skipped itself, so nothing was measured or written${notes.length > 0 ? `: ${notes.slice(0, 2).join('; ')}` : ''}`
+      );
+    }
     const names = [...new Set(tests.map((t) => t.name))].slice(0, 3).map((n) => `"${n}"`).join(', ');
     return (
       `no cell ran: the test name filter (-t ${String(pattern)}) matched none of the matrix's ${tests.length} tests, so nothing was measured or written. ` +

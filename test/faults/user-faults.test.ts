@@ -76,11 +76,11 @@ describe('expected errors', () => {
 
 describe('a test name filter (-t) that matches no cell', () => {
   test('fails naming the filter and how the names look; a matching one runs its cell with no line for the others', { timeout: 120_000 }, () => {
-    const run = (filter: string) => {
+    const run = (filter: string, env: Record<string, string> = {}) => {
       const out = mkdtempSync(join(tmpdir(), 'lsm-filter-'));
       const r = spawnSync(...vitestArgv(['bench', '--run', '-t', filter]), {
         cwd: root,
-        env: { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_OUT: out },
+        env: { ...cleanEnv(), NO_COLOR: '1', ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_OUT: out, ...env },
         encoding: 'utf8',
         timeout: 90_000,
       });
@@ -95,6 +95,11 @@ describe('a test name filter (-t) that matches no cell', () => {
     expect(one.out).toContain('running decode 1K/2');
     expect(one.out).not.toContain('running decode 0/2');
     expect(existsSync(join(one.dir, 'speed-matrix.json'))).toBe(true);
+    // a filter that matches only a sweep's points: they run and skip themselves (their decode cells were left out); said so, not "matched none"
+    const sweep = run('sweep', { LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_RATES: 'sweep:2' });
+    expect(sweep.code, sweep.out).toBe(1);
+    expect(sweep.out).toMatch(/no cell ran: the test name filter \(-t \/sweep\/\) matched 2 of the matrix's 4 tests \("rate 1K sweep 1\/2", "rate 1K sweep 2\/2"\), and each skipped itself, so nothing was measured or written: 1K: .*filtered with -t\?\)/);
+    expect(sweep.out).not.toContain('matched none');
   });
 });
 
