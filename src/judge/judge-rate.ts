@@ -127,6 +127,21 @@ export function judgeRateStatus(input: RateStatusInput): RateStatusResult {
   return { status, statuses, evidence };
 }
 
+/**
+ * Why a rate cell measured nothing: no request of its schedule fell in the window (a low rate in a
+ * short window); undefined when one did. The cell is then Not run with this reason, and its test
+ * fails with it: a window of about 10 expected requests measures it.
+ */
+export function emptyWindowReason(scheduledInWindow: number, rate: number, windowS: number): string | undefined {
+  if (scheduledInWindow > 0) return undefined;
+  return (
+    `no request of its schedule fell in the ${windowS} s window (${formatExpected(rate * windowS)} expected at ${rate}/s), so nothing was measured: ` +
+    `a window of at least ${Math.ceil(10 / rate)} s (LLM_BENCH_DURATION_S, about 10 requests) or a higher rate measures it`
+  );
+}
+
+const formatExpected = (n: number): string => (n < 10 ? n.toFixed(1) : n.toFixed(0));
+
 export interface RateOverCapacityInput {
   rate: number;
   context: number;

@@ -20,7 +20,7 @@ import { runRateCell, type RateRun } from '../load/rate-cell.js';
 import { computeRateFigures, inSystemIntervals } from '../metrics/rate-figures.js';
 import { spreadRates, sweepAnchors } from '../metrics/sweep-rates.js';
 import { MATRIX_TTFT_FROM, ttftStartMs } from '../metrics/request.js';
-import { judgeRateCell, judgeRateStatus, rateOverCapacity, singleStreamServiceS, type RateStatusInput } from '../judge/judge-rate.js';
+import { emptyWindowReason, judgeRateCell, judgeRateStatus, rateOverCapacity, singleStreamServiceS, type RateStatusInput } from '../judge/judge-rate.js';
 import { ClientThreadError } from '../load/stream-threads.js';
 import { cellClientThreads } from './cell-test.js';
 import { rateSloVerdict } from '../judge/slo-verdict.js';
@@ -126,7 +126,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     const judgement = judgeRateCell(`${cell.key}/s`, result, { allowClientLimited: cfg.allowClientLimited, allowErrors: cfg.allowErrors });
     result.thresholdFailures = judgement.thresholdFailures;
     publish(cell, result, tc);
-    if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s could not start: ${result.notRunReason}`, run.debug === true);
+    if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s was not measured: ${result.notRunReason}`, run.debug === true);
     if (judgement.thresholdFailures.length > 0 && !run.updating) throw new CellFailure(judgement.thresholdFailures, run.debug === true);
   };
 }
@@ -203,6 +203,9 @@ export async function measureRateCell(
   }
   const inWindow = (at: number) => at >= schedule.windowStartMs && at < schedule.windowStartMs + windowMs;
   const scheduledInWindow = Array.from(schedule.atMs).filter(inWindow).length;
+  // no request was due in the window: nothing to measure or judge (it read Valid at 0 req/s, and failed for no output tokens)
+  const empty = emptyWindowReason(scheduledInWindow, cell.rate, cfg.matrix.windowS);
+  if (empty !== undefined) return notRun(new Error(empty));
   const figures = computeRateFigures({ requests: raw.requests, scheduledInWindow, unsent: raw.unsent, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, samples: raw.samples });
   const timelines = raw.requests.map((r) => r.timeline);
   const verdict = judgeRateStatus({

@@ -3,7 +3,7 @@
  * by Little's law; which statuses fail the test.
  */
 import { describe, expect, test } from 'vitest';
-import { judgeRateCell, judgeRateStatus, RATE_DISPATCH_BOUND_MS, rateOverCapacity, type RateStatusInput } from '../../src/judge/judge-rate.js';
+import { emptyWindowReason, judgeRateCell, judgeRateStatus, RATE_DISPATCH_BOUND_MS, rateOverCapacity, type RateStatusInput } from '../../src/judge/judge-rate.js';
 import type { RateCellResult, RateFigures } from '../../src/shapes/result.js';
 import { rateSelfCheckInput } from '../../src/matrix/rate-test.js';
 
@@ -216,5 +216,17 @@ describe('judgeRateCell', () => {
   });
   test('no output tokens fails', () => {
     expect(judgeRateCell('0@2/s', cell({ figures: figures({ outputTokens: 0 }) }), rules).thresholdFailures[0]).toMatch(/measured no output tokens/);
+  });
+});
+
+describe('a rate cell whose window held no request of its schedule', () => {
+  test('one request due: measured as usual', () => {
+    expect(emptyWindowReason(1, 0.1, 2)).toBeUndefined();
+  });
+  test('none due: Not run, with the expected count and a window that would hold about 10', () => {
+    expect(emptyWindowReason(0, 0.1, 2)).toBe(
+      'no request of its schedule fell in the 2 s window (0.2 expected at 0.1/s), so nothing was measured: a window of at least 100 s (LLM_BENCH_DURATION_S, about 10 requests) or a higher rate measures it',
+    );
+    expect(emptyWindowReason(0, 3, 1)).toMatch(/\(3\.0 expected at 3\/s\).*at least 4 s/);
   });
 });
