@@ -37,7 +37,7 @@ import { cellKey, compareCellKeys, contextLabel, parseContext } from '../shapes/
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { writeFileAtomic } from '../results/write.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { cellFigureValue, formatValue, prefillFigureValue } from '../judge/thresholds.js';
+import { cellFigureValue, formatValue, prefillFigureValue, statusMeets } from '../judge/thresholds.js';
 import { spreadOf } from '../judge/compare.js';
 import { resolveTolerances, type FigureTolerance } from './tolerances.js';
 import {
@@ -230,13 +230,13 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
       const tolerance = name === 'ttftMs' ? ttftTolerance(tolerances.cells.ttftMs, cell.figures?.timeBetweenTokensMs?.median) : tolerances.cells[name];
       max[name] = budget(`${key} max.${name}`, 'max', old?.max?.[name], cellFigureValue(cell, name), tolerance, spreadOf(cell, name));
     }
-    if (old?.status !== undefined && old.status !== cell.status) moves.push(`${key} status ${old.status} → ${cell.status}`);
-    cells[key] = orderBudget(CELL_FIGURES, { status: cell.status, min, max });
+    // a status the written one accepts (Valid where Requests queued was expected) keeps it, as a met budget is kept
+    const status = old?.status !== undefined && !options.force && statusMeets(old.status, cell.status, existing?.tolerances) ? old.status : cell.status;
+    if (old?.status !== undefined && old.status !== status) moves.push(`${key} status ${old.status} → ${status}`);
+    cells[key] = orderBudget(CELL_FIGURES, { status, min, max });
   }
 
-  const prefillKeys = [...new Set([...plannedPrefillKeys(result.info), ...rowsByKey.keys()])].sort(
-    (a, b) => parseContext(a) - parseContext(b),
-  );
+  const prefillKeys = [...new Set([...plannedPrefillKeys(result.info), ...rowsByKey.keys()])].sort((a, b) => parseContext(a) - parseContext(b));
   const prefill: Record<string, PrefillBudget> = {};
   for (const key of prefillKeys) {
     const old = existing?.prefill[key];

@@ -45,6 +45,9 @@ describe('evaluateCell', () => {
     expect(evaluateCell('64K/16', limited, { status: 'valid' })).toEqual(['64K/16 status client-limited, expected valid']);
     expect(evaluateCell('64K/16', limited, { status: 'valid' }, { acceptStatuses: ['client-limited'] })).toEqual([]);
     expect(evaluateCell('64K/16', limited, { status: 'client-limited' })).toEqual([]);
+    // Valid where Requests queued was expected: the server queued nothing this time, no regression
+    expect(evaluateCell('8K/1', { ...queued, status: 'valid', statuses: ['valid'] }, { status: 'requests-queued' })).toEqual([]);
+    expect(evaluateCell('64K/16', limited, { status: 'requests-queued' })).toEqual(['64K/16 status client-limited, expected requests-queued']);
   });
 
   test('a budget for a cell that did not run fails', () => {

@@ -124,6 +124,21 @@ describe('-u keeps what still holds and has not moved beyond noise', () => {
     expect(forced.kept).toBe(0);
     expect(forced.file.cells['8K/16']!.min!.totalTokensPerSecond).toBe(756);
   });
+
+  test('an expected Requests queued is kept when the cell reads Valid (it meets it); the other way round it moves', () => {
+    const queued = Object.entries(first.cells).find(([, b]) => b.status === 'requests-queued')?.[0];
+    expect(queued, 'the fixture has a Requests queued cell').toBeDefined();
+    const valid = sglangResult();
+    for (const c of valid.cells) if (`${c.contextLabel}/${c.concurrency}` === queued) c.status = 'valid';
+    const again = updateThresholds(valid, first);
+    expect(again.file.cells[queued!]!.status).toBe('requests-queued');
+    expect(again.moves.filter((m) => m.includes('status'))).toEqual([]);
+    // LLM_BENCH_UPDATE=all writes what was measured
+    expect(updateThresholds(valid, first, { force: true }).file.cells[queued!]!.status).toBe('valid');
+    // a cell that now queues where Valid was written: the status moves
+    const back = updateThresholds(sglangResult(), updateThresholds(valid, first, { force: true }).file);
+    expect(back.moves).toContain(`${queued} status valid → requests-queued`);
+  });
 });
 
 test('-u rewrites a budget the measurement only just meets (less than half the headroom to spare)', () => {
