@@ -223,7 +223,8 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
     out.push(markdownRow([row.contextLabel, users, escapeCell(binds), row.goodput ? capacityGoodputText(row) : ABSENT, searched]));
   }
   out.push('');
-  out.push("Searched: each concurrency judged, ✓ met the SLO, ✗ did not; * marks the search's own cells (listed below).");
+  const ownCells = rows.some((r) => r.searched.some((x) => x.adaptive));
+  out.push(`Searched: each concurrency judged, ✓ met the SLO, ✗ did not${ownCells ? "; * marks the search's own cells (listed below)" : ''}.`);
   const unconfirmed = rows.filter((r) => r.confirmation && !r.confirmation.meets);
   for (const r of unconfirmed) {
     out.push('', `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} missed the SLO (${escapeText(r.confirmation!.binding?.detail ?? 'see the cell')}); the capacity sits at the edge of the SLO, so treat it as an upper bound.`);

@@ -5,7 +5,7 @@
  * the view model (src/pages/view.ts), figures from src/pages/rate-rows.ts, escaped for Markdown.
  */
 import { contextLabel, rateCellKey } from '../shapes/labels.js';
-import { codeSpan, escapeText, markdownRow } from '../text/escape.js';
+import { codeSpan, escapeLine, escapeText, markdownRow } from '../text/escape.js';
 import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
@@ -47,6 +47,7 @@ export function rateCapacityLines(result: Pick<SpeedMatrixResult, 'rateCapacity'
 /** How the highest rate at the SLO was found, one sentence (plain text: callers escape or code-span). */
 export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string {
   const cells = (result.rateCapacity?.rows ?? []).reduce((n, r) => n + r.adaptiveCells, 0);
+  if (cells === 0) return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) comes from the configured rates alone (no rate cell was searched between them); a Saturated rate never meets the SLO.`;
   return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched); a Saturated rate never meets the SLO.`;
 }
 
@@ -58,7 +59,7 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   const knees = kneeRates(all);
   if (knees.size > 0) out.push(`Knee (the first Saturated rate of each context): ${kneeText(knees)}.`, '');
   const lines = rateCapacityLines(result);
-  if (lines.length > 0) out.push(...lines.map((l) => `- ${escapeText(l)}`), '', rateCapacityNote(result), '');
+  if (lines.length > 0) out.push(...lines.map((l) => `- ${escapeLine(l)}`), '', rateCapacityNote(result), '');
   const seen = new Set<RateCellStatus>(all.flatMap((c) => [c.status, ...c.statuses]));
   const legend = rateLegendLine(seen);
   if (legend) out.push(legend, '');

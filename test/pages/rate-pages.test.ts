@@ -286,3 +286,28 @@ describe('a rate cell whose window was too short to judge Saturated', () => {
     expect(renderHtml(rateResult())).not.toContain('saturation-not-judged');
   });
 });
+
+describe('the highest rate at the SLO on the Markdown page', () => {
+  const withRow = (adaptiveCells: number): SpeedMatrixResult => {
+    const result = rateResult();
+    result.info.run.slo = { text: 'ttftP90<=2000', constraints: [] } as unknown as NonNullable<SpeedMatrixResult['info']['run']['slo']>;
+    const binding = { constraint: 'ttftMs', label: 'TTFT p90', value: 2500, bound: 2000, detail: 'TTFT p90 2,500 ms > 2,000 ms' };
+    result.rateCapacity = {
+      rows: [{ context: 0, contextLabel: '0', capacity: 2, atLeast: false, searched: [{ rate: 2, meets: true, adaptive: adaptiveCells > 0 }], adaptiveCells, resolution: 0.1, binding, bindingRate: 2.1 } as unknown as NonNullable<SpeedMatrixResult['rateCapacity']>['rows'][number]],
+    };
+    return result;
+  };
+
+  test('our own binding line keeps its ">" as written (no &gt; in the raw file)', () => {
+    const md = renderMarkdown(withRow(3));
+    expect(md).toMatch(/- Highest rate at the SLO: 0: 2(\.0)? req\/s \(binds: TTFT p90 .*> .*at 2\.1 req\/s\)/);
+    expect(md.split('\n').find((l) => l.startsWith('- Highest rate at the SLO'))).not.toContain('&gt;');
+    expect(md).toContain('then measured once more (3 rate cells searched)');
+  });
+
+  test('nothing searched: the note says the configured rates decided, not "0 rate cells searched"', () => {
+    const md = renderMarkdown(withRow(0));
+    expect(md).toContain('comes from the configured rates alone (no rate cell was searched between them)');
+    expect(md).not.toContain('0 rate cells searched');
+  });
+});
