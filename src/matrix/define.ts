@@ -26,7 +26,7 @@ import { createRateCapacityRunner } from './rate-capacity-test.js';
 import { contextLabel, testNames } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
-import { checkThresholdsWorkload, loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
+import { loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
 import { countFileLines, openRunWorkload } from './workload-run.js';
 import { progress } from './progress.js';
 import { loadBaseline, readBaseline } from '../compare/baseline.js';
@@ -122,12 +122,12 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
     cellKeys: fullPlan.cells.map((c) => c.key),
     prefillKeys: fullPlan.prefill.map((p) => p.key),
     contextKeys: [...new Set(fullPlan.cells.map((c) => c.context))].map(contextLabel),
-    // -u may run against a changed matrix: the reporter rewrites the file at the end
+    // -u may run against a changed matrix, or workload: the reporter rewrites the file at the end
     allowUnknown: updating,
+    workload: workload.info.text,
   });
   if (!updating) noteMissingThresholds(cfg.thresholdsPath);
   checkCapacityBudgets(cfg, thresholds, updating);
-  if (!updating) checkThresholdsWorkload(thresholds, cfg.thresholdsPath, workload.info.text);
   // …and checked against this run's settings before any cell runs
   const baseline =
     cfg.baselinePath && baselineResult

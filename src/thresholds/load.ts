@@ -29,6 +29,8 @@ export interface MatrixKeys {
   contextKeys?: readonly string[];
   /** ignore (do not reject) entries outside the matrix — for -u, which drops them when it rewrites the file */
   allowUnknown?: boolean;
+  /** this run's workload (its text; synthetic by default): budgets of another are refused first (checkThresholdsWorkload), before their keys are weighed */
+  workload?: string;
 }
 
 /** A parsed threshold file (cells and prefill always present). */
@@ -71,6 +73,8 @@ export function parseThresholds(text: string, source: string, keys?: MatrixKeys)
   if (keys && !keys.allowUnknown) {
     const impossible = impossibleBudgets(parsed.data);
     if (impossible.length > 0) throw new ThresholdsError(`${source}: ${impossible.join('\n  ')}`);
+    // another workload's file has other rows: that is the reason to give, not its keys
+    if (keys.workload !== undefined) checkThresholdsWorkload(parsed.data, source, keys.workload);
     checkKeys(parsed.data, source, keys);
   }
   return parsed.data;

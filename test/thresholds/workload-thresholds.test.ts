@@ -22,6 +22,15 @@ describe('threshold files and workloads', () => {
     expect(() => checkThresholdsWorkload({ cells: {}, prefill: {} }, 'f.json', SHARED)).not.toThrow();
   });
 
+  test("loading for a workload run whose row differs from the file's: the workload is the reason given, not the keys", () => {
+    const text = formatThresholds(updateThresholds(sglangResult()).file);
+    // a file workload has one row, 0: none of the synthetic file's cells is in its matrix
+    const keys = { cellKeys: ['0/1', '0/8'], prefillKeys: [], workload: 'file:wl/plain.jsonl' };
+    expect(() => parseThresholds(text, 'thresholds/x.json', keys)).toThrow(/its budgets were measured with the workload synthetic, this run's is file:wl\/plain\.jsonl/);
+    // the same matrix with its own workload: the keys are weighed as before
+    expect(() => parseThresholds(text, 'thresholds/x.json', { ...keys, workload: 'synthetic' })).toThrow(/not a cell of the current matrix/);
+  });
+
   test('-u writes the workload and replaces budgets of another workload; the file reads back', () => {
     const base = sglangResult();
     const synthetic = updateThresholds(base).file;
