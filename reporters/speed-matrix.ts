@@ -9,8 +9,8 @@
  * Tests without `speedMatrix` meta are ignored, so the unit project is untouched.
  */
 import type {} from '../src/matrix/task-meta.js';
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, finishedKeys, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
@@ -29,6 +29,7 @@ import { finishedCells } from '../src/pages/view.js';
 import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
 import { absentFromMergeMessage, measuredTwiceMessage, type MergedParts, mixedRunsMessage, nothingMeasuredMessage, runInfosOf, startSpreadNote } from '../src/judge/merge.js';
+import { readMergedParts } from './merged-parts.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -184,7 +185,7 @@ export default class SpeedMatrixReporter implements Reporter {
       return;
     }
     // a merge with a stale blob beside this run's: a cell measured twice, one kept without saying which
-    const twice = merged !== undefined ? measuredTwiceMessage(metas, merged.folder) : undefined;
+    const twice = merged !== undefined ? measuredTwiceMessage(metas, merged) : undefined;
     if (twice !== undefined) {
       this.fail(`${twice}.${this.lastWritten ? ` The page in ${this.resultsFolder()} written as results came in stays marked partial.` : ''}`);
       return;
@@ -238,20 +239,10 @@ export default class SpeedMatrixReporter implements Reporter {
     );
   }
 
-  /** What a `vitest --merge-reports` holds (judge/merge.ts); undefined in a run. Vitest reads the folder from the working folder. */
+  /** What a `vitest --merge-reports` holds (merged-parts.ts); undefined in a run. */
   private mergedParts(testModules: ReadonlyArray<TestModule>): MergedParts | undefined {
     const given = this.vitest?.config.mergeReports;
-    if (!given) return undefined;
-    const folder = resolve(process.cwd(), given);
-    let blobFiles: string[] = [];
-    try {
-      blobFiles = readdirSync(folder);
-    } catch {
-      // Vitest read it first: not reached
-    }
-    const names = new Set(testModules.flatMap((m) => [...m.children.allTests()].map((t) => t.name)));
-    const noTests = testModules.filter((m) => this.inMatrixProject(m.project.name) && [...m.children.allTests()].length === 0);
-    return { folder, blobFiles, testNames: names, filesWithoutTests: noTests.map((m) => relative(this.vitest?.config.root ?? process.cwd(), m.moduleId)) };
+    return given ? readMergedParts(given, this.vitest?.config.root ?? process.cwd(), testModules, (m) => this.inMatrixProject(m.project.name)) : undefined;
   }
 
   /** With a baseline (LLM_BENCH_BASELINE, or the one the cells were compared with): the diff page. */

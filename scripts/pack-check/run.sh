@@ -221,12 +221,12 @@ LLM_BENCH_OUT="$work/one5-out" "$node24" node_modules/vitest/vitest.mjs --merge-
 set -e
 [ "$code" -eq 1 ] && grep -q "blob-2-2.json is not there" "$work/one5.log" || { tail -20 "$work/one5.log"; fail "a vitest $v5 merge without shard 2's blob exited $code, expected 1 naming blob-2-2.json"; }
 echo "merge without a shard's blob under vitest $v5: exit 1, named"
-# a stale copy of shard 1's blob beside it: its cells come twice, no final page (Vitest 5 hands the file on twice, as 4.1 does)
+# a stale copy of shard 1's blob beside it: its files are in two blobs, no final page (Vitest 5 hands such a file on once, 4.1 twice: the blobs are read)
 cp .vitest-reports/blob-1-2.json .vitest-reports/blob-2-2.json "$work/one5/" && cp .vitest-reports/blob-1-2.json "$work/one5/blob-1-2-old.json"
 set +e
 LLM_BENCH_OUT="$work/stale5-out" "$node24" node_modules/vitest/vitest.mjs --merge-reports="$work/one5" > "$work/stale5.log" 2>&1; code=$?
 set -e
-[ "$code" -eq 1 ] && grep -q "measured more than once in the blobs" "$work/stale5.log" || { tail -20 "$work/stale5.log"; fail "a vitest $v5 merge with a stale blob exited $code, expected 1 naming the cells measured twice"; }
+[ "$code" -eq 1 ] && grep -q "in blob-1-2-old.json and blob-1-2.json" "$work/stale5.log" || { tail -20 "$work/stale5.log"; fail "a vitest $v5 merge with a stale blob exited $code, expected 1 naming the cells measured twice"; }
 echo "merge with a stale blob under vitest $v5: exit 1, named"
 "${small[@]}" "$node24" node_modules/vitest/vitest.mjs bench --run -u > "$work/u5.log" 2>&1 || { tail -30 "$work/u5.log"; fail "vitest $v5 bench --run -u failed"; }
 # every cell is written, or listed as not written (a Client-limited cell the simulator's run lets pass on a small machine)

@@ -36,11 +36,12 @@ const listed = (names: readonly string[], most = 8): string =>
   names.length <= most ? names.join(', ') : `${names.slice(0, most).join(', ')} and ${names.length - most} more`;
 
 /**
- * Why the merged results cannot be one page because a test's result came twice; undefined when each
- * came once. Vitest keeps one copy of a file that two blobs hold and hands it on twice, so the
- * older measurement is already gone: the merge fails rather than publish a page of unknown vintage.
+ * Why the merged results cannot be one page because a part came twice: a matrix file in more than
+ * one blob, or a test's result twice; undefined when each came once. Vitest 4.1 hands a file two
+ * blobs hold on twice, Vitest 5 once (the other copy dropped), so the blobs are read for the files'
+ * paths too. Either way one measurement would be dropped without a word: the merge fails.
  */
-export function measuredTwiceMessage(metas: readonly SpeedMatrixMeta[], folder: string): string | undefined {
+export function measuredTwiceMessage(metas: readonly SpeedMatrixMeta[], parts: MergedParts): string | undefined {
   const seen = new Set<string>();
   const twice = new Set<string>();
   for (const meta of metas) {
@@ -49,9 +50,11 @@ export function measuredTwiceMessage(metas: readonly SpeedMatrixMeta[], folder: 
     if (seen.has(name)) twice.add(name);
     seen.add(name);
   }
-  if (twice.size === 0) return undefined;
+  const files = [...parts.blobsOfFile].filter(([, blobs]) => blobs.length > 1).map(([file, blobs]) => `${file} in ${blobs.join(' and ')}`);
+  if (twice.size === 0 && files.length === 0) return undefined;
+  const what = files.length > 0 ? listed(files, 4) : listed([...twice]);
   return (
-    `${twice.size} cell${twice.size === 1 ? ' or row was' : 's or rows were'} measured more than once in the blobs in ${folder} (${listed([...twice])}), so no page is written (one page holds one measurement of each). ` +
+    `part of this run is in more than one blob in ${parts.folder} (${what}), so no page is written (one page holds one measurement of each cell). ` +
     "Either the folder holds blobs of more than one run (a stale blob of an earlier run, a one-machine run's blob beside the shards'): empty it, put in this run's shard blobs only, and merge again; " +
     'or two bench files measure the same rows (two row-group files with the same index, or two files of one suite): give each its own rows'
   );
@@ -80,6 +83,8 @@ export interface MergedParts {
   testNames: ReadonlySet<string>;
   /** the matrix files in the blobs that defined no test (their setup failed: the server was not reached, a config error) */
   filesWithoutTests: readonly string[];
+  /** each matrix file of the merge, and the blobs that name it */
+  blobsOfFile: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Where the missing part went: absent blobs, files whose setup failed, else a blob left out; and what to do. */

@@ -5,35 +5,47 @@ import { sglangCells, sglangInfo } from '../results/fixtures/sglang-h200.js';
 
 const cellMetas = (): SpeedMatrixMeta[] => sglangCells().map((cell) => ({ kind: 'cell' as const, cell }));
 
-describe('a merge whose blobs hold a cell twice', () => {
-  test('each cell once (the run meta of every shard file aside): nothing to say', () => {
+const parts = (over: Partial<MergedParts> = {}): MergedParts => ({
+  folder: '/tmp/blobs',
+  blobFiles: ['blob-1-2.json'],
+  testNames: new Set(['decode 0/1', 'prefill 1K', 'decode 1K/1']),
+  filesWithoutTests: [],
+  blobsOfFile: new Map(),
+  ...over,
+});
+
+describe('a merge whose blobs hold a part twice', () => {
+  test('each cell once, each file in one blob (the run meta of every shard file aside): nothing to say', () => {
     const info = sglangInfo();
     const metas: SpeedMatrixMeta[] = [{ kind: 'run', info }, { kind: 'run', info }, ...cellMetas().map((m) => ({ ...m, info }))];
-    expect(measuredTwiceMessage(metas, '/b')).toBeUndefined();
+    const once = new Map([['bench/shards/row-group-1.bench.ts', ['blob-1-2.json']], ['bench/shards/row-group-2.bench.ts', ['blob-2-2.json']]]);
+    expect(measuredTwiceMessage(metas, parts({ blobsOfFile: once }))).toBeUndefined();
   });
 
-  test('a stale blob of the same row group: the cells named, no page, the fix', () => {
+  test('a file in two blobs (Vitest 5 hands it on once): the file and both blobs named, no page, the fix', () => {
+    const twice = new Map([['bench/shards/row-group-1.bench.ts', ['blob-1-2-old.json', 'blob-1-2.json']], ['bench/shards/row-group-2.bench.ts', ['blob-2-2.json']]]);
+    expect(measuredTwiceMessage(cellMetas(), parts({ blobsOfFile: twice }))).toBe(
+      'part of this run is in more than one blob in /tmp/blobs (bench/shards/row-group-1.bench.ts in blob-1-2-old.json and blob-1-2.json), so no page is written (one page holds one measurement of each cell). ' +
+        "Either the folder holds blobs of more than one run (a stale blob of an earlier run, a one-machine run's blob beside the shards'): empty it, put in this run's shard blobs only, and merge again; " +
+        'or two bench files measure the same rows (two row-group files with the same index, or two files of one suite): give each its own rows',
+    );
+  });
+
+  test("a test's result twice (Vitest 4.1 hands the file on twice; or two files of the same rows): the tests named", () => {
     const metas = cellMetas();
-    const twice = [...metas, metas[0]!, metas[1]!];
     const first = metas[0]!.kind === 'cell' ? metas[0]!.cell : undefined;
-    const text = measuredTwiceMessage(twice, '/tmp/blobs');
-    expect(text).toMatch(/^2 cells or rows were measured more than once in the blobs in \/tmp\/blobs \(decode /);
+    const text = measuredTwiceMessage([...metas, metas[0]!, metas[1]!], parts());
+    expect(text).toMatch(/^part of this run is in more than one blob in \/tmp\/blobs \(decode /);
     expect(text).toContain(`decode ${first?.contextLabel}/${first?.concurrency}`);
-    expect(text).toMatch(/no page is written/);
-    expect(text).toMatch(/empty it, put in this run's shard blobs only, and merge again; or two bench files measure the same rows \(two row-group files with the same index/);
-  });
-
-  test('a prefill row twice is named as its test is', () => {
     const info = sglangInfo();
     const row = { context: 1024, contextLabel: '1K' } as unknown as Extract<SpeedMatrixMeta, { kind: 'prefill' }>['row'];
-    const text = measuredTwiceMessage([{ kind: 'prefill', row, info }, { kind: 'prefill', row, info }], '/b');
-    expect(text).toMatch(/^1 cell or row was measured more than once in the blobs in \/b \(prefill 1K\)/);
+    expect(measuredTwiceMessage([{ kind: 'prefill', row, info }, { kind: 'prefill', row, info }], parts())).toMatch(/\(prefill 1K\), so no page is written/);
   });
 
   test('many cells: eight named, the rest counted', () => {
     const metas = cellMetas();
     expect(metas.length).toBeGreaterThan(10);
-    expect(measuredTwiceMessage([...metas, ...metas], '/b')).toMatch(new RegExp(`and ${metas.length - 8} more\\)`));
+    expect(measuredTwiceMessage([...metas, ...metas], parts())).toMatch(new RegExp(`and ${metas.length - 8} more\\)`));
   });
 });
 
@@ -51,8 +63,6 @@ describe('the shards whose blob is not in the folder', () => {
 });
 
 describe('a merge that lacks planned cells', () => {
-  const tests = new Set(['decode 0/1', 'prefill 1K', 'decode 1K/1']);
-  const parts = (over: Partial<MergedParts> = {}): MergedParts => ({ folder: '/tmp/blobs', blobFiles: ['blob-1-2.json'], testNames: tests, filesWithoutTests: [], ...over });
 
   test('every missing cell has its test in the merge (left out by -t, or failed): not a missing blob', () => {
     expect(absentFromMergeMessage(['0/1', 'prefill 1K'], parts())).toBeUndefined();

@@ -100,7 +100,7 @@ describe('sharded run merged', () => {
     copyFileSync(join(blobs, 'blob-1-2.json'), join(stale, 'blob-1-2-yesterday.json'));
     const twice = runVitest([`--merge-reports=${stale}`], { LLM_BENCH_OUT: join(dir, 'merged-stale') });
     expect(twice.code, twice.out).toBe(1);
-    expect(twice.out).toMatch(/measured more than once in the blobs in .*stale \(.*\), so no page is written/);
+    expect(twice.out).toMatch(/part of this run is in more than one blob in .*stale \(bench\/shards\/row-group-\d\.bench\.ts in blob-1-2-yesterday\.json and blob-1-2\.json.*\), so no page is written/);
     expect(read(join(dir, 'merged-stale')).partial).toBe(true);
   });
 
