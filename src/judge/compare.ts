@@ -68,6 +68,8 @@ export interface Comparison {
   /** the highest open-loop rate at the SLO per context (absent when neither run searched one) */
   rateCapacity?: RateCapacityDelta[];
   rateCapacityNote?: string;
+  /** why open-loop rate cells are not on the diff, where either run has some: they are not compared figure by figure */
+  rateCellsNote?: string;
   /** every failing figure's message, prefill rows first, capacity last */
   failures: string[];
   counts: Record<Verdict, number>;
@@ -244,8 +246,21 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
     ...(capacity.note ? { capacityNote: capacity.note } : {}),
     ...(rates.rows.length > 0 ? { rateCapacity: rates.rows } : {}),
     ...(rates.note ? { rateCapacityNote: rates.note } : {}),
+    ...rateCellsNote(base, next),
     failures,
     counts,
+  };
+}
+
+/** Where either run has open-loop rate cells (their own cells, not the search's): a note that they are not compared. */
+function rateCellsNote(base: SpeedMatrixResult, next: SpeedMatrixResult): { rateCellsNote?: string } {
+  const count = (r: SpeedMatrixResult) => (r.rateCells ?? []).filter((c) => !c.adaptive).length;
+  const [b, n] = [count(base), count(next)];
+  if (b + n === 0) return {};
+  return {
+    rateCellsNote:
+      `Open-loop rate cells are not compared figure by figure (the baseline has ${b}, the new run ${n}): ` +
+      `their latencies from the schedule are on each run's page${base.rateCapacity || next.rateCapacity ? ', and the highest rate at the SLO is compared above' : '; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared'}.`,
   };
 }
 

@@ -49,6 +49,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
 
   out.push(...capacityLines(c, input.next));
   out.push(...rateCapacityLines(c, input.next));
+  if (c.rateCellsNote) out.push(escapeText(c.rateCellsNote), '');
   out.push(...gridLines(c.cells));
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));

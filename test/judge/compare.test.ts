@@ -4,6 +4,7 @@ import { renderDiffMarkdown } from '../../src/pages/diff-markdown.js';
 import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/thresholds/tolerances.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
+import { rateResult } from '../results/fixtures/rate-cells.js';
 
 const tol = (relative: number, absolute = 0) => ({ relative, absolute });
 
@@ -205,5 +206,21 @@ describe('diff page', () => {
     const pass = renderDiffMarkdown({ base: base.info, next: base.info, comparison: compareResults(base, sglangResult(), DEFAULT_TOLERANCES) });
     expect(pass).toContain('**Pass** · 0 regressed');
     expect(pass).not.toContain('## Regressions');
+  });
+});
+
+describe('open-loop rate cells in a comparison', () => {
+  test('not compared figure by figure, and the diff page and the note say so with both counts', () => {
+    const withRates = rateResult();
+    const configured = (withRates.rateCells ?? []).filter((c) => !c.adaptive).length;
+    expect(configured).toBeGreaterThan(0);
+    const c = compareResults(sglangResult(), withRates, resolveTolerances(undefined));
+    expect(c.rateCellsNote).toBe(
+      `Open-loop rate cells are not compared figure by figure (the baseline has 0, the new run ${configured}): their latencies from the schedule are on each run's page; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared.`,
+    );
+    const page = renderDiffMarkdown({ base: sglangResult().info, next: withRates.info, comparison: c, baseLabel: 'a.json', nextLabel: 'b.json' });
+    expect(page).toContain('Open-loop rate cells are not compared figure by figure (the baseline has 0');
+    // no rate cells in either: nothing said
+    expect(compareResults(sglangResult(), sglangResult(), resolveTolerances(undefined)).rateCellsNote).toBeUndefined();
   });
 });
