@@ -303,9 +303,12 @@ function budgetsOfThisWorkload(result: SpeedMatrixResult, file: ThresholdsFile |
   const now = result.info.run.workload?.text ?? 'synthetic';
   if (!file || was === now) return file;
   const { capacity: _c, rateCapacity: _r, workload: _w, ...rest } = file;
-  if (Object.keys(file.cells).length + Object.keys(file.capacity ?? {}).length + Object.keys(file.rateCapacity ?? {}).length > 0) {
-    moves.push(`cell budgets were for the workload ${was}; rewritten for ${now}`);
-  }
+  const dropped = [
+    ...(Object.keys(file.cells).length > 0 ? ['cell'] : []),
+    ...(Object.keys(file.capacity ?? {}).length > 0 ? ['capacity'] : []),
+    ...(Object.keys(file.rateCapacity ?? {}).length > 0 ? ['rateCapacity'] : []),
+  ];
+  if (dropped.length > 0) moves.push(`${dropped.join(', ')} budgets were for the workload ${was}; rewritten for ${now} (a budget this run does not measure is not written again)`);
   return { ...rest, cells: {} };
 }
 

@@ -45,11 +45,17 @@ describe('threshold files and workloads', () => {
     expect(file.workload).toBe(SHARED);
     expect(Object.keys(file.cells)).toEqual([`${one.contextLabel}/${one.concurrency}`]);
     expect(file.prefill).toEqual(updateThresholds(run, undefined).file.prefill);
-    expect(moves).toContain(`cell budgets were for the workload synthetic; rewritten for ${SHARED}`);
+    expect(moves).toContain(`cell budgets were for the workload synthetic; rewritten for ${SHARED} (a budget this run does not measure is not written again)`);
     const text = formatThresholds(file);
     const back = parseThresholds(text, 'f.json');
     expect(back.workload).toBe(SHARED);
     expect(() => checkThresholdsWorkload(back, 'f.json', SHARED)).not.toThrow();
     expect(() => checkThresholdsWorkload(back, 'f.json', 'synthetic')).toThrow(/measured with the workload sharedPrefix/);
+    // capacity and rate budgets of the other workload go too, and the line names each kind
+    const withCapacity = { ...synthetic, slo: 'perRequest>=20', capacity: { '8K': { min: 20 } }, rateCapacity: { '8K': { min: 2.5 } } };
+    const all = updateThresholds(run, withCapacity);
+    expect(all.moves).toContain(`cell, capacity, rateCapacity budgets were for the workload synthetic; rewritten for ${SHARED} (a budget this run does not measure is not written again)`);
+    expect(all.file.capacity).toBeUndefined();
+    expect(all.file.rateCapacity).toBeUndefined();
   });
 });
