@@ -18,7 +18,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 // the last build's start time and sources (outside dist/, which is packed as it is)
 const stamp = join(root, '.dist-built.json');
-const SOURCES = ['src', 'reporters', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
+/** the workload sample (docs/workloads.md), shipped for `init` */
+const SAMPLE = 'bench/workloads/sample.jsonl';
+const SOURCES = ['src', 'reporters', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', SAMPLE];
 
 /** Every file the build reads, and the newest modification time among them. */
 function sources() {
@@ -75,6 +77,9 @@ export function build({ quiet = false } = {}) {
   // sim's, and a cell's client threads'
   copyFileSync(join(root, 'src/sim/worker.mjs'), join(next, 'src/sim/worker.mjs'));
   copyFileSync(join(root, 'src/load/stream-thread.mjs'), join(next, 'src/load/stream-thread.mjs'));
+  // the sample prompt file `init` writes into a project (at the same path relative to src/init/ as here)
+  mkdirSync(join(next, dirname(SAMPLE)), { recursive: true });
+  copyFileSync(join(root, SAMPLE), join(next, SAMPLE));
   rmSync(dist, { recursive: true, force: true });
   renameSync(next, dist);
   writeFileSync(stamp, `${JSON.stringify({ startedMs, files })}\n`);

@@ -127,6 +127,12 @@ for v in 22 24; do
   node "$here/check-result.mjs" reports 4 "v$v."
 done
 
+step "init's sample prompt file, as the README runs it: LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl"
+rm -rf reports
+LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 LLM_BENCH_MAX_TOKENS=16 LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl \
+  npx --no-install vitest bench --run > "$work/sample.log" 2>&1 || { tail -30 "$work/sample.log"; fail "the sample workload run failed"; }
+node -e 'const r = require(process.argv[1]); const w = r.info.run.workload; if (!w || w.kind !== "file" || r.cells.length !== 1) { console.error("sample run: workload", w, "cells", r.cells.length); process.exit(1) } console.log("sample workload:", w.text, "·", r.cells[0].status)' "$PWD/reports/speed-matrix.json"
+
 step "the workflow's sharded commands: two shards (blob reports), then one merged page"
 rm -rf reports .vitest-reports
 for i in 1 2; do

@@ -28,6 +28,8 @@ export interface InitOptions {
 }
 
 const DEFAULT_SHARDS = 4;
+/** the sample prompt file, at the same path in a project as in this package (the build copies it into dist/) */
+export const SAMPLE_PROMPTS = 'bench/workloads/sample.jsonl';
 
 export type InitAction = 'wrote' | 'overwrote' | 'kept' | 'unchanged';
 
@@ -129,6 +131,8 @@ export function runInit(options: InitOptions): InitReport {
   put('bench/speed-matrix.bench.ts', BENCH);
   for (let g = 1; g <= shards; g++) put(`bench/shards/row-group-${g}.bench.ts`, SHARD(g));
   put('thresholds/README.md', THRESHOLDS_README);
+  // the workload sample docs/workloads.md and the README run (file:bench/workloads/sample.jsonl)
+  put(SAMPLE_PROMPTS, readFileSync(new URL(`../../${SAMPLE_PROMPTS}`, import.meta.url), 'utf8'));
   const pm = detectPackageManager(dir);
   put('.github/workflows/speed-matrix.yml', WORKFLOW(shards, pm));
 
@@ -172,6 +176,7 @@ export function runInit(options: InitOptions): InitReport {
     '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run -u    write thresholds/sim-tiny.json, the file the workflow\'s simulator job gates on, then commit it',
     '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run -u    the same for your server: thresholds/<name>.json (the suite\'s name, or LLM_BENCH_NAME)',
     '  the pages: reports/speed-matrix.md, reports/speed-matrix.html (open it in a browser) and reports/speed-matrix.json',
+    `  LLM_BENCH_WORKLOAD=file:${SAMPLE_PROMPTS} LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run    the same cells with a sample of chat prompts (docs: workloads)`,
   );
   return report;
 }

@@ -35,11 +35,15 @@ test('init writes the bench files, shards, thresholds/, the workflow and a vites
     'bench/shards/row-group-1.bench.ts': 'wrote',
     'bench/shards/row-group-2.bench.ts': 'wrote',
     'thresholds/README.md': 'wrote',
+    // the sample prompt file the README's workload line runs
+    'bench/workloads/sample.jsonl': 'wrote',
     '.github/workflows/speed-matrix.yml': 'wrote',
     // a CommonJS package (no "type": "module") gets an .mts config, which Vite loads as ESM
     'vitest.config.mts': 'wrote',
   });
   expect(r.configToEdit).toBeUndefined();
+  expect(readFileSync(join(dir, 'bench/workloads/sample.jsonl'), 'utf8')).toBe(readFileSync(new URL('../../bench/workloads/sample.jsonl', import.meta.url), 'utf8'));
+  expect(r.lines.join('\n')).toContain('LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run');
   expect(r.lines.join('\n')).toContain('wrote     bench/speed-matrix.bench.ts');
   // the files import the package's entry points only
   expect(readFileSync(join(dir, 'bench/speed-matrix.bench.ts'), 'utf8')).toContain("from 'llm-speed-matrix'");
