@@ -115,7 +115,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     }
     const lowerSaturated = saturatedAt.get(cell.context);
     if (lowerSaturated !== undefined && lowerSaturated < cell.rate) {
-      const reason = `${lowerSaturated}/s was already Saturated at this context; a rate sweep stops at its first saturated rate`;
+      const reason = `${lowerSaturated}/s was already Saturated at this context; a context's rates stop at the first Saturated one (above it the server only queues more)`;
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: reason, finishedAt: new Date().toISOString() };
       publish(cell, result, tc);
       tc.skip(reason);

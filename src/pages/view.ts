@@ -33,7 +33,7 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
   ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
   ['stream-buffered', "the tokens arrived in bursts no engine produces: something between the server and the load generator (a proxy's buffering, a gzip tier) held the stream, so TTFT and the time between tokens are its, not the server's."],
-  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
+  ['not-run', 'nothing was measured, for the reason that follows: a rate above the context\'s first Saturated one, a cell that could not start, or a window no request fell in.'],
 ];
 
 export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
@@ -153,11 +153,11 @@ export const RATE_STATUS_LABELS: Record<RateCellStatus, string> = {
 
 /** Legend sentences of the rate statuses, in the order they are listed. */
 export const RATE_STATUS_LEGEND: ReadonlyArray<[RateCellStatus, string]> = [
-  ['saturated', 'the server could not keep up: the requests in the system grew through the window (a trend test at p < 0.01); a sweep stops at the first saturated rate.'],
+  ['saturated', "the server could not keep up: the requests in the system grew through the window (a trend test at p < 0.01); a context's higher rates are then not run."],
   ['over-capacity', "not run because the KV cache cannot hold the requests Little's law puts in flight at this rate."],
   ['client-limited', 'the load generator could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back), so the rate sent is not the rate offered; or it could not time its tokens (its own timing or CPU over the decode cells\' bounds). The notes under the table say which.'],
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
-  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
+  ['not-run', 'nothing was measured, for the reason that follows: a rate above the context\'s first Saturated one, a cell that could not start, or a window no request fell in.'],
 ];
 
 /** The open-loop section's title, on every page. */

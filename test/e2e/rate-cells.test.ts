@@ -84,7 +84,7 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
       expect(c.figures!.completedRate).toBeGreaterThan(4);
       expect(c.figures!.dispatchDelayMs!.p99).toBeLessThan(10);
     }
-    expect(cells.find((c) => c.rate === 40)!.notRunReason).toBe('16/s was already Saturated at this context; a rate sweep stops at its first saturated rate');
+    expect(cells.find((c) => c.rate === 40)!.notRunReason).toBe("16/s was already Saturated at this context; a context's rates stop at the first Saturated one (above it the server only queues more)");
     // each cell's schedule has its own seed, recorded
     expect(new Set(cells.map((c) => c.seed)).size).toBe(6);
     const page = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
