@@ -14,7 +14,7 @@ import { table } from './html-frame.js';
 import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
-import { rateCapacityLines, rateCellMap, rateLegendLine } from './rate-markdown.js';
+import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
@@ -134,6 +134,8 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   if (knees.size > 0) out.push(`<p>Knee (the first Saturated rate of each context): ${escapeHtml(kneeText(knees))}.</p>`);
   const capacity = rateCapacityLines(result);
   if (capacity.length > 0) out.push(`<ul data-list="rate-capacity">${capacity.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
+  const spread = capacity.length > 0 ? offeredRateSpreadNote(result) : undefined;
+  if (spread) out.push(`<p>${escapeHtml(spread)}</p>`);
   const legend = rateLegendLine(new Set(all.flatMap((c) => [c.status, ...c.statuses])));
   if (legend) out.push(`<p>${escapeHtml(legend)}</p>`);
   const charts = rateCharts([{ cells: all }]);
@@ -151,6 +153,15 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   );
   out.push(`<div data-table="rate">${table([...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])], rows, [0, 2])}</div>`);
   out.push(`<p>${escapeHtml(RATE_TABLE_NOTE)}</p>`);
+  const searched = (result.rateCells ?? []).filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.rate - b.rate);
+  if (searched.length > 0) {
+    const searchedRows = searched.map((c) => {
+      const row = rateMeasurementRow(c.context, c.rate, c, '').map((x) => escapeHtml(x));
+      row[2] = badge(c);
+      return [...row, escapeHtml(goodputText(c)), escapeHtml(c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : '—')];
+    });
+    out.push(`<p>${escapeHtml(SEARCHED_RATE_CELLS_HEAD)}:</p>`, `<div data-table="rate-searched">${table([...RATE_MEASUREMENTS_COLUMNS, GOODPUT_COLUMN, 'Meets SLO'], searchedRows, [0, 2])}</div>`);
+  }
   const notJudged = saturationNotJudgedLines(all);
   if (notJudged.length > 0) out.push(`<p>${escapeHtml(SATURATION_NOT_JUDGED_HEAD)}</p>`, `<ul data-list="saturation-not-judged">${notJudged.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   return out.join('\n');

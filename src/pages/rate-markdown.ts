@@ -48,7 +48,46 @@ export function rateCapacityLines(result: Pick<SpeedMatrixResult, 'rateCapacity'
 export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string {
   const cells = (result.rateCapacity?.rows ?? []).reduce((n, r) => n + r.adaptiveCells, 0);
   if (cells === 0) return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) comes from the configured rates alone (no rate cell was searched between them); a Saturated rate never meets the SLO.`;
-  return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched); a Saturated rate never meets the SLO.`;
+  const spread = offeredRateSpreadNote(result);
+  return (
+    `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, ` +
+    `then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched, the confirming one included; the search's own cells are listed below the measurements); a Saturated rate never meets the SLO.${spread ? ` ${spread}` : ''}`
+  );
+}
+
+/**
+ * Where a random schedule's offered rate varies more in one window than the search's 5 % steps: one
+ * standard deviation of the count of arrivals, relative, at the lowest rate found (Poisson: 1/√(rate × window);
+ * gamma with burstiness B: 1/√(B × rate × window)); undefined for constant arrivals or where it is within 5 %.
+ */
+export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string | undefined {
+  const arrival = result.info.run.rates?.arrival ?? 'poisson';
+  const burstiness = arrival === 'poisson' ? 1 : arrival.startsWith('gamma:') ? Number(arrival.slice('gamma:'.length)) : undefined;
+  const found = (result.rateCapacity?.rows ?? []).filter((r) => r.capacity > 0).map((r) => r.capacity);
+  if (burstiness === undefined || !(burstiness > 0) || found.length === 0) return undefined;
+  const rate = Math.min(...found);
+  const windowS = result.info.run.windowS;
+  const spread = 1 / Math.sqrt(burstiness * rate * windowS);
+  if (spread <= 0.05) return undefined;
+  return (
+    `In a ${windowS} s window a ${arrival} schedule at ${rateText(rate)} req/s offers about ±${Math.round(spread * 100)} % of its rate (one standard deviation), more than those 5 % steps: ` +
+    "compare each searched cell's offered rate below; a longer window (LLM_BENCH_DURATION_S) narrows it."
+  );
+}
+
+/** The words above the search's own rate cells, on both pages. */
+export const SEARCHED_RATE_CELLS_HEAD = "The highest-rate search's own rate cells (its confirming measurement at the rate found is kept as the row's verdict, not listed)";
+
+/** The capacity search's own rate cells (adaptive), measured like the configured ones, with the SLO verdict: [] when none. */
+function searchedRateCells(result: SpeedMatrixResult): string[] {
+  const adaptive = (result.rateCells ?? []).filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.rate - b.rate);
+  if (adaptive.length === 0) return [];
+  const columns = [...RATE_MEASUREMENTS_COLUMNS, GOODPUT_COLUMN, 'Meets SLO'];
+  const rows = adaptive.map((c) => {
+    const meets = c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : '—';
+    return markdownRow([...rateMeasurementRow(c.context, c.rate, c, '').map(escapeText), goodputText(c), escapeLine(meets)]);
+  });
+  return [`${SEARCHED_RATE_CELLS_HEAD}:`, '', markdownRow(columns), markdownRow(columns.map(() => '---')), ...rows, ''];
 }
 
 /** The whole section; [] without rate cells (the page stays as it was). */
@@ -79,6 +118,7 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   out.push('');
   out.push(escapeText(RATE_TABLE_NOTE), '');
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
+  out.push(...searchedRateCells(result));
   out.push(...rateClientLimitedNotes(all));
   const notJudged = saturationNotJudgedLines(all);
   if (notJudged.length > 0) out.push(SATURATION_NOT_JUDGED_HEAD, '', ...notJudged.map((l) => `- ${escapeText(l)}`), '');

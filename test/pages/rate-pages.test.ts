@@ -302,7 +302,35 @@ describe('the highest rate at the SLO on the Markdown page', () => {
     const md = renderMarkdown(withRow(3));
     expect(md).toMatch(/- Highest rate at the SLO: 0: 2(\.0)? req\/s \(binds: TTFT p90 .*> .*at 2\.1 req\/s\)/);
     expect(md.split('\n').find((l) => l.startsWith('- Highest rate at the SLO'))).not.toContain('&gt;');
-    expect(md).toContain('then measured once more (3 rate cells searched)');
+    expect(md).toContain('then measured once more (3 rate cells searched, the confirming one included;');
+  });
+
+  test("the search's own cells are listed with their offered rates and verdicts, on both pages; a random schedule's spread is said", () => {
+    const result = withRow(3);
+    const from = result.rateCells!.find((c) => c.status === 'valid' && c.figures)!;
+    const verdict = { meets: false, binding: { detail: 'TTFT p90 2,500 ms > 2,000 ms' } } as unknown as NonNullable<typeof from.slo>;
+    result.rateCells!.push({ ...from, rate: 1.5, adaptive: true, slo: verdict });
+    const md = renderMarkdown(result);
+    const at = md.indexOf("The highest-rate search's own rate cells");
+    expect(at).toBeGreaterThan(md.indexOf('### Open-loop load'));
+    const table = md.slice(at).split('\n').filter((l) => l.startsWith('|'));
+    expect(table[0]).toContain('| Offered / sent / completed req/s |');
+    expect(table[0]).toMatch(/\| Meets SLO \|$/);
+    expect(table[2]).toMatch(new RegExp(`^\\| ${from.contextLabel} \\| 1\\.5 \\| Valid \\|.*\\| no: TTFT p90 2,500 ms > 2,000 ms \\|$`));
+    // the configured grid does not take the searched rate
+    expect(md).not.toContain('| 1.5/s |');
+    // Poisson at the rate found (2 req/s) over the fixture's window: more than the 5 % steps
+    const windowS = result.info.run.windowS;
+    const spread = Math.round(100 / Math.sqrt(2 * windowS));
+    expect(spread).toBeGreaterThan(5);
+    expect(md).toContain(`In a ${windowS} s window a poisson schedule at 2 req/s offers about ±${spread} % of its rate (one standard deviation), more than those 5 % steps`);
+    const html = renderHtml(result);
+    expect(html).toContain('data-table="rate-searched"');
+    expect(html).toContain(`offers about ±${spread} % of its rate`);
+    // constant arrivals: no spread to speak of
+    const constant = withRow(3);
+    constant.info.run.rates = { ...constant.info.run.rates!, arrival: 'constant' };
+    expect(renderMarkdown(constant)).not.toContain('offers about ±');
   });
 
   test('nothing searched: the note says the configured rates decided, not "0 rate cells searched"', () => {
