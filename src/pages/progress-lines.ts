@@ -2,7 +2,7 @@
  * Pure: one-line progress messages the reporter prints while a run goes.
  * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
  */
-import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
+import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, percent } from '../text/format.js';
 import { cellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
@@ -28,7 +28,8 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
     const code = Object.keys(cell.evidence.errors?.byCode ?? {})[0];
     parts.push(`${formatCount(f.failedRequests)} failed${code ? ` (${code})` : ''}`);
   }
-  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${Math.round(cell.goodput.requests.share * 100)} %`);
+  // the page's format (text/format.ts percent): 9.9 % reads 9.9 % in both
+  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${percent(cell.goodput.requests.share)}`);
   if (cell.slo) parts.push(cell.slo.meets ? 'meets the SLO' : `misses the SLO (${cell.slo.binding?.detail ?? '?'})`);
   const resent = cell.evidence.connectionRetries?.count;
   if (resent) parts.push(`${formatCount(resent)} resent on a fresh connection`);
@@ -75,12 +76,13 @@ export function rateLine(cell: RateCellResult): string {
   const f = cell.figures;
   if (!f) return head;
   const parts = [
-    `${formatRequestRate(f.offeredRate)}/${formatRequestRate(f.completedRate)} req/s`,
+    `offered/completed ${formatRequestRate(f.offeredRate)}/${formatRequestRate(f.completedRate)} req/s`,
     `TTFT p90 ${shortDuration(f.ttftFromScheduleMs?.p90)} (sched)`,
     `e2e p99 ${shortDuration(f.e2eFromScheduleMs?.p99)}`,
   ];
   if (f.failedRequests > 0) parts.push(`${formatCount(f.failedRequests)} failed`);
   if (f.unsent > 0 || f.ceilingWaited > 0) parts.push(`ceiling: ${formatCount(f.ceilingWaited)} waited, ${formatCount(f.unsent)} unsent`);
-  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${Math.round(cell.goodput.requests.share * 100)} %`);
+  // the page's format (text/format.ts percent): 9.9 % reads 9.9 % in both
+  if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${percent(cell.goodput.requests.share)}`);
   return `${head} · ${parts.join(' · ')}`;
 }

@@ -199,10 +199,13 @@ describe('the knee: each context\'s first Saturated rate', () => {
 describe('the progress line and the job summary', () => {
   test('a line per finished rate cell', () => {
     const result = rateResult();
-    expect(rateLine(cellOf(result, '8K@2'))).toBe('[speed-matrix] 8K@2/s: Saturated · 2.0/1.6 req/s · TTFT p90 4.2 s (sched) · e2e p99 12.4 s');
-    expect(rateLine(cellOf(result, '8K@0.5'))).toBe('[speed-matrix] 8K@0.5/s: Valid · 0.50/0.50 req/s · TTFT p90 340 ms (sched) · e2e p99 4.4 s');
-    expect(rateLine(cellOf(result, '32K@1'))).toBe('[speed-matrix] 32K@1/s: Errors (3) · 1.0/0.90 req/s · TTFT p90 800 ms (sched) · e2e p99 5.6 s · 3 failed');
-    expect(rateLine(cellOf(result, '32K@2'))).toBe('[speed-matrix] 32K@2/s: Client-limited · 2.0/1.9 req/s · TTFT p90 900 ms (sched) · e2e p99 6.1 s · ceiling: 12 waited, 2 unsent');
+    expect(rateLine(cellOf(result, '8K@2'))).toBe('[speed-matrix] 8K@2/s: Saturated · offered/completed 2.0/1.6 req/s · TTFT p90 4.2 s (sched) · e2e p99 12.4 s');
+    expect(rateLine(cellOf(result, '8K@0.5'))).toBe('[speed-matrix] 8K@0.5/s: Valid · offered/completed 0.50/0.50 req/s · TTFT p90 340 ms (sched) · e2e p99 4.4 s');
+    expect(rateLine(cellOf(result, '32K@1'))).toBe('[speed-matrix] 32K@1/s: Errors (3) · offered/completed 1.0/0.90 req/s · TTFT p90 800 ms (sched) · e2e p99 5.6 s · 3 failed');
+    // goodput in the page's format: one decimal under 10 %
+    const low = { ...cellOf(result, '8K@0.5'), goodput: { requests: { share: 0.099, judged: 10 }, tokens: { share: 0.1 } } as unknown as RateCellResult['goodput'] };
+    expect(rateLine(low)).toMatch(/ · goodput 9\.9 %$/);
+    expect(rateLine(cellOf(result, '32K@2'))).toBe('[speed-matrix] 32K@2/s: Client-limited · offered/completed 2.0/1.9 req/s · TTFT p90 900 ms (sched) · e2e p99 6.1 s · ceiling: 12 waited, 2 unsent');
     expect(rateLine(cellOf(result, '32K@4'))).toBe('[speed-matrix] 32K@4/s: Over capacity');
     expect(rateLine(cellOf(result, '64K@0.5'))).toBe(`[speed-matrix] 64K@0.5/s: Not run: ${NOT_RUN_REASON}`);
   });

@@ -34,8 +34,8 @@ test('a line per rate cell, and the rate cells in the JSON and on the page; merg
   expect(validateResult(a).ok).toBe(true);
   expect(keys(a)).toEqual(['8K@0.5:valid', '8K@1:valid', '8K@2:saturated', '8K@4:saturated']);
   expect(a.info.run.rates?.rates).toEqual([0.5, 1, 2, 4]);
-  expect(lines).toContain('[speed-matrix] 8K@2/s: Saturated · 2.0/1.6 req/s · TTFT p90 4.2 s (sched) · e2e p99 12.4 s');
-  expect(lines).toContain('[speed-matrix] 8K@0.5/s: Valid · 0.50/0.50 req/s · TTFT p90 340 ms (sched) · e2e p99 4.4 s');
+  expect(lines).toContain('[speed-matrix] 8K@2/s: Saturated · offered/completed 2.0/1.6 req/s · TTFT p90 4.2 s (sched) · e2e p99 12.4 s');
+  expect(lines).toContain('[speed-matrix] 8K@0.5/s: Valid · offered/completed 0.50/0.50 req/s · TTFT p90 340 ms (sched) · e2e p99 4.4 s');
   const md = readFileSync(join(single, 'speed-matrix.md'), 'utf8');
   expect(md).toContain('### Open-loop load');
   expect(md).toContain('| 8K | Valid · 0.50 req/s | Valid · 1.0 req/s | Saturated · 1.6 req/s | Saturated · 1.7 req/s |');
