@@ -123,7 +123,11 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     }
     const result = await measureRateCell(run, settings, arrival, cell, tc.signal, say, base(cell));
     if (result.status === 'saturated' || result.statuses.includes('saturated')) saturatedAt.set(cell.context, Math.min(cell.rate, saturatedAt.get(cell.context) ?? Infinity));
-    const judgement = judgeRateCell(`${cell.key}/s`, result, { allowClientLimited: cfg.allowClientLimited, allowErrors: cfg.allowErrors });
+    const judgement = judgeRateCell(`${cell.key}/s`, result, {
+      allowClientLimited: cfg.allowClientLimited,
+      allowanceForCoresOnly: cfg.allowClientLimitedWhy !== undefined,
+      allowErrors: cfg.allowErrors,
+    });
     result.thresholdFailures = judgement.thresholdFailures;
     publish(cell, result, tc);
     if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s was not measured: ${result.notRunReason}`, run.debug === true);

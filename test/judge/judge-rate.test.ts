@@ -214,6 +214,18 @@ describe('judgeRateCell', () => {
     expect(lines[0]).toMatch(/0@2\/s had 1 failed request \(1 http-status\); first: bad \| <b> next\. /);
     expect(judgeRateCell('0@2/s', c, { ...rules, allowErrors: true }).thresholdFailures).toEqual([]);
   });
+  test("the simulator's allowance (about the client's cores) does not excuse a cell the in-flight ceiling held back; an explicit allowClientLimited does", () => {
+    const held = cell({
+      status: 'client-limited', statuses: ['client-limited'],
+      evidence: { clientLimited: { dispatchDelayP99Ms: 0.5, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 40, unsent: 45, causes: ['in-flight-ceiling'] } },
+    });
+    const simAllowance = { allowClientLimited: true, allowanceForCoresOnly: true, allowErrors: false };
+    expect(judgeRateCell('0@2/s', held, simAllowance).thresholdFailures[0]).toMatch(/^0@2\/s is Client-limited: the in-flight ceiling held requests back \(40 waited for it, 45 never sent\).*raise matrix\.maxInFlight/);
+    expect(judgeRateCell('0@2/s', held, { ...simAllowance, allowanceForCoresOnly: false }).thresholdFailures).toEqual([]);
+    // a late dispatch on the simulator's shared cores is what the allowance is for
+    const late = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 14, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay'] } } });
+    expect(judgeRateCell('0@2/s', late, simAllowance).thresholdFailures).toEqual([]);
+  });
   test('no output tokens fails', () => {
     expect(judgeRateCell('0@2/s', cell({ figures: figures({ outputTokens: 0 }) }), rules).thresholdFailures[0]).toMatch(/measured no output tokens/);
   });
