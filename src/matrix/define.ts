@@ -220,7 +220,7 @@ function checkCapacityBudgets(cfg: ResolvedSuite, thresholds: LoadedThresholds, 
   const capacityBudgets = [...Object.keys(thresholds.capacity ?? {}), ...Object.keys(thresholds.rateCapacity ?? {}).map((k) => `rateCapacity ${k}`)];
   if (capacityBudgets.length > 0 && !cfg.slo && !updating) {
     throw new ThresholdsError(
-      `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000") or the suite's slo, or remove the capacity entries`,
+      `${cfg.thresholdsPath}: capacity budgets (${capacityBudgets.join(', ')}) need an SLO to measure capacity against; set ${thresholds.slo !== undefined ? `the one they were measured at, LLM_BENCH_SLO="${thresholds.slo}"` : 'LLM_BENCH_SLO (e.g. LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000")'} or the suite's slo, or remove the capacity entries`,
     );
   }
   if (capacityBudgets.length > 0 && cfg.slo && thresholds.slo !== undefined && thresholds.slo !== cfg.slo.text && !updating) {

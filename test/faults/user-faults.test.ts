@@ -5,7 +5,7 @@
  * a time limit and must end by itself well within it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -51,6 +51,16 @@ describe('expected errors', () => {
     expect(typo.code, typo.out).not.toBe(0);
     expect(typo.out).toMatch(/unknown LLM_BENCH_\* variable[^\n]*\n\s+- LLM_BENCH_CONCURENCY: did you mean LLM_BENCH_CONCURRENCY\?/);
     expect(typo.out).not.toMatch(/window open/);
+  });
+
+  test('capacity budgets without an SLO: refused before any cell, naming the SLO the file was written at', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
+    const file = join(out, 'thresholds.json');
+    writeFileSync(file, JSON.stringify({ cells: {}, prefill: {}, slo: 'perRequest>=50', capacity: { '0': { min: 1 } } }));
+    const r = runBench({ ...TINY, LLM_BENCH_THRESHOLDS: file, LLM_BENCH_OUT: out }, 60);
+    expect(r.code, r.out).not.toBe(0);
+    expect(r.out).toMatch(/capacity budgets \(0\) need an SLO to measure capacity against; set the one they were measured at, LLM_BENCH_SLO="perRequest>=50" or the suite's slo/);
+    expect(r.out).not.toMatch(/window open/);
   });
 
   test('a password in LLM_BENCH_URL never reaches the console or the files', { timeout: 120_000 }, () => {
