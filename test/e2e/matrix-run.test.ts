@@ -63,11 +63,13 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
   });
 
   test('-u does not write a cell that failed (failed requests): the run fails, the budget it had stays, the log says why', { timeout: 300_000 }, () => {
+    // errors 16 tokens into a stream: most of the cell's 32-token requests fail, while the
+    // warm-up (8 tokens) and the scout (1) never do (an HTTP 500 rate failed all 3 warm-ups in 1 run of 8)
     const failedThresholds = join(dir, 'failed-thresholds.json');
     const before = { cells: { '1K/2': { status: 'valid', min: { totalTokensPerSecond: 1 } } }, prefill: {} };
     writeFileSync(failedThresholds, JSON.stringify(before));
     const r = runBench(
-      { ...env, LLM_BENCH_THRESHOLDS: failedThresholds, LLM_BENCH_OUT: join(dir, 'failed'), LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { http500Rate: 0.5 } }) },
+      { ...env, LLM_BENCH_THRESHOLDS: failedThresholds, LLM_BENCH_OUT: join(dir, 'failed'), LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { errorRate: 0.8, faultAfterTokens: 16 } }) },
       ['-u'],
     );
     expect(r.code, r.out).toBe(1);
