@@ -33,7 +33,7 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['errors', 'one or more requests failed inside the cell (count in brackets); the figures cover the rest.'],
   ['client-limited', 'the load generator itself fell behind (event-loop delay over its bound), so the figures may be wrong.'],
   ['stream-buffered', "the tokens arrived in bursts no engine produces: something between the server and the load generator (a proxy's buffering, a gzip tier) held the stream, so TTFT and the time between tokens are its, not the server's."],
-  ['not-run', 'nothing was measured, for the reason that follows: a rate above the context\'s first Saturated one, a cell that could not start, or a window no request fell in.'],
+  ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];
 
 export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
