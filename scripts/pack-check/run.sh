@@ -127,12 +127,6 @@ for v in 22 24; do
   node "$here/check-result.mjs" reports 4 "v$v."
 done
 
-step "init's sample prompt file, as the README runs it: LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl"
-rm -rf reports
-LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 LLM_BENCH_MAX_TOKENS=16 LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl \
-  npx --no-install vitest bench --run > "$work/sample.log" 2>&1 || { tail -30 "$work/sample.log"; fail "the sample workload run failed"; }
-node -e 'const r = require(process.argv[1]); const w = r.info.run.workload; if (!w || w.kind !== "file" || r.cells.length !== 1) { console.error("sample run: workload", w, "cells", r.cells.length); process.exit(1) } console.log("sample workload:", w.text, "·", r.cells[0].status)' "$PWD/reports/speed-matrix.json"
-
 step "the workflow's sharded commands: two shards (blob reports), then one merged page"
 rm -rf reports .vitest-reports
 for i in 1 2; do
@@ -165,6 +159,12 @@ const t = JSON.parse(fs.readFileSync('thresholds/sim-tiny.json', 'utf8'));
 const schema = path.resolve('thresholds', t.\$schema);
 if (!fs.existsSync(schema)) { console.error('\$schema does not resolve:', t.\$schema); process.exit(1); }
 console.log('thresholds/sim-tiny.json:', Object.keys(t.cells).length, 'cells; \$schema', t.\$schema);"
+
+step "init's sample prompt file, as init's next steps run it after -u wrote thresholds/sim-tiny.json: its own threshold file (LLM_BENCH_NAME)"
+rm -rf reports
+LLM_BENCH_QUIET=1 LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_NAME=sim-tiny-sample LLM_BENCH_CONCURRENCY=1 LLM_BENCH_DURATION_S=1 LLM_BENCH_MAX_TOKENS=16 LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl \
+  npx --no-install vitest bench --run > "$work/sample.log" 2>&1 || { tail -30 "$work/sample.log"; fail "the sample workload run failed"; }
+node -e 'const r = require(process.argv[1]); const w = r.info.run.workload; if (!w || w.kind !== "file" || r.cells.length !== 1) { console.error("sample run: workload", w, "cells", r.cells.length); process.exit(1) } console.log("sample workload:", w.text, "·", r.cells[0].status)' "$PWD/reports/speed-matrix.json"
 
 step "types resolve under moduleResolution node16 and bundler; a wrong path names the entry points"
 npm i --no-audit --no-fund -D "typescript@$(node -p "require('$root/package.json').devDependencies.typescript")" "@types/node@$(node -p "require('$root/package.json').devDependencies['@types/node']")" >/dev/null

@@ -176,7 +176,7 @@ export function runInit(options: InitOptions): InitReport {
     '  LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run -u    write thresholds/sim-tiny.json, the file the workflow\'s simulator job gates on, then commit it',
     '  LLM_BENCH_URL=http://127.0.0.1:8000 npx vitest bench --run -u    the same for your server: thresholds/<name>.json (the suite\'s name, or LLM_BENCH_NAME)',
     '  the pages: reports/speed-matrix.md, reports/speed-matrix.html (open it in a browser) and reports/speed-matrix.json',
-    `  LLM_BENCH_WORKLOAD=file:${SAMPLE_PROMPTS} LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run    the same cells with a sample of chat prompts (docs: workloads)`,
+    `  LLM_BENCH_WORKLOAD=file:${SAMPLE_PROMPTS} LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_NAME=sim-tiny-sample npx vitest bench --run    a sample of chat prompts in one row (a workload gets its own threshold file, here thresholds/sim-tiny-sample.json; docs: workloads)`,
   );
   return report;
 }

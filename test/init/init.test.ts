@@ -43,7 +43,8 @@ test('init writes the bench files, shards, thresholds/, the workflow and a vites
   });
   expect(r.configToEdit).toBeUndefined();
   expect(readFileSync(join(dir, 'bench/workloads/sample.jsonl'), 'utf8')).toBe(readFileSync(new URL('../../bench/workloads/sample.jsonl', import.meta.url), 'utf8'));
-  expect(r.lines.join('\n')).toContain('LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl LLM_BENCH_SIM_PROFILE=tiny npx vitest bench --run');
+  // its own threshold file: thresholds/sim-tiny.json, which the -u line writes, holds synthetic budgets a workload run refuses
+  expect(r.lines.join('\n')).toContain('LLM_BENCH_WORKLOAD=file:bench/workloads/sample.jsonl LLM_BENCH_SIM_PROFILE=tiny LLM_BENCH_NAME=sim-tiny-sample npx vitest bench --run');
   expect(r.lines.join('\n')).toContain('wrote     bench/speed-matrix.bench.ts');
   // the files import the package's entry points only
   expect(readFileSync(join(dir, 'bench/speed-matrix.bench.ts'), 'utf8')).toContain("from 'llm-speed-matrix'");
