@@ -45,13 +45,14 @@ export function rateCapacityLines(result: Pick<SpeedMatrixResult, 'rateCapacity'
 }
 
 /** How the highest rate at the SLO was found, one sentence (plain text: callers escape or code-span). */
-export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string {
+export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'> & Partial<Pick<SpeedMatrixResult, 'rateCells'>>): string {
   const cells = (result.rateCapacity?.rows ?? []).reduce((n, r) => n + r.adaptiveCells, 0);
   if (cells === 0) return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) comes from the configured rates alone (no rate cell was searched between them); a Saturated rate never meets the SLO.`;
   const spread = offeredRateSpreadNote(result);
+  const listed = result.rateCells?.some((c) => c.adaptive) === true;
   return (
     `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, ` +
-    `then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched, the confirming one included; the search's own cells are listed below the measurements); a Saturated rate never meets the SLO.${spread ? ` ${spread}` : ''}`
+    `then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched, the confirming one included${listed ? "; the search's own cells, less the confirming one, are listed below the measurements" : ''}); a Saturated rate never meets the SLO.${spread ? ` ${spread}` : ''}`
   );
 }
 
@@ -60,7 +61,9 @@ export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' 
  * standard deviation of the count of arrivals, relative, at the lowest rate found (Poisson: 1/√(rate × window);
  * gamma with burstiness B: 1/√(B × rate × window)); undefined for constant arrivals or where it is within 5 %.
  */
-export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'>): string | undefined {
+export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapacity' | 'info'> & Partial<Pick<SpeedMatrixResult, 'rateCells'>>): string | undefined {
+  // only where the search stepped: the steps are what the spread is weighed against
+  if ((result.rateCapacity?.rows ?? []).every((r) => r.adaptiveCells === 0)) return undefined;
   const arrival = result.info.run.rates?.arrival ?? 'poisson';
   const burstiness = arrival === 'poisson' ? 1 : arrival.startsWith('gamma:') ? Number(arrival.slice('gamma:'.length)) : undefined;
   const found = (result.rateCapacity?.rows ?? []).filter((r) => r.capacity > 0).map((r) => r.capacity);
@@ -70,8 +73,8 @@ export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapac
   const spread = 1 / Math.sqrt(burstiness * rate * windowS);
   if (spread <= 0.05) return undefined;
   return (
-    `In a ${windowS} s window a ${arrival} schedule at ${rateText(rate)} req/s offers about ±${Math.round(spread * 100)} % of its rate (one standard deviation), more than those 5 % steps: ` +
-    "compare each searched cell's offered rate below; a longer window (LLM_BENCH_DURATION_S) narrows it."
+    `In a ${windowS} s window a ${arrival} schedule at ${rateText(rate)} req/s offers about ±${Math.round(spread * 100)} % of its rate (one standard deviation), more than the search's 5 % steps` +
+    `${result.rateCells?.some((c) => c.adaptive) ? ": compare each searched cell's offered rate below" : ''}; a longer window (LLM_BENCH_DURATION_S) narrows it.`
   );
 }
 

@@ -305,7 +305,7 @@ describe('the highest rate at the SLO on the Markdown page', () => {
     const md = renderMarkdown(withRow(3));
     expect(md).toMatch(/- Highest rate at the SLO: 0: 2(\.0)? req\/s \(binds: TTFT p90 .*> .*at 2\.1 req\/s\)/);
     expect(md.split('\n').find((l) => l.startsWith('- Highest rate at the SLO'))).not.toContain('&gt;');
-    expect(md).toContain('then measured once more (3 rate cells searched, the confirming one included;');
+    expect(md).toContain('then measured once more (3 rate cells searched, the confirming one included)');
   });
 
   test("the search's own cells are listed with their offered rates and verdicts, on both pages; a random schedule's spread is said", () => {
@@ -326,7 +326,8 @@ describe('the highest rate at the SLO on the Markdown page', () => {
     const windowS = result.info.run.windowS;
     const spread = Math.round(100 / Math.sqrt(2 * windowS));
     expect(spread).toBeGreaterThan(5);
-    expect(md).toContain(`In a ${windowS} s window a poisson schedule at 2 req/s offers about ±${spread} % of its rate (one standard deviation), more than those 5 % steps`);
+    expect(md).toContain(`In a ${windowS} s window a poisson schedule at 2 req/s offers about ±${spread} % of its rate (one standard deviation), more than the search's 5 % steps: compare each searched cell's offered rate below`);
+    expect(md).toContain("the search's own cells, less the confirming one, are listed below the measurements");
     const html = renderHtml(result);
     expect(html).toContain('data-table="rate-searched"');
     expect(html).toContain(`offers about ±${spread} % of its rate`);
@@ -336,9 +337,20 @@ describe('the highest rate at the SLO on the Markdown page', () => {
     expect(renderMarkdown(constant)).not.toContain('offers about ±');
   });
 
+  test('only the confirmation searched (no cell to list): the note promises no list, and no table appears', () => {
+    const md = renderMarkdown(withRow(1));
+    expect(md).toContain('(1 rate cell searched, the confirming one included)');
+    expect(md).not.toContain("The highest-rate search's own rate cells");
+    expect(md).not.toContain('listed below the measurements');
+    expect(md).not.toContain("compare each searched cell's offered rate below");
+  });
+
   test('nothing searched: the note says the configured rates decided, not "0 rate cells searched"', () => {
     const md = renderMarkdown(withRow(0));
     expect(md).toContain('comes from the configured rates alone (no rate cell was searched between them)');
     expect(md).not.toContain('0 rate cells searched');
+    // no steps to weigh a spread against: no spread note on either page
+    expect(md).not.toContain('offers about ±');
+    expect(renderHtml(withRow(0))).not.toContain('offers about ±');
   });
 });
