@@ -246,21 +246,21 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
     ...(capacity.note ? { capacityNote: capacity.note } : {}),
     ...(rates.rows.length > 0 ? { rateCapacity: rates.rows } : {}),
     ...(rates.note ? { rateCapacityNote: rates.note } : {}),
-    ...rateCellsNote(base, next),
+    ...rateCellsNote(base, next, rates.rows.length > 0),
     failures,
     counts,
   };
 }
 
-/** Where either run has open-loop rate cells (their own cells, not the search's): a note that they are not compared. */
-function rateCellsNote(base: SpeedMatrixResult, next: SpeedMatrixResult): { rateCellsNote?: string } {
+/** Where either run has open-loop rate cells (their own cells, not the search's): a note that they are not compared; `capacityCompared`: the highest rate at the SLO was. */
+function rateCellsNote(base: SpeedMatrixResult, next: SpeedMatrixResult, capacityCompared: boolean): { rateCellsNote?: string } {
   const count = (r: SpeedMatrixResult) => (r.rateCells ?? []).filter((c) => !c.adaptive).length;
   const [b, n] = [count(base), count(next)];
   if (b + n === 0) return {};
   return {
     rateCellsNote:
       `Open-loop rate cells are not compared figure by figure (the baseline has ${b}, the new run ${n}): ` +
-      `their latencies from the schedule are on each run's page${base.rateCapacity || next.rateCapacity ? ', and the highest rate at the SLO is compared above' : '; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared'}.`,
+      `their latencies from the schedule are on each run's page${capacityCompared ? ', and the highest rate at the SLO is compared above' : base.rateCapacity || next.rateCapacity ? '' : '; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared'}.`,
   };
 }
 

@@ -222,5 +222,11 @@ describe('open-loop rate cells in a comparison', () => {
     expect(page).toContain('Open-loop rate cells are not compared figure by figure (the baseline has 0');
     // no rate cells in either: nothing said
     expect(compareResults(sglangResult(), sglangResult(), resolveTolerances(undefined)).rateCellsNote).toBeUndefined();
+    // a highest rate at the SLO on one side only is not compared: the note does not say it was
+    const searched = rateResult();
+    searched.rateCapacity = { rows: [] };
+    const one = compareResults(sglangResult(), searched, resolveTolerances(undefined));
+    expect(one.rateCapacity ?? []).toEqual([]);
+    expect(one.rateCellsNote).not.toContain('compared above');
   });
 });
