@@ -230,8 +230,8 @@ export function updateThresholds(result: SpeedMatrixResult, given?: ThresholdsFi
       const tolerance = name === 'ttftMs' ? ttftTolerance(tolerances.cells.ttftMs, cell.figures?.timeBetweenTokensMs?.median) : tolerances.cells[name];
       max[name] = budget(`${key} max.${name}`, 'max', old?.max?.[name], cellFigureValue(cell, name), tolerance, spreadOf(cell, name));
     }
-    // a status the written one accepts (Valid where Requests queued was expected) keeps it, as a met budget is kept
-    const status = old?.status !== undefined && !options.force && statusMeets(old.status, cell.status, existing?.tolerances) ? old.status : cell.status;
+    // Valid where Requests queued was written meets it (judge/thresholds.ts statusMeets; not acceptStatuses): kept, as a met budget is
+    const status = old?.status !== undefined && !options.force && statusMeets(old.status, cell.status) ? old.status : cell.status;
     if (old?.status !== undefined && old.status !== status) moves.push(`${key} status ${old.status} → ${status}`);
     cells[key] = orderBudget(CELL_FIGURES, { status, min, max });
   }

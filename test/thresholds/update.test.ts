@@ -138,6 +138,11 @@ describe('-u keeps what still holds and has not moved beyond noise', () => {
     // a cell that now queues where Valid was written: the status moves
     const back = updateThresholds(sglangResult(), updateThresholds(valid, first, { force: true }).file);
     expect(back.moves).toContain(`${queued} status valid → requests-queued`);
+    // acceptStatuses lets a status pass the gate; -u still writes what was measured (as before)
+    const accepting = { ...updateThresholds(valid, first, { force: true }).file, tolerances: { acceptStatuses: ['requests-queued' as const] } };
+    const accepted = updateThresholds(sglangResult(), accepting);
+    expect(accepted.file.cells[queued!]!.status).toBe('requests-queued');
+    expect(accepted.moves).toContain(`${queued} status valid → requests-queued`);
   });
 });
 
