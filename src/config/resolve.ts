@@ -368,7 +368,6 @@ function allowClientLimited(given: boolean | undefined, simulated: boolean, core
     allowClientLimited: true,
     allowClientLimitedWhy:
       `the embedded simulator shares this machine's ${cores} core${cores === 1 ? '' : 's'} with the client, so a Client-limited cell ` +
-      `is shown but does not fail the run (a real server, ${DEFAULTS.simSharedMinCores} or more cores, or allowClientLimited: false makes it fail; ` +
-      'a rate cell the in-flight ceiling held back still fails: that is a setting, not the cores)',
+      `is shown but does not fail the run (a real server, ${DEFAULTS.simSharedMinCores} or more cores, or allowClientLimited: false makes it fail)`,
   };
 }

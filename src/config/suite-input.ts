@@ -366,7 +366,7 @@ export interface SuiteInput {
   clientThreads?: number | 'auto';
   /**
    * Let Client-limited cells pass their threshold check.
-   * @default false; true for the embedded simulator on a machine with fewer than 4 cores, where it takes the client's cores (the run says so at its start)
+   * @default false; true for the embedded simulator on a machine with fewer than 4 cores, where it takes the client's cores (the run says so at its start); that default does not excuse a rate cell the in-flight ceiling held back
    * @example true
    */
   allowClientLimited?: boolean;

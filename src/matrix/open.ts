@@ -110,7 +110,11 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   let sim: SimHandle | undefined;
   let baseUrl = cfg.target.url;
   if (cfg.target.urlNote !== undefined) process.stderr.write(`[speed-matrix] target URL: ${cfg.target.urlNote}\n`);
-  if (cfg.allowClientLimitedWhy !== undefined) process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}\n`);
+  if (cfg.allowClientLimitedWhy !== undefined) {
+    // the allowance is about the cores: a rate cell the in-flight ceiling (a setting) held back still fails (judge-rate.ts)
+    const ceiling = cfg.rates ? '; a rate cell the in-flight ceiling held back still fails, as that is a setting, not the cores' : '';
+    process.stderr.write(`[speed-matrix] ${cfg.allowClientLimitedWhy}${ceiling}\n`);
+  }
   if (cfg.unusedRateSettingsNote !== undefined) process.stderr.write(`[speed-matrix] ${cfg.unusedRateSettingsNote}\n`);
   if (cfg.unusedContextsNote !== undefined) process.stderr.write(`[speed-matrix] ${cfg.unusedContextsNote}\n`);
   const overCores = threadsOverCoresNote(cfg.clientThreads, availableParallelism(), serverPlace(cfg));
