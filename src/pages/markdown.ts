@@ -29,6 +29,7 @@ import {
   matrixCells,
   missingText,
   NOT_YET,
+  sloMeetsText,
   sortedUnique,
   SPREAD_COLUMN,
   STATUS_LABELS,
@@ -235,7 +236,7 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
     out.push('', "The search's own cells, measured like the matrix's:", '', markdownRow(cols), markdownRow(cols.map(() => '---')));
     for (const c of adaptive) {
       const f = c.figures;
-      const meets = c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : ABSENT;
+      const meets = sloMeetsText(c);
       out.push(
         markdownRow([
           c.contextLabel,

@@ -13,7 +13,7 @@ import type { RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shape
 import { table } from './html-frame.js';
 import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
-import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow } from './rate-rows.js';
+import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
@@ -153,14 +153,14 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   );
   out.push(`<div data-table="rate">${table([...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])], rows, [0, 2])}</div>`);
   out.push(`<p>${escapeHtml(RATE_TABLE_NOTE)}</p>`);
-  const searched = (result.rateCells ?? []).filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.rate - b.rate);
+  const searched = searchedRateCells(result);
   if (searched.length > 0) {
     const searchedRows = searched.map((c) => {
-      const row = rateMeasurementRow(c.context, c.rate, c, '').map((x) => escapeHtml(x));
+      const row = searchedRateRow(c).map((x) => escapeHtml(x));
       row[2] = badge(c);
-      return [...row, escapeHtml(goodputText(c)), escapeHtml(c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : '—')];
+      return row;
     });
-    out.push(`<p>${escapeHtml(SEARCHED_RATE_CELLS_HEAD)}:</p>`, `<div data-table="rate-searched">${table([...RATE_MEASUREMENTS_COLUMNS, GOODPUT_COLUMN, 'Meets SLO'], searchedRows, [0, 2])}</div>`);
+    out.push(`<p>${escapeHtml(SEARCHED_RATE_CELLS_HEAD)}:</p>`, `<div data-table="rate-searched">${table([...SEARCHED_RATE_COLUMNS], searchedRows, [0, 2])}</div>`);
   }
   const notJudged = saturationNotJudgedLines(all);
   if (notJudged.length > 0) out.push(`<p>${escapeHtml(SATURATION_NOT_JUDGED_HEAD)}</p>`, `<ul data-list="saturation-not-judged">${notJudged.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);

@@ -9,7 +9,7 @@ import { codeSpan, escapeLine, escapeText, markdownRow } from '../text/escape.js
 import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
-import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow } from './rate-rows.js';
+import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
@@ -49,7 +49,7 @@ export function rateCapacityNote(result: Pick<SpeedMatrixResult, 'rateCapacity' 
   const cells = (result.rateCapacity?.rows ?? []).reduce((n, r) => n + r.adaptiveCells, 0);
   if (cells === 0) return `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) comes from the configured rates alone (no rate cell was searched between them); a Saturated rate never meets the SLO.`;
   const spread = offeredRateSpreadNote(result);
-  const listed = result.rateCells?.some((c) => c.adaptive) === true;
+  const listed = searchedRateCells(result).length > 0;
   return (
     `The highest rate at the SLO (${codeSpan(result.info.run.slo?.text ?? '')}) is found by bisection between the configured rates until the gap is within 5 % of the passing rate, ` +
     `then measured once more (${cells} rate cell${cells === 1 ? '' : 's'} searched, the confirming one included${listed ? "; the search's own cells, less the confirming one, are listed below the measurements" : ''}); a Saturated rate never meets the SLO.${spread ? ` ${spread}` : ''}`
@@ -74,23 +74,20 @@ export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapac
   if (spread <= 0.05) return undefined;
   return (
     `In a ${windowS} s window a ${arrival} schedule at ${rateText(rate)} req/s offers about ±${Math.round(spread * 100)} % of its rate (one standard deviation), more than the search's 5 % steps` +
-    `${result.rateCells?.some((c) => c.adaptive) ? ": compare each searched cell's offered rate below" : ''}; a longer window (LLM_BENCH_DURATION_S) narrows it.`
+    `${searchedRateCells(result).length > 0 ? ": compare each searched cell's offered rate below" : ''}; a longer window (LLM_BENCH_DURATION_S) narrows it.`
   );
 }
 
 /** The words above the search's own rate cells, on both pages. */
 export const SEARCHED_RATE_CELLS_HEAD = "The highest-rate search's own rate cells (its confirming measurement at the rate found is kept as the row's verdict, not listed)";
 
-/** The capacity search's own rate cells (adaptive), measured like the configured ones, with the SLO verdict: [] when none. */
-function searchedRateCells(result: SpeedMatrixResult): string[] {
-  const adaptive = (result.rateCells ?? []).filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.rate - b.rate);
-  if (adaptive.length === 0) return [];
-  const columns = [...RATE_MEASUREMENTS_COLUMNS, GOODPUT_COLUMN, 'Meets SLO'];
-  const rows = adaptive.map((c) => {
-    const meets = c.slo ? (c.slo.meets ? 'yes' : `no: ${c.slo.binding?.detail ?? ''}`) : '—';
-    return markdownRow([...rateMeasurementRow(c.context, c.rate, c, '').map(escapeText), goodputText(c), escapeLine(meets)]);
-  });
-  return [`${SEARCHED_RATE_CELLS_HEAD}:`, '', markdownRow(columns), markdownRow(columns.map(() => '---')), ...rows, ''];
+/** The capacity search's own rate cells, measured like the configured ones, with the SLO verdict: [] when none. */
+function searchedRateTable(result: SpeedMatrixResult): string[] {
+  const searched = searchedRateCells(result);
+  if (searched.length === 0) return [];
+  // the verdict is our own line (it carries a '>' as written), the figures escaped as every cell's
+  const rows = searched.map((c) => searchedRateRow(c)).map((r) => markdownRow([...r.slice(0, -1).map(escapeText), escapeLine(r[r.length - 1]!)]));
+  return [`${SEARCHED_RATE_CELLS_HEAD}:`, '', markdownRow([...SEARCHED_RATE_COLUMNS]), markdownRow(SEARCHED_RATE_COLUMNS.map(() => '---')), ...rows, ''];
 }
 
 /** The whole section; [] without rate cells (the page stays as it was). */
@@ -121,7 +118,7 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   out.push('');
   out.push(escapeText(RATE_TABLE_NOTE), '');
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
-  out.push(...searchedRateCells(result));
+  out.push(...searchedRateTable(result));
   out.push(...rateClientLimitedNotes(all));
   const notJudged = saturationNotJudgedLines(all);
   if (notJudged.length > 0) out.push(SATURATION_NOT_JUDGED_HEAD, '', ...notJudged.map((l) => `- ${escapeText(l)}`), '');

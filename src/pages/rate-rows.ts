@@ -6,8 +6,8 @@
  */
 import { ABSENT, formatCount, formatMsPrecise, formatNumber, formatRate, percent } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
-import type { Distribution, RateCellResult } from '../shapes/result.js';
-import { rateStatusWords, rateText } from './view.js';
+import type { Distribution, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
+import { GOODPUT_COLUMN, goodputText, rateStatusWords, rateText, sloMeetsText } from './view.js';
 
 /** The measurements table's columns (a Goodput column follows with an SLO). */
 export const RATE_MEASUREMENTS_COLUMNS = [
@@ -80,4 +80,17 @@ export function rateMeasurementRow(context: number, rate: number, cell: RateCell
 /** `8K at 2 req/s, 32K at 4 req/s`: each context's knee (first Saturated rate); '' when none saturated */
 export function kneeText(knees: ReadonlyMap<number, number>): string {
   return [...knees].map(([context, rate]) => `${contextLabel(context)} at ${rateText(rate)} req/s`).join(', ');
+}
+
+/** The columns of the highest-rate search's own cells: the measurements, goodput and the SLO verdict. */
+export const SEARCHED_RATE_COLUMNS = [...RATE_MEASUREMENTS_COLUMNS, GOODPUT_COLUMN, 'Meets SLO'] as const;
+
+/** The highest-rate search's own rate cells (adaptive), by context then rate; [] when none. */
+export function searchedRateCells(result: Partial<Pick<SpeedMatrixResult, 'rateCells'>>): RateCellResult[] {
+  return (result.rateCells ?? []).filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.rate - b.rate);
+}
+
+/** A searched rate cell's row under SEARCHED_RATE_COLUMNS, plain text (each page escapes it). */
+export function searchedRateRow(cell: RateCellResult): string[] {
+  return [...rateMeasurementRow(cell.context, cell.rate, cell, ''), goodputText(cell), sloMeetsText(cell)];
 }

@@ -84,6 +84,12 @@ export function goodputText(cell: Pick<CellResult, 'goodput'> | undefined): stri
   return `${percent(g.requests.share)} (${percent(g.tokens.share)} of tokens)`;
 }
 
+/** Whether a cell met the SLO, in words: "yes", "no: <what bound>", or — when it was not judged. */
+export function sloMeetsText(cell: Pick<CellResult, 'slo'> | Pick<RateCellResult, 'slo'>): string {
+  if (!cell.slo) return ABSENT;
+  return cell.slo.meets ? 'yes' : `no: ${cell.slo.binding?.detail ?? ''}`;
+}
+
 /**
  * A capacity row's goodput: the confirming cell's where the answer was measured once more (it is
  * not the search's cell at the same concurrency, listed with its own), said so.
