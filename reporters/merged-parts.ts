@@ -28,6 +28,7 @@ export function readMergedParts(given: string, root: string, testModules: Readon
     // Vitest read them first: not reached
   }
   const testNames = new Set(testModules.flatMap((m) => [...m.children.allTests()].map((t) => t.name)));
+  const matrixTestNames = matrix.flatMap((m) => [...m.children.allTests()].map((t) => t.name));
   const filesWithoutTests = matrix.filter((m) => [...m.children.allTests()].length === 0).map((m) => relative(root, m.moduleId));
-  return { folder, blobFiles, testNames, filesWithoutTests, blobsOfFile };
+  return { folder, blobFiles, testNames, matrixTestNames, filesWithoutTests, blobsOfFile };
 }

@@ -170,13 +170,13 @@ export default class SpeedMatrixReporter implements Reporter {
     const metas = metasOf(testModules);
     const merged = this.mergedParts(testModules);
     if (metas.length === 0) {
-      // a merge of blobs whose matrix tests measured nothing (only an empty row group's shard)
-      const matrix = merged !== undefined ? testModules.filter((m) => this.inMatrixProject(m.project.name)) : [];
-      if (merged !== undefined && matrix.length > 0) this.fail(nothingMeasuredMessage(matrix.flatMap((m) => [...m.children.allTests()].map((t) => t.name)), merged));
+      // a merge of blobs whose matrix files measured nothing (only an empty row group's shard)
+      if (merged !== undefined && merged.blobsOfFile.size > 0) this.fail(nothingMeasuredMessage(merged));
       return;
     }
     // a merge of shards that measured different things would be one page of mixed cells
-    const mixed = mixedRunsMessage(runInfosOf(metas));
+    const infos = runInfosOf(metas);
+    const mixed = mixedRunsMessage(infos);
     if (mixed !== undefined) {
       const live = this.lastWritten
         ? ` The page in ${this.resultsFolder()} written as results came in holds only the ${this.lastWritten.keys.size} results before the first of another run, and stays marked partial.`
@@ -202,7 +202,7 @@ export default class SpeedMatrixReporter implements Reporter {
     if (merged !== undefined) {
       const absent = absentFromMergeMessage(result.incomplete?.missing ?? [], merged);
       if (absent !== undefined) this.fail(absent);
-      const spread = startSpreadNote([...runInfosOf(metas).values()]);
+      const spread = startSpreadNote([...infos.values()]);
       if (spread !== undefined) this.log(`${PREFIX} ${spread}`);
     }
     const missing = this.missingThresholds(result);

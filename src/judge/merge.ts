@@ -81,6 +81,8 @@ export interface MergedParts {
   blobFiles: readonly string[];
   /** the names of every test in the merged blobs */
   testNames: ReadonlySet<string>;
+  /** the names of the matrix files' tests, in file order */
+  matrixTestNames: readonly string[];
   /** the matrix files in the blobs that defined no test (their setup failed: the server was not reached, a config error) */
   filesWithoutTests: readonly string[];
   /** each matrix file of the merge, and the blobs that name it */
@@ -120,8 +122,8 @@ export function absentFromMergeMessage(missing: readonly string[], parts: Merged
 }
 
 /** Why a merge whose matrix tests measured nothing (only an empty row group's shard, say) writes no page. */
-export function nothingMeasuredMessage(matrixTestNames: readonly string[], parts: MergedParts): string {
-  const tests = matrixTestNames.length > 0 ? `their matrix tests: ${listed(matrixTestNames.map((n) => `"${n}"`), 4)}` : 'no matrix test';
+export function nothingMeasuredMessage(parts: MergedParts): string {
+  const tests = parts.matrixTestNames.length > 0 ? `their matrix tests: ${listed(parts.matrixTestNames.map((n) => `"${n}"`), 4)}` : 'no matrix test';
   const gap = absentShardBlobs(parts.blobFiles).length > 0 || parts.filesWithoutTests.length > 0 ? `: ${whereAndFix(parts)}` : '';
   return `the blobs in ${parts.folder} hold no measured cell or row (${tests}), so no page is written${gap}`;
 }

@@ -9,6 +9,7 @@ const parts = (over: Partial<MergedParts> = {}): MergedParts => ({
   folder: '/tmp/blobs',
   blobFiles: ['blob-1-2.json'],
   testNames: new Set(['decode 0/1', 'prefill 1K', 'decode 1K/1']),
+  matrixTestNames: [],
   filesWithoutTests: [],
   blobsOfFile: new Map(),
   ...over,
@@ -87,10 +88,10 @@ describe('a merge that lacks planned cells', () => {
   });
 
   test('a merge that measured nothing names its tests, and the absent blob where one is', () => {
-    const text = nothingMeasuredMessage(['row group 3 of 4: no rows of this matrix'], parts({ blobFiles: ['blob-3-4.json'] }));
+    const text = nothingMeasuredMessage(parts({ matrixTestNames: ['row group 3 of 4: no rows of this matrix'], blobFiles: ['blob-3-4.json'] }));
     expect(text).toMatch(/^the blobs in \/tmp\/blobs hold no measured cell or row \(their matrix tests: "row group 3 of 4: no rows of this matrix"\), so no page is written: blob-1-4.json, blob-2-4.json, blob-4-4.json are not there\. Every shard/);
     // every blob there and every file defined its tests: no advice to upload
-    expect(nothingMeasuredMessage(['row group 2 of 2: no rows of this matrix'], parts({ blobFiles: ['blob-1-2.json', 'blob-2-2.json'] }))).toMatch(/so no page is written$/);
+    expect(nothingMeasuredMessage(parts({ matrixTestNames: ['row group 2 of 2: no rows of this matrix'], blobFiles: ['blob-1-2.json', 'blob-2-2.json'] }))).toMatch(/so no page is written$/);
   });
 });
 
