@@ -175,6 +175,11 @@ export async function measureRateCell(
   const notRun = (error: unknown): RateCellResult => ({ ...base, status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: (error as Error)?.message ?? String(error), finishedAt: new Date().toISOString() });
   const windowMs = cfg.matrix.windowS * 1000;
   const schedule = arrivalSchedule({ rate: cell.rate, process: arrival, seed: cell.seed, windowMs, rampMs: settings.rampS * 1000 });
+  const inWindow = (at: number) => at >= schedule.windowStartMs && at < schedule.windowStartMs + windowMs;
+  const scheduledInWindow = Array.from(schedule.atMs).filter(inWindow).length;
+  // no request is due in the window: nothing to measure or judge, so nothing is sent (it read Valid at 0 req/s, and failed for no output tokens)
+  const empty = emptyWindowReason(scheduledInWindow, cell.rate, cfg.matrix.windowS);
+  if (empty !== undefined) return notRun(new Error(empty));
   let load: CellLoad;
   try {
     load = await openCellLoad(run, { context: cell.context, concurrency: 1, key: cell.key, repeat: 0, requestBase: PROMPT_BASE + cell.index * PROMPTS_PER_RATE, expectedRequests: schedule.atMs.length });
@@ -205,11 +210,6 @@ export async function measureRateCell(
     if (!signal.aborted && error instanceof ClientThreadError) return notRun(error);
     throw error;
   }
-  const inWindow = (at: number) => at >= schedule.windowStartMs && at < schedule.windowStartMs + windowMs;
-  const scheduledInWindow = Array.from(schedule.atMs).filter(inWindow).length;
-  // no request was due in the window: nothing to measure or judge (it read Valid at 0 req/s, and failed for no output tokens)
-  const empty = emptyWindowReason(scheduledInWindow, cell.rate, cfg.matrix.windowS);
-  if (empty !== undefined) return notRun(new Error(empty));
   const figures = computeRateFigures({ requests: raw.requests, scheduledInWindow, unsent: raw.unsent, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, samples: raw.samples });
   const timelines = raw.requests.map((r) => r.timeline);
   const verdict = judgeRateStatus({
