@@ -107,8 +107,8 @@ function whereAndFix(parts: MergedParts): string {
 }
 
 /**
- * Why a merge is missing part of its run: the planned cells and rows (collect.ts `incomplete.missing`,
- * "prefill 1K" or "8K/4") that no test in the merged blobs stands for, so no shard's blob that was
+ * Why a merge is missing part of its run: the planned cells and rows (collect.ts `incomplete.missing`:
+ * a prefill row by its test's name, "prefill 1K", a cell by its key, "8K/4") that no test in the merged blobs stands for, so no shard's blob that was
  * merged ever held them; undefined when there are none. A test that is there but did not measure
  * (left out by -t, failed) is not counted: the run's own report says why.
  */

@@ -109,7 +109,7 @@ export function collectResult(
     const have = new Set(result.cells.filter((c) => !c.adaptive).map((c) => cellKey(c.context, c.concurrency)));
     const haveRows = new Set(result.prefill.map((p) => p.contextLabel));
     const missing = [
-      ...[...plannedPrefill].filter((k) => !haveRows.has(k)).map((k) => `prefill ${k}`),
+      ...[...plannedPrefill].filter((k) => !haveRows.has(k)).map((k) => testNames.prefill(k)),
       ...[...plannedCells].filter((k) => !have.has(k)).sort(compareCellKeys),
     ];
     if (notRun.length > 0 || missing.length > 0) result.incomplete = { notRun, missing };
