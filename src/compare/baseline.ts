@@ -7,7 +7,7 @@
  * part of the matrix can still be checked.
  */
 import { ConfigError } from '../errors.js';
-import { cellKey } from '../shapes/labels.js';
+import { cellKey, rateCellKey } from '../shapes/labels.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
 import { matrixDifferences } from '../judge/compare.js';
@@ -29,6 +29,7 @@ export function asBaseline(path: string, result: SpeedMatrixResult, overrides?: 
     result,
     cells: new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c])),
     prefill: new Map(result.prefill.map((p) => [p.context, p])),
+    rateCells: new Map((result.rateCells ?? []).filter((c) => !c.adaptive).map((c) => [rateCellKey(c.context, c.rate), c])),
     tolerances: resolveTolerances(overrides),
   };
 }

@@ -100,7 +100,7 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
     const notes: string[] = [];
     if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
     if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
-    if (comparison.rateCellsNote) notes.push(`note: ${comparison.rateCellsNote}`);
+    for (const r of comparison.rates) if (r.note) notes.push(`note: ${r.key}/s ${r.note}`);
     if (args.out) {
       try {
         ensureDir(dirname(args.out));

@@ -4,11 +4,12 @@
  * regressed figure (empty: pass). A cell or row the baseline does not have is not gated. Reading
  * and checking the baseline file is src/compare/baseline.ts's. Pure.
  */
-import { cellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, SpeedMatrixResult } from '../shapes/result.js';
+import { cellKey, rateCellKey } from '../shapes/labels.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import type { ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCell, comparePrefill } from './compare.js';
 import { compareCapacityRow, compareRateCapacityRow } from './compare-capacity.js';
+import { compareRateCell } from './compare-rate.js';
 
 /** What the gate compares with: the baseline run, its matrix cells and prefill rows, the tolerances. */
 export interface Baseline {
@@ -16,6 +17,8 @@ export interface Baseline {
   /** the baseline's matrix cells by key (not the capacity search's adaptive ones) */
   cells: Map<string, CellResult>;
   prefill: Map<number, PrefillRowResult>;
+  /** the baseline's open-loop rate cells by key ("8K@2"; not the rate search's adaptive ones) */
+  rateCells: Map<string, RateCellResult>;
   tolerances: ResolvedTolerances;
 }
 
@@ -31,6 +34,13 @@ export function baselinePrefillFailures(baseline: Baseline, row: PrefillRowResul
   const base = baseline.prefill.get(row.context);
   if (!base) return [];
   return comparePrefill(base, row, baseline.tolerances).figures.flatMap((f) => (f.fails && f.message ? [f.message] : []));
+}
+
+/** Regression lines of one measured open-loop rate cell against the baseline's cell of the same context and rate (compare-rate.ts). */
+export function baselineRateCellFailures(baseline: Baseline, cell: RateCellResult, windowS: number): string[] {
+  const base = baseline.rateCells.get(rateCellKey(cell.context, cell.rate));
+  if (!base) return [];
+  return compareRateCell(base, cell, baseline.tolerances, windowS).figures.flatMap((f) => (f.fails && f.message ? [f.message] : []));
 }
 
 /**

@@ -18,45 +18,14 @@
  */
 import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
-import { cellFigureValue, formatValue, prefillFigureValue } from './thresholds.js';
-import {
-  HIGHER_IS_BETTER_FIGURES,
-  REGRESSION_CELL_FIGURES,
-  REGRESSION_PREFILL_FIGURES,
-  type FigureTolerance,
-  type ResolvedTolerances,
-} from '../thresholds/tolerances.js';
+import { cellFigureValue, prefillFigureValue } from './thresholds.js';
+import { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCapacity, compareRateCapacity, type CapacityDelta, type RateCapacityDelta } from './compare-capacity.js';
+import { compareFigure, type FigureDelta, type RowComparison, type Verdict } from './compare-figure.js';
+import { compareRateCells } from './compare-rate.js';
 
-export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
-
-export interface FigureDelta {
-  figure: string;
-  base?: number;
-  next?: number;
-  /** (next − base) / base; undefined when a value is missing */
-  change?: number;
-  higherIsBetter: boolean;
-  tolerance: FigureTolerance;
-  /** relative spread of the repeats added to the tolerance (0 when neither side repeated) */
-  spread: number;
-  verdict: Verdict;
-  /** true when this figure fails the gate */
-  fails: boolean;
-  /** readable verdict line for a failing figure */
-  message?: string;
-}
-
-export interface RowComparison {
-  kind: 'cell' | 'prefill';
-  /** "8K/16" for a cell, "8K" for a prefill row */
-  key: string;
-  context: number;
-  concurrency?: number;
-  baseStatus?: string;
-  nextStatus?: string;
-  figures: FigureDelta[];
-}
+export { compareFigure, formatChange, relativeChange, toleranceNote } from './compare-figure.js';
+export type { FigureDelta, FigureInput, RowComparison, Verdict } from './compare-figure.js';
 
 export interface Comparison {
   cells: RowComparison[];
@@ -68,81 +37,11 @@ export interface Comparison {
   /** the highest open-loop rate at the SLO per context (absent when neither run searched one) */
   rateCapacity?: RateCapacityDelta[];
   rateCapacityNote?: string;
-  /** why open-loop rate cells are not on the diff, where either run has some: they are not compared figure by figure */
-  rateCellsNote?: string;
-  /** every failing figure's message, prefill rows first, capacity last */
+  /** the open-loop rate cells, figure by figure (compare-rate.ts); empty when neither run has any */
+  rates: RowComparison[];
+  /** every failing figure's message: prefill rows, cells, rate cells, capacity last */
   failures: string[];
   counts: Record<Verdict, number>;
-}
-
-/** Relative change of `next` against `base`. */
-export function relativeChange(base: number, next: number): number {
-  if (base === 0) return next === 0 ? 0 : next > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-  return (next - base) / base;
-}
-
-/** `+4.2%`, `−19.5%` (Unicode minus), `+∞%`. */
-export function formatChange(change: number): string {
-  if (!Number.isFinite(change)) return change > 0 ? '+∞%' : '−∞%';
-  const text = `${Math.abs(change * 100).toFixed(1)}%`;
-  if (text === '0.0%') return '±0.0%';
-  return change < 0 ? `−${text}` : `+${text}`;
-}
-
-function formatPercent(fraction: number): string {
-  const p = fraction * 100;
-  return `${Number.isInteger(p) ? p.toFixed(0) : p.toFixed(1)}%`;
-}
-
-/** `(tolerance 5%)`, `(tolerance 10% + spread 3.2%, at least 5 ms)` */
-export function toleranceNote(figure: string, tolerance: FigureTolerance, spread: number): string {
-  const shownSpread = spread >= 0.0005 ? ` + spread ${formatPercent(spread)}` : '';
-  const parts = [`tolerance ${formatPercent(tolerance.relative)}${shownSpread}`];
-  if (tolerance.absolute > 0) parts.push(`at least ${Number(tolerance.absolute.toPrecision(3))}${figure.endsWith('Ms') ? ' ms' : ''}`);
-  return `(${parts.join(', ')})`;
-}
-
-export interface FigureInput {
-  /** prefix of messages: "8K/16" or "prefill 8K" */
-  label: string;
-  figure: string;
-  base: number | undefined;
-  next: number | undefined;
-  tolerance: FigureTolerance;
-  spread: number;
-  /** the new result has this cell/row (so a missing value there is the cell's own fault) */
-  nextPresent: boolean;
-}
-
-/** Verdict of one figure (the rule in this file's header). */
-export function compareFigure(input: FigureInput): FigureDelta {
-  const { label, figure, base, next, tolerance, spread } = input;
-  const higherIsBetter = HIGHER_IS_BETTER_FIGURES.has(figure);
-  const out: FigureDelta = { figure, higherIsBetter, tolerance, spread, verdict: 'missing', fails: false };
-  if (base !== undefined) out.base = base;
-  if (next !== undefined) out.next = next;
-  if (base === undefined || next === undefined) {
-    if (base !== undefined && input.nextPresent) {
-      out.fails = true;
-      out.message = `${label} ${figure} missing vs baseline ${formatValue(base)}`;
-    }
-    return out;
-  }
-  const change = relativeChange(base, next);
-  out.change = change;
-  const worse = higherIsBetter ? -change : change;
-  const allowed = tolerance.relative + spread;
-  const beyondFloor = Math.abs(next - base) > tolerance.absolute;
-  if (worse > allowed && beyondFloor) {
-    out.verdict = 'regressed';
-    out.fails = true;
-    out.message = `${label} ${figure} ${formatValue(next)} vs baseline ${formatValue(base)}: ${formatChange(change)} ${toleranceNote(figure, tolerance, spread)}`;
-  } else if (-worse > allowed && beyondFloor) {
-    out.verdict = 'improved';
-  } else {
-    out.verdict = 'within-noise';
-  }
-  return out;
 }
 
 /** relative half-range of a figure over a cell's or prefill row's repeats; 0 when measured once */
@@ -227,9 +126,11 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
   const contexts = [...new Set([...baseRows.keys(), ...nextRows.keys()])].sort((a, b) => a - b);
   const prefill = contexts.map((c) => comparePrefill(baseRows.get(c), nextRows.get(c), tolerances));
 
+  const rateCells = compareRateCells(base, next, tolerances);
+
   const counts: Record<Verdict, number> = { improved: 0, regressed: 0, 'within-noise': 0, missing: 0 };
   const failures: string[] = [];
-  for (const row of [...prefill, ...cells]) {
+  for (const row of [...prefill, ...cells, ...rateCells]) {
     for (const f of row.figures) {
       counts[f.verdict]++;
       if (f.fails && f.message) failures.push(f.message);
@@ -242,25 +143,13 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
   return {
     cells,
     prefill,
+    rates: rateCells,
     capacity: capacity.rows,
     ...(capacity.note ? { capacityNote: capacity.note } : {}),
     ...(rates.rows.length > 0 ? { rateCapacity: rates.rows } : {}),
     ...(rates.note ? { rateCapacityNote: rates.note } : {}),
-    ...rateCellsNote(base, next, rates.rows.length > 0),
     failures,
     counts,
-  };
-}
-
-/** Where either run has open-loop rate cells (their own cells, not the search's): a note that they are not compared; `capacityCompared`: the highest rate at the SLO was. */
-function rateCellsNote(base: SpeedMatrixResult, next: SpeedMatrixResult, capacityCompared: boolean): { rateCellsNote?: string } {
-  const count = (r: SpeedMatrixResult) => (r.rateCells ?? []).filter((c) => !c.adaptive).length;
-  const [b, n] = [count(base), count(next)];
-  if (b + n === 0) return {};
-  return {
-    rateCellsNote:
-      `Open-loop rate cells are not compared figure by figure (the baseline has ${b}, the new run ${n}): ` +
-      `their latencies from the schedule are on each run's page${capacityCompared ? ', and the highest rate at the SLO is compared above' : base.rateCapacity || next.rateCapacity ? '' : '; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared'}.`,
   };
 }
 

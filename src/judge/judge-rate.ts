@@ -23,6 +23,7 @@
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
 import { clientLimitedEvidence } from './status.js';
+import { baselineRateCellFailures, type Baseline } from './baseline-gate.js';
 import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
@@ -189,10 +190,14 @@ export interface RateRules {
    */
   allowanceForCoresOnly?: boolean;
   allowErrors: boolean;
+  /** the in-run gate's baseline (LLM_BENCH_BASELINE) and the window both runs measured */
+  baseline?: { baseline: Baseline; windowS: number };
 }
 
 export interface RateJudgement {
   thresholdFailures: string[];
+  /** the baseline's regression lines; absent without a baseline */
+  baselineFailures?: string[];
 }
 
 /** The judgement of a rate cell's result: its failure lines and its SLO verdict. */
@@ -214,7 +219,10 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
   if (f && f.outputTokens === 0 && !cell.statuses.includes('client-limited')) {
     failures.push(`${key} measured no output tokens in its window (${f.failedRequests} failed requests)`);
   }
-  return { thresholdFailures: failures };
+  return {
+    thresholdFailures: failures,
+    ...(rules.baseline ? { baselineFailures: baselineRateCellFailures(rules.baseline.baseline, cell, rules.baseline.windowS) } : {}),
+  };
 }
 
 /** The failure line of a Client-limited rate cell: each rule that marked it, with its figures and fix (rateClientLimitedWhy). */

@@ -127,11 +127,15 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       allowClientLimited: cfg.allowClientLimited,
       allowanceForCoresOnly: cfg.allowClientLimitedWhy !== undefined,
       allowErrors: cfg.allowErrors,
+      ...(run.baseline ? { baseline: { baseline: run.baseline, windowS: cfg.matrix.windowS } } : {}),
     });
     result.thresholdFailures = judgement.thresholdFailures;
+    if (judgement.baselineFailures) result.baselineFailures = judgement.baselineFailures;
     publish(cell, result, tc);
     if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s was not measured: ${result.notRunReason}`, run.debug === true);
-    if (judgement.thresholdFailures.length > 0 && !run.updating) throw new CellFailure(judgement.thresholdFailures, run.debug === true);
+    // as a decode cell's (cell-test.ts finishCell), except that -u writes no rate cell budget: a -u run fails on neither
+    const failures = [...judgement.thresholdFailures, ...(judgement.baselineFailures ?? [])];
+    if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);
   };
 }
 

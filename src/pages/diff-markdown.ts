@@ -38,19 +38,19 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
   );
   if (failing > 0) out.push('## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), '');
 
-  const improved = [...c.prefill, ...c.cells].flatMap((r) => r.figures.filter((f) => f.verdict === 'improved').map((f) => [r, f] as const));
+  const improved = [...c.prefill, ...c.cells, ...c.rates].flatMap((r) => r.figures.filter((f) => f.verdict === 'improved').map((f) => [r, f] as const));
   if (improved.length > 0) {
     out.push('## Improvements', '');
     for (const [r, f] of improved) {
-      out.push(`- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key} ${f.figure} ${formatValue(f.next!)} vs baseline ${formatValue(f.base!)}: ${formatChange(f.change!)}`);
+      out.push(`- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key}${r.kind === 'rate' ? '/s' : ''} ${f.figure} ${formatValue(f.next!)} vs baseline ${formatValue(f.base!)}: ${formatChange(f.change!)}`);
     }
     out.push('');
   }
 
   out.push(...capacityLines(c, input.next));
   out.push(...rateCapacityLines(c, input.next));
-  if (c.rateCellsNote) out.push(escapeText(c.rateCellsNote), '');
   out.push(...gridLines(c.cells));
+  out.push(...rateLines(c.rates));
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));
   out.push(row(Array<string>(9).fill('---')));
@@ -64,10 +64,24 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
   out.push(
     'A figure regressed when it moved the wrong way (tok/s down, latencies up) by more than its tolerance plus the ' +
       'relative spread (half the range over the median) of repeated measurements on both sides, and by more than its absolute floor. ' +
-      'Tolerances: src/compare/tolerances.ts, overridden by `tolerances.regression` in the threshold file.',
+      'Tolerances: src/thresholds/tolerances.ts, overridden by `tolerances.regression` in the threshold file.',
     '',
   );
   return out.join('\n');
+}
+
+/** The open-loop rate cells, figure by figure; [] when neither run has any. */
+function rateLines(rates: RowComparison[]): string[] {
+  if (rates.length === 0) return [];
+  const out = ['## Open-loop rate cells', '', 'Per context and offered rate (requests/s): the achieved rate, total tok/s, TTFT from the schedule (median, p99) and time between tokens (median), baseline → new.', ''];
+  out.push(row(['Context', 'Offered rate', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']), row(Array<string>(8).fill('---')));
+  for (const r of rates) {
+    const lead = [contextLabel(r.context), `${r.rate} req/s`];
+    for (const f of r.figures) out.push(row([...lead, ...figureRow(r, f).slice(3)]));
+    if (r.figures.length === 0) out.push(row([...lead, '—', status(r.baseStatus), status(r.nextStatus), '—', '—', escapeCell(r.note ?? '—')]));
+  }
+  out.push('');
+  return out;
 }
 
 function describe(info: RunInfo, label: string | undefined): string {
@@ -113,7 +127,7 @@ function figureRow(r: RowComparison, f: FigureDelta): string[] {
 }
 
 function phase(r: RowComparison): string {
-  return r.kind === 'prefill' ? 'Prefill' : 'Sustained decode';
+  return r.kind === 'prefill' ? 'Prefill' : r.kind === 'rate' ? 'Open-loop rate' : 'Sustained decode';
 }
 
 function status(s: string | undefined): string {

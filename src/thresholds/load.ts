@@ -10,6 +10,7 @@ import {
   PREFILL_FIGURES,
   REGRESSION_CELL_FIGURES,
   REGRESSION_PREFILL_FIGURES,
+  REGRESSION_RATE_FIGURES,
   ThresholdsFileSchema,
   type ThresholdsFile,
 } from './schema.js';
@@ -122,10 +123,10 @@ function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 2 && (path[0] === 'cells' || path[0] === 'prefill')) return ['status', 'min', 'max'];
   if (path.length === 2 && (path[0] === 'capacity' || path[0] === 'rateCapacity')) return ['min'];
   if (path.length === 1 && path[0] === 'tolerances') return ['acceptStatuses', 'slack', 'regression'];
-  if (path.length === 2 && path[0] === 'tolerances' && path[1] === 'regression') return ['cells', 'prefill', 'capacity'];
+  if (path.length === 2 && path[0] === 'tolerances' && path[1] === 'regression') return ['cells', 'prefill', 'rates', 'capacity'];
   if (path.length === 3 && path[0] === 'tolerances' && path[1] === 'regression') {
     if (path[2] === 'capacity') return ['relative', 'absolute'];
-    return path[2] === 'prefill' ? REGRESSION_PREFILL_FIGURES : REGRESSION_CELL_FIGURES;
+    return path[2] === 'prefill' ? REGRESSION_PREFILL_FIGURES : path[2] === 'rates' ? REGRESSION_RATE_FIGURES : REGRESSION_CELL_FIGURES;
   }
   // one figure's tolerance object, e.g. tolerances.regression.cells.ttftMs
   if (path.length === 4 && path[0] === 'tolerances' && path[1] === 'regression') return ['relative', 'absolute'];

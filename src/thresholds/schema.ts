@@ -59,6 +59,8 @@ export const PrefillBudgetSchema = z
 /** Figures the baseline comparison gates (cells: ttftMs and timeBetweenTokensMs are their medians). */
 export const REGRESSION_CELL_FIGURES = ['totalTokensPerSecond', 'perRequestTokensPerSecond', 'ttftMs', 'timeBetweenTokensMs'] as const;
 export const REGRESSION_PREFILL_FIGURES = ['promptTokensPerSecond', 'ttftMs'] as const;
+/** Figures the baseline comparison gates on an open-loop rate cell: ttftFromScheduleMs and tbtMs are medians. */
+export const REGRESSION_RATE_FIGURES = ['completedRate', 'totalTokensPerSecond', 'ttftFromScheduleMs', 'ttftFromScheduleP99Ms', 'tbtMs'] as const;
 
 /** A figure's regression tolerance: a fraction (0.05 = 5 %), or a fraction plus an absolute floor in the figure's unit. */
 function toleranceSchema(maxRelative: number | undefined) {
@@ -86,7 +88,7 @@ const FALL_ABOVE_ONE = 'a fraction from 0 to 1 (0.25 = 25 %): this figure cannot
 export const RegressionToleranceSchema = toleranceSchema(undefined);
 /** a tolerance of a figure that regresses downward (tok/s, users): at most 1 */
 const FallToleranceSchema = toleranceSchema(1);
-const FALLING = new Set<string>(['totalTokensPerSecond', 'perRequestTokensPerSecond', 'promptTokensPerSecond']);
+const FALLING = new Set<string>(['totalTokensPerSecond', 'perRequestTokensPerSecond', 'promptTokensPerSecond', 'completedRate']);
 
 function regressionBlock<const T extends readonly string[]>(names: T, description: string) {
   const shape = Object.fromEntries(names.map((n) => [n, (FALLING.has(n) ? FallToleranceSchema : RegressionToleranceSchema).optional()])) as {
@@ -98,6 +100,10 @@ function regressionBlock<const T extends readonly string[]>(names: T, descriptio
 export const RegressionTolerancesSchema = z.strictObject({
   cells: regressionBlock(REGRESSION_CELL_FIGURES, 'per sustained-decode figure').optional(),
   prefill: regressionBlock(REGRESSION_PREFILL_FIGURES, 'per prefill figure').optional(),
+  rates: regressionBlock(
+    REGRESSION_RATE_FIGURES,
+    'per open-loop rate cell figure (completedRate in requests/s; ttftFromScheduleMs and tbtMs are medians, ttftFromScheduleP99Ms the p99)',
+  ).optional(),
   capacity: FallToleranceSchema.optional().describe(
     'capacity at the SLO per context row (users): relative, with an absolute floor in users; default 5 % and at least 1 user or the search\'s resolution',
   ),
@@ -116,7 +122,7 @@ export const TolerancesSchema = z
       .optional()
       .describe('extra relative slack at evaluation: min × (1 − slack), max × (1 + slack); default 0'),
     regression: RegressionTolerancesSchema.optional().describe(
-      'baseline comparison (LLM_BENCH_BASELINE, `llm-speed-matrix compare`): how far a figure may move the wrong way before the cell fails; defaults in src/compare/tolerances.ts',
+      'baseline comparison (LLM_BENCH_BASELINE, `llm-speed-matrix compare`): how far a figure may move the wrong way before the cell fails; defaults in src/thresholds/tolerances.ts',
     ),
   })
   .describe('how strictly budgets are applied');

@@ -6,20 +6,25 @@
  *   cells:   totalTokensPerSecond 5 %, perRequestTokensPerSecond 5 %,
  *            timeBetweenTokensMs 5 % (and more than 0.5 ms), ttftMs 10 % (and more than 5 ms)
  *   prefill: promptTokensPerSecond 10 %, ttftMs 10 % (and more than 5 ms)
+ *   open-loop rate cells: completedRate 5 % (and more than one request in the window),
+ *            totalTokensPerSecond 5 %, ttftFromScheduleMs (median) 10 % (and more than 5 ms),
+ *            ttftFromScheduleP99Ms 20 % (and more than 10 ms), tbtMs (median) 5 % (and more than 0.5 ms)
  *   capacity at the SLO: 5 % (and more than 1 user; never less than the baseline search's resolution)
  * Throughput and time between tokens are averages over a whole window, so they are steady; TTFT
- * and prefill come from few requests (prefill from one), so they get more room. The absolute
+ * and prefill come from few requests (prefill from one), so they get more room, and a p99 more still. The absolute
  * floors keep timer and scheduling jitter on millisecond latencies from reading as a regression.
  */
 import {
   REGRESSION_CELL_FIGURES,
   REGRESSION_PREFILL_FIGURES,
+  REGRESSION_RATE_FIGURES,
   type RegressionTolerance,
   type RegressionTolerances,
 } from './schema.js';
 
 export type CellCompareFigure = (typeof REGRESSION_CELL_FIGURES)[number];
 export type PrefillCompareFigure = (typeof REGRESSION_PREFILL_FIGURES)[number];
+export type RateCompareFigure = (typeof REGRESSION_RATE_FIGURES)[number];
 
 /** A resolved tolerance: relative fraction plus an absolute floor in the figure's unit (0 = none). */
 export interface FigureTolerance {
@@ -30,6 +35,8 @@ export interface FigureTolerance {
 export interface ResolvedTolerances {
   cells: Record<CellCompareFigure, FigureTolerance>;
   prefill: Record<PrefillCompareFigure, FigureTolerance>;
+  /** open-loop rate cells (completedRate's floor is raised to one request in the window where compared: src/judge/compare-rate.ts) */
+  rates: Record<RateCompareFigure, FigureTolerance>;
   /** capacity at the SLO, in users */
   capacity: FigureTolerance;
 }
@@ -45,6 +52,13 @@ export const DEFAULT_TOLERANCES: ResolvedTolerances = {
     promptTokensPerSecond: { relative: 0.1, absolute: 0 },
     ttftMs: { relative: 0.1, absolute: 5 },
   },
+  rates: {
+    completedRate: { relative: 0.05, absolute: 0 },
+    totalTokensPerSecond: { relative: 0.05, absolute: 0 },
+    ttftFromScheduleMs: { relative: 0.1, absolute: 5 },
+    ttftFromScheduleP99Ms: { relative: 0.2, absolute: 10 },
+    tbtMs: { relative: 0.05, absolute: 0.5 },
+  },
   capacity: { relative: 0.05, absolute: 1 },
 };
 
@@ -53,6 +67,7 @@ export const HIGHER_IS_BETTER_FIGURES: ReadonlySet<string> = new Set([
   'totalTokensPerSecond',
   'perRequestTokensPerSecond',
   'promptTokensPerSecond',
+  'completedRate',
 ]);
 
 function resolveOne(spec: RegressionTolerance | undefined, fallback: FigureTolerance): FigureTolerance {
@@ -70,8 +85,10 @@ export function resolveTolerances(overrides?: RegressionTolerances): ResolvedTol
   for (const name of REGRESSION_CELL_FIGURES) cells[name] = resolveOne(overrides?.cells?.[name], cells[name]);
   const prefill = { ...DEFAULT_TOLERANCES.prefill };
   for (const name of REGRESSION_PREFILL_FIGURES) prefill[name] = resolveOne(overrides?.prefill?.[name], prefill[name]);
+  const rates = { ...DEFAULT_TOLERANCES.rates };
+  for (const name of REGRESSION_RATE_FIGURES) rates[name] = resolveOne(overrides?.rates?.[name], rates[name]);
   const capacity = resolveOne(overrides?.capacity, DEFAULT_TOLERANCES.capacity);
-  return { cells, prefill, capacity };
+  return { cells, prefill, rates, capacity };
 }
 
-export { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES };
+export { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES, REGRESSION_RATE_FIGURES };

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { runCompareCli } from '../../src/compare/cli.js';
 import { main } from '../../src/cli.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
+import { rateResult } from '../results/fixtures/rate-cells.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lsm-compare-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +54,19 @@ describe('llm-speed-matrix compare', () => {
     const r = await run([base, slower, `--thresholds=${thresholds}`], { GITHUB_STEP_SUMMARY: summary });
     expect(r.code).toBe(0);
     expect(readFileSync(summary, 'utf8')).toContain('# Speed matrix comparison');
+  });
+
+  test('open-loop rate cells: a slower one fails figure by figure; one of another arrival process is a note on stderr', async () => {
+    const withRates = file('rates.json', rateResult());
+    const slowRate = rateResult((cells) => cells.map((c) => (c.contextLabel === '8K' && c.rate === 0.5 ? { ...c, figures: { ...c.figures!, tbtMs: { ...c.figures!.tbtMs!, median: 27.06 } } } : c)));
+    const r = await run([withRates, file('rates-slow.json', slowRate), '--out', join(dir, 'rates-diff.md')]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('FAIL: 1 regressed');
+    expect(r.out).toContain('8K@0.5/s tbtMs 27.1 vs baseline 18.0: +50.0% (tolerance 5%, at least 0.5 ms)');
+    const constant = rateResult((cells) => cells.map((c) => (c.contextLabel === '8K' && c.rate === 0.5 ? { ...c, arrival: 'constant' } : c)));
+    const other = await run([withRates, file('rates-constant.json', constant), '--out', join(dir, 'rates-diff2.md')]);
+    expect(other.code).toBe(0);
+    expect(other.err).toContain("note: 8K@0.5/s not compared: the baseline's requests arrived poisson, the new run's constant (other traffic)");
   });
 
   test('different schema versions: exit 2 naming both', async () => {

@@ -9,6 +9,8 @@
  * 1. The baseline run with -u writes the rateCapacity budget and shows the line on the page.
  * 2. The slowed run, gated by that file and by the baseline (LLM_BENCH_BASELINE), fails both
  *    gates, with messages that name the context and both rates, in the Vitest output and the page.
+ *    Its planned rate cells fail against the baseline's too, figure by figure: the time between
+ *    tokens is the step (10 → 16 ms, +60 % against a 5 % tolerance) at every rate.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +56,7 @@ function read(out: string): SpeedMatrixResult {
   expect(valid.ok, JSON.stringify(valid)).toBe(true);
   return json as SpeedMatrixResult;
 }
+const adaptiveOf = (r: SpeedMatrixResult) => (r.rateCells ?? []).filter((c) => c.adaptive);
 const rps = (x: number) => String(Number(x.toPrecision(3))).replace('.', '\\.');
 
 describe('rate capacity gate against the simulator', () => {
@@ -121,5 +124,19 @@ describe('rate capacity gate against the simulator', () => {
     const diff = readFileSync(join(slowOut, 'speed-matrix-diff.md'), 'utf8');
     expect(diff).toContain('## Highest rate at the SLO');
     expect(diff).toContain('**Regressed**');
+    // the planned rate cells against the baseline's, figure by figure (the search's own cells are not)
+    const slowCells = (read(slowOut).rateCells ?? []).filter((c) => !c.adaptive);
+    expect(slowCells.map((c) => c.rate)).toEqual([6, 12, 30]);
+    const six = slowCells.find((c) => c.rate === 6)!;
+    console.log(`[rate capacity] 0@6/s against the baseline: ${JSON.stringify(six.baselineFailures)}`);
+    const tbt = /^0@6\/s tbtMs (\d+\.\d) vs baseline (\d+\.\d): \+[\d.]+% \(tolerance 5%, at least 0\.5 ms\)$/;
+    const line = (six.baselineFailures ?? []).find((f) => tbt.test(f));
+    expect(line, JSON.stringify(six.baselineFailures)).toBeDefined();
+    const [, slowTbt, baseTbt] = tbt.exec(line!)!;
+    expect(Number(slowTbt) / Number(baseTbt)).toBeGreaterThan(1.3);
+    expect(slow.out).toContain(line);
+    expect(diff).toContain('## Open-loop rate cells');
+    expect(diff).toMatch(/\| 0 \| 6 req\/s \| tbtMs \| [\d.]+ \| [\d.]+ \| \+[\d.]+% \| tolerance 5%, at least 0\.5 ms \| \*\*Regressed\*\* \|/);
+    for (const c of adaptiveOf(read(slowOut))) expect(diff).not.toContain(`| 0 | ${c.rate} req/s | completedRate |`);
   });
 });

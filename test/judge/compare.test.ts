@@ -210,23 +210,96 @@ describe('diff page', () => {
 });
 
 describe('open-loop rate cells in a comparison', () => {
-  test('not compared figure by figure, and the diff page and the note say so with both counts', () => {
-    const withRates = rateResult();
-    const configured = (withRates.rateCells ?? []).filter((c) => !c.adaptive).length;
-    expect(configured).toBeGreaterThan(0);
-    const c = compareResults(sglangResult(), withRates, resolveTolerances(undefined));
-    expect(c.rateCellsNote).toBe(
-      `Open-loop rate cells are not compared figure by figure (the baseline has 0, the new run ${configured}): their latencies from the schedule are on each run's page; with an SLO (LLM_BENCH_SLO) the highest rate at it is compared.`,
+  /** the fixture's 8K@1 cell with TTFT from the schedule (median, p99) and the achieved rate changed */
+  function changed(ttftFactor: number, completedRate?: number, arrival?: string): SpeedMatrixResult {
+    return rateResult((cells) =>
+      cells.map((c) => {
+        if (c.rate !== 1 || c.contextLabel !== '8K') return c;
+        const copy = structuredClone(c);
+        const f = copy.figures!;
+        f.ttftFromScheduleMs = { ...f.ttftFromScheduleMs!, median: f.ttftFromScheduleMs!.median * ttftFactor, p99: f.ttftFromScheduleMs!.p99 * ttftFactor };
+        if (completedRate !== undefined) f.completedRate = completedRate;
+        if (arrival !== undefined) copy.arrival = arrival;
+        return copy;
+      }),
     );
-    const page = renderDiffMarkdown({ base: sglangResult().info, next: withRates.info, comparison: c, baseLabel: 'a.json', nextLabel: 'b.json' });
-    expect(page).toContain('Open-loop rate cells are not compared figure by figure (the baseline has 0');
-    // no rate cells in either: nothing said
-    expect(compareResults(sglangResult(), sglangResult(), resolveTolerances(undefined)).rateCellsNote).toBeUndefined();
-    // a highest rate at the SLO on one side only is not compared: the note does not say it was
-    const searched = rateResult();
-    searched.rateCapacity = { rows: [] };
-    const one = compareResults(sglangResult(), searched, resolveTolerances(undefined));
-    expect(one.rateCapacity ?? []).toEqual([]);
-    expect(one.rateCellsNote).not.toContain('compared above');
+  }
+
+  test('the same run against itself: every planned rate cell is a row, nothing fails', () => {
+    const c = compareResults(rateResult(), rateResult(), DEFAULT_TOLERANCES);
+    expect(c.rates.map((r) => r.key)).toEqual(['8K@0.5', '8K@1', '8K@2', '8K@4', '32K@0.5', '32K@1', '32K@2', '32K@4', '64K@0.5']);
+    expect(c.failures).toEqual([]);
+    const measured = c.rates.find((r) => r.key === '8K@1')!;
+    expect(measured.figures.map((f) => f.figure)).toEqual(['completedRate', 'totalTokensPerSecond', 'ttftFromScheduleMs', 'ttftFromScheduleP99Ms', 'tbtMs']);
+    expect(measured.figures.every((f) => f.verdict === 'within-noise')).toBe(true);
+    // Over capacity and Not run on both sides: no figure, the statuses shown
+    expect(c.rates.find((r) => r.key === '32K@4')!.figures).toEqual([]);
+  });
+
+  test('TTFT from the schedule up beyond its tolerance regresses, each with its own figure and tolerance', () => {
+    const c = compareResults(rateResult(), changed(1.5), DEFAULT_TOLERANCES);
+    expect(c.failures).toEqual([
+      '8K@1/s ttftFromScheduleMs 480.0 vs baseline 320.0: +50.0% (tolerance 10%, at least 5 ms)',
+      '8K@1/s ttftFromScheduleP99Ms 720.0 vs baseline 480.0: +50.0% (tolerance 20%, at least 10 ms)',
+    ]);
+    expect(c.counts.regressed).toBe(2);
+    // 15 % on the p99 is within its 20 %; on the median it is not
+    const slight = compareResults(rateResult(), changed(1.15), DEFAULT_TOLERANCES);
+    expect(slight.failures).toEqual(['8K@1/s ttftFromScheduleMs 368.0 vs baseline 320.0: +15.0% (tolerance 10%, at least 5 ms)']);
+    // the threshold file's tolerances.regression.rates overrides a figure's tolerance
+    const wide = resolveTolerances({ rates: { ttftFromScheduleMs: 0.6, ttftFromScheduleP99Ms: { relative: 0.6 } } });
+    expect(wide.rates.ttftFromScheduleP99Ms).toEqual({ relative: 0.6, absolute: 10 });
+    expect(compareResults(rateResult(), changed(1.5), wide).failures).toEqual([]);
+    // faster is an improvement
+    expect(compareResults(rateResult(), changed(0.5), DEFAULT_TOLERANCES).counts.improved).toBe(2);
+  });
+
+  test('the achieved rate: one request fewer in the window is never a regression, a real drop is', () => {
+    // 30 s window, 1 request/s: one request fewer is −3.3 %, inside 5 % anyway; at 0.5 req/s it is −6.7 %
+    const oneFewer = rateResult((cells) => cells.map((c) => (c.rate === 0.5 && c.contextLabel === '8K' ? { ...c, figures: { ...c.figures!, completedRate: 14 / 30 } } : c)));
+    const d = compareResults(rateResult(), oneFewer, DEFAULT_TOLERANCES);
+    expect(d.failures).toEqual([]);
+    const figure = d.rates.find((r) => r.key === '8K@0.5')!.figures.find((f) => f.figure === 'completedRate')!;
+    expect(figure.tolerance).toEqual({ relative: 0.05, absolute: 1 / 30 });
+    const drop = compareResults(rateResult(), changed(1, 0.8), DEFAULT_TOLERANCES);
+    expect(drop.failures).toEqual(['8K@1/s completedRate 0.800 vs baseline 1.0: −20.0% (tolerance 5%, at least 0.0333)']);
+  });
+
+  test('a cell that was measured and now is not fails as missing; one only in one run is listed, not gated', () => {
+    const gone = rateResult((cells) => cells.map((c) => (c.rate === 1 && c.contextLabel === '8K' ? { ...c, status: 'not-run' as const, statuses: ['not-run' as const], figures: undefined, notRunReason: 'refused' } : c)));
+    delete gone.rateCells!.find((c) => c.rate === 1 && c.contextLabel === '8K')!.figures;
+    const c = compareResults(rateResult(), gone, DEFAULT_TOLERANCES);
+    expect(c.failures).toContain('8K@1/s completedRate missing vs baseline 1.0');
+    const fewer = rateResult((cells) => cells.filter((x) => x.contextLabel !== '32K'));
+    const d = compareResults(rateResult(), fewer, DEFAULT_TOLERANCES);
+    expect(d.failures).toEqual([]);
+    expect(d.rates.find((r) => r.key === '32K@0.5')!.nextStatus).toBeUndefined();
+    // no rate cells in either run: no rows
+    expect(compareResults(sglangResult(), sglangResult(), DEFAULT_TOLERANCES).rates).toEqual([]);
+  });
+
+  test('another arrival process is other traffic: not compared, and the row says why', () => {
+    const c = compareResults(rateResult(), changed(3, undefined, 'constant'), DEFAULT_TOLERANCES);
+    expect(c.failures).toEqual([]);
+    const r = c.rates.find((x) => x.key === '8K@1')!;
+    expect(r.figures).toEqual([]);
+    expect(r.note).toBe("not compared: the baseline's requests arrived poisson, the new run's constant (other traffic)");
+  });
+
+  test('the diff page lists them in their own table, with regressions and improvements', () => {
+    const next = changed(1.5);
+    const comparison = compareResults(rateResult(), next, DEFAULT_TOLERANCES);
+    const page = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison, baseLabel: 'a.json', nextLabel: 'b.json' });
+    expect(page).toContain('## Open-loop rate cells');
+    expect(page).toContain('| 8K | 1 req/s | ttftFromScheduleP99Ms | 480.0 | 720.0 | +50.0% | tolerance 20%, at least 10 ms | **Regressed** |');
+    expect(page).toContain('| 32K | 4 req/s | — | over-capacity | over-capacity | — | — | — |');
+    expect(page).toContain('- 8K@1/s ttftFromScheduleP99Ms 720.0 vs baseline 480.0: +50.0% (tolerance 20%, at least 10 ms)');
+    const faster = compareResults(rateResult(), changed(0.5), DEFAULT_TOLERANCES);
+    const fasterPage = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: faster });
+    expect(fasterPage).toContain('- 8K@1/s ttftFromScheduleMs 160.0 vs baseline 320.0: −50.0%');
+    const other = compareResults(rateResult(), changed(1, undefined, 'constant'), DEFAULT_TOLERANCES);
+    expect(renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: other })).toContain(
+      "| 8K | 1 req/s | — | valid | valid | — | — | not compared: the baseline's requests arrived poisson, the new run's constant (other traffic) |",
+    );
   });
 });

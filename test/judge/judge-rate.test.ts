@@ -6,6 +6,8 @@ import { describe, expect, test } from 'vitest';
 import { emptyWindowReason, judgeRateCell, judgeRateStatus, RATE_DISPATCH_BOUND_MS, rateOverCapacity, type RateStatusInput } from '../../src/judge/judge-rate.js';
 import type { RateCellResult, RateFigures } from '../../src/shapes/result.js';
 import { rateSelfCheckInput } from '../../src/matrix/rate-test.js';
+import { asBaseline } from '../../src/compare/baseline.js';
+import { rateResult } from '../results/fixtures/rate-cells.js';
 
 const dist = (median: number, p99 = median) => ({ median, p90: median, p99, samples: 10 });
 function figures(over: Partial<RateFigures> = {}): RateFigures {
@@ -225,6 +227,20 @@ describe('judgeRateCell', () => {
     // a late dispatch on the simulator's shared cores is what the allowance is for
     const late = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 14, boundMs: RATE_DISPATCH_BOUND_MS, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay'] } } });
     expect(judgeRateCell('0@2/s', late, simAllowance).thresholdFailures).toEqual([]);
+  });
+  test("with a baseline (LLM_BENCH_BASELINE), the cell's regressions against the baseline's cell of the same context and rate", () => {
+    const base = cell({ figures: figures({ ttftFromScheduleMs: { median: 100, p90: 120, p99: 150, samples: 100 } }) });
+    const baseline = asBaseline('b.json', { ...rateResult(), rateCells: [base] });
+    const slower = cell({ figures: figures({ ttftFromScheduleMs: { median: 200, p90: 120, p99: 150, samples: 100 } }) });
+    const judged = judgeRateCell('0@2/s', slower, { ...rules, baseline: { baseline, windowS: 30 } });
+    expect(judged.thresholdFailures).toEqual([]);
+    expect(judged.baselineFailures).toHaveLength(1);
+    expect(judged.baselineFailures).toEqual(['0@2/s ttftFromScheduleMs 200.0 vs baseline 100.0: +100.0% (tolerance 10%, at least 5 ms)']);
+    expect(judgeRateCell('0@2/s', base, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);
+    // another rate is not in the baseline: not gated
+    expect(judgeRateCell('0@4/s', { ...slower, rate: 4 }, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);
+    // no baseline: no lines at all
+    expect(judgeRateCell('0@2/s', slower, rules).baselineFailures).toBeUndefined();
   });
   test('no output tokens fails', () => {
     expect(judgeRateCell('0@2/s', cell({ figures: figures({ outputTokens: 0 }) }), rules).thresholdFailures[0]).toMatch(/measured no output tokens/);

@@ -115,7 +115,16 @@ describe('threshold file schema: capacity', () => {
   });
 
   test('an unknown key in tolerances.regression lists capacity among the allowed ones', () => {
-    expect(parseError({ tolerances: { regression: { capcity: 0.1 } } })).toContain('tolerances.regression: unknown key "capcity"; allowed: cells, prefill, capacity');
+    expect(parseError({ tolerances: { regression: { capcity: 0.1 } } })).toContain('tolerances.regression: unknown key "capcity"; allowed: cells, prefill, rates, capacity');
+  });
+
+  test('tolerances.regression.rates: per open-loop rate cell figure; the achieved rate falls by at most all of itself', () => {
+    const parsed = parseThresholds(JSON.stringify({ tolerances: { regression: { rates: { ttftFromScheduleP99Ms: { relative: 0.5, absolute: 20 }, completedRate: 0.1 } } } }), 't.json');
+    expect(parsed.tolerances?.regression?.rates).toEqual({ ttftFromScheduleP99Ms: { relative: 0.5, absolute: 20 }, completedRate: 0.1 });
+    expect(parseError({ tolerances: { regression: { rates: { completedRate: 5 } } } })).toContain('tolerances.regression.rates.completedRate');
+    expect(parseError({ tolerances: { regression: { rates: { ttftMs: 0.1 } } } })).toContain(
+      'tolerances.regression.rates: unknown key "ttftMs"; allowed: completedRate, totalTokensPerSecond, ttftFromScheduleMs, ttftFromScheduleP99Ms, tbtMs',
+    );
   });
 
   test('the generated JSON Schema (for editors) agrees', () => {
