@@ -84,5 +84,8 @@ export function rateLine(cell: RateCellResult): string {
   if (f.unsent > 0 || f.ceilingWaited > 0) parts.push(`ceiling: ${formatCount(f.ceilingWaited)} waited, ${formatCount(f.unsent)} unsent`);
   // the page's format (text/format.ts percent): 9.9 % reads 9.9 % in both
   if (cell.goodput && cell.goodput.requests.judged > 0) parts.push(`goodput ${percent(cell.goodput.requests.share)}`);
+  // as a decode cell's line: the status is the measurement's; its checks and the baseline's may still fail it
+  const failing = (cell.thresholdFailures?.length ?? 0) + (cell.baselineFailures?.length ?? 0);
+  if (failing > 0) parts.push(`fails ${failing} check${failing === 1 ? '' : 's'}`);
   return `${head} · ${parts.join(' · ')}`;
 }

@@ -32,7 +32,7 @@ export type CellStatus =
   | 'stream-buffered'
   | 'not-run';
 /**
- * saturated: the requests in the system grew through the window (the server could not keep up; evidence.saturation); over-capacity: the KV cache cannot hold what Little's law puts in flight (not run); client-limited: the client could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back) or time its tokens (its self-check over the decode cells' bounds; evidence.clientLimited.causes)
+ * saturated: the requests in the system grew through the window (the server could not keep up; evidence.saturation); over-capacity: the KV cache cannot hold what Little's law puts in flight (not run); client-limited: the client could not send on time (dispatch delay p99 over its bound, or the in-flight ceiling held requests back) or time its tokens (its self-check over the decode cells' bounds; evidence.clientLimited.causes); not-run: not measured (notRunReason says why)
  *
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
  * via the `definition` "RateCellStatus".
@@ -1173,6 +1173,9 @@ export interface RateCellResult {
    */
   clientThreads?: number;
   promptTokens?: number;
+  /**
+   * why a not-run rate cell was not measured: it could not start (the server unreachable, its row longer than the model takes), a lower rate of its context was already Saturated, or its window held no request of its schedule
+   */
   notRunReason?: string;
   thresholdFailures?: string[];
   baselineFailures?: string[];

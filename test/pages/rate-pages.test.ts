@@ -206,6 +206,9 @@ describe('the progress line and the job summary', () => {
     const low = { ...cellOf(result, '8K@0.5'), goodput: { requests: { share: 0.099, judged: 10 }, tokens: { share: 0.1 } } as unknown as RateCellResult['goodput'] };
     expect(rateLine(low)).toMatch(/ · goodput 9\.9 %$/);
     expect(rateLine(cellOf(result, '32K@2'))).toBe('[speed-matrix] 32K@2/s: Client-limited · offered/completed 2.0/1.9 req/s · TTFT p90 900 ms (sched) · e2e p99 6.1 s · ceiling: 12 waited, 2 unsent');
+    // a cell that fails its checks or the baseline says so, as a decode cell's line does
+    const regressed = { ...cellOf(result, '8K@0.5'), baselineFailures: ['8K@0.5/s tbtMs 27.1 vs baseline 18.0: +50.0% (tolerance 5%, at least 0.5 ms)'] };
+    expect(rateLine(regressed)).toMatch(/ · e2e p99 4\.4 s · fails 1 check$/);
     expect(rateLine(cellOf(result, '32K@4'))).toBe('[speed-matrix] 32K@4/s: Over capacity');
     expect(rateLine(cellOf(result, '64K@0.5'))).toBe(`[speed-matrix] 64K@0.5/s: Not run: ${NOT_RUN_REASON}`);
   });
