@@ -101,6 +101,7 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
     if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
     if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
     for (const r of comparison.rates) if (r.note) notes.push(`note: ${r.key}/s ${r.note}`);
+    if (comparison.rateSweepNote) notes.push(`note: ${comparison.rateSweepNote}`);
     if (args.out) {
       try {
         ensureDir(dirname(args.out));

@@ -10,6 +10,9 @@
  *   1 / window: its absolute floor is raised to that (a change of one request is never a regression);
  * - cells of another arrival process (poisson against constant) offer other traffic: no figure is
  *   compared, and the row says why (`note`). A different seed is the same traffic drawn again, and is compared.
+ * A rate sweep's points (`rates: sweep`) are not compared one by one: their rates come from each
+ * run's own decode cells, so a slower server moves the points themselves (and their keys); the
+ * decode cells that place them are compared. The comparison says so (`sweepNote`).
  * Pure.
  */
 import { compareRateCellKeys, rateCellKey } from '../shapes/labels.js';
@@ -74,10 +77,28 @@ export function compareRateCell(
   return row;
 }
 
-/** The open-loop rate cells of both results (the union; the search's adaptive ones left out), by key. */
-export function compareRateCells(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerances: ResolvedTolerances): RowComparison[] {
+/** Whether a run's rate cells are a sweep's points (their rates computed in that run). */
+export function isRateSweep(result: SpeedMatrixResult): boolean {
+  return result.info.run.rates?.sweep !== undefined;
+}
+
+/**
+ * The open-loop rate cells of both results (the union; the search's adaptive ones left out), by
+ * key; none where either run swept its rates (`sweepNote` says why).
+ */
+export function compareRateCells(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerances: ResolvedTolerances): { rows: RowComparison[]; sweepNote?: string } {
   const planned = (r: SpeedMatrixResult) => new Map((r.rateCells ?? []).filter((c) => !c.adaptive).map((c) => [rateCellKey(c.context, c.rate), c]));
   const [baseCells, nextCells] = [planned(base), planned(next)];
+  if (isRateSweep(base) || isRateSweep(next)) {
+    if (baseCells.size + nextCells.size === 0) return { rows: [] };
+    const which = isRateSweep(base) && isRateSweep(next) ? 'both runs swept their rates' : `${isRateSweep(base) ? 'the baseline' : 'the new run'} swept its rates`;
+    return {
+      rows: [],
+      sweepNote:
+        `Open-loop rate cells are not compared one by one: ${which}, and a sweep's rates come from that run's own decode cells ` +
+        `(a slower server moves the points themselves). The decode cells that place them are compared above (the baseline has ${baseCells.size} rate cells, the new run ${nextCells.size}).`,
+    };
+  }
   const keys = [...new Set([...baseCells.keys(), ...nextCells.keys()])].sort(compareRateCellKeys);
-  return keys.map((k) => compareRateCell(baseCells.get(k), nextCells.get(k), tolerances, next.info.run.windowS));
+  return { rows: keys.map((k) => compareRateCell(baseCells.get(k), nextCells.get(k), tolerances, next.info.run.windowS)) };
 }

@@ -37,8 +37,10 @@ export interface Comparison {
   /** the highest open-loop rate at the SLO per context (absent when neither run searched one) */
   rateCapacity?: RateCapacityDelta[];
   rateCapacityNote?: string;
-  /** the open-loop rate cells, figure by figure (compare-rate.ts); empty when neither run has any */
+  /** the open-loop rate cells, figure by figure (compare-rate.ts); empty when neither run has any, or either swept its rates */
   rates: RowComparison[];
+  /** why the rate cells were not compared: a run swept its rates (compare-rate.ts) */
+  rateSweepNote?: string;
   /** every failing figure's message: prefill rows, cells, rate cells, capacity last */
   failures: string[];
   counts: Record<Verdict, number>;
@@ -126,7 +128,7 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
   const contexts = [...new Set([...baseRows.keys(), ...nextRows.keys()])].sort((a, b) => a - b);
   const prefill = contexts.map((c) => comparePrefill(baseRows.get(c), nextRows.get(c), tolerances));
 
-  const rateCells = compareRateCells(base, next, tolerances);
+  const { rows: rateCells, sweepNote } = compareRateCells(base, next, tolerances);
 
   const counts: Record<Verdict, number> = { improved: 0, regressed: 0, 'within-noise': 0, missing: 0 };
   const failures: string[] = [];
@@ -144,6 +146,7 @@ export function compareResults(base: SpeedMatrixResult, next: SpeedMatrixResult,
     cells,
     prefill,
     rates: rateCells,
+    ...(sweepNote ? { rateSweepNote: sweepNote } : {}),
     capacity: capacity.rows,
     ...(capacity.note ? { capacityNote: capacity.note } : {}),
     ...(rates.rows.length > 0 ? { rateCapacity: rates.rows } : {}),

@@ -127,7 +127,8 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       allowClientLimited: cfg.allowClientLimited,
       allowanceForCoresOnly: cfg.allowClientLimitedWhy !== undefined,
       allowErrors: cfg.allowErrors,
-      ...(run.baseline ? { baseline: { baseline: run.baseline, windowS: cfg.matrix.windowS } } : {}),
+      // a sweep point's rate is this run's own (judge/compare-rate.ts): not gated on a baseline cell
+      ...(run.baseline && !cell.sweep ? { baseline: { baseline: run.baseline, windowS: cfg.matrix.windowS } } : {}),
     });
     result.thresholdFailures = judgement.thresholdFailures;
     if (judgement.baselineFailures) result.baselineFailures = judgement.baselineFailures;

@@ -51,6 +51,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
   out.push(...rateCapacityLines(c, input.next));
   out.push(...gridLines(c.cells));
   out.push(...rateLines(c.rates));
+  if (c.rateSweepNote) out.push(escapeText(c.rateSweepNote), '');
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));
   out.push(row(Array<string>(9).fill('---')));

@@ -5,6 +5,7 @@ import { DEFAULT_TOLERANCES, resolveTolerances } from '../../src/thresholds/tole
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 import { rateResult } from '../results/fixtures/rate-cells.js';
+import { asBaseline } from '../../src/compare/baseline.js';
 
 const tol = (relative: number, absolute = 0) => ({ relative, absolute });
 
@@ -284,6 +285,28 @@ describe('open-loop rate cells in a comparison', () => {
     const r = c.rates.find((x) => x.key === '8K@1')!;
     expect(r.figures).toEqual([]);
     expect(r.note).toBe("not compared: the baseline's requests arrived poisson, the new run's constant (other traffic)");
+  });
+
+  test("a sweep's points are not compared one by one (their rates are each run's own), and the page says why", () => {
+    const swept = () => {
+      const r = changed(3);
+      r.info.run.rates = { ...r.info.run.rates!, rates: [], sweep: { points: 4 } };
+      return r;
+    };
+    const c = compareResults(rateResult(), swept(), DEFAULT_TOLERANCES);
+    expect(c.rates).toEqual([]);
+    expect(c.failures).toEqual([]);
+    expect(c.rateSweepNote).toBe(
+      'Open-loop rate cells are not compared one by one: the new run swept its rates, and a sweep\'s rates come from that run\'s own decode cells ' +
+        '(a slower server moves the points themselves). The decode cells that place them are compared above (the baseline has 9 rate cells, the new run 9).',
+    );
+    expect(compareResults(swept(), swept(), DEFAULT_TOLERANCES).rateSweepNote).toContain('both runs swept their rates');
+    const page = renderDiffMarkdown({ base: rateResult().info, next: swept().info, comparison: c });
+    expect(page).toContain('Open-loop rate cells are not compared one by one: the new run swept its rates');
+    expect(page).not.toContain('## Open-loop rate cells');
+    // the in-run gate: a baseline that swept gates no rate cell
+    expect(asBaseline('b.json', swept()).rateCells.size).toBe(0);
+    expect(asBaseline('b.json', rateResult()).rateCells.size).toBe(9);
   });
 
   test('the diff page lists them in their own table, with regressions and improvements', () => {
