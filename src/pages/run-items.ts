@@ -8,15 +8,19 @@ import type { CellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js
 import type { CellFigures } from '../shapes/result.gen.js';
 import { isText, rateSettingsText, rateText, sortedUnique } from './view.js';
 
-/** `<engine> · <version> · <quantization> · N contexts (min–max) × M concurrency levels (min–max) · prefill at …` */
+/**
+ * `<engine> · <version> · <quantization> · N contexts (min–max) × M concurrency levels (min–max) · prefill at …`;
+ * a workload run's one row is named by its workload (a file's row is context 0 only nominally: docs/workloads.md).
+ */
 export function summaryLine(info: RunInfo): string {
   const contexts = sortedUnique(info.run.contexts);
   const levels = sortedUnique(info.run.concurrency);
   const parts = [info.engine.engine, info.engine.version, info.engine.quantization].filter(isText);
-  parts.push(
-    `${countRange(contexts.length, 'context', 'contexts', contexts.map(contextLabel))} × ` +
-      countRange(levels.length, 'concurrency level', 'concurrency levels', levels.map(String)),
-  );
+  const workload = info.run.workload && info.run.workload.kind !== 'synthetic' ? info.run.workload : undefined;
+  const rows = workload
+    ? `1 workload row (${workload.kind === 'file' ? workload.file?.name ?? 'file' : `${workload.kind}, ${contexts.map(contextLabel).join(', ')}`})`
+    : countRange(contexts.length, 'context', 'contexts', contexts.map(contextLabel));
+  parts.push(`${rows} × ${countRange(levels.length, 'concurrency level', 'concurrency levels', levels.map(String))}`);
   const prefill = sortedUnique(info.run.prefillContexts);
   if (prefill.length > 0) parts.push(`prefill at ${prefill.map(contextLabel).join(', ')}`);
   return parts.join(' · ');

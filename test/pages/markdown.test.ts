@@ -190,6 +190,11 @@ describe('cell texts', () => {
     info.engine = { engine: 'vllm' };
     info.run = { ...info.run, contexts: [0], concurrency: [1, 16], prefillContexts: [] };
     expect(summaryLine(info)).toBe('vllm · 1 context (0) × 2 concurrency levels (1–16)');
+    // a workload run's one row is named by its workload: a file's row is context 0 only nominally
+    const file = { kind: 'file' as const, text: 'file:prompts.jsonl,seed=1', file: { name: 'prompts.jsonl', sha256: 'ab', lines: 3, used: 3, skipped: 0 } };
+    expect(summaryLine({ ...info, run: { ...info.run, workload: file } })).toBe('vllm · 1 workload row (prompts.jsonl) × 2 concurrency levels (1–16)');
+    const shared = { ...info, run: { ...info.run, contexts: [4096], workload: { kind: 'sharedPrefix' as const, text: 'sharedPrefix:prefix=3072,suffix=1024' } } };
+    expect(summaryLine(shared)).toBe('vllm · 1 workload row (sharedPrefix, 4K) × 2 concurrency levels (1–16)');
   });
 });
 
