@@ -14,6 +14,7 @@ import type { Env } from '../config/env.js';
 import { processSettings, resolveRunSettings } from '../config/settings.js';
 import { loadThresholds } from '../thresholds/load.js';
 import { compareResults, matrixDifferences } from '../judge/compare.js';
+import { NOT_COMPARED_SCHEDULE, rateScheduleDifference } from '../judge/compare-rate.js';
 import { checkResultFile, readResultJson } from './load.js';
 import { renderDiffMarkdown } from '../pages/diff-markdown.js';
 import { resolveTolerances } from '../thresholds/tolerances.js';
@@ -100,7 +101,10 @@ export async function runCompareCli(argv: string[], io: CompareIo = defaultIo): 
     const notes: string[] = [];
     if (base.partial) notes.push(`note: ${args.base} is a partial result (its run had not finished)`);
     if (next.partial) notes.push(`note: ${args.next} is a partial result (its run had not finished)`);
-    for (const r of comparison.rates) if (r.note) notes.push(`note: ${r.key}/s ${r.note}`);
+    // a schedule that differs run-wide is said once; a cell's own reason (Client-limited) per cell
+    const schedule = rateScheduleDifference(base.info, next.info);
+    if (schedule) notes.push(`note: ${schedule}`);
+    for (const r of comparison.rates) if (r.note && !(schedule && r.note.startsWith(NOT_COMPARED_SCHEDULE))) notes.push(`note: ${r.key}/s ${r.note}`);
     if (comparison.rateSweepNote) notes.push(`note: ${comparison.rateSweepNote}`);
     if (args.out) {
       try {

@@ -63,7 +63,8 @@ function formatPercent(fraction: number): string {
 export function toleranceNote(figure: string, tolerance: FigureTolerance, spread: number): string {
   const shownSpread = spread >= 0.0005 ? ` + spread ${formatPercent(spread)}` : '';
   const parts = [`tolerance ${formatPercent(tolerance.relative)}${shownSpread}`];
-  if (tolerance.absolute > 0) parts.push(`at least ${Number(tolerance.absolute.toPrecision(3))}${figure.endsWith('Ms') ? ' ms' : ''}`);
+  const unit = figure.endsWith('Ms') ? ' ms' : figure === 'completedRate' ? ' req/s' : '';
+  if (tolerance.absolute > 0) parts.push(`at least ${Number(tolerance.absolute.toPrecision(3))}${unit}`);
   return `(${parts.join(', ')})`;
 }
 

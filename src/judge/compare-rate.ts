@@ -5,18 +5,21 @@
  * between tokens (median). The rate search's own cells (adaptive) are compared through the
  * highest rate at the SLO instead (compare-capacity.ts).
  *
- * Two departures from a decode cell's comparison, both about what one cell can tell:
+ * Departures from a decode cell's comparison, all about what one cell can tell:
  * - completedRate counts requests in a fixed window, so one request more or less moves it by
  *   1 / window: its absolute floor is raised to that (a change of one request is never a regression);
- * - cells of another arrival process (poisson against constant) offer other traffic: no figure is
- *   compared, and the row says why (`note`). A different seed is the same traffic drawn again, and is compared.
+ * - cells of another schedule (arrival process, seed or ramp: other requests fall in the window,
+ *   which moves the rates and the tail by itself) and Client-limited cells (their latencies from the
+ *   schedule are partly the client's) are not compared: the row says why (`note`);
+ * - a cell the baseline measured that the new run did not (Over capacity, Not run) fails with one
+ *   line naming its status, not one line per figure.
  * A rate sweep's points (`rates: sweep`) are not compared one by one: their rates come from each
  * run's own decode cells, so a slower server moves the points themselves (and their keys); the
  * decode cells that place them are compared. The comparison says so (`sweepNote`).
  * Pure.
  */
 import { compareRateCellKeys, rateCellKey } from '../shapes/labels.js';
-import type { RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
+import type { RateCellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import { REGRESSION_RATE_FIGURES, type RateCompareFigure, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareFigure, type RowComparison } from './compare-figure.js';
 
@@ -53,8 +56,9 @@ export function compareRateCell(
   const row: RowComparison = { kind: 'rate', key, context: some.context, rate: some.rate, figures: [] };
   if (base) row.baseStatus = base.status;
   if (next) row.nextStatus = next.status;
-  if (base && next && base.arrival !== next.arrival) {
-    row.note = `not compared: the baseline's requests arrived ${base.arrival}, the new run's ${next.arrival} (other traffic)`;
+  const why = base && next ? notComparable(base, next) : undefined;
+  if (why) {
+    row.note = why;
     return row;
   }
   for (const figure of REGRESSION_RATE_FIGURES) {
@@ -74,7 +78,50 @@ export function compareRateCell(
       }),
     );
   }
+  if (base?.figures && next && !next.figures) unmeasuredNow(row, next);
   return row;
+}
+
+/** how a row's note begins where the two cells' schedules differ */
+export const NOT_COMPARED_SCHEDULE = 'not compared: another schedule';
+
+/** Why two cells of one key are not compared figure by figure, or undefined. */
+function notComparable(base: RateCellResult, next: RateCellResult): string | undefined {
+  const differs: string[] = [];
+  if (base.arrival !== next.arrival) differs.push(`arrival ${base.arrival} → ${next.arrival}`);
+  // a cell's seed is drawn from the run's rate seed, its context and its rate (matrix/rate-test.ts)
+  if (base.seed !== next.seed) differs.push('another schedule seed (LLM_BENCH_RATE_SEED)');
+  if ((base.rampS ?? 0) !== (next.rampS ?? 0)) differs.push(`ramp ${base.rampS ?? 0} s → ${next.rampS ?? 0} s`);
+  if (differs.length > 0) return `${NOT_COMPARED_SCHEDULE} (${differs.join(', ')}), so other requests fall in the window`;
+  const [b, n] = [base.statuses.includes('client-limited'), next.statuses.includes('client-limited')];
+  if (!b && !n) return undefined;
+  const which = b && n ? "both runs' cells are" : b ? "the baseline's cell is" : "the new run's cell is";
+  return `not compared: ${which} Client-limited, so their latencies from the schedule are partly the client's`;
+}
+
+/** A cell the baseline measured and the new run has without figures: one failing line, naming its status. */
+function unmeasuredNow(row: RowComparison, next: RateCellResult): void {
+  const reason = next.notRunReason ? ` (${next.notRunReason.replace(/\s+/g, ' ').trim()})` : '';
+  row.figures.forEach((f, i) => {
+    if (i === 0) f.message = `${row.key}/s is ${next.status} now${reason} where the baseline measured it: its figures are missing`;
+    else delete f.message;
+  });
+}
+
+/**
+ * Where both runs have open-loop rates scheduled otherwise (arrival process, seed, ramp): one line
+ * that says their rate cells are not compared (the in-run gate says it once at the start; compare
+ * says it once). Undefined where they agree or either run has no rates.
+ */
+export function rateScheduleDifference(base: RunInfo, next: RunInfo): string | undefined {
+  const [a, b] = [base.run.rates, next.run.rates];
+  if (!a || !b) return undefined;
+  const parts: string[] = [];
+  if (a.arrival !== b.arrival) parts.push(`arrival ${a.arrival} → ${b.arrival}`);
+  if (a.seed !== b.seed) parts.push(`seed ${a.seed} → ${b.seed}`);
+  if (a.rampS !== b.rampS) parts.push(`ramp ${a.rampS} s → ${b.rampS} s`);
+  if (parts.length === 0) return undefined;
+  return `the baseline's open-loop rates were scheduled otherwise (${parts.join(', ')}): other requests fall in each window, so its rate cells are not compared with this run's (the decode cells are)`;
 }
 
 /** Whether a run's rate cells are a sweep's points (their rates computed in that run). */

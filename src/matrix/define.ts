@@ -29,7 +29,10 @@ import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
 import { loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
 import { countFileLines, openRunWorkload } from './workload-run.js';
 import { progress } from './progress.js';
-import { loadBaseline, readBaseline } from '../compare/baseline.js';
+import { BASELINE_VARIABLE, loadBaseline, readBaseline, type LoadedBaseline } from '../compare/baseline.js';
+import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
+import type { RegressionTolerances } from '../thresholds/schema.js';
+import { rateScheduleDifference } from '../judge/compare-rate.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
 
 /** A bench file that Vitest runs outside the matrix projects: the config lacks withSpeedMatrix. */
@@ -129,10 +132,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   if (!updating) noteMissingThresholds(cfg.thresholdsPath);
   checkCapacityBudgets(cfg, thresholds, updating);
   // …and checked against this run's settings before any cell runs
-  const baseline =
-    cfg.baselinePath && baselineResult
-      ? loadBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult)
-      : undefined;
+  const baseline = cfg.baselinePath && baselineResult ? runBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult) : undefined;
   const ctx = { cfg, opened, info, thresholds, updating, debug: debugErrors(), prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
@@ -234,4 +234,16 @@ function checkCapacityBudgets(cfg: ResolvedSuite, thresholds: LoadedThresholds, 
       `${cfg.thresholdsPath}: rateCapacity budgets (${rateBudgets.join(', ')}) need open-loop rate cells to search; set LLM_BENCH_RATES (e.g. LLM_BENCH_RATES=1,2,4,8) or matrix.rates, or remove the rateCapacity entries`,
     );
   }
+}
+
+/** The baseline checked against this run's settings; where its open-loop rates were scheduled otherwise, said once (their cells are not compared). */
+function runBaseline(path: string, info: RunInfo, regression: RegressionTolerances | undefined, result: SpeedMatrixResult): LoadedBaseline {
+  const baseline = loadBaseline(path, info, regression, result);
+  const swept = info.run.rates && (info.run.rates.sweep ?? result.info.run.rates?.sweep) !== undefined;
+  const otherSchedule = swept
+    ? "a rate sweep's points are not compared with the baseline's rate cells (a sweep's rates come from its own run's decode cells; those are compared)"
+    : rateScheduleDifference(result.info, info);
+  // about what the gate checks, as noteMissingThresholds: said even when LLM_BENCH_QUIET silences progress
+  if (otherSchedule) process.stderr.write(`[speed-matrix] ${BASELINE_VARIABLE}: ${otherSchedule}\n`);
+  return baseline;
 }

@@ -24,6 +24,7 @@ import { emptyWindowReason, judgeRateCell, judgeRateStatus, rateOverCapacity, si
 import { ClientThreadError } from '../load/stream-threads.js';
 import { cellClientThreads } from './cell-test.js';
 import { rateSloVerdict } from '../judge/slo-verdict.js';
+import { baselineRateCellFailures } from '../judge/baseline-gate.js';
 import { computeGoodput } from '../judge/goodput.js';
 import { isUnreachable } from '../engines/http.js';
 import type { RunContext } from './context.js';
@@ -83,6 +84,12 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     tc.task.meta.speedMatrix = { kind: 'rate', cell: result, info };
   };
   const base = (cell: PlannedRateCell) => rateCellBase(cell, settings);
+  /** the baseline's lines on a cell this run did not measure (Over capacity, Not run) that the baseline did: compare fails it too */
+  const unmeasuredAgainstBaseline = (cell: PlannedRateCell, result: RateCellResult): string[] => {
+    const lines = run.baseline && !cell.sweep ? baselineRateCellFailures(run.baseline, result, cfg.matrix.windowS) : [];
+    if (lines.length > 0) result.baselineFailures = lines;
+    return run.updating ? [] : lines;
+  };
 
   return async function runRateTest(planned: PlannedRateCell, tc: TestContext): Promise<void> {
     const cell = planned.sweep ? sweepCell(run, planned, settings.seed) : planned;
@@ -96,8 +103,9 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     const tooLong = rowLengthProblem(run, cell.context);
     if (tooLong !== undefined) {
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: tooLong, finishedAt: new Date().toISOString() };
+      const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
-      throw new CellFailure(`${cell.key}/s could not start: ${tooLong}`, run.debug === true);
+      throw new CellFailure([`${cell.key}/s could not start: ${tooLong}`, ...regressed], run.debug === true);
     }
     const single = run.results.get(cellKey(cell.context, 1));
     const over = rateOverCapacity({
@@ -109,7 +117,9 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     });
     if (over) {
       const result: RateCellResult = { ...base(cell), status: 'over-capacity', statuses: ['over-capacity'], evidence: { overCapacity: over }, finishedAt: new Date().toISOString() };
+      const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
+      if (regressed.length > 0) throw new CellFailure(regressed, run.debug === true);
       tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${cell.context} + ${cfg.matrix.maxOutputTokens}) tokens > KV capacity ${over.kvCapacityTokens}`);
       return;
     }
@@ -117,7 +127,9 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     if (lowerSaturated !== undefined && lowerSaturated < cell.rate) {
       const reason = `${lowerSaturated}/s was already Saturated at this context; a context's rates stop at the first Saturated one (above it the server only queues more)`;
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: reason, finishedAt: new Date().toISOString() };
+      const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
+      if (regressed.length > 0) throw new CellFailure(regressed, run.debug === true);
       tc.skip(reason);
       return;
     }

@@ -74,12 +74,12 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
 /** The open-loop rate cells, figure by figure; [] when neither run has any. */
 function rateLines(rates: RowComparison[]): string[] {
   if (rates.length === 0) return [];
-  const out = ['## Open-loop rate cells', '', 'Per context and offered rate (requests/s): the achieved rate, total tok/s, TTFT from the schedule (median, p99) and time between tokens (median), baseline → new.', ''];
-  out.push(row(['Context', 'Offered rate', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']), row(Array<string>(8).fill('---')));
+  const out = ['## Open-loop rate cells', '', 'Per context and configured rate (requests/s; the rate offered in each window is on each run\'s page): the status, and the achieved rate, total tok/s, TTFT from the schedule (median, p99) and time between tokens (median), baseline → new.', ''];
+  out.push(row(['Context', 'Rate', 'Status', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']), row(Array<string>(9).fill('---')));
   for (const r of rates) {
-    const lead = [contextLabel(r.context), `${r.rate} req/s`];
+    const lead = [contextLabel(r.context), `${r.rate} req/s`, r.baseStatus === r.nextStatus ? status(r.nextStatus) : `${status(r.baseStatus)} → ${status(r.nextStatus)}`];
     for (const f of r.figures) out.push(row([...lead, ...figureRow(r, f).slice(3)]));
-    if (r.figures.length === 0) out.push(row([...lead, '—', status(r.baseStatus), status(r.nextStatus), '—', '—', escapeCell(r.note ?? '—')]));
+    if (r.figures.length === 0) out.push(row([...lead, '—', '—', '—', '—', '—', escapeCell(r.note ?? '—')]));
   }
   out.push('');
   return out;

@@ -66,7 +66,17 @@ describe('llm-speed-matrix compare', () => {
     const constant = rateResult((cells) => cells.map((c) => (c.contextLabel === '8K' && c.rate === 0.5 ? { ...c, arrival: 'constant' } : c)));
     const other = await run([withRates, file('rates-constant.json', constant), '--out', join(dir, 'rates-diff2.md')]);
     expect(other.code).toBe(0);
-    expect(other.err).toContain("note: 8K@0.5/s not compared: the baseline's requests arrived poisson, the new run's constant (other traffic)");
+    expect(other.err).toContain('note: 8K@0.5/s not compared: another schedule (arrival poisson → constant), so other requests fall in the window');
+    // a schedule that differs run-wide: one note, not one per cell
+    const reseeded = rateResult((cells) => cells.map((c) => ({ ...c, seed: c.seed + 1 })));
+    reseeded.info.run.rates = { ...reseeded.info.run.rates!, seed: 7 };
+    const seeded = await run([withRates, file('rates-seed.json', reseeded), '--out', join(dir, 'rates-diff3.md')]);
+    expect(seeded.code).toBe(0);
+    expect(seeded.err.split('\n').filter((l) => l.includes('not compared'))).toEqual([
+      "note: the baseline's open-loop rates were scheduled otherwise (seed 1 → 7): other requests fall in each window, so its rate cells are not compared with this run's (the decode cells are)",
+    ]);
+    // with the same schedule, a cell's own reason is said per cell
+    expect(other.err).toContain("note: 32K@2/s not compared: both runs' cells are Client-limited, so their latencies from the schedule are partly the client's");
   });
 
   test('different schema versions: exit 2 naming both', async () => {

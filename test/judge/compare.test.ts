@@ -6,6 +6,7 @@ import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 import { rateResult } from '../results/fixtures/rate-cells.js';
 import { asBaseline } from '../../src/compare/baseline.js';
+import { rateScheduleDifference } from '../../src/judge/compare-rate.js';
 
 const tol = (relative: number, absolute = 0) => ({ relative, absolute });
 
@@ -263,14 +264,17 @@ describe('open-loop rate cells in a comparison', () => {
     const figure = d.rates.find((r) => r.key === '8K@0.5')!.figures.find((f) => f.figure === 'completedRate')!;
     expect(figure.tolerance).toEqual({ relative: 0.05, absolute: 1 / 30 });
     const drop = compareResults(rateResult(), changed(1, 0.8), DEFAULT_TOLERANCES);
-    expect(drop.failures).toEqual(['8K@1/s completedRate 0.800 vs baseline 1.0: −20.0% (tolerance 5%, at least 0.0333)']);
+    expect(drop.failures).toEqual(['8K@1/s completedRate 0.800 vs baseline 1.0: −20.0% (tolerance 5%, at least 0.0333 req/s)']);
   });
 
   test('a cell that was measured and now is not fails as missing; one only in one run is listed, not gated', () => {
     const gone = rateResult((cells) => cells.map((c) => (c.rate === 1 && c.contextLabel === '8K' ? { ...c, status: 'not-run' as const, statuses: ['not-run' as const], figures: undefined, notRunReason: 'refused' } : c)));
     delete gone.rateCells!.find((c) => c.rate === 1 && c.contextLabel === '8K')!.figures;
     const c = compareResults(rateResult(), gone, DEFAULT_TOLERANCES);
-    expect(c.failures).toContain('8K@1/s completedRate missing vs baseline 1.0');
+    // one line for the cell, naming its status and reason, not one per figure; every figure still counts as missing
+    expect(c.failures).toEqual(['8K@1/s is not-run now (refused) where the baseline measured it: its figures are missing']);
+    expect(c.counts.missing).toBe(5);
+    expect(c.rates.find((r) => r.key === '8K@1')!.figures.every((f) => f.fails)).toBe(true);
     const fewer = rateResult((cells) => cells.filter((x) => x.contextLabel !== '32K'));
     const d = compareResults(rateResult(), fewer, DEFAULT_TOLERANCES);
     expect(d.failures).toEqual([]);
@@ -279,12 +283,39 @@ describe('open-loop rate cells in a comparison', () => {
     expect(compareResults(sglangResult(), sglangResult(), DEFAULT_TOLERANCES).rates).toEqual([]);
   });
 
-  test('another arrival process is other traffic: not compared, and the row says why', () => {
+  test('another schedule (arrival process, seed, ramp) puts other requests in the window: not compared, and the row says why', () => {
     const c = compareResults(rateResult(), changed(3, undefined, 'constant'), DEFAULT_TOLERANCES);
     expect(c.failures).toEqual([]);
     const r = c.rates.find((x) => x.key === '8K@1')!;
     expect(r.figures).toEqual([]);
-    expect(r.note).toBe("not compared: the baseline's requests arrived poisson, the new run's constant (other traffic)");
+    expect(r.note).toBe('not compared: another schedule (arrival poisson → constant), so other requests fall in the window');
+    // a different seed draws another schedule: its window holds other requests (a 3 s window at 6/s held 7.7 against 5.7 req/s)
+    const reseeded = rateResult((cells) => cells.map((x) => ({ ...x, seed: x.seed + 1, rampS: 2 })));
+    reseeded.info.run.rates = { ...reseeded.info.run.rates!, seed: 2, rampS: 2 };
+    const d = compareResults(rateResult(), reseeded, DEFAULT_TOLERANCES);
+    expect(d.rates.find((x) => x.key === '8K@1')!.note).toBe(
+      'not compared: another schedule (another schedule seed (LLM_BENCH_RATE_SEED), ramp 0 s → 2 s), so other requests fall in the window',
+    );
+    expect(d.rates.every((x) => x.figures.length === 0)).toBe(true);
+    // said once for the run (the in-run gate at its start, compare on stderr)
+    expect(rateScheduleDifference(rateResult().info, reseeded.info)).toBe(
+      "the baseline's open-loop rates were scheduled otherwise (seed 1 → 2, ramp 0 s → 2 s): other requests fall in each window, so its rate cells are not compared with this run's (the decode cells are)",
+    );
+    expect(rateScheduleDifference(rateResult().info, rateResult().info)).toBeUndefined();
+    expect(rateScheduleDifference(sglangResult().info, reseeded.info)).toBeUndefined();
+  });
+
+  test("a Client-limited cell's latencies from the schedule are partly the client's: not compared, on either side", () => {
+    const limited = changed(3);
+    const cell = limited.rateCells!.find((x) => x.contextLabel === '8K' && x.rate === 1)!;
+    cell.status = 'client-limited';
+    cell.statuses = ['client-limited'];
+    const c = compareResults(rateResult(), limited, DEFAULT_TOLERANCES);
+    expect(c.failures).toEqual([]);
+    expect(c.rates.find((x) => x.key === '8K@1')!.note).toBe("not compared: the new run's cell is Client-limited, so their latencies from the schedule are partly the client's");
+    expect(compareResults(limited, rateResult(), DEFAULT_TOLERANCES).rates.find((x) => x.key === '8K@1')!.note).toContain("the baseline's cell is Client-limited");
+    // the fixture's 32K@2 is Client-limited in both
+    expect(c.rates.find((x) => x.key === '32K@2')!.note).toContain("both runs' cells are Client-limited");
   });
 
   test("a sweep's points are not compared one by one (their rates are each run's own), and the page says why", () => {
@@ -314,15 +345,15 @@ describe('open-loop rate cells in a comparison', () => {
     const comparison = compareResults(rateResult(), next, DEFAULT_TOLERANCES);
     const page = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison, baseLabel: 'a.json', nextLabel: 'b.json' });
     expect(page).toContain('## Open-loop rate cells');
-    expect(page).toContain('| 8K | 1 req/s | ttftFromScheduleP99Ms | 480.0 | 720.0 | +50.0% | tolerance 20%, at least 10 ms | **Regressed** |');
-    expect(page).toContain('| 32K | 4 req/s | — | over-capacity | over-capacity | — | — | — |');
+    expect(page).toContain('| 8K | 1 req/s | valid | ttftFromScheduleP99Ms | 480.0 | 720.0 | +50.0% | tolerance 20%, at least 10 ms | **Regressed** |');
+    expect(page).toContain('| 32K | 4 req/s | over-capacity | — | — | — | — | — | — |');
     expect(page).toContain('- 8K@1/s ttftFromScheduleP99Ms 720.0 vs baseline 480.0: +50.0% (tolerance 20%, at least 10 ms)');
     const faster = compareResults(rateResult(), changed(0.5), DEFAULT_TOLERANCES);
     const fasterPage = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: faster });
     expect(fasterPage).toContain('- 8K@1/s ttftFromScheduleMs 160.0 vs baseline 320.0: −50.0%');
     const other = compareResults(rateResult(), changed(1, undefined, 'constant'), DEFAULT_TOLERANCES);
     expect(renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: other })).toContain(
-      "| 8K | 1 req/s | — | valid | valid | — | — | not compared: the baseline's requests arrived poisson, the new run's constant (other traffic) |",
+      '| 8K | 1 req/s | valid | — | — | — | — | — | not compared: another schedule (arrival poisson → constant), so other requests fall in the window |',
     );
   });
 });
