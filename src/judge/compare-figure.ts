@@ -111,3 +111,15 @@ export function compareFigure(input: FigureInput): FigureDelta {
   return out;
 }
 
+/**
+ * A cell the baseline measured that the new result has without figures (Over capacity, Not run):
+ * one failing line naming its status (`label`: "8K/16", "8K@2/s"), not one bare "missing" line per
+ * figure; each figure still fails and counts as missing.
+ */
+export function unmeasuredNow(row: RowComparison, label: string, status: string, reason?: string): void {
+  const why = reason ? ` (${reason.replace(/\s+/g, ' ').trim()})` : '';
+  row.figures.forEach((f, i) => {
+    if (i === 0) f.message = `${label} is ${status} now${why} where the baseline measured it: its figures are missing`;
+    else delete f.message;
+  });
+}

@@ -21,7 +21,7 @@
 import { compareRateCellKeys, rateCellKey } from '../shapes/labels.js';
 import type { RateCellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import { REGRESSION_RATE_FIGURES, type RateCompareFigure, type ResolvedTolerances } from '../thresholds/tolerances.js';
-import { compareFigure, type RowComparison } from './compare-figure.js';
+import { compareFigure, unmeasuredNow, type RowComparison } from './compare-figure.js';
 
 /** A rate cell's value of a compared figure (undefined: the cell or the figure is absent). */
 export function rateFigureValue(cell: RateCellResult | undefined, figure: RateCompareFigure): number | undefined {
@@ -78,7 +78,7 @@ export function compareRateCell(
       }),
     );
   }
-  if (base?.figures && next && !next.figures) unmeasuredNow(row, next);
+  if (base?.figures && next && !next.figures) unmeasuredNow(row, `${key}/s`, next.status, next.notRunReason);
   return row;
 }
 
@@ -97,15 +97,6 @@ function notComparable(base: RateCellResult, next: RateCellResult): string | und
   if (!b && !n) return undefined;
   const which = b && n ? "both runs' cells are" : b ? "the baseline's cell is" : "the new run's cell is";
   return `not compared: ${which} Client-limited, so their latencies from the schedule are partly the client's`;
-}
-
-/** A cell the baseline measured and the new run has without figures: one failing line, naming its status. */
-function unmeasuredNow(row: RowComparison, next: RateCellResult): void {
-  const reason = next.notRunReason ? ` (${next.notRunReason.replace(/\s+/g, ' ').trim()})` : '';
-  row.figures.forEach((f, i) => {
-    if (i === 0) f.message = `${row.key}/s is ${next.status} now${reason} where the baseline measured it: its figures are missing`;
-    else delete f.message;
-  });
 }
 
 /**

@@ -13,7 +13,8 @@
  *   within-noise  otherwise
  *   missing       when either value is absent. It fails the gate only when the baseline had the
  *                 figure and the new result has the cell but not the figure (e.g. the cell is now
- *                 Over capacity); a cell or row absent from one result is reported, not gated.
+ *                 Over capacity: one line for the cell, naming its status); a cell or row absent
+ *                 from one result is reported, not gated.
  * A regressed figure always fails the gate.
  */
 import { cellKey, compareCellKeys, contextLabel } from '../shapes/labels.js';
@@ -21,7 +22,7 @@ import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixRe
 import { cellFigureValue, prefillFigureValue } from './thresholds.js';
 import { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCapacity, compareRateCapacity, type CapacityDelta, type RateCapacityDelta } from './compare-capacity.js';
-import { compareFigure, type FigureDelta, type RowComparison, type Verdict } from './compare-figure.js';
+import { compareFigure, unmeasuredNow, type FigureDelta, type RowComparison, type Verdict } from './compare-figure.js';
 import { compareRateCells } from './compare-rate.js';
 
 export { compareFigure, formatChange, relativeChange, toleranceNote } from './compare-figure.js';
@@ -78,6 +79,7 @@ export function compareCell(
     );
   }
   const row: RowComparison = { kind: 'cell', key, context: some.context, concurrency: some.concurrency, figures };
+  if (base?.figures && next && !next.figures) unmeasuredNow(row, key, next.status, next.notRunReason);
   if (base) row.baseStatus = base.status;
   if (next) row.nextStatus = next.status;
   return row;

@@ -45,7 +45,7 @@ export interface CellJudgement {
   thresholdFailures?: string[];
   /** the cell against the run's SLO; absent without one */
   slo?: SloVerdict;
-  /** the baseline's regression lines; absent without a baseline (and on an Over capacity cell) */
+  /** the baseline's regression lines; absent without a baseline */
   baselineFailures?: string[];
 }
 
@@ -77,6 +77,8 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
     out.thresholdFailures = [`${key} is Over capacity: ${sum}, but its budget expects it to run`, ...budgetFailures];
   }
   if (rules.slo) out.slo = sloVerdict(cell, rules.slo);
+  // a cell the baseline measured is a regression now (the KV cache holds less): one line, as compare gives
+  if (rules.baseline) out.baselineFailures = baselineCellFailures(rules.baseline, cell);
   return out;
 }
 

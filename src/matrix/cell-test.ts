@@ -273,8 +273,10 @@ export function createCellRunner(run: RunContext) {
     const tooLong = rowLengthProblem(run, cell.context);
     if (cell.overCapacity && tooLong === undefined) {
       const result = overCapacityResult(cell);
-      publishCell(run, cell.key, result, judgeCell(cell.key, result, cellRules(run, cell.key)), tc);
-      if (result.thresholdFailures && !run.updating) throw new CellFailure(result.thresholdFailures, run.debug === true);
+      const judgement = judgeCell(cell.key, result, cellRules(run, cell.key));
+      publishCell(run, cell.key, result, judgement, tc);
+      const failures = [...(judgement.thresholdFailures ?? []), ...(judgement.baselineFailures ?? [])];
+      if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);
       const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
       tc.skip(
         `Over capacity: ${cell.concurrency} × (${cell.context} + ${cfg.matrix.maxOutputTokens}) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,

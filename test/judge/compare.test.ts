@@ -6,6 +6,7 @@ import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 import { rateResult } from '../results/fixtures/rate-cells.js';
 import { asBaseline } from '../../src/compare/baseline.js';
+import { judgeCell, type CellRules } from '../../src/judge/judge-cell.js';
 import { rateScheduleDifference } from '../../src/judge/compare-rate.js';
 
 const tol = (relative: number, absolute = 0) => ({ relative, absolute });
@@ -110,14 +111,19 @@ describe('compareResults on the reference matrix', () => {
     expect(c.failures).toHaveLength(0);
     expect(c.prefill[0]!.figures.find((x) => x.figure === 'promptTokensPerSecond')).toMatchObject({ verdict: 'within-noise', spread: 0.1 });
   });
-  test('a cell that turned Over capacity fails as missing', () => {
+  test('a cell that turned Over capacity fails as missing, with one line naming its status', () => {
     const next = structuredClone(base);
     const cell = next.cells.find((c) => c.contextLabel === '8K' && c.concurrency === 16)!;
     const over: CellResult = { ...cell, status: 'over-capacity', statuses: ['over-capacity'], evidence: {} };
     delete over.figures;
     next.cells[next.cells.indexOf(cell)] = over;
     const c = compareResults(base, next, DEFAULT_TOLERANCES);
-    expect(c.failures).toContain('8K/16 totalTokensPerSecond missing vs baseline 857.3');
+    expect(c.failures).toEqual(['8K/16 is over-capacity now where the baseline measured it: its figures are missing']);
+    expect(c.counts.missing).toBe(4);
+    // the in-run gate gives the same line for the Over capacity cell (judge-cell.ts)
+    const judged = judgeCell('8K/16', over, { baseline: asBaseline('b.json', base), maxOutputTokens: 256 } as unknown as CellRules);
+    expect(judged.baselineFailures).toEqual(['8K/16 is over-capacity now where the baseline measured it: its figures are missing']);
+    expect(judgeCell('8K/16', over, { maxOutputTokens: 256 } as unknown as CellRules).baselineFailures).toBeUndefined();
   });
   test('threshold-file tolerances override the defaults per figure', () => {
     const loose = resolveTolerances({ cells: { totalTokensPerSecond: 0.25, perRequestTokensPerSecond: 0.25, timeBetweenTokensMs: { relative: 0.25 }, ttftMs: 0.25 } });

@@ -122,10 +122,17 @@ describe('judgeCell', () => {
       `${overKey} status over-capacity, expected valid`,
       `${overKey} totalTokensPerSecond missing (budget min 100.0)`,
     ]);
-    // never gated against the baseline; judged against the SLO (it binds as KV capacity)
+    // against a baseline where it was Over capacity too: no line; judged against the SLO (it binds as KV capacity)
     const withSlo = judgeCell(overKey, over, { ...rules, slo: parseSloText('ttftP90<=1000'), baseline: asBaseline('base.json', sglangResult()) });
-    expect(withSlo.baselineFailures).toBeUndefined();
+    expect(withSlo.baselineFailures).toEqual([]);
     expect(withSlo.slo?.binding?.constraint).toBe('kvCapacity');
+    // a baseline that measured it: the KV cache holds less now, one line naming the status
+    const measured = sglangResult();
+    const at = measured.cells.findIndex((x) => `${x.contextLabel}/${x.concurrency}` === overKey);
+    measured.cells[at] = { ...copy(c64x16), context: over.context, contextLabel: over.contextLabel, concurrency: over.concurrency };
+    expect(judgeCell(overKey, over, { ...rules, baseline: asBaseline('base.json', measured) }).baselineFailures).toEqual([
+      `${overKey} is over-capacity now where the baseline measured it: its figures are missing`,
+    ]);
   });
 
   test('with an SLO the verdict is given; with a baseline the regression lines', () => {
