@@ -9,10 +9,12 @@
  * - completedRate counts requests in a fixed window, so one request more or less moves it by
  *   1 / window: its absolute floor is raised to that (a change of one request is never a regression);
  * - cells of another schedule (arrival process, seed or ramp: other requests fall in the window,
- *   which moves the rates and the tail by itself) and Client-limited cells (their latencies from the
- *   schedule are partly the client's) are not compared: the row says why (`note`);
+ *   which moves the rates and the tail by itself) and cells Client-limited for the client's own
+ *   reasons (their latencies from the schedule are partly the client's; a cell the in-flight ceiling
+ *   held back is compared, as a slower server fills the ceiling) are not compared: the row says why (`note`);
  * - a cell the baseline measured that the new run did not (Over capacity, Not run) fails with one
- *   line naming its status, not one line per figure.
+ *   line naming its status, not one line per figure; except a cell Not run above a rate that was
+ *   Saturated in the new run (a verdict one window can flip): that lower cell's figures are compared.
  * A rate sweep's points (`rates: sweep`) are not compared one by one: their rates come from each
  * run's own decode cells, so a slower server moves the points themselves (and their keys); the
  * decode cells that place them are compared. The comparison says so (`sweepNote`).
@@ -43,20 +45,30 @@ export function rateFigureValue(cell: RateCellResult | undefined, figure: RateCo
 
 /**
  * Compare one rate cell with the baseline's same one (undefined: absent on that side). `windowS`:
- * the measurement window both runs used (completedRate's floor).
+ * the measurement window both runs used (completedRate's floor). `saturatedBelow`: where the new
+ * cell is Not run because a lower rate of its context was Saturated in the new run, that rate.
  */
 export function compareRateCell(
   base: RateCellResult | undefined,
   next: RateCellResult | undefined,
   tolerances: ResolvedTolerances,
   windowS: number,
+  saturatedBelow?: number,
 ): RowComparison {
   const some = (next ?? base)!;
   const key = rateCellKey(some.context, some.rate);
   const row: RowComparison = { kind: 'rate', key, context: some.context, rate: some.rate, figures: [] };
   if (base) row.baseStatus = base.status;
   if (next) row.nextStatus = next.status;
-  const why = base && next ? notComparable(base, next) : undefined;
+  const unmeasured = base?.figures !== undefined && next !== undefined && next.figures === undefined;
+  // a context's rates stop at its first Saturated one, a verdict one window can flip: that cell's figures are compared
+  const why = unmeasured
+    ? saturatedBelow !== undefined && next!.status === 'not-run'
+      ? `not compared: not run this time, above ${saturatedBelow}/s, which was Saturated (that cell's own figures are compared)`
+      : undefined
+    : base?.figures && next?.figures
+      ? notComparable(base, next)
+      : undefined;
   if (why) {
     row.note = why;
     return row;
@@ -78,7 +90,7 @@ export function compareRateCell(
       }),
     );
   }
-  if (base?.figures && next && !next.figures) unmeasuredNow(row, `${key}/s`, next.status, next.notRunReason);
+  if (unmeasured) unmeasuredNow(row, `${key}/s`, next!.status, next!.notRunReason);
   return row;
 }
 
@@ -93,10 +105,22 @@ function notComparable(base: RateCellResult, next: RateCellResult): string | und
   if (base.seed !== next.seed) differs.push('another schedule seed (LLM_BENCH_RATE_SEED)');
   if ((base.rampS ?? 0) !== (next.rampS ?? 0)) differs.push(`ramp ${base.rampS ?? 0} s → ${next.rampS ?? 0} s`);
   if (differs.length > 0) return `${NOT_COMPARED_SCHEDULE} (${differs.join(', ')}), so other requests fall in the window`;
-  const [b, n] = [base.statuses.includes('client-limited'), next.statuses.includes('client-limited')];
+  const [b, n] = [clientTimingOnly(base), clientTimingOnly(next)];
   if (!b && !n) return undefined;
   const which = b && n ? "both runs' cells are" : b ? "the baseline's cell is" : "the new run's cell is";
   return `not compared: ${which} Client-limited, so their latencies from the schedule are partly the client's`;
+}
+
+/**
+ * Client-limited for the client's own reasons (its dispatch delay, its self-check), not because the
+ * in-flight ceiling held requests back: requests that stay longer in a slower server fill the
+ * ceiling, so such a cell is compared (its achieved rate shows the server's part).
+ */
+function clientTimingOnly(cell: RateCellResult): boolean {
+  if (!cell.statuses.includes('client-limited')) return false;
+  const c = cell.evidence.clientLimited;
+  const ceiling = c?.causes ? c.causes.includes('in-flight-ceiling') : (c?.ceilingWaited ?? 0) > 0 || (c?.unsent ?? 0) > 0;
+  return !ceiling;
 }
 
 /**
@@ -138,5 +162,8 @@ export function compareRateCells(base: SpeedMatrixResult, next: SpeedMatrixResul
     };
   }
   const keys = [...new Set([...baseCells.keys(), ...nextCells.keys()])].sort(compareRateCellKeys);
-  return { rows: keys.map((k) => compareRateCell(baseCells.get(k), nextCells.get(k), tolerances, next.info.run.windowS)) };
+  const saturated = [...nextCells.values()].filter((c) => c.statuses.includes('saturated'));
+  const saturatedBelow = (c: RateCellResult | undefined) =>
+    c ? saturated.filter((s) => s.context === c.context && s.rate < c.rate).reduce<number | undefined>((low, s) => (low === undefined || s.rate < low ? s.rate : low), undefined) : undefined;
+  return { rows: keys.map((k) => compareRateCell(baseCells.get(k), nextCells.get(k), tolerances, next.info.run.windowS, saturatedBelow(nextCells.get(k)))) };
 }

@@ -28,6 +28,7 @@ import type { ServerCrossCheck } from '../shapes/result.gen.js';
 import type { CellFigures, CellResult, Goodput, WorkloadFigures } from '../shapes/result.js';
 import { computeGoodput, judgeCell, judgeCellStatus, sumGoodput, type CellJudgement, type CellRules } from '../judge/index.js';
 import type { CellStatusInput, CellStatusResult } from '../judge/status.js';
+import { baselineCellFailures } from '../judge/baseline-gate.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import { unmanagedCellBudget } from '../thresholds/schema.js';
 import type { RunContext } from './context.js';
@@ -289,7 +290,10 @@ export function createCellRunner(run: RunContext) {
       run.results.set(cell.key, result);
       tc.task.meta.speedMatrix = { kind: 'cell', cell: result, info: run.info };
       const what = result.notRunReason?.startsWith('client thread') ? 'was not measured' : 'could not start';
-      throw new CellFailure(`${cell.key} ${what}: ${result.notRunReason}`, run.debug === true);
+      // the baseline's line too, as compare gives it afterwards
+      const regressed = run.baseline ? baselineCellFailures(run.baseline, result) : [];
+      if (regressed.length > 0) result.baselineFailures = regressed;
+      throw new CellFailure([`${cell.key} ${what}: ${result.notRunReason}`, ...(run.updating ? [] : regressed)], run.debug === true);
     }
     finishCell(run, cell.key, result, tc);
   };

@@ -132,7 +132,7 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   if (!updating) noteMissingThresholds(cfg.thresholdsPath);
   checkCapacityBudgets(cfg, thresholds, updating);
   // …and checked against this run's settings before any cell runs
-  const baseline = cfg.baselinePath && baselineResult ? runBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult) : undefined;
+  const baseline = cfg.baselinePath && baselineResult ? runBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult, plan.cells.length > 0) : undefined;
   const ctx = { cfg, opened, info, thresholds, updating, debug: debugErrors(), prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
@@ -236,13 +236,19 @@ function checkCapacityBudgets(cfg: ResolvedSuite, thresholds: LoadedThresholds, 
   }
 }
 
-/** The baseline checked against this run's settings; where its open-loop rates were scheduled otherwise, said once (their cells are not compared). */
-function runBaseline(path: string, info: RunInfo, regression: RegressionTolerances | undefined, result: SpeedMatrixResult): LoadedBaseline {
+/**
+ * The baseline checked against this run's settings; where its open-loop rates were scheduled
+ * otherwise, or either run swept them, said by the file that runs rate cells (`rateRows`: its row
+ * group has rows), as their cells are not compared.
+ */
+function runBaseline(path: string, info: RunInfo, regression: RegressionTolerances | undefined, result: SpeedMatrixResult, rateRows: boolean): LoadedBaseline {
   const baseline = loadBaseline(path, info, regression, result);
-  const swept = info.run.rates && (info.run.rates.sweep ?? result.info.run.rates?.sweep) !== undefined;
-  const otherSchedule = swept
-    ? "a rate sweep's points are not compared with the baseline's rate cells (a sweep's rates come from its own run's decode cells; those are compared)"
-    : rateScheduleDifference(result.info, info);
+  if (!info.run.rates || !rateRows) return baseline;
+  const [here, there] = [info.run.rates.sweep !== undefined, result.info.run.rates?.sweep !== undefined];
+  const otherSchedule =
+    here || there
+      ? `${here && there ? 'both runs swept their' : here ? 'this run sweeps its' : 'the baseline swept its'} open-loop rates, so the rate cells are not compared (a sweep's rates come from its own run's decode cells; those are compared)`
+      : rateScheduleDifference(result.info, info);
   // about what the gate checks, as noteMissingThresholds: said even when LLM_BENCH_QUIET silences progress
   if (otherSchedule) process.stderr.write(`[speed-matrix] ${BASELINE_VARIABLE}: ${otherSchedule}\n`);
   return baseline;

@@ -126,10 +126,9 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     const lowerSaturated = saturatedAt.get(cell.context);
     if (lowerSaturated !== undefined && lowerSaturated < cell.rate) {
       const reason = `${lowerSaturated}/s was already Saturated at this context; a context's rates stop at the first Saturated one (above it the server only queues more)`;
+      // not gated on the baseline (judge/compare-rate.ts): the Saturated cell below it is
       const result: RateCellResult = { ...base(cell), status: 'not-run', statuses: ['not-run'], evidence: {}, notRunReason: reason, finishedAt: new Date().toISOString() };
-      const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
-      if (regressed.length > 0) throw new CellFailure(regressed, run.debug === true);
       tc.skip(reason);
       return;
     }
@@ -145,7 +144,9 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
     result.thresholdFailures = judgement.thresholdFailures;
     if (judgement.baselineFailures) result.baselineFailures = judgement.baselineFailures;
     publish(cell, result, tc);
-    if (result.status === 'not-run') throw new CellFailure(`${cell.key}/s was not measured: ${result.notRunReason}`, run.debug === true);
+    if (result.status === 'not-run') {
+      throw new CellFailure([`${cell.key}/s was not measured: ${result.notRunReason}`, ...(run.updating ? [] : (judgement.baselineFailures ?? []))], run.debug === true);
+    }
     // as a decode cell's (cell-test.ts finishCell), except that -u writes no rate cell budget: a -u run fails on neither
     const failures = [...judgement.thresholdFailures, ...(judgement.baselineFailures ?? [])];
     if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);

@@ -75,8 +75,12 @@ describe('llm-speed-matrix compare', () => {
     expect(seeded.err.split('\n').filter((l) => l.includes('not compared'))).toEqual([
       "note: the baseline's open-loop rates were scheduled otherwise (seed 1 → 7): other requests fall in each window, so its rate cells are not compared with this run's (the decode cells are)",
     ]);
-    // with the same schedule, a cell's own reason is said per cell
-    expect(other.err).toContain("note: 32K@2/s not compared: both runs' cells are Client-limited, so their latencies from the schedule are partly the client's");
+    // with the same schedule, a cell's own reason is said per cell (8K@2: Client-limited by its dispatch delay in the new run)
+    const late = rateResult((cells) =>
+      cells.map((c) => (c.contextLabel === '8K' && c.rate === 2 ? { ...c, status: 'client-limited' as const, statuses: ['client-limited' as const], evidence: { clientLimited: { dispatchDelayP99Ms: 40, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay' as const] } } } : c)),
+    );
+    const lateRun = await run([withRates, file('rates-late.json', late), '--out', join(dir, 'rates-diff4.md')]);
+    expect(lateRun.err).toContain("note: 8K@2/s not compared: the new run's cell is Client-limited, so their latencies from the schedule are partly the client's");
   });
 
   test('different schema versions: exit 2 naming both', async () => {

@@ -320,8 +320,39 @@ describe('open-loop rate cells in a comparison', () => {
     expect(c.failures).toEqual([]);
     expect(c.rates.find((x) => x.key === '8K@1')!.note).toBe("not compared: the new run's cell is Client-limited, so their latencies from the schedule are partly the client's");
     expect(compareResults(limited, rateResult(), DEFAULT_TOLERANCES).rates.find((x) => x.key === '8K@1')!.note).toContain("the baseline's cell is Client-limited");
-    // the fixture's 32K@2 is Client-limited in both
-    expect(c.rates.find((x) => x.key === '32K@2')!.note).toContain("both runs' cells are Client-limited");
+    // the fixture's 32K@2 is Client-limited because the in-flight ceiling held requests back, which
+    // a slower server causes too (its requests stay longer): compared
+    expect(c.rates.find((x) => x.key === '32K@2')!.note).toBeUndefined();
+    const held = rateResult((cells) =>
+      cells.map((x) => (x.contextLabel === '32K' && x.rate === 2 ? { ...x, figures: { ...x.figures!, completedRate: 1.2 } } : x)),
+    );
+    expect(compareResults(rateResult(), held, DEFAULT_TOLERANCES).failures).toEqual(['32K@2/s completedRate 1.2 vs baseline 1.9: −36.8% (tolerance 5%, at least 0.0333 req/s)']);
+  });
+
+  test('a cell the baseline measured that is Over capacity now fails, even where the baseline was Client-limited; one Not run above a Saturated rate is noted', () => {
+    const limitedBase = changed(1);
+    const baseCell = limitedBase.rateCells!.find((x) => x.contextLabel === '8K' && x.rate === 1)!;
+    baseCell.status = 'client-limited';
+    baseCell.statuses = ['client-limited'];
+    const over = rateResult((cells) =>
+      cells.map((x) => {
+        if (x.contextLabel !== '8K' || x.rate !== 1) return x;
+        const { figures: _gone, ...rest } = x;
+        return { ...rest, status: 'over-capacity' as const, statuses: ['over-capacity' as const] };
+      }),
+    );
+    expect(compareResults(limitedBase, over, DEFAULT_TOLERANCES).failures).toEqual(['8K@1/s is over-capacity now where the baseline measured it: its figures are missing']);
+    // 8K@4 Not run above 8K@2, Saturated in the new run (as in the fixture's own run): a verdict one window can flip, so noted, not failed
+    const above = rateResult((cells) =>
+      cells.map((x) => {
+        if (x.contextLabel !== '8K' || x.rate !== 4) return x;
+        const { figures: _gone, ...rest } = x;
+        return { ...rest, status: 'not-run' as const, statuses: ['not-run' as const], notRunReason: '2/s was already Saturated at this context' };
+      }),
+    );
+    const c = compareResults(rateResult(), above, DEFAULT_TOLERANCES);
+    expect(c.failures).toEqual([]);
+    expect(c.rates.find((x) => x.key === '8K@4')!.note).toBe("not compared: not run this time, above 2/s, which was Saturated (that cell's own figures are compared)");
   });
 
   test("a sweep's points are not compared one by one (their rates are each run's own), and the page says why", () => {
