@@ -1,22 +1,22 @@
 /**
  * Pure: one-line progress messages the reporter prints while a run goes.
- * `[speed-matrix] 8K/16 valid  857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
+ * `[speed-matrix] 8K/16: Valid · 857.3 tok/s total · 53.7 tok/s/req · TTFT 422 ms · TBT 18.6 ms · active 24.0 · 12/40 done`
+ * Statuses in the pages' words (view.ts), as the rate cells' lines give them.
  */
 import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, percent } from '../text/format.js';
 import { cellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
 import { formatRequestRate } from './rate-rows.js';
-import { rateStatusWords } from './view.js';
+import { rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
 
 export const PREFIX = '[speed-matrix]';
 
 export function cellLine(cell: CellResult, done: number, total: number | undefined): string {
-  const key = cellKey(cell.context, cell.concurrency);
-  const statuses = [cell.status, ...cell.statuses.filter((s) => s !== cell.status)].join('+');
+  const head = `${PREFIX} ${cellKey(cell.context, cell.concurrency)}: ${statusWords(cell)}`;
   const progress = `${done}/${total ?? '?'} done`;
   const f = cell.figures;
-  if (!f) return `${PREFIX} ${key} ${statuses} · ${progress}`;
+  if (!f) return `${head} · ${progress}`;
   const parts = [
     `${formatRate(f.totalTokensPerSecond)} tok/s total`,
     `${formatRate(f.perRequestTokensPerSecond)} tok/s/req`,
@@ -33,17 +33,18 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
   if (cell.slo) parts.push(cell.slo.meets ? 'meets the SLO' : `misses the SLO (${cell.slo.binding?.detail ?? '?'})`);
   const resent = cell.evidence.connectionRetries?.count;
   if (resent) parts.push(`${formatCount(resent)} resent on a fresh connection`);
-  // a status word like "valid" is the measurement's; the cell may still fail its checks (said below it)
+  // a status word like "Valid" is the measurement's; the cell may still fail its checks (said below it)
   const failing = (cell.thresholdFailures?.length ?? 0) + (cell.baselineFailures?.length ?? 0);
   if (failing > 0) parts.push(`fails ${failing} check${failing === 1 ? '' : 's'}`);
   parts.push(progress);
-  return `${PREFIX} ${key} ${statuses}  ${parts.join(' · ')}`;
+  return `${head} · ${parts.join(' · ')}`;
 }
 
 export function prefillLine(row: PrefillRowResult): string {
   const f = row.figures;
-  if (!f) return `${PREFIX} prefill ${row.contextLabel} ${row.status}${row.error ? ` · ${row.error}` : ''}`;
-  return `${PREFIX} prefill ${row.contextLabel} ${row.status}  ${formatPrefillRate(f.promptTokensPerSecond)} prompt tok/s · TTFT ${formatMs(f.ttftMs)} · ${formatCount(f.promptTokens)} prompt tokens`;
+  const head = `${PREFIX} prefill ${row.contextLabel}: ${STATUS_LABELS[row.status]}`;
+  if (!f) return `${head}${row.error ? ` · ${row.error}` : ''}`;
+  return `${head} · ${formatPrefillRate(f.promptTokensPerSecond)} prompt tok/s · TTFT ${formatMs(f.ttftMs)} · ${formatCount(f.promptTokens)} prompt tokens`;
 }
 
 export function runningLine(label: string): string {

@@ -131,7 +131,7 @@ describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502
       const feed = (d: Buffer): void => {
         text += d.toString();
         // the first cell is done: the upstream dies, nginx stays and answers 502
-        if (killedAt === undefined && /0\/1 valid/.test(text)) {
+        if (killedAt === undefined && /\[speed-matrix\] 0\/1: /.test(text)) {
           killedAt = Date.now();
           sim.kill('SIGKILL');
         }

@@ -72,15 +72,15 @@ describe('reporter on a real Vitest run', () => {
     expect(md).not.toContain('Partial');
 
     expect(lines).toContain(
-      '[speed-matrix] 8K/2 valid  114.2 tok/s total · 57.1 tok/s/req · TTFT 186 ms · TBT 17.5 ms · active 3.0 (client 2.0 ⚠) · 2/4 done',
+      '[speed-matrix] 8K/2: Valid · 114.2 tok/s total · 57.1 tok/s/req · TTFT 186 ms · TBT 17.5 ms · active 3.0 (client 2.0 ⚠) · 2/4 done',
     );
-    expect(lines).toContain('[speed-matrix] 8K/1 requests-queued  59.3 tok/s total · 59.4 tok/s/req · TTFT 122 ms · TBT 16.8 ms · active 1.0 · 1/4 done');
-    expect(lines).toContain('[speed-matrix] prefill 8K valid  10.4K prompt tok/s · TTFT 790 ms · 8,192 prompt tokens');
+    expect(lines).toContain('[speed-matrix] 8K/1: Requests queued · 59.3 tok/s total · 59.4 tok/s/req · TTFT 122 ms · TBT 16.8 ms · active 1.0 · 1/4 done');
+    expect(lines).toContain('[speed-matrix] prefill 8K: Valid · 10.4K prompt tok/s · TTFT 790 ms · 8,192 prompt tokens');
     // the running line names the cell by its meta when Vitest reports readiness late, else by the test name
     expect(lines.some((l) => l === '[speed-matrix] running 8K × 1 …' || l === '[speed-matrix] running decode 8K/1 …')).toBe(true);
     expect(lines.some((l) => l.startsWith('[speed-matrix] wrote '))).toBe(true);
     expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
-    expect(lines).toContain('[speed-matrix] 8K/8 over-capacity · 4/4 done'); // skipped test, meta from collection
+    expect(lines).toContain('[speed-matrix] 8K/8: Over capacity · 4/4 done'); // skipped test, meta from collection
     expect(lines.filter((l) => / done$/.test(l))).toHaveLength(4);
   });
 

@@ -375,7 +375,7 @@ describe('progress lines', () => {
   });
   test('cellLine: a cell that fails its checks says so on its line, beside its status word', () => {
     const cell = { ...cellAt(sglangCells(), '8K', 16), thresholdFailures: ['8K/16 totalTokensPerSecond 771 < min 900 (14.3% below)'], baselineFailures: ['8K/16 regressed'] };
-    expect(cellLine(cell, 12, 40)).toMatch(/^\[speed-matrix\] 8K\/16 valid .* · fails 2 checks · 12\/40 done$/);
+    expect(cellLine(cell, 12, 40)).toMatch(/^\[speed-matrix\] 8K\/16: Valid · .* · fails 2 checks · 12\/40 done$/);
     expect(cellLine(cellAt(sglangCells(), '8K', 16), 12, 40)).not.toContain('fails');
   });
 });
