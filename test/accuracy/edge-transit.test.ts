@@ -35,8 +35,10 @@ describe('edgeTransitTokens', () => {
     expect(edgeTransitTokens(cell)).toEqual({ tokens: 7, chunks: 2 });
   });
 
-  test('a chunk the client never read adds nothing', () => {
-    const cell = cellOf([[150, 2], [199, 4]], [[151, 2]]);
-    expect(edgeTransitTokens(cell)).toEqual({ tokens: 0, chunks: 0 });
+  test('a chunk written inside the window that the client never read (its stream cut at the end) is in transit; one written after the end adds nothing', () => {
+    expect(edgeTransitTokens(cellOf([[150, 2], [199, 4]], [[151, 2]]))).toEqual({ tokens: 4, chunks: 1 });
+    expect(edgeTransitTokens(cellOf([[150, 2], [201, 4]], [[151, 2]]))).toEqual({ tokens: 0, chunks: 0 });
+    // each chunk written inside the window and never read counts (bare.test.ts bounds their number)
+    expect(edgeTransitTokens(cellOf([[150, 2], [190, 3], [199, 4], [205, 1]], [[151, 2]]))).toEqual({ tokens: 7, chunks: 2 });
   });
 });

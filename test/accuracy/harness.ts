@@ -373,7 +373,16 @@ export function edgeTransitTokens(cell: AccuracyCell): { tokens: number; chunks:
     for (const [writtenMs, n] of rec.tokens) {
       truthSum += n;
       while (j < t.chunkMs.length && clientSum < truthSum) clientSum += t.chunkTokens[j++]!;
-      if (clientSum < truthSum) break; // the client never received it (cut off after the window)
+      if (clientSum < truthSum) {
+        // never received: the stream was cut at the window's end while this chunk (and any after
+        // it) was on its way. Written inside the window, the truth counts it and the client cannot:
+        // in transit too (CI once read 244 tokens against 247: a request's last 3-token chunk, cut at the end)
+        if (writtenMs >= ws && writtenMs <= we) {
+          tokens += n;
+          chunks++;
+        }
+        continue;
+      }
       const deliveredMs = t.chunkMs[j - 1]!;
       if ((writtenMs < ws && deliveredMs >= ws) || (writtenMs <= we && deliveredMs > we)) {
         tokens += n;
