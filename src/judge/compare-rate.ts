@@ -24,6 +24,7 @@ import { compareRateCellKeys, rateCellKey } from '../shapes/labels.js';
 import type { RateCellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import { REGRESSION_RATE_FIGURES, type RateCompareFigure, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareFigure, unmeasuredNow, type RowComparison } from './compare-figure.js';
+import { rateClientLimitedCauses } from './rate-client-limited.js';
 
 /** A rate cell's value of a compared figure (undefined: the cell or the figure is absent). */
 export function rateFigureValue(cell: RateCellResult | undefined, figure: RateCompareFigure): number | undefined {
@@ -119,8 +120,7 @@ function notComparable(base: RateCellResult, next: RateCellResult): string | und
 function clientTimingOnly(cell: RateCellResult): boolean {
   if (!cell.statuses.includes('client-limited')) return false;
   const c = cell.evidence.clientLimited;
-  const ceiling = c?.causes ? c.causes.includes('in-flight-ceiling') : (c?.ceilingWaited ?? 0) > 0 || (c?.unsent ?? 0) > 0;
-  return !ceiling;
+  return !(c !== undefined && rateClientLimitedCauses(c).includes('in-flight-ceiling'));
 }
 
 /**

@@ -23,6 +23,7 @@
  * Pure: the caller stores the judgement and throws (src/matrix/rate-test.ts).
  */
 import { clientLimitedEvidence } from './status.js';
+import { rateClientLimitedCauses, type RateClientLimitedCause } from './rate-client-limited.js';
 import { baselineRateCellFailures, type Baseline } from './baseline-gate.js';
 import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
@@ -67,8 +68,6 @@ export interface RateStatusResult {
   statuses: RateCellStatus[];
   evidence: RateCellEvidence;
 }
-
-type RateClientLimitedCause = NonNullable<NonNullable<RateCellEvidence['clientLimited']>['causes']>[number];
 
 const ORDER: readonly RateCellStatus[] = ['client-limited', 'errors', 'saturated', 'valid'];
 
@@ -239,10 +238,7 @@ function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): s
  */
 export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited']): { why: string; fix: string } {
   if (!c) return { why: "its rules' figures are not in this result", fix: 'lower the rate, or give the client free cores' };
-  const causes: readonly RateClientLimitedCause[] = c.causes ?? [
-    ...(c.dispatchDelayP99Ms > c.boundMs ? ['dispatch-delay' as const] : []),
-    ...(c.ceilingWaited > 0 || c.unsent > 0 ? ['in-flight-ceiling' as const] : []),
-  ];
+  const causes = rateClientLimitedCauses(c);
   const parts: string[] = [];
   const fixes: string[] = [];
   // each client thread sends its requests and reads their streams: when the self-check puts the
