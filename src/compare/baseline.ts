@@ -7,11 +7,11 @@
  * part of the matrix can still be checked.
  */
 import { ConfigError } from '../errors.js';
-import { cellKey, rateCellKey } from '../shapes/labels.js';
+import { cellKey } from '../shapes/labels.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
 import { matrixDifferences } from '../judge/compare.js';
-import { isRateSweep } from '../judge/compare-rate.js';
+import { isRateSweep, plannedRateCells } from '../judge/compare-rate.js';
 import type { Baseline } from '../judge/baseline-gate.js';
 import { loadResultFile } from './load.js';
 import { resolveTolerances } from '../thresholds/tolerances.js';
@@ -31,7 +31,7 @@ export function asBaseline(path: string, result: SpeedMatrixResult, overrides?: 
     cells: new Map(result.cells.filter((c) => !c.adaptive).map((c) => [cellKey(c.context, c.concurrency), c])),
     prefill: new Map(result.prefill.map((p) => [p.context, p])),
     // a sweep's points have rates of their own run's (compare-rate.ts): no cell of this run is gated on them
-    rateCells: isRateSweep(result) ? new Map() : new Map((result.rateCells ?? []).filter((c) => !c.adaptive).map((c) => [rateCellKey(c.context, c.rate), c])),
+    rateCells: isRateSweep(result) ? new Map() : plannedRateCells(result),
     tolerances: resolveTolerances(overrides),
   };
 }

@@ -139,6 +139,11 @@ export function rateScheduleDifference(base: RunInfo, next: RunInfo): string | u
   return `the baseline's open-loop rates were scheduled otherwise (${parts.join(', ')}): other requests fall in each window, so its rate cells are not compared with this run's (the decode cells are)`;
 }
 
+/** A result's planned rate cells by key ("8K@2"), the rate search's adaptive ones left out. */
+export function plannedRateCells(result: SpeedMatrixResult): Map<string, RateCellResult> {
+  return new Map((result.rateCells ?? []).filter((c) => !c.adaptive).map((c) => [rateCellKey(c.context, c.rate), c]));
+}
+
 /** Whether a run's rate cells are a sweep's points (their rates computed in that run). */
 export function isRateSweep(result: SpeedMatrixResult): boolean {
   return result.info.run.rates?.sweep !== undefined;
@@ -149,8 +154,7 @@ export function isRateSweep(result: SpeedMatrixResult): boolean {
  * key; none where either run swept its rates (`sweepNote` says why).
  */
 export function compareRateCells(base: SpeedMatrixResult, next: SpeedMatrixResult, tolerances: ResolvedTolerances): { rows: RowComparison[]; sweepNote?: string } {
-  const planned = (r: SpeedMatrixResult) => new Map((r.rateCells ?? []).filter((c) => !c.adaptive).map((c) => [rateCellKey(c.context, c.rate), c]));
-  const [baseCells, nextCells] = [planned(base), planned(next)];
+  const [baseCells, nextCells] = [plannedRateCells(base), plannedRateCells(next)];
   if (isRateSweep(base) || isRateSweep(next)) {
     if (baseCells.size + nextCells.size === 0) return { rows: [] };
     const which = isRateSweep(base) && isRateSweep(next) ? 'both runs swept their rates' : `${isRateSweep(base) ? 'the baseline' : 'the new run'} swept its rates`;
