@@ -21,14 +21,25 @@ export function clientActiveRequests(timelines: readonly RequestTimeline[], wind
   return busyMs / windowMs;
 }
 
+/** The client's busy time over a window (clientBusy). */
+export interface ClientBusy {
+  /**
+   * the mean number of requests in flight over the part of the window where at least one is
+   * (busy time / time with any request in flight); 0 when nothing was in flight
+   */
+  whileBusy: number;
+  /** the share of the window with at least one request in flight, 0–1 */
+  busyShare: number;
+}
+
 /**
- * The mean number of requests in flight over the part of the window where at least one is
- * (busy time / time with any request in flight): what a count per decode call (llama.cpp's busy
- * slots per decode) is comparable with, since a server decodes nothing while no request is in
- * flight (multi-turn think times, a low open-loop rate). The window's length when always busy
- * makes it clientActiveRequests. 0 when nothing was in flight.
+ * The client's in-flight count while busy, and how much of the window it was busy: what a count
+ * per decode call (llama.cpp's busy slots per decode) is comparable with, and what scales it to a
+ * mean over the window, since a server decodes nothing while no request is in flight (multi-turn
+ * think times, a low open-loop rate). A window always busy has busyShare 1, and whileBusy is then
+ * clientActiveRequests.
  */
-export function clientActiveWhileBusy(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): number {
+export function clientBusy(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): ClientBusy {
   const edges: Array<[number, number]> = [];
   for (const t of timelines) {
     const from = Math.max(t.sendMs, windowStartMs);
@@ -48,7 +59,8 @@ export function clientActiveWhileBusy(timelines: readonly RequestTimeline[], win
     inFlight += step;
     last = at;
   }
-  return anyMs > 0 ? busyMs / anyMs : 0;
+  const windowMs = windowEndMs - windowStartMs;
+  return { whileBusy: anyMs > 0 ? busyMs / anyMs : 0, busyShare: windowMs > 0 ? Math.min(1, anyMs / windowMs) : 0 };
 }
 
 /**

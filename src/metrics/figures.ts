@@ -11,7 +11,7 @@ import { distribution, mean, median } from './stats.js';
 import type { CellFigures } from '../shapes/result.js';
 import { requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from './request.js';
 import { samplesLoad, type SamplesLoad } from './server-load.js';
-import { clientActiveRequests, clientActiveWhileBusy, clientLoad, type ClientLoad } from './client-load.js';
+import { clientActiveRequests, clientBusy, clientLoad, type ClientLoad } from './client-load.js';
 import { cellFailures, stallLimitMs } from './failures.js';
 
 /** server and client active-request counts disagree when they differ by more than this share */
@@ -58,24 +58,26 @@ export function activeRequestsDisagree(server: number, client: number): boolean 
 }
 
 /**
- * Whether the server's running mean and the client's in-flight count disagree (the ⚠ flag). A count
- * per decode call sees no idle time: it is compared with the client's count while busy. A mean of
+ * Whether the server's running mean (`running`: samplesLoad's, before any scaling) and the client's
+ * in-flight count disagree (the ⚠ flag). A count per decode call sees no idle time: it is compared
+ * with the client's count while busy. A mean of
  * samples is compared with the client's time-weighted count, and a disagreement stands only when
  * the client's own count at the same sample times (recorded with each sample) disagrees too: a
  * load that comes and goes (multi-turn think times, a low rate) makes a few samples' mean wander
  * from the time-weighted one by more than 10 % with nothing wrong on either side.
  */
 function serverClientDisagree(
-  server: number,
+  running: number,
   runningFrom: SamplesLoad['runningFrom'],
   samples: readonly MetricsSample[],
-  whileBusy: () => number,
+  /** the client's in-flight count while any request was in flight (used for a count per decode call) */
+  whileBusy: number,
   client: number,
 ): boolean {
-  if (runningFrom === 'decode-counters') return activeRequestsDisagree(server, whileBusy());
-  if (!activeRequestsDisagree(server, client)) return false;
+  if (runningFrom === 'decode-counters') return activeRequestsDisagree(running, whileBusy);
+  if (!activeRequestsDisagree(running, client)) return false;
   const atSamples = mean(samples.flatMap((s) => (s.running !== undefined && Number.isFinite(s.running) && s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
-  return atSamples === undefined || activeRequestsDisagree(server, atSamples);
+  return atSamples === undefined || activeRequestsDisagree(running, atSamples);
 }
 
 /**
@@ -121,8 +123,12 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   }
 
   const inWindow = input.metricsSamples.filter((s) => s.atMs >= ws && s.atMs <= we);
-  const { meanRunning: server, maxWaiting, runningFrom } = samplesLoad(inWindow);
+  const { meanRunning: running, maxWaiting, runningFrom } = samplesLoad(inWindow);
   const client = clientActiveRequests(timelines, ws, we);
+  const busy = runningFrom === 'decode-counters' ? clientBusy(timelines, ws, we) : undefined;
+  // the server's mean over the window. Busy slots per decode call see no idle time: scaled by the
+  // share of the window the client had a request in flight (a server decodes nothing while none is)
+  const server = running !== undefined && busy !== undefined ? running * busy.busyShare : running;
   const own = input.clientLoad ?? clientLoad(timelines, ws, we, input.ttftFrom ?? 'send');
 
   const figures: CellFigures = {
@@ -133,7 +139,7 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
     clientActiveRequests: client,
     averageActiveRequests: server ?? client,
     averageActiveRequestsSource: server !== undefined ? 'server' : 'client',
-    activeRequestsDisagree: server !== undefined && serverClientDisagree(server, runningFrom, inWindow, () => clientActiveWhileBusy(timelines, ws, we), client),
+    activeRequestsDisagree: server !== undefined && serverClientDisagree(running!, runningFrom, inWindow, busy?.whileBusy ?? client, client),
     completedRequests,
     failedRequests: 0,
     startedRequests: timelines.length,

@@ -887,7 +887,7 @@ export interface CellFigures {
   timeBetweenTokensMs?: Distribution;
   ttftMs?: Distribution;
   /**
-   * mean of the server's running-requests metric inside the window
+   * mean of the server's running-requests metric inside the window; from llama.cpp's decode counters (runningFrom decode-counters), its busy slots per decode call times the share of the window in which the client had a request in flight (a count per decode call sees no idle time)
    */
   serverActiveRequests?: number;
   /**

@@ -19,14 +19,14 @@
  * cancels in the difference, which is what is compared.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runCell, type CellRun } from '../../src/load/cell.js';
+import type { CellRun } from '../../src/load/cell.js';
 import { computeTurnFigures } from '../../src/metrics/turns.js';
 import { MATRIX_TTFT_FROM } from '../../src/metrics/request.js';
 import { median } from '../../src/metrics/stats.js';
-import { PromptCalibrator } from '../../src/prompts/calibrate.js';
 import type { SimHandle, SimProfile } from '../../src/sim/index.js';
 import type { TurnFigures } from '../../src/shapes/result.js';
-import { prepareConversations, type MultiTurnWorkload } from '../../src/workload/conversation.js';
+import type { MultiTurnWorkload } from '../../src/workload/conversation.js';
+import { runConversationCell } from './conversation-cell.js';
 import { FAST_TINY, fmt, openAccuracyRun, startThreadSim, truthSince, type OpenedAccuracyRun, type TruthJson } from './harness.js';
 
 const WORKLOAD: MultiTurnWorkload = { kind: 'multiTurn', turns: 3, userTokens: 512, systemTokens: 2048, thinkMs: { kind: 'fixed', value: 200 }, seed: 1 };
@@ -76,30 +76,8 @@ interface MeasuredCell {
 
 async function measure(attempt: number): Promise<MeasuredCell> {
   const { session } = run.opened;
-  const calibrator = PromptCalibrator.forAdapter({ adapter: session.adapter, target: session.target, facts: session.facts, endpoint: session.endpoint });
   const cellTag = `${session.runId}-c${WORKLOAD.systemTokens + WORKLOAD.userTokens}x1`;
-  const conversations = await prepareConversations({
-    workload: WORKLOAD,
-    tag: `${cellTag} attempt ${attempt}`,
-    size: (targetTokens, prefix) => calibrator.calibrate({ targetTokens, prefix }).then((p) => p.text),
-    render: (m) => m.map((x) => `${x.role}: ${x.content}\n`).join(''),
-    think: () => 200,
-    maxTokens: MAX_TOKENS,
-  });
-  const raw = await runCell(session, {
-    context: WORKLOAD.systemTokens + WORKLOAD.userTokens,
-    concurrency: 1,
-    promptFor: () => {
-      throw new Error('a conversation cell never asks promptFor');
-    },
-    scoutPrompts: [],
-    windowMs: WINDOW_MS,
-    gateTimeoutMs: 10_000,
-    gateSettleMs: 200,
-    drainTimeoutMs: 10_000,
-    metricsIntervalMs: 500,
-    conversations,
-  });
+  const raw = await runConversationCell(run, { workload: WORKLOAD, concurrency: 1, thinkMs: 200, maxTokens: MAX_TOKENS, windowMs: WINDOW_MS, tag: `${cellTag} attempt ${attempt}` });
   const truth = await truthSince(sim, raw.timelines[0]!.sendMs - 1);
   const turns = computeTurnFigures({ timelines: raw.timelines, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, turnOf: raw.turns!, ttftFrom: MATRIX_TTFT_FROM });
   return { raw, turns, truth };

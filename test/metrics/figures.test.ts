@@ -3,7 +3,7 @@ import type { RequestEnd, RequestTimeline, TokenSource } from '../../src/shapes/
 import type { MetricsSample } from '../../src/shapes/engine.js';
 import { cellFailures, longestSilenceMs, stallLimitMs, errorSummary } from '../../src/metrics/failures.js';
 import { decodeCounterRunning, samplesLoad } from '../../src/metrics/server-load.js';
-import { clientActiveWhileBusy } from '../../src/metrics/client-load.js';
+import { clientBusy } from '../../src/metrics/client-load.js';
 import { activeRequestsDisagree, computeCellFigures, weakestTokenSource } from '../../src/metrics/figures.js';
 import { requestTimeBetweenTokensMs } from '../../src/metrics/request.js';
 import { streamEndings } from '../../src/metrics/stream-endings.js';
@@ -292,16 +292,29 @@ describe('active requests from decode counters against the client (a count per d
   // window 0–1000: one request in flight 0–250 and 500–750 (a think time between): 0.5 in flight
   // on average, 1 whenever anything is; the server decoded 1 slot per call
   const timelines = [tl('a', 0, [[10, 1], [20, 1], [240, 1]], { end: { kind: 'done', atMs: 250 } }), tl('b', 500, [[510, 1], [740, 1]], { end: { kind: 'done', atMs: 750 } })];
-  it('clientActiveWhileBusy is the in-flight count over the busy time only', () => {
-    expect(clientActiveWhileBusy(timelines, 0, 1000)).toBeCloseTo(1, 9);
-    expect(clientActiveWhileBusy([], 0, 1000)).toBe(0);
+  it('clientBusy: the in-flight count over the busy time only, and the busy share of the window', () => {
+    const busy = clientBusy(timelines, 0, 1000);
+    expect(busy.whileBusy).toBeCloseTo(1, 9);
+    expect(busy.busyShare).toBeCloseTo(0.5, 9);
+    expect(clientBusy([], 0, 1000)).toEqual({ whileBusy: 0, busyShare: 0 });
+    // two requests overlapping 100–200: busy 0–300 (0.3), 1.33 in flight while busy
+    const overlap = [tl('c', 0, [[50, 1]], { end: { kind: 'done', atMs: 200 } }), tl('d', 100, [[150, 1]], { end: { kind: 'done', atMs: 300 } })];
+    expect(clientBusy(overlap, 0, 1000).busyShare).toBeCloseTo(0.3, 9);
+    expect(clientBusy(overlap, 0, 1000).whileBusy).toBeCloseTo(400 / 300, 9);
   });
-  it('a think time is no disagreement with busy slots per decode; with running samples it still is compared with the whole window', () => {
+  it('a think time is no disagreement with busy slots per decode, and the average over the window counts it idle; with running samples it still is compared with the whole window', () => {
     const f = computeCellFigures({ timelines, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [sample(0, 1000, 1000), sample(1000, 1500, 1500)] });
     expect(f.clientActiveRequests).toBeCloseTo(0.5, 9);
-    expect(f.averageActiveRequests).toBeCloseTo(1, 3);
+    // 1 busy slot per decode call, over the half of the window with a request in flight
+    expect(f.averageActiveRequests).toBeCloseTo(0.5, 3);
+    expect(f.serverActiveRequests).toBeCloseTo(0.5, 3);
+    expect(f.averageActiveRequestsSource).toBe('server');
     expect(f.runningFrom).toBe('decode-counters');
     expect(f.activeRequestsDisagree).toBe(false);
+    // a server that ran 2 slots per call where the client had 1 in flight: flagged, at 1.0 against 0.5
+    const busier = computeCellFigures({ timelines, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [sample(0, 1000, 1000), sample(1000, 1500, 2000)] });
+    expect(busier.averageActiveRequests).toBeCloseTo(1, 3);
+    expect(busier.activeRequestsDisagree).toBe(true);
     const g = computeCellFigures({ timelines, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [{ atMs: 100, running: 1 }, { atMs: 900, running: 1 }] });
     expect(g.activeRequestsDisagree).toBe(true);
   });
