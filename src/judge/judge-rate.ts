@@ -144,8 +144,9 @@ const formatExpected = (n: number): string => (n < 10 ? n.toFixed(1) : n.toFixed
 
 export interface RateOverCapacityInput {
   rate: number;
-  context: number;
-  maxOutputTokens: number;
+  /** a request's prompt tokens and max_tokens, the row's mean (the row's context and the run's max output tokens, or a workload's lengths) */
+  inputTokens: number;
+  outputTokens: number;
   kvCapacityTokens?: number;
   /** the decode cell of this context at concurrency 1, when this run measured it */
   singleStream?: Pick<CellFigures, 'ttftMs' | 'timeBetweenTokensMs'>;
@@ -154,29 +155,31 @@ export interface RateOverCapacityInput {
 
 /**
  * A request's service time at one stream, seconds: the single-stream decode cell's TTFT median +
- * (max output tokens − 1) × its TBT median; undefined without those figures. Little's law puts
- * rate × this in flight (rateOverCapacity; the rate cell's client threads, matrix/rate-test.ts).
+ * (output tokens − 1) × its TBT median, for a request's mean output tokens (the run's max output
+ * tokens, or a workload's mean); undefined without those figures. Little's law puts rate × this in
+ * flight (rateOverCapacity; the rate cell's client threads, matrix/rate-test.ts).
  */
-export function singleStreamServiceS(maxOutputTokens: number, singleStream: Pick<CellFigures, 'ttftMs' | 'timeBetweenTokensMs'> | undefined): number | undefined {
+export function singleStreamServiceS(outputTokens: number, singleStream: Pick<CellFigures, 'ttftMs' | 'timeBetweenTokensMs'> | undefined): number | undefined {
   const ttft = singleStream?.ttftMs?.median;
   const tbt = singleStream?.timeBetweenTokensMs?.median;
   if (ttft === undefined || tbt === undefined) return undefined;
-  return (ttft + tbt * Math.max(0, maxOutputTokens - 1)) / 1000;
+  return (ttft + tbt * Math.max(0, outputTokens - 1)) / 1000;
 }
 
 /** The Over capacity evidence when the KV cache cannot hold what Little's law puts in flight; else undefined. */
 export function rateOverCapacity(input: RateOverCapacityInput): RateCellEvidence['overCapacity'] | undefined {
-  const serviceS = singleStreamServiceS(input.maxOutputTokens, input.singleStream);
+  const serviceS = singleStreamServiceS(input.outputTokens, input.singleStream);
   if (input.kvCapacityTokens === undefined || serviceS === undefined) return undefined;
   const expectedInFlight = input.rate * serviceS;
-  const requiredTokens = Math.ceil(expectedInFlight) * (input.context + input.maxOutputTokens);
+  const requiredTokens = Math.ceil(Math.ceil(expectedInFlight) * (input.inputTokens + input.outputTokens));
   if (requiredTokens <= input.kvCapacityTokens) return undefined;
+  const steps = input.outputTokens - 1;
   return {
     expectedInFlight,
     requiredTokens,
     kvCapacityTokens: input.kvCapacityTokens,
     serviceS,
-    serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${input.maxOutputTokens - 1} × TBT median`,
+    serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${Number.isInteger(steps) ? steps : steps.toFixed(1)} × TBT median`,
   };
 }
 

@@ -18,6 +18,7 @@ import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
 import { progress } from './progress.js';
+import { largestRequests } from './workload-run.js';
 
 export function createCapacityRunner(run: RunContext) {
   const { cfg, opened, info } = run;
@@ -25,9 +26,10 @@ export function createCapacityRunner(run: RunContext) {
     kvCapacityTokens: opened.session.facts.kvCapacityTokens?.value,
     maxRunningRequests: opened.session.facts.maxRunningRequests?.value,
   };
+  const largest = largestRequests(run.workload, cfg.matrix.maxOutputTokens, opened.session.facts.maxModelLen?.value);
   /** One adaptive cell at this concurrency: planned like a column (Over capacity when it would not fit), measured, judged. */
   async function adaptive(context: number, concurrency: number, signal: AbortSignal): Promise<CellResult> {
-    const planned = planCell(context, concurrency, cfg.matrix.maxOutputTokens, facts);
+    const planned = planCell(context, concurrency, cfg.matrix.maxOutputTokens, facts, largest(context));
     progress(`${planned.key}: capacity search cell`);
     const result = planned.overCapacity ? overCapacityResult(planned) : await measureCell(run, planned, signal);
     result.adaptive = true;
@@ -58,7 +60,7 @@ export function createCapacityRunner(run: RunContext) {
     const cells: CellResult[] = [];
     const search = await searchCapacity({
       columns: judged,
-      overCapacity: (c) => planCell(context, c, cfg.matrix.maxOutputTokens, facts).overCapacity !== undefined,
+      overCapacity: (c) => planCell(context, c, cfg.matrix.maxOutputTokens, facts, largest(context)).overCapacity !== undefined,
       probe: async (c, why) => {
         const cell = await adaptive(context, c, tc.signal);
         // the confirmation repeats a concurrency already judged: its verdict is kept on the row

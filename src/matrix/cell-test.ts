@@ -280,7 +280,7 @@ export function createCellRunner(run: RunContext) {
       if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);
       const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
       tc.skip(
-        `Over capacity: ${cell.concurrency} × (${cell.context} + ${cfg.matrix.maxOutputTokens}) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
+        `Over capacity: ${cell.concurrency} × ${(requiredTokens / cell.concurrency).toLocaleString('en-US')} tokens (a request's prompt and max output) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
       );
       return;
     }

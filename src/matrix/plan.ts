@@ -28,23 +28,37 @@ export interface MatrixPlan {
 export function planMatrix(
   matrix: ResolvedMatrix,
   capacity: { kvCapacityTokens?: number; maxRunningRequests?: number },
+  /** a row's largest request (workload-run.ts rowRequestSizes); by default the row's context and the run's max output tokens */
+  largest?: (context: number) => LargestRequest,
 ): MatrixPlan {
   const prefill = matrix.prefill.map((context) => ({ key: contextLabel(context), context }));
   const cells: PlannedCell[] = [];
   for (const context of matrix.contexts) {
-    for (const concurrency of matrix.concurrency) cells.push(planCell(context, concurrency, matrix.maxOutputTokens, capacity));
+    const request = largest?.(context);
+    for (const concurrency of matrix.concurrency) cells.push(planCell(context, concurrency, matrix.maxOutputTokens, capacity, request));
   }
   return { prefill, cells };
 }
 
-/** One cell: its key, and whether it is Over capacity (with the numbers that decide it). */
+/** The most tokens one request of a row holds in the KV cache: its prompt and its max_tokens. */
+export interface LargestRequest {
+  input: number;
+  output: number;
+}
+
+/**
+ * One cell: its key, and whether it is Over capacity (with the numbers that decide it): C × the
+ * row's largest request, by default its context and the run's max output tokens (a workload's rows
+ * send other lengths: workload-run.ts rowRequestSizes).
+ */
 export function planCell(
   context: number,
   concurrency: number,
   maxOutputTokens: number,
   capacity: { kvCapacityTokens?: number; maxRunningRequests?: number },
+  largest: LargestRequest = { input: context, output: maxOutputTokens },
 ): PlannedCell {
-  const over = overCapacity(context, concurrency, maxOutputTokens, capacity.kvCapacityTokens, capacity.maxRunningRequests);
+  const over = overCapacity(largest.input, concurrency, largest.output, capacity.kvCapacityTokens, capacity.maxRunningRequests);
   return {
     key: cellKey(context, concurrency),
     context,

@@ -31,6 +31,7 @@ import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { rowRequestSizes } from './workload-run.js';
 
 export interface PlannedRateCell {
   /** "8K@2" */
@@ -76,6 +77,8 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
   if ('error' in arrival) throw new Error(`info.settings.rates.arrival: ${arrival.error}`);
   /** the lowest Saturated rate per context, once measured */
   const saturatedAt = new Map<number, number>();
+  /** a row's mean request (Little's law puts the mean request in flight): its context and the run's max output, or a workload's own lengths */
+  const meanRequest = meanRequests(run);
 
   const publish = (cell: PlannedRateCell, result: RateCellResult, tc: TestContext) => {
     // with an SLO, every rate cell is judged against it (the rate capacity search reads the verdicts)
@@ -108,10 +111,11 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       throw new CellFailure([`${cell.key}/s could not start: ${tooLong}`, ...regressed], run.debug === true);
     }
     const single = run.results.get(cellKey(cell.context, 1));
+    const sizes = meanRequest(cell.context);
     const over = rateOverCapacity({
       rate: cell.rate,
-      context: cell.context,
-      maxOutputTokens: cfg.matrix.maxOutputTokens,
+      inputTokens: sizes.input,
+      outputTokens: sizes.output,
       kvCapacityTokens: run.opened.session.facts.kvCapacityTokens?.value,
       ...(single?.figures ? { singleStream: single.figures, singleStreamKey: single.contextLabel + '/1' } : {}),
     });
@@ -120,7 +124,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
       if (regressed.length > 0) throw new CellFailure(regressed, run.debug === true);
-      tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${cell.context} + ${cfg.matrix.maxOutputTokens}) tokens > KV capacity ${over.kvCapacityTokens}`);
+      tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${formatTokens(sizes.input)} + ${formatTokens(sizes.output)}) tokens > KV capacity ${over.kvCapacityTokens}`);
       return;
     }
     const lowerSaturated = saturatedAt.get(cell.context);
@@ -300,7 +304,7 @@ export function rateSelfCheckInput(
  * context's single-stream decode cell, `auto` keeps the cell's own thread.
  */
 function rateClientThreads(run: RunContext, settings: RateSettings, cell: PlannedRateCell): number {
-  const serviceS = singleStreamServiceS(run.cfg.matrix.maxOutputTokens, run.results.get(cellKey(cell.context, 1))?.figures);
+  const serviceS = singleStreamServiceS(meanRequests(run)(cell.context).output, run.results.get(cellKey(cell.context, 1))?.figures);
   const streams = run.cfg.clientThreads === 'auto' ? Math.ceil(cell.rate * (serviceS ?? 0)) : settings.maxInFlight;
   return cellClientThreads(run, Math.max(1, Math.min(settings.maxInFlight, streams)));
 }
@@ -308,3 +312,13 @@ function rateClientThreads(run: RunContext, settings: RateSettings, cell: Planne
 function withWorkload(figures: WorkloadFigures | undefined): { workload?: WorkloadFigures } {
   return figures ? { workload: figures } : {};
 }
+
+/** each row's mean request, prompt and max_tokens (workload-run.ts rowRequestSizes) */
+function meanRequests(run: RunContext): (context: number) => { input: number; output: number } {
+  return (context) => {
+    const sizes = rowRequestSizes(run.workload, context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value);
+    return { input: sizes.input.mean, output: sizes.output.mean };
+  };
+}
+
+const formatTokens = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));

@@ -15,6 +15,9 @@ import type { WorkloadInfo } from '../shapes/result.js';
 import { readPromptFile, renderMessages } from '../workload/prompt-file.js';
 import { SHORTEST_PROMPT } from '../prompts/synth.js';
 import type { PromptSizer } from '../workload/cell-requests.js';
+import { drawnMean } from '../workload/draw.js';
+import { distributionMax } from '../workload/request-kit.js';
+import type { LargestRequest } from './plan.js';
 
 /** lines counted at once when a file is counted */
 const COUNT_AT_ONCE = 8;
@@ -84,4 +87,46 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
   run.info.file.skipped = skipped;
   run.info.file.used = run.file.lines.length - skipped;
   if (fromReplies > 0) run.info.file.outputFromReplies = fromReplies;
+}
+
+/** Tokens of a row's requests, their mean and their most: prompt tokens (input) and max_tokens (output). */
+export interface RowRequestSizes {
+  input: { mean: number; max: number };
+  output: { mean: number; max: number };
+}
+
+/**
+ * What a row's requests ask of the server's KV cache: the most decides a concurrency cell's Over
+ * capacity (METHOD.md: C × (context + max output)), the mean a rate cell's (Little's law puts the
+ * mean request in flight). The method's synthetic rows, sharedPrefix and multiTurn send the row's
+ * context (multiTurn's first turn) and ask for the run's max output tokens; a lengths workload
+ * sends its drawn lengths; a file its lines that are sent (prompt tokens where the run counted
+ * them, else the row's 0; each line's output length, else the run's).
+ */
+export function rowRequestSizes(run: RunWorkload, context: number, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
+  const w = run.workload;
+  if (w.kind === 'lengths') {
+    return { input: { mean: drawnMean(w.input), max: distributionMax(w.input) }, output: { mean: drawnMean(w.output), max: distributionMax(w.output) } };
+  }
+  const lines = w.kind === 'file' ? run.file?.lines : undefined;
+  if (lines !== undefined) {
+    const out = (line: PromptLine): number => line.outputTokens ?? maxOutputTokens;
+    // as a cell's requests skip them (workload/file-requests.ts): a counted line too long for the server is never sent
+    const sent = lines.filter((line) => maxModelLen === undefined || line.promptTokens === undefined || line.promptTokens + out(line) <= maxModelLen);
+    if (sent.length > 0) {
+      const input = sent.map((line) => line.promptTokens ?? context);
+      const output = sent.map(out);
+      const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+      return { input: { mean: mean(input), max: Math.max(...input) }, output: { mean: mean(output), max: Math.max(...output) } };
+    }
+  }
+  return { input: { mean: context, max: context }, output: { mean: maxOutputTokens, max: maxOutputTokens } };
+}
+
+/** Each row's largest request (rowRequestSizes' most), as the plan's Over capacity reads it (plan.ts planMatrix, planCell). */
+export function largestRequests(run: RunWorkload, maxOutputTokens: number, maxModelLen: number | undefined): (context: number) => LargestRequest {
+  return (context) => {
+    const sizes = rowRequestSizes(run, context, maxOutputTokens, maxModelLen);
+    return { input: sizes.input.max, output: sizes.output.max };
+  };
 }

@@ -75,15 +75,19 @@ describe('workload kinds in a whole run', () => {
     expect(md).toMatch(/\| 384\/2 \| 3 \| \d+ \| 6\d\d \| \d+ ms \| \d+ ms \|/);
   });
 
-  test('lengths in an open-loop rate cell: its sent lengths and hit rate, on the page', { timeout: 120_000 }, () => {
+  test('lengths in an open-loop rate cell: its sent lengths and hit rate, on the page; its Over capacity reads the drawn lengths, not the run\'s max output', { timeout: 120_000 }, () => {
     const r = runVitest(['bench', '--run'], {
       ...base('rates'),
+      // a KV cache of 20,000 tokens: at the run's 2,048 max output tokens, Little's law would put
+      // 8/s × (TTFT + 2,047 × 10 ms) ≈ 165 requests of 2,348 tokens in flight, and 8/s was Over
+      // capacity; the requests ask for at most 24 (about 2 in flight of 316)
+      LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0,"kvCapacityTokens":20000}',
       LLM_BENCH_WORKLOAD: 'lengths:in=uniform(200,400),out=uniform(8,24)',
       LLM_BENCH_CONCURRENCY: '1',
       LLM_BENCH_RATES: '8',
       LLM_BENCH_ARRIVAL: 'constant',
       LLM_BENCH_RAMP_S: '0.5',
-      LLM_BENCH_MAX_TOKENS: '24',
+      LLM_BENCH_MAX_TOKENS: '2048',
       LLM_BENCH_DURATION_S: '2',
     });
     expect(r.code, r.out).toBe(0);

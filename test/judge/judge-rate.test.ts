@@ -90,15 +90,23 @@ describe('rateOverCapacity (Little\'s law)', () => {
   const single = { ttftMs: dist(100), timeBetweenTokensMs: dist(20) };
   test('rate × service time in flight, each holding context + output, against the KV capacity', () => {
     // service 0.1 + 63 × 0.02 = 1.36 s; at 10/s: 13.6 → 14 in flight × (8192 + 64) tokens
-    const over = rateOverCapacity({ rate: 10, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 100_000, singleStream: single, singleStreamKey: '8K/1' });
+    const over = rateOverCapacity({ rate: 10, inputTokens: 8192, outputTokens: 64, kvCapacityTokens: 100_000, singleStream: single, singleStreamKey: '8K/1' });
     expect(over).toMatchObject({ requiredTokens: 14 * 8256, kvCapacityTokens: 100_000 });
     expect(over!.expectedInFlight).toBeCloseTo(13.6, 9);
     expect(over!.serviceFrom).toContain('8K/1');
-    expect(rateOverCapacity({ rate: 5, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 100_000, singleStream: single })).toBeUndefined();
+    expect(rateOverCapacity({ rate: 5, inputTokens: 8192, outputTokens: 64, kvCapacityTokens: 100_000, singleStream: single })).toBeUndefined();
+  });
+  test("a workload's mean request (lengths drawn around a mean): its service time and tokens, rounded up", () => {
+    // service 0.1 + 39.5 × 0.02 = 0.89 s; at 10/s: 8.9 → 9 in flight × (512 + 40.5) tokens = 4,972.5 → 4,973
+    const over = rateOverCapacity({ rate: 10, inputTokens: 512, outputTokens: 40.5, kvCapacityTokens: 4_000, singleStream: single, singleStreamKey: '512/1' });
+    expect(over).toMatchObject({ requiredTokens: 4_973, kvCapacityTokens: 4_000 });
+    expect(over!.serviceS).toBeCloseTo(0.89, 9);
+    expect(over!.serviceFrom).toBe('the decode cell 512/1: TTFT median + 39.5 × TBT median');
+    expect(rateOverCapacity({ rate: 10, inputTokens: 512, outputTokens: 40.5, kvCapacityTokens: 5_000, singleStream: single })).toBeUndefined();
   });
   test('nothing is decided without the KV capacity or the single-stream cell', () => {
-    expect(rateOverCapacity({ rate: 100, context: 8192, maxOutputTokens: 64, singleStream: single })).toBeUndefined();
-    expect(rateOverCapacity({ rate: 100, context: 8192, maxOutputTokens: 64, kvCapacityTokens: 1000 })).toBeUndefined();
+    expect(rateOverCapacity({ rate: 100, inputTokens: 8192, outputTokens: 64, singleStream: single })).toBeUndefined();
+    expect(rateOverCapacity({ rate: 100, inputTokens: 8192, outputTokens: 64, kvCapacityTokens: 1000 })).toBeUndefined();
   });
 });
 

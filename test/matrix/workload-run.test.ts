@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { countFileLines, openRunWorkload, recordedWorkloadText } from '../../src/matrix/workload-run.js';
+import { countFileLines, largestRequests, openRunWorkload, recordedWorkloadText, rowRequestSizes } from '../../src/matrix/workload-run.js';
+import { planMatrix } from '../../src/matrix/plan.js';
 import { readPromptFile } from '../../src/workload/prompt-file.js';
 import { workloadRequests, type PromptSizer } from '../../src/workload/cell-requests.js';
 import { renderMessages, seededOrder } from '../../src/workload/prompt-file.js';
@@ -80,5 +81,40 @@ describe('openRunWorkload and countFileLines', () => {
     expect(() => openRunWorkload(mt, true)).toThrow(/multiTurn workload runs in the closed-loop cells only.*LLM_BENCH_RATES=none/);
     expect(openRunWorkload(mt, false).info.text).toBe('multiTurn:turns=3,user=64,system=0,think=0s,seed=1');
     expect(recordedWorkloadText({ kind: 'sharedPrefix', groups: 2, prefixTokens: 64, suffixTokens: 8, seed: 1 })).toBe('sharedPrefix:groups=2,prefix=64,suffix=8,seed=1');
+  });
+});
+
+describe("rowRequestSizes: a row's requests as the KV cache holds them (Over capacity of concurrency and rate cells)", () => {
+  test('synthetic and sharedPrefix rows: the row context and the run\'s max output, mean and most alike', () => {
+    const synthetic = openRunWorkload({ kind: 'synthetic' }, true);
+    expect(rowRequestSizes(synthetic, 8192, 4096, undefined)).toEqual({ input: { mean: 8192, max: 8192 }, output: { mean: 4096, max: 4096 } });
+    const shared = openRunWorkload({ kind: 'sharedPrefix', groups: 2, prefixTokens: 3072, suffixTokens: 1024, seed: 1 }, true);
+    expect(rowRequestSizes(shared, 4096, 256, undefined).output).toEqual({ mean: 256, max: 256 });
+  });
+
+  test('lengths: the drawn lengths, not the run\'s max output (a 4,096-token default made 8/s Over capacity for requests of at most 64 tokens)', () => {
+    const run = openRunWorkload({ kind: 'lengths', input: { kind: 'fixed', value: 512 }, output: { kind: 'uniform', min: 16, max: 64 }, seed: 1 }, true);
+    const sizes = rowRequestSizes(run, 512, 4096, undefined);
+    expect(sizes.input).toEqual({ mean: 512, max: 512 });
+    expect(sizes.output.max).toBe(64);
+    expect(sizes.output.mean).toBeCloseTo(40, 9);
+    // the plan: 100 × (512 + 64) fits 60,000 tokens; 100 × (512 + 4096) would not
+    const matrix = { contexts: [512], concurrency: [100], maxOutputTokens: 4096, prefill: [] } as unknown as Parameters<typeof planMatrix>[0];
+    expect(planMatrix(matrix, { kvCapacityTokens: 60_000 }).cells[0]!.overCapacity).toEqual({ requiredTokens: 460_800, kvCapacityTokens: 60_000 });
+    expect(planMatrix(matrix, { kvCapacityTokens: 60_000 }, largestRequests(run, 4096, undefined)).cells[0]!.overCapacity).toBeUndefined();
+    expect(planMatrix(matrix, { kvCapacityTokens: 50_000 }, largestRequests(run, 4096, undefined)).cells[0]!.overCapacity).toEqual({ requiredTokens: 57_600, kvCapacityTokens: 50_000 });
+  });
+
+  test('file: the counted lines that are sent, each with its own output (or the run\'s); uncounted prompts are the row\'s 0', async () => {
+    const run = openRunWorkload({ kind: 'file', path, seed: 3 }, true);
+    // before counting: prompts unknown (the row's 0), outputs the line's own or the run's 8
+    expect(rowRequestSizes(run, 0, 8, 100)).toEqual({ input: { mean: 0, max: 0 }, output: { mean: (8 + 8 + 8 + 5 + 8) / 5, max: 8 } });
+    await countFileLines(run, sizer, 100, 8);
+    // counted: prompts 3+3, 2+3, 1+3 (the rendered messages), 2+3; line 5 is skipped (too long); outputs 8, 10, 4, 5
+    const sizes = rowRequestSizes(run, 0, 8, 100);
+    const prompts = run.file!.lines.slice(0, 4).map((l) => l.promptTokens!);
+    expect(sizes.input.max).toBe(Math.max(...prompts));
+    expect(sizes.input.mean).toBeCloseTo(prompts.reduce((a, b) => a + b, 0) / 4, 9);
+    expect(sizes.output).toEqual({ mean: (8 + 10 + 4 + 5) / 4, max: 10 });
   });
 });
