@@ -156,7 +156,7 @@ export function clientLimitedAdvice(ev: ClientLimitedEvidence | undefined, strea
  * its loop up), `no-free-core` when it waited long for a core (more threads would wait too),
  * `own-load` else (its own streams: spread them over more threads).
  */
-export function clientHoldUp(ev: ClientLimitedEvidence | undefined, streams?: number): 'held-up' | 'no-free-core' | 'own-load' {
+export function clientHoldUp(ev: Pick<ClientLimitedEvidence, 'cpuCores' | 'threads' | 'coreWaitShare'> | undefined, streams?: number): 'held-up' | 'no-free-core' | 'own-load' {
   const waited = ev?.coreWaitShare;
   if (ev?.cpuCores !== undefined && nearlyIdle(ev.cpuCores, ev.threads ?? 1, streams) && (waited === undefined || waited >= HELD_UP_WAIT_SHARE)) return 'held-up';
   if (waited !== undefined && waited >= NO_FREE_CORE_WAIT_SHARE) return 'no-free-core';
@@ -184,7 +184,7 @@ function nearlyIdle(cores: number, threads: number, streams: number | undefined)
 }
 
 /** what else runs on a machine and may hold a client thread up */
-const OTHER_WORK = 'a server running here, the embedded simulator, Vitest, other processes';
+export const OTHER_WORK = 'a server running here, the embedded simulator, Vitest, other processes';
 
 /** who was idle, at what CPU, and whose loop was held up: the thread the figures are of, or every thread of a rate cell (its CPU figure is the busiest's) */
 function idleThreads(ev: ClientLimitedEvidence, cores: number): string {

@@ -25,7 +25,8 @@
 import { clientLimitedEvidence } from './status.js';
 import { rateClientLimitedCauses, type RateClientLimitedCause } from './rate-client-limited.js';
 import { baselineRateCellFailures, type Baseline } from './baseline-gate.js';
-import { clientHoldUp, clientLimitedFix, clientSelfCheckText } from './judge-cell.js';
+import { clientHoldUp, clientLimitedFix, clientSelfCheckText, OTHER_WORK } from './judge-cell.js';
+import { percent } from '../text/format.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { oneLine } from '../text/escape.js';
@@ -209,7 +210,7 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
   const ev = cell.evidence;
   const ceiling = ev.clientLimited?.causes?.includes('in-flight-ceiling') === true;
   const excused = rules.allowClientLimited && !(rules.allowanceForCoresOnly === true && ceiling);
-  if (cell.statuses.includes('client-limited') && !excused) failures.push(clientLimitedLine(key, ev.clientLimited));
+  if (cell.statuses.includes('client-limited') && !excused) failures.push(clientLimitedLine(key, ev.clientLimited, cell.clientCpu));
   if (f && f.failedRequests > 0 && !rules.allowErrors) {
     const e = ev.errors;
     const codes = e ? Object.entries(e.byCode).map(([code, n]) => `${n} ${code}`).join(', ') : '';
@@ -228,8 +229,8 @@ export function judgeRateCell(key: string, cell: RateCellResult, rules: RateRule
 }
 
 /** The failure line of a Client-limited rate cell: each rule that marked it, with its figures and fix (rateClientLimitedWhy). */
-function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): string {
-  const { why, fix } = rateClientLimitedWhy(c);
+function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited'], cpu: RateCellResult['clientCpu']): string {
+  const { why, fix } = rateClientLimitedWhy(c, cpu);
   return `${key} is Client-limited${why ? `: ${why}` : ''}, so its latencies from the schedule are partly the client's; ${fix}; or set allowClientLimited`;
 }
 
@@ -239,18 +240,28 @@ function clientLimitedLine(key: string, c: RateCellEvidence['clientLimited']): s
  * A cell judged before the evidence named its causes (no `causes`) reads them from its figures:
  * the dispatch delay over its bound, requests held back; else the self-check, unnamed.
  */
-export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited']): { why: string; fix: string } {
+export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited'], cpu?: RateCellResult['clientCpu']): { why: string; fix: string } {
   if (!c) return { why: "its rules' figures are not in this result", fix: 'lower the rate, or give the client free cores' };
   const causes = rateClientLimitedCauses(c);
   const parts: string[] = [];
   const fixes: string[] = [];
   // each client thread sends its requests and reads their streams: when the self-check puts the
   // hold-up on the machine (idle and waiting, or no core free), the late sends most likely had that
-  // cause too, and a lower rate would not mend it
-  const machineBound = c.client !== undefined && clientHoldUp(c.client) !== 'own-load';
+  // cause too, and a lower rate would not mend it. Without the self-check's evidence (it was under
+  // its bounds), the cell's own thread CPU and core wait say the same: a thread that sent a few
+  // requests a second at 0.08 of a core, waiting for a core 6 % of the time, was held up by a
+  // server on its cores (a real llama.cpp with -t 2 on a 2-core machine), not by its rate
+  const fromCpu = c.client === undefined && cpu?.coreWaitShare !== undefined ? { cpuCores: cpu.cores, coreWaitShare: cpu.coreWaitShare } : undefined;
+  const machineBound = (c.client ?? fromCpu) !== undefined && clientHoldUp(c.client ?? fromCpu) !== 'own-load';
   if (causes.includes('dispatch-delay')) {
     parts.push(`the load generator could not send on schedule (dispatch delay p99 ${c.dispatchDelayP99Ms.toFixed(1)} ms, bound ${c.boundMs} ms)`);
     if (!machineBound) fixes.push('lower the rate');
+    else if (fromCpu !== undefined) {
+      parts.push(
+        `its thread used ${fromCpu.cpuCores.toFixed(2)} cores and waited, ready to run, for a core ${percent(fromCpu.coreWaitShare)} of the time, so most likely other work on this machine held its sends up (${OTHER_WORK}), not its rate`,
+      );
+      fixes.push('give the client free cores (a server on another machine, fewer jobs at once)');
+    }
   }
   if (causes.includes('in-flight-ceiling')) {
     parts.push(`the in-flight ceiling held requests back (${[c.ceilingWaited > 0 ? `${c.ceilingWaited} waited for it` : '', c.unsent > 0 ? `${c.unsent} never sent` : ''].filter(Boolean).join(', ')})`);

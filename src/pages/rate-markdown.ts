@@ -130,7 +130,7 @@ function rateClientLimitedNotes(cells: readonly RateCellResult[]): string[] {
   const flagged = cells.filter((c) => c.statuses.includes('client-limited'));
   if (flagged.length === 0) return [];
   const line = (c: RateCellResult): string => {
-    const { why, fix } = rateClientLimitedWhy(c.evidence.clientLimited);
+    const { why, fix } = rateClientLimitedWhy(c.evidence.clientLimited, c.clientCpu);
     return `- ${rateCellKey(c.context, c.rate)}/s: ${escapeText(why)}. What to do: ${escapeText(fix)}.`;
   };
   return ["Client-limited rate cells: the load generator could not keep their schedule or time their tokens, so their latencies from the schedule are partly the client's:", '', ...flagged.map(line), ''];

@@ -126,6 +126,21 @@ describe('judgeRateCell', () => {
     expect(lines[0]).toMatch(/0@2\/s is Client-limited: .*dispatch delay p99 19\.5 ms, bound 10 ms\); the in-flight ceiling held requests back \(4 waited for it\).*lower the rate; raise matrix\.maxInFlight \(LLM_BENCH_MAX_IN_FLIGHT\); or set allowClientLimited$/);
     expect(judgeRateCell('0@2/s', c, { ...rules, allowClientLimited: true }).thresholdFailures).toEqual([]);
   });
+  test('late sends from a nearly idle thread that waited for a core: the machine held it up, and the fix is free cores, not a lower rate', () => {
+    // a real llama.cpp with -t 2 on the 2-core VM: 4 req/s from a thread at 0.08 cores, waiting for a core 5.6 % of the time
+    const evidence: RateCellResult['evidence'] = { clientLimited: { dispatchDelayP99Ms: 20.8, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['dispatch-delay'] } };
+    const held = cell({ status: 'client-limited', statuses: ['client-limited'], evidence, clientCpu: { cores: 0.08, source: 'thread', coreWaitShare: 0.056 } });
+    const [line] = judgeRateCell('0@4/s', held, rules).thresholdFailures;
+    expect(line).toMatch(/dispatch delay p99 20\.8 ms, bound 10 ms\); its thread used 0\.08 cores and waited, ready to run, for a core 5\.6 % of the time, so most likely other work on this machine held its sends up/);
+    expect(line).toMatch(/give the client free cores \(a server on another machine, fewer jobs at once\); or set allowClientLimited$/);
+    expect(line).not.toContain('lower the rate');
+    // a busy thread (its own sends), or one that never waited: a lower rate is the fix
+    for (const clientCpu of [{ cores: 0.6, source: 'thread' as const, coreWaitShare: 0.056 }, { cores: 0.08, source: 'thread' as const, coreWaitShare: 0 }, { cores: 0.08, source: 'thread' as const }]) {
+      const [own] = judgeRateCell('0@4/s', cell({ status: 'client-limited', statuses: ['client-limited'], evidence, clientCpu }), rules).thresholdFailures;
+      expect(own, JSON.stringify(clientCpu)).toMatch(/lower the rate; or set allowClientLimited$/);
+      expect(own).not.toContain('free cores');
+    }
+  });
   test('a cell marked by the self-check alone names its figures, not a dispatch delay under its bound', () => {
     const client = { eventLoopDelayP99Ms: 3.6, arrivalLagP99Ms: 3.8, timingErrorP99Ms: 5.23, boundMs: 5, cpuCores: 0.4, cpuBoundCores: 0.9 };
     const c = cell({ status: 'client-limited', statuses: ['client-limited'], evidence: { clientLimited: { dispatchDelayP99Ms: 2.3, boundMs: 10, ceilingWaited: 0, unsent: 0, causes: ['client-self-check'], client } } });
