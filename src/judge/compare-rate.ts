@@ -8,6 +8,10 @@
  * Departures from a decode cell's comparison, all about what one cell can tell:
  * - completedRate counts requests in a fixed window, so one request more or less moves it by
  *   1 / window: its absolute floor is raised to that (a change of one request is never a regression);
+ * - a median over the cell's requests (TTFT from the schedule, time between tokens) has the
+ *   sampling spread of a median of that many requests added to its tolerance (median-interval.ts):
+ *   requests that came alone and requests that came beside others make two modes, and a few dozen
+ *   requests' median moves between them with the server unchanged;
  * - cells of another schedule (arrival process, seed or ramp: other requests fall in the window,
  *   which moves the rates and the tail by itself) and cells Client-limited for the client's own
  *   reasons (their latencies from the schedule are partly the client's; a cell the in-flight ceiling
@@ -25,6 +29,7 @@ import type { RateCellResult, RunInfo, SpeedMatrixResult } from '../shapes/resul
 import { REGRESSION_RATE_FIGURES, type RateCompareFigure, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareFigure, unmeasuredNow, type RowComparison } from './compare-figure.js';
 import { rateClientLimitedCauses } from './rate-client-limited.js';
+import { medianSamplingSpread } from './median-interval.js';
 
 /** A rate cell's value of a compared figure (undefined: the cell or the figure is absent). */
 export function rateFigureValue(cell: RateCellResult | undefined, figure: RateCompareFigure): number | undefined {
@@ -86,13 +91,20 @@ export function compareRateCell(
         base: b,
         next: x,
         tolerance: figure === 'completedRate' && windowS > 0 ? { ...tolerance, absolute: Math.max(tolerance.absolute, 1 / windowS) } : tolerance,
-        spread: 0,
+        spread: samplingSpread(base, next, figure),
         nextPresent: next !== undefined,
       }),
     );
   }
   if (unmeasured) unmeasuredNow(row, `${key}/s`, next!.status, next!.notRunReason);
   return row;
+}
+
+/** a median figure's sampling spread (median-interval.ts); 0 for the counts and the p99 */
+function samplingSpread(base: RateCellResult | undefined, next: RateCellResult | undefined, figure: RateCompareFigure): number {
+  if (figure === 'tbtMs') return medianSamplingSpread(base?.figures?.tbtMs, next?.figures?.tbtMs);
+  if (figure === 'ttftFromScheduleMs') return medianSamplingSpread(base?.figures?.ttftFromScheduleMs, next?.figures?.ttftFromScheduleMs);
+  return 0;
 }
 
 /** how a row's note begins where the two cells' schedules differ */

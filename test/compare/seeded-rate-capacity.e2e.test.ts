@@ -141,13 +141,13 @@ describe('rate capacity gate against the simulator', () => {
         expect(diff).toMatch(new RegExp(`\\| 0 \\| ${rate} req/s \\| [^|]+ \\| — \\| — \\| — \\| — \\| — \\| not compared: [^|]*Client-limited`));
         continue;
       }
-      const tbt = new RegExp(`^0@${rate}/s tbtMs (\\d+\\.\\d) vs baseline (\\d+\\.\\d): \\+[\\d.]+% \\(tolerance 5%, at least 0\\.5 ms\\)$`);
+      const tbt = new RegExp(`^0@${rate}/s tbtMs (\\d+\\.\\d) vs baseline (\\d+\\.\\d): \\+[\\d.]+% \\(tolerance 5%( \\+ spread [\\d.]+%)?, at least 0\\.5 ms\\)$`);
       const line = (slowCell.baselineFailures ?? []).find((f) => tbt.test(f));
       expect(line, JSON.stringify(slowCell.baselineFailures)).toBeDefined();
       const [, slowTbt, baseTbt] = tbt.exec(line!)!;
       expect(Number(slowTbt) / Number(baseTbt)).toBeGreaterThan(1.3);
       expect(slow.out).toContain(line);
-      expect(diff).toMatch(new RegExp(`\\| 0 \\| ${rate} req/s \\| [^|]+ \\| tbtMs \\| [\\d.]+ \\| [\\d.]+ \\| \\+[\\d.]+% \\| tolerance 5%, at least 0\\.5 ms \\| \\*\\*Regressed\\*\\* \\|`));
+      expect(diff).toMatch(new RegExp(`\\| 0 \\| ${rate} req/s \\| [^|]+ \\| tbtMs \\| [\\d.]+ \\| [\\d.]+ \\| \\+[\\d.]+% \\| tolerance 5%( \\+ spread [\\d.]+%)?, at least 0\\.5 ms \\| \\*\\*Regressed\\*\\* \\|`));
       compared++;
     }
     expect(compared, 'at least one of 6/s and 12/s compared with the baseline').toBeGreaterThan(0);

@@ -258,7 +258,7 @@ describe('judgeRateCell', () => {
     const judged = judgeRateCell('0@2/s', slower, { ...rules, baseline: { baseline, windowS: 30 } });
     expect(judged.thresholdFailures).toEqual([]);
     expect(judged.baselineFailures).toHaveLength(1);
-    expect(judged.baselineFailures).toEqual(['0@2/s ttftFromScheduleMs 200.0 vs baseline 100.0: +100.0% (tolerance 10%, at least 5 ms)']);
+    expect(judged.baselineFailures).toEqual(['0@2/s ttftFromScheduleMs 200.0 vs baseline 100.0: +100.0% (tolerance 10% + spread 4.9%, at least 5 ms)']);
     expect(judgeRateCell('0@2/s', base, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);
     // another rate is not in the baseline: not gated
     expect(judgeRateCell('0@4/s', { ...slower, rate: 4 }, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);
