@@ -72,7 +72,7 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
   const cap = cell.evidence.capacity;
   if (rules.budget !== undefined && budgetFailures.length > 0) {
     const sum = cap
-      ? `${cell.concurrency} × (${cell.context} + ${rules.maxOutputTokens}) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${cap.kvCapacityTokens.toLocaleString('en-US')}`
+      ? `${cell.concurrency} × ${(cap.requestTokens ?? cell.context + rules.maxOutputTokens).toLocaleString('en-US')} tokens a request (its prompt and max output) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${cap.kvCapacityTokens.toLocaleString('en-US')}`
       : 'it would not fit in the KV cache';
     out.thresholdFailures = [`${key} is Over capacity: ${sum}, but its budget expects it to run`, ...budgetFailures];
   }

@@ -172,13 +172,15 @@ export function rateOverCapacity(input: RateOverCapacityInput): RateCellEvidence
   const serviceS = singleStreamServiceS(input.outputTokens, input.singleStream);
   if (input.kvCapacityTokens === undefined || serviceS === undefined) return undefined;
   const expectedInFlight = input.rate * serviceS;
-  const requiredTokens = Math.ceil(Math.ceil(expectedInFlight) * (input.inputTokens + input.outputTokens));
+  const requestTokens = input.inputTokens + input.outputTokens;
+  const requiredTokens = Math.ceil(Math.ceil(expectedInFlight) * requestTokens);
   if (requiredTokens <= input.kvCapacityTokens) return undefined;
   const steps = input.outputTokens - 1;
   return {
     expectedInFlight,
     requiredTokens,
     kvCapacityTokens: input.kvCapacityTokens,
+    requestTokens,
     serviceS,
     serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${Number.isInteger(steps) ? steps : steps.toFixed(1)} × TBT median`,
   };
@@ -252,7 +254,9 @@ export function rateClientLimitedWhy(c: RateCellEvidence['clientLimited'], cpu?:
   // requests a second at 0.08 of a core, waiting for a core 6 % of the time, was held up by a
   // server on its cores (a real llama.cpp with -t 2 on a 2-core machine), not by its rate
   const fromCpu = c.client === undefined && cpu?.coreWaitShare !== undefined ? { cpuCores: cpu.cores, coreWaitShare: cpu.coreWaitShare } : undefined;
-  const machineBound = (c.client ?? fromCpu) !== undefined && clientHoldUp(c.client ?? fromCpu) !== 'own-load';
+  // the cell's own CPU answers only for a nearly idle thread that waited (held-up): a busy thread
+  // that waited long for a core (no-free-core) may have been late by its own sends too
+  const machineBound = c.client !== undefined ? clientHoldUp(c.client) !== 'own-load' : fromCpu !== undefined && clientHoldUp(fromCpu) === 'held-up';
   if (causes.includes('dispatch-delay')) {
     parts.push(`the load generator could not send on schedule (dispatch delay p99 ${c.dispatchDelayP99Ms.toFixed(1)} ms, bound ${c.boundMs} ms)`);
     if (!machineBound) fixes.push('lower the rate');

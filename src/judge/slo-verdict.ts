@@ -42,7 +42,7 @@ export function sloVerdict(cell: CellResult, slo: Slo): SloVerdict {
   if (cell.status === 'over-capacity') {
     const cap = cell.evidence.capacity;
     const detail = cap
-      ? `${cell.concurrency} would not fit: ${cell.concurrency} × (${formatCount(cell.context)} + max output) = ${formatCount(cap.requiredTokens)} tokens > KV capacity ${formatCount(cap.kvCapacityTokens)}`
+      ? `${cell.concurrency} would not fit: ${cell.concurrency} × ${cap.requestTokens !== undefined ? `${formatCount(cap.requestTokens)} tokens a request` : `(${formatCount(cell.context)} + max output)`} = ${formatCount(cap.requiredTokens)} tokens > KV capacity ${formatCount(cap.kvCapacityTokens)}`
       : `${cell.concurrency} would not fit in the KV cache`;
     misses.push({ constraint: 'kvCapacity', label: 'KV capacity', detail });
   } else if (!cell.figures || cell.status === 'not-run') {
@@ -133,7 +133,7 @@ export function rateSloVerdict(cell: RateCellResult, slo: Slo): SloVerdict {
   if (cell.status === 'over-capacity') {
     const o = cell.evidence.overCapacity;
     const detail = o
-      ? `${cell.rate}/s would not fit: ${formatNumber(o.expectedInFlight, 1)} in flight × (${formatCount(cell.context)} + max output) = ${formatCount(o.requiredTokens)} tokens > KV capacity ${formatCount(o.kvCapacityTokens)}`
+      ? `${cell.rate}/s would not fit: ${formatNumber(o.expectedInFlight, 1)} in flight × ${o.requestTokens !== undefined ? `${formatNumber(o.requestTokens, Number.isInteger(o.requestTokens) ? 0 : 1)} tokens a request` : `(${formatCount(cell.context)} + max output)`} = ${formatCount(o.requiredTokens)} tokens > KV capacity ${formatCount(o.kvCapacityTokens)}`
       : `${cell.rate}/s would not fit in the KV cache`;
     return verdictOf([{ constraint: 'kvCapacity', label: 'KV capacity', detail }]);
   }

@@ -28,7 +28,7 @@ export interface CellStatusInput {
   concurrency: number;
   figures: Pick<
     CellFigures,
-    'failedRequests' | 'serverActiveRequests' | 'clientActiveRequests' | 'maxWaitingRequests' | 'activeRequestsDisagree'
+    'failedRequests' | 'serverActiveRequests' | 'clientActiveRequests' | 'maxWaitingRequests' | 'activeRequestsDisagree' | 'runningFrom'
   >;
   /** the cell's worker requests: the errors evidence (count by code, first message) comes from them */
   timelines?: readonly RequestTimeline[];
@@ -245,7 +245,8 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   }
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
     ? queueLoad(input.samples)
-    : { meanRunning: figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
+    : // without the samples: the figures' server mean, except a decode-counter one (a mean over the window, not the per-call count the rule reads)
+      { meanRunning: figures.runningFrom === 'decode-counters' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
   if (meanRunning !== undefined || maxWaiting !== undefined) {
     const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
     // Compared with what the client actually had in flight at the sample times (at most C): a worker
@@ -309,9 +310,11 @@ export function queuedRunningBound(offered: number, runningSamples: number | und
 
 /**
  * Whether a cell must not run (METHOD.md "Over capacity"): C × (context + max output) > the KV
- * capacity in tokens; equal is not over. Unknown capacity: run. A context-0 cell whose C is within
- * the server's max running requests always runs; when max running requests is unknown, a
- * context-0 cell follows the capacity rule like any other.
+ * capacity in tokens; equal is not over. Unknown capacity: run. A context-0 row's cell whose C is
+ * within the server's max running requests always runs; when max running requests is unknown, a
+ * context-0 cell follows the capacity rule like any other. `requestTokens`: what one request holds
+ * where a workload sends its own lengths (its largest request, matrix/workload-run.ts); the
+ * exemption stays the row's context's (a file row's nominal 0 included).
  * Returns the evidence when over capacity, else undefined.
  */
 export function overCapacity(
@@ -320,9 +323,10 @@ export function overCapacity(
   maxOutputTokens: number,
   kvCapacityTokens?: number,
   maxRunningRequests?: number,
-): { requiredTokens: number; kvCapacityTokens: number } | undefined {
+  requestTokens = context + maxOutputTokens,
+): { requiredTokens: number; kvCapacityTokens: number; requestTokens: number } | undefined {
   if (context === 0 && maxRunningRequests !== undefined && concurrency <= maxRunningRequests) return undefined;
   if (kvCapacityTokens === undefined) return undefined;
-  const requiredTokens = concurrency * (context + maxOutputTokens);
-  return requiredTokens > kvCapacityTokens ? { requiredTokens, kvCapacityTokens } : undefined;
+  const requiredTokens = concurrency * requestTokens;
+  return requiredTokens > kvCapacityTokens ? { requiredTokens, kvCapacityTokens, requestTokens } : undefined;
 }

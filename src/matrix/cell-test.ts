@@ -278,9 +278,9 @@ export function createCellRunner(run: RunContext) {
       publishCell(run, cell.key, result, judgement, tc);
       const failures = [...(judgement.thresholdFailures ?? []), ...(judgement.baselineFailures ?? [])];
       if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);
-      const { requiredTokens, kvCapacityTokens } = cell.overCapacity;
+      const { requiredTokens, kvCapacityTokens, requestTokens } = cell.overCapacity;
       tc.skip(
-        `Over capacity: ${cell.concurrency} × ${(requiredTokens / cell.concurrency).toLocaleString('en-US')} tokens (a request's prompt and max output) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
+        `Over capacity: ${cell.concurrency} × ${requestTokens.toLocaleString('en-US')} tokens a request (its prompt and max output) = ${requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${kvCapacityTokens.toLocaleString('en-US')}`,
       );
       return;
     }

@@ -17,7 +17,7 @@ export interface PlannedCell {
   contextLabel: string;
   concurrency: number;
   /** set when the cell will not run */
-  overCapacity?: { requiredTokens: number; kvCapacityTokens: number };
+  overCapacity?: { requiredTokens: number; kvCapacityTokens: number; requestTokens: number };
 }
 
 export interface MatrixPlan {
@@ -58,7 +58,7 @@ export function planCell(
   capacity: { kvCapacityTokens?: number; maxRunningRequests?: number },
   largest: LargestRequest = { input: context, output: maxOutputTokens },
 ): PlannedCell {
-  const over = overCapacity(largest.input, concurrency, largest.output, capacity.kvCapacityTokens, capacity.maxRunningRequests);
+  const over = overCapacity(context, concurrency, maxOutputTokens, capacity.kvCapacityTokens, capacity.maxRunningRequests, largest.input + largest.output);
   return {
     key: cellKey(context, concurrency),
     context,

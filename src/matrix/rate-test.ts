@@ -315,10 +315,7 @@ function withWorkload(figures: WorkloadFigures | undefined): { workload?: Worklo
 
 /** each row's mean request, prompt and max_tokens (workload-run.ts rowRequestSizes) */
 function meanRequests(run: RunContext): (context: number) => { input: number; output: number } {
-  return (context) => {
-    const sizes = rowRequestSizes(run.workload, context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value);
-    return { input: sizes.input.mean, output: sizes.output.mean };
-  };
+  return (context) => rowRequestSizes(run.workload, context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value).mean;
 }
 
 const formatTokens = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));

@@ -89,44 +89,54 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
   if (fromReplies > 0) run.info.file.outputFromReplies = fromReplies;
 }
 
-/** Tokens of a row's requests, their mean and their most: prompt tokens (input) and max_tokens (output). */
+/** A request's tokens in the KV cache: its prompt (input) and its max_tokens (output): plan.ts's LargestRequest. */
+export type RequestTokens = LargestRequest;
+
+/** What a row's requests hold: the mean request and the largest one (by prompt + output). */
 export interface RowRequestSizes {
-  input: { mean: number; max: number };
-  output: { mean: number; max: number };
+  mean: RequestTokens;
+  largest: RequestTokens;
 }
 
 /**
- * What a row's requests ask of the server's KV cache: the most decides a concurrency cell's Over
- * capacity (METHOD.md: C × (context + max output)), the mean a rate cell's (Little's law puts the
- * mean request in flight). The method's synthetic rows, sharedPrefix and multiTurn send the row's
- * context (multiTurn's first turn) and ask for the run's max output tokens; a lengths workload
- * sends its drawn lengths; a file its lines that are sent (prompt tokens where the run counted
- * them, else the row's 0; each line's output length, else the run's).
+ * What a row's requests ask of the server's KV cache: the largest decides a concurrency cell's
+ * Over capacity (METHOD.md: C × (context + max output)), the mean a rate cell's (Little's law puts
+ * the mean request in flight). The method's synthetic rows, sharedPrefix and multiTurn send the
+ * row's context (multiTurn: its first turn; later turns are longer, as before) and ask for the run's
+ * max output tokens; a lengths workload sends its drawn lengths (the largest: the top of both
+ * distributions, which one draw can reach); a file its lines that are sent (prompt tokens where
+ * the run counted them, else the row's 0; each line's output length, else the run's), the largest
+ * being the line with the most of both together.
  */
 export function rowRequestSizes(run: RunWorkload, context: number, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
   const w = run.workload;
   if (w.kind === 'lengths') {
-    return { input: { mean: drawnMean(w.input), max: distributionMax(w.input) }, output: { mean: drawnMean(w.output), max: distributionMax(w.output) } };
+    return { mean: { input: drawnMean(w.input), output: drawnMean(w.output) }, largest: { input: distributionMax(w.input), output: distributionMax(w.output) } };
   }
   const lines = w.kind === 'file' ? run.file?.lines : undefined;
   if (lines !== undefined) {
-    const out = (line: PromptLine): number => line.outputTokens ?? maxOutputTokens;
-    // as a cell's requests skip them (workload/file-requests.ts): a counted line too long for the server is never sent
-    const sent = lines.filter((line) => maxModelLen === undefined || line.promptTokens === undefined || line.promptTokens + out(line) <= maxModelLen);
-    if (sent.length > 0) {
-      const input = sent.map((line) => line.promptTokens ?? context);
-      const output = sent.map(out);
-      const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-      return { input: { mean: mean(input), max: Math.max(...input) }, output: { mean: mean(output), max: Math.max(...output) } };
+    // one pass, no spread into Math.max: a prompt file may hold hundreds of thousands of lines
+    let sent = 0;
+    let inputSum = 0;
+    let outputSum = 0;
+    let largest: RequestTokens | undefined;
+    for (const line of lines) {
+      const output = line.outputTokens ?? maxOutputTokens;
+      // as a cell's requests skip them (workload/file-requests.ts): a counted line too long for the server is never sent
+      if (maxModelLen !== undefined && line.promptTokens !== undefined && line.promptTokens + output > maxModelLen) continue;
+      const input = line.promptTokens ?? context;
+      sent++;
+      inputSum += input;
+      outputSum += output;
+      if (largest === undefined || input + output > largest.input + largest.output) largest = { input, output };
     }
+    if (largest !== undefined) return { mean: { input: inputSum / sent, output: outputSum / sent }, largest };
   }
-  return { input: { mean: context, max: context }, output: { mean: maxOutputTokens, max: maxOutputTokens } };
+  const one = { input: context, output: maxOutputTokens };
+  return { mean: one, largest: one };
 }
 
-/** Each row's largest request (rowRequestSizes' most), as the plan's Over capacity reads it (plan.ts planMatrix, planCell). */
+/** Each row's largest request (rowRequestSizes), as the plan's Over capacity reads it (plan.ts planMatrix, planCell). */
 export function largestRequests(run: RunWorkload, maxOutputTokens: number, maxModelLen: number | undefined): (context: number) => LargestRequest {
-  return (context) => {
-    const sizes = rowRequestSizes(run, context, maxOutputTokens, maxModelLen);
-    return { input: sizes.input.max, output: sizes.output.max };
-  };
+  return (context) => rowRequestSizes(run, context, maxOutputTokens, maxModelLen).largest;
 }

@@ -742,6 +742,10 @@ export interface CellEvidence {
   capacity?: {
     requiredTokens: number;
     kvCapacityTokens: number;
+    /**
+     * tokens one request holds: the row's context and the run's max output tokens, or where a workload sends its own lengths, its largest request's prompt and max_tokens; requiredTokens is the concurrency times this
+     */
+    requestTokens?: number;
   };
   /**
    * Requests queued: the samples that showed it, or the client-side evidence (source client)
@@ -1224,6 +1228,10 @@ export interface RateCellEvidence {
     expectedInFlight: number;
     requiredTokens: number;
     kvCapacityTokens: number;
+    /**
+     * tokens the mean request holds: the row's context and the run's max output tokens, or a workload's mean prompt and max_tokens; requiredTokens is the requests in flight (rounded up) times this, rounded up
+     */
+    requestTokens?: number;
     /**
      * the service time of one request, seconds
      */

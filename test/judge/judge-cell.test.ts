@@ -118,7 +118,7 @@ describe('judgeCell', () => {
     const j = judgeCell(overKey, over, { ...rules, budget: { status: 'valid', min: { totalTokensPerSecond: 100 } } });
     const cap = over.evidence.capacity!;
     expect(j.thresholdFailures).toEqual([
-      `${overKey} is Over capacity: ${over.concurrency} × (${over.context} + 4096) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity 1,000,000, but its budget expects it to run`,
+      `${overKey} is Over capacity: ${over.concurrency} × ${(over.context + 4096).toLocaleString('en-US')} tokens a request (its prompt and max output) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity 1,000,000, but its budget expects it to run`,
       `${overKey} status over-capacity, expected valid`,
       `${overKey} totalTokensPerSecond missing (budget min 100.0)`,
     ]);

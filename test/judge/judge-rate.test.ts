@@ -134,8 +134,13 @@ describe('judgeRateCell', () => {
     expect(line).toMatch(/dispatch delay p99 20\.8 ms, bound 10 ms\); its thread used 0\.08 cores and waited, ready to run, for a core 5\.6 % of the time, so most likely other work on this machine held its sends up/);
     expect(line).toMatch(/give the client free cores \(a server on another machine, fewer jobs at once\); or set allowClientLimited$/);
     expect(line).not.toContain('lower the rate');
-    // a busy thread (its own sends), or one that never waited: a lower rate is the fix
-    for (const clientCpu of [{ cores: 0.6, source: 'thread' as const, coreWaitShare: 0.056 }, { cores: 0.08, source: 'thread' as const, coreWaitShare: 0 }, { cores: 0.08, source: 'thread' as const }]) {
+    // a busy thread (its own sends, even one that waited long for a core), or one that never waited: a lower rate is the fix
+    for (const clientCpu of [
+      { cores: 0.6, source: 'thread' as const, coreWaitShare: 0.056 },
+      { cores: 0.9, source: 'thread' as const, coreWaitShare: 0.2 },
+      { cores: 0.08, source: 'thread' as const, coreWaitShare: 0 },
+      { cores: 0.08, source: 'thread' as const },
+    ]) {
       const [own] = judgeRateCell('0@4/s', cell({ status: 'client-limited', statuses: ['client-limited'], evidence, clientCpu }), rules).thresholdFailures;
       expect(own, JSON.stringify(clientCpu)).toMatch(/lower the rate; or set allowClientLimited$/);
       expect(own).not.toContain('free cores');
@@ -258,7 +263,7 @@ describe('judgeRateCell', () => {
     const judged = judgeRateCell('0@2/s', slower, { ...rules, baseline: { baseline, windowS: 30 } });
     expect(judged.thresholdFailures).toEqual([]);
     expect(judged.baselineFailures).toHaveLength(1);
-    expect(judged.baselineFailures).toEqual(['0@2/s ttftFromScheduleMs 200.0 vs baseline 100.0: +100.0% (tolerance 10% + spread 4.9%, at least 5 ms)']);
+    expect(judged.baselineFailures).toEqual(['0@2/s ttftFromScheduleMs 200.0 vs baseline 100.0: +100.0% (tolerance 10% + spread 6.9%, at least 5 ms)']);
     expect(judgeRateCell('0@2/s', base, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);
     // another rate is not in the baseline: not gated
     expect(judgeRateCell('0@4/s', { ...slower, rate: 4 }, { ...rules, baseline: { baseline, windowS: 30 } }).baselineFailures).toEqual([]);

@@ -5,8 +5,15 @@
  * still caught.
  */
 import { describe, expect, test } from 'vitest';
-import { medianHalfWidth, medianSamplingSpread } from '../../src/judge/median-interval.js';
+import { MAX_MEDIAN_SPREAD, medianHalfWidth, medianSamplingSpread } from '../../src/judge/median-interval.js';
 import { compareFigure } from '../../src/judge/compare-figure.js';
+
+type Dist = { median: number; p90: number; p99: number; samples: number };
+/** the rate cells' time-between-tokens tolerance (5 %, at least 0.5 ms) */
+const TBT = { relative: 0.05, absolute: 0.5 };
+/** the verdict on two runs' median time between tokens, with the sampling spread */
+const tbtVerdict = (base: Dist, next: Dist) =>
+  compareFigure({ label: '0@2/s', figure: 'tbtMs', base: base.median, next: next.median, tolerance: TBT, spread: medianSamplingSpread(base, next), nextPresent: true }).verdict;
 
 describe('medianHalfWidth and medianSamplingSpread', () => {
   test('the quantile 0.5 + 0.98/√n, between the median and p90 (p90 and p99 under 7 samples)', () => {
@@ -23,24 +30,28 @@ describe('medianHalfWidth and medianSamplingSpread', () => {
     expect(medianSamplingSpread({ median: 10, p90: 14, p99: 20, samples: 25 }, undefined)).toBe(0);
   });
 
-  test('a real llama.cpp at 2 req/s, one schedule, an unchanged server: 1.25 then 1.89 ms between tokens is within noise', () => {
+  test('a real llama.cpp at 2 req/s, one schedule, an unchanged server: 1.25 then 1.89 ms between tokens is within noise; twice as slow is not', () => {
     const base = { median: 1.248, p90: 3.511, p99: 4.085, samples: 14 };
     const next = { median: 1.892, p90: 3.489, p99: 4.502, samples: 14 };
-    const spread = medianSamplingSpread(base, next);
-    expect(spread).toBeCloseTo(Math.hypot(2.263, 1.597) * (0.98 / Math.sqrt(14) / 0.4) / 1.248, 3);
-    const tolerance = { relative: 0.05, absolute: 0.5 };
-    expect(compareFigure({ label: '256@2/s', figure: 'tbtMs', base: base.median, next: next.median, tolerance, spread: 0, nextPresent: true }).verdict).toBe('regressed');
-    expect(compareFigure({ label: '256@2/s', figure: 'tbtMs', base: base.median, next: next.median, tolerance, spread, nextPresent: true }).verdict).toBe('within-noise');
+    // √2 × 2.263 × (0.262 / 0.4) / 1.248 = 168 %, capped at 50 %
+    expect(medianSamplingSpread(base, next)).toBe(MAX_MEDIAN_SPREAD);
+    expect(compareFigure({ label: '256@2/s', figure: 'tbtMs', base: base.median, next: next.median, tolerance: TBT, spread: 0, nextPresent: true }).verdict).toBe('regressed');
+    expect(tbtVerdict(base, next)).toBe('within-noise');
+    // every request twice as slow: the new run's wider distribution does not widen the allowance
+    expect(tbtVerdict(base, { median: 2 * base.median, p90: 2 * base.p90, p99: 2 * base.p99, samples: 14 })).toBe('regressed');
+  });
+
+  test('a slower server whose distribution widens is caught: 30 requests, median 10 → 13 ms, p90 12 → 20', () => {
+    const base = { median: 10, p90: 12, p99: 15, samples: 30 };
+    // the baseline's half-width only: √2 × 2 × (0.179 / 0.4) / 10 = 12.7 %
+    expect(medianSamplingSpread(base, base)).toBeCloseTo((Math.SQRT2 * 2 * (0.98 / Math.sqrt(30) / 0.4)) / 10, 9);
+    expect(tbtVerdict(base, { median: 13, p90: 20, p99: 26, samples: 30 })).toBe('regressed');
   });
 
   test('a narrow distribution keeps a narrow gate: 60 requests, p90 5 % over the median, and steps 60 % slower still fail', () => {
     const base = { median: 10, p90: 10.5, p99: 11, samples: 60 };
-    const next = { median: 16, p90: 16.8, p99: 17.6, samples: 60 };
-    const spread = medianSamplingSpread(base, next);
-    // 0.5 and 0.8 ms to p90, a third of the way each (0.98/√60 = 0.127 of 0.4): 3 % of the baseline's 10 ms
-    expect(spread).toBeCloseTo(Math.hypot(0.5, 0.8) * (0.98 / Math.sqrt(60) / 0.4) / 10, 9);
-    expect(spread).toBeLessThan(0.03);
-    const d = compareFigure({ label: '0@6/s', figure: 'tbtMs', base: 10, next: 16, tolerance: { relative: 0.05, absolute: 0.5 }, spread, nextPresent: true });
-    expect(d.verdict).toBe('regressed');
+    // √2 × 0.5 ms to p90, a third of the way (0.98/√60 = 0.127 of 0.4): 2.2 % of the baseline's 10 ms
+    expect(medianSamplingSpread(base, base)).toBeCloseTo((Math.SQRT2 * 0.5 * (0.98 / Math.sqrt(60) / 0.4)) / 10, 9);
+    expect(tbtVerdict(base, { median: 16, p90: 16.8, p99: 17.6, samples: 60 })).toBe('regressed');
   });
 });

@@ -161,16 +161,19 @@ describe('overCapacity', () => {
   it('is over only when C × (context + max output) exceeds the capacity (equal is not over)', () => {
     // 4 × (1000 + 24) = 4096
     expect(overCapacity(1000, 4, 24, 4096)).toBeUndefined();
-    expect(overCapacity(1000, 4, 24, 4095)).toEqual({ requiredTokens: 4096, kvCapacityTokens: 4095 });
+    expect(overCapacity(1000, 4, 24, 4095)).toEqual({ requiredTokens: 4096, kvCapacityTokens: 4095, requestTokens: 1024 });
   });
   it('runs when the capacity is unknown', () => {
     expect(overCapacity(131072, 128, 1024, undefined)).toBeUndefined();
   });
   it('always runs context-0 cells within max running requests', () => {
     expect(overCapacity(0, 8, 4096, 1000, 8)).toBeUndefined();
-    expect(overCapacity(0, 9, 4096, 1000, 8)).toEqual({ requiredTokens: 9 * 4096, kvCapacityTokens: 1000 });
+    expect(overCapacity(0, 9, 4096, 1000, 8)).toEqual({ requiredTokens: 9 * 4096, kvCapacityTokens: 1000, requestTokens: 4096 });
     // max running unknown: the capacity rule applies
-    expect(overCapacity(0, 8, 4096, 1000)).toEqual({ requiredTokens: 8 * 4096, kvCapacityTokens: 1000 });
+    expect(overCapacity(0, 8, 4096, 1000)).toEqual({ requiredTokens: 8 * 4096, kvCapacityTokens: 1000, requestTokens: 4096 });
+    // a workload's own request size (a file row: its nominal context 0 keeps the exemption)
+    expect(overCapacity(0, 8, 4096, 1000, 8, 600)).toBeUndefined();
+    expect(overCapacity(0, 9, 4096, 1000, 8, 600)).toEqual({ requiredTokens: 9 * 600, kvCapacityTokens: 1000, requestTokens: 600 });
     // context > 0 gets no exemption
     expect(overCapacity(1, 1, 4096, 1000, 8)).toBeDefined();
   });

@@ -28,7 +28,7 @@ describe('planMatrix', () => {
     const m = { contexts: [8192], concurrency: [2, 3], prefill: [], windowS: 1, maxOutputTokens: 4096 };
     const plan = planMatrix(m, { kvCapacityTokens: 2 * (8192 + 4096) });
     expect(plan.cells[0]!.overCapacity).toBeUndefined(); // equal is not over
-    expect(plan.cells[1]!.overCapacity).toEqual({ requiredTokens: 3 * 12288, kvCapacityTokens: 24576 });
+    expect(plan.cells[1]!.overCapacity).toEqual({ requiredTokens: 3 * 12288, kvCapacityTokens: 24576, requestTokens: 12288 });
     expect(planMatrix(m, {}).cells.every((c) => !c.overCapacity)).toBe(true);
   });
 });

@@ -85,36 +85,55 @@ describe('openRunWorkload and countFileLines', () => {
 });
 
 describe("rowRequestSizes: a row's requests as the KV cache holds them (Over capacity of concurrency and rate cells)", () => {
-  test('synthetic and sharedPrefix rows: the row context and the run\'s max output, mean and most alike', () => {
+  test("synthetic and sharedPrefix rows: the row context and the run's max output, mean and largest alike", () => {
     const synthetic = openRunWorkload({ kind: 'synthetic' }, true);
-    expect(rowRequestSizes(synthetic, 8192, 4096, undefined)).toEqual({ input: { mean: 8192, max: 8192 }, output: { mean: 4096, max: 4096 } });
+    expect(rowRequestSizes(synthetic, 8192, 4096, undefined)).toEqual({ mean: { input: 8192, output: 4096 }, largest: { input: 8192, output: 4096 } });
     const shared = openRunWorkload({ kind: 'sharedPrefix', groups: 2, prefixTokens: 3072, suffixTokens: 1024, seed: 1 }, true);
-    expect(rowRequestSizes(shared, 4096, 256, undefined).output).toEqual({ mean: 256, max: 256 });
+    expect(rowRequestSizes(shared, 4096, 256, undefined).largest).toEqual({ input: 4096, output: 256 });
   });
 
-  test('lengths: the drawn lengths, not the run\'s max output (a 4,096-token default made 8/s Over capacity for requests of at most 64 tokens)', () => {
+  test("lengths: the drawn lengths, not the run's max output (a 4,096-token default made 8/s Over capacity for requests of at most 64 tokens)", () => {
     const run = openRunWorkload({ kind: 'lengths', input: { kind: 'fixed', value: 512 }, output: { kind: 'uniform', min: 16, max: 64 }, seed: 1 }, true);
     const sizes = rowRequestSizes(run, 512, 4096, undefined);
-    expect(sizes.input).toEqual({ mean: 512, max: 512 });
-    expect(sizes.output.max).toBe(64);
-    expect(sizes.output.mean).toBeCloseTo(40, 9);
+    expect(sizes.largest).toEqual({ input: 512, output: 64 });
+    expect(sizes.mean.input).toBe(512);
+    expect(sizes.mean.output).toBeCloseTo(40, 9);
     // the plan: 100 × (512 + 64) fits 60,000 tokens; 100 × (512 + 4096) would not
     const matrix = { contexts: [512], concurrency: [100], maxOutputTokens: 4096, prefill: [] } as unknown as Parameters<typeof planMatrix>[0];
-    expect(planMatrix(matrix, { kvCapacityTokens: 60_000 }).cells[0]!.overCapacity).toEqual({ requiredTokens: 460_800, kvCapacityTokens: 60_000 });
+    expect(planMatrix(matrix, { kvCapacityTokens: 60_000 }).cells[0]!.overCapacity).toEqual({ requiredTokens: 460_800, kvCapacityTokens: 60_000, requestTokens: 4608 });
     expect(planMatrix(matrix, { kvCapacityTokens: 60_000 }, largestRequests(run, 4096, undefined)).cells[0]!.overCapacity).toBeUndefined();
-    expect(planMatrix(matrix, { kvCapacityTokens: 50_000 }, largestRequests(run, 4096, undefined)).cells[0]!.overCapacity).toEqual({ requiredTokens: 57_600, kvCapacityTokens: 50_000 });
+    expect(planMatrix(matrix, { kvCapacityTokens: 50_000 }, largestRequests(run, 4096, undefined)).cells[0]!.overCapacity).toEqual({ requiredTokens: 57_600, kvCapacityTokens: 50_000, requestTokens: 576 });
   });
 
-  test('file: the counted lines that are sent, each with its own output (or the run\'s); uncounted prompts are the row\'s 0', async () => {
+  test("file: the counted lines that are sent, each with its own output (or the run's); the largest is one line's; uncounted prompts are the row's 0, whose exemption stays", async () => {
     const run = openRunWorkload({ kind: 'file', path, seed: 3 }, true);
     // before counting: prompts unknown (the row's 0), outputs the line's own or the run's 8
-    expect(rowRequestSizes(run, 0, 8, 100)).toEqual({ input: { mean: 0, max: 0 }, output: { mean: (8 + 8 + 8 + 5 + 8) / 5, max: 8 } });
+    expect(rowRequestSizes(run, 0, 8, 100)).toEqual({ mean: { input: 0, output: (8 + 8 + 8 + 5 + 8) / 5 }, largest: { input: 0, output: 8 } });
     await countFileLines(run, sizer, 100, 8);
-    // counted: prompts 3+3, 2+3, 1+3 (the rendered messages), 2+3; line 5 is skipped (too long); outputs 8, 10, 4, 5
+    // counted: line 5 is skipped (too long); outputs 8 (the run's), 10 and 4 (replies), 5 (its own)
     const sizes = rowRequestSizes(run, 0, 8, 100);
-    const prompts = run.file!.lines.slice(0, 4).map((l) => l.promptTokens!);
-    expect(sizes.input.max).toBe(Math.max(...prompts));
-    expect(sizes.input.mean).toBeCloseTo(prompts.reduce((a, b) => a + b, 0) / 4, 9);
-    expect(sizes.output).toEqual({ mean: (8 + 10 + 4 + 5) / 4, max: 10 });
+    const lines = run.file!.lines.slice(0, 4);
+    const prompts = lines.map((l) => l.promptTokens!);
+    const outputs = [8, 10, 4, 5];
+    expect(sizes.mean.input).toBeCloseTo(prompts.reduce((a, b) => a + b, 0) / 4, 9);
+    expect(sizes.mean.output).toBe((8 + 10 + 4 + 5) / 4);
+    // the largest request is the line with the most prompt and output together, not the most of each from two lines
+    const totals = prompts.map((p, i) => p + outputs[i]!);
+    const k = totals.indexOf(Math.max(...totals));
+    expect(sizes.largest).toEqual({ input: prompts[k], output: outputs[k] });
+    // the row's context stays 0: within the server's max running requests its cells run, as a 0 row's do
+    const matrix = { contexts: [0], concurrency: [4, 8], maxOutputTokens: 8, prefill: [] } as unknown as Parameters<typeof planMatrix>[0];
+    const plan = planMatrix(matrix, { kvCapacityTokens: 50, maxRunningRequests: 4 }, largestRequests(run, 8, 100));
+    expect(plan.cells[0]!.overCapacity).toBeUndefined();
+    expect(plan.cells[1]!.overCapacity).toEqual({ requiredTokens: 8 * totals[k]!, kvCapacityTokens: 50, requestTokens: totals[k] });
+  });
+
+  test('a file of 300,000 lines is sized in one pass (no argument spread, which overflows the stack)', () => {
+    const run = openRunWorkload({ kind: 'file', path, seed: 3 }, true);
+    const one = run.file!.lines[0]!;
+    run.file!.lines = Array.from({ length: 300_000 }, (_, i) => ({ ...one, line: i + 1, promptTokens: 10 + (i % 7), outputTokens: 5 }));
+    const sizes = rowRequestSizes(run, 0, 8, undefined);
+    expect(sizes.largest).toEqual({ input: 16, output: 5 });
+    expect(sizes.mean.output).toBe(5);
   });
 });

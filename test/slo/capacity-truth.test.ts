@@ -97,7 +97,7 @@ describe('trueCapacity: a dense sweep judged with sloVerdict', () => {
     const truth = trueCapacity(small, parseSloText('perRequest>=21'), 100);
     expect(truth).toMatchObject({ capacity: 10, atLeast: false, firstFailure: 11 });
     expect(truth.binding?.constraint).toBe('kvCapacity');
-    expect(small.at(11).overCapacity).toEqual({ requiredTokens: 11 * 1512, kvCapacityTokens: 16_000 });
+    expect(small.at(11).overCapacity).toEqual({ requiredTokens: 11 * 1512, kvCapacityTokens: 16_000, requestTokens: 1512 });
     // the 10 that fit do run in the sim's engine (the shared prompt blocks count once)
     expect(small.at(10).figures?.timeBetweenTokensMs?.samples).toBe(10);
   });
