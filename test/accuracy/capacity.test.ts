@@ -49,7 +49,7 @@ describe('Over capacity and Requests queued where the sim settings imply', () =>
     expect(over['0/4']).toBeUndefined();
     expect(over['0/8']).toBeUndefined();
     expect(over['1K/4']).toBeUndefined();
-    expect(over['1K/8']).toEqual({ requiredTokens: 8 * (1024 + MAX_OUTPUT), kvCapacityTokens: KV_TOKENS });
+    expect(over['1K/8']).toEqual({ requiredTokens: 8 * (1024 + MAX_OUTPUT), kvCapacityTokens: KV_TOKENS, requestTokens: 1024 + MAX_OUTPUT });
   });
 
   for (const { context, concurrency } of [

@@ -22,7 +22,7 @@ describe('gates', () => {
     const t = withThresholds({ cells: { '1K/2': { status: 'valid' } }, prefill: {} });
     const r = runBench({ ...TINY, ...t.env, LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_SIM_OVERRIDES: '{"kvCapacityTokens":2000}' });
     expect(r.code, r.out).toBe(1);
-    expect(r.out).toMatch(/1K\/2 is Over capacity: 2 × \(1024 \+ 32\) = 2,112 tokens > KV capacity 2,000, but its budget expects it to run/);
+    expect(r.out).toMatch(/1K\/2 is Over capacity: 2 × 1,056 tokens a request \(its prompt and max output\) = 2,112 tokens > KV capacity 2,000, but its budget expects it to run/);
     expect(r.out).toMatch(/1K\/2 status over-capacity, expected valid/);
     // the cell's finding alone: no code frame or trace from our files under it
     expect(r.out).toContain('CellFailure: 1K/2 is Over capacity');
