@@ -18,6 +18,7 @@
  */
 import type { CapacityRow, RateCapacityRow, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText, formatRps } from '../text/capacity-line.js';
+import { wholeOrTenths } from '../text/format.js';
 import type { FigureTolerance } from '../thresholds/tolerances.js';
 
 export type CapacityVerdict = 'improved' | 'regressed' | 'within-noise' | 'not-comparable';
@@ -68,9 +69,7 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
   return out;
 }
 
-function formatUsers(x: number): string {
-  return Number.isInteger(x) ? String(x) : x.toFixed(1);
-}
+const formatUsers = wholeOrTenths;
 
 /** Every row of both results (their union), or a reason when the two were judged against different SLOs. */
 export function compareCapacity(

@@ -26,7 +26,7 @@ import { clientLimitedEvidence } from './status.js';
 import { rateClientLimitedCauses, type RateClientLimitedCause } from './rate-client-limited.js';
 import { baselineRateCellFailures, type Baseline } from './baseline-gate.js';
 import { clientHoldUp, clientLimitedFix, clientSelfCheckText, OTHER_WORK } from './judge-cell.js';
-import { percent } from '../text/format.js';
+import { percent, wholeOrTenths } from '../text/format.js';
 import type { CellFigures, RateCellEvidence, RateCellResult, RateCellStatus, RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { oneLine } from '../text/escape.js';
@@ -182,7 +182,7 @@ export function rateOverCapacity(input: RateOverCapacityInput): RateCellEvidence
     kvCapacityTokens: input.kvCapacityTokens,
     requestTokens,
     serviceS,
-    serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${Number.isInteger(steps) ? steps : steps.toFixed(1)} × TBT median`,
+    serviceFrom: `the decode cell ${input.singleStreamKey ?? `at concurrency 1`}: TTFT median + ${wholeOrTenths(steps)} × TBT median`,
   };
 }
 

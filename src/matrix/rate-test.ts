@@ -31,7 +31,8 @@ import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { rowRequestSizes } from './workload-run.js';
+import { requestSizesByRow, type RequestTokens } from './workload-run.js';
+import { wholeOrTenths } from '../text/format.js';
 
 export interface PlannedRateCell {
   /** "8K@2" */
@@ -124,7 +125,7 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
       const regressed = unmeasuredAgainstBaseline(cell, result);
       publish(cell, result, tc);
       if (regressed.length > 0) throw new CellFailure(regressed, run.debug === true);
-      tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${formatTokens(sizes.input)} + ${formatTokens(sizes.output)}) tokens > KV capacity ${over.kvCapacityTokens}`);
+      tc.skip(`Over capacity: ${cell.rate}/s × ${over.serviceS.toFixed(2)} s = ${over.expectedInFlight.toFixed(1)} in flight × (${wholeOrTenths(sizes.input)} + ${wholeOrTenths(sizes.output)}) tokens > KV capacity ${over.kvCapacityTokens}`);
       return;
     }
     const lowerSaturated = saturatedAt.get(cell.context);
@@ -313,9 +314,16 @@ function withWorkload(figures: WorkloadFigures | undefined): { workload?: Worklo
   return figures ? { workload: figures } : {};
 }
 
-/** each row's mean request, prompt and max_tokens (workload-run.ts rowRequestSizes) */
-function meanRequests(run: RunContext): (context: number) => { input: number; output: number } {
-  return (context) => rowRequestSizes(run.workload, context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value).mean;
-}
+/** each run's rows' mean requests, sized once per run (the capacity check and the client threads of every rate cell ask) */
+const meanRequestsOfRun = new WeakMap<RunContext, (context: number) => RequestTokens>();
 
-const formatTokens = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+/** each row's mean request, prompt and max_tokens (workload-run.ts rowRequestSizes) */
+function meanRequests(run: RunContext): (context: number) => RequestTokens {
+  let mean = meanRequestsOfRun.get(run);
+  if (mean === undefined) {
+    const sizes = requestSizesByRow(run.workload, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value);
+    mean = (context) => sizes(context).mean;
+    meanRequestsOfRun.set(run, mean);
+  }
+  return mean;
+}

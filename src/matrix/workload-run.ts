@@ -136,7 +136,25 @@ export function rowRequestSizes(run: RunWorkload, context: number, maxOutputToke
   return { mean: one, largest: one };
 }
 
+/**
+ * rowRequestSizes by row, each row sized once (a file row is one pass over its lines): for the
+ * callers that ask again and again, the capacity search at every probe, a rate cell at its
+ * capacity check and its client threads. Ask after countFileLines, which sizes the lines.
+ */
+export function requestSizesByRow(run: RunWorkload, maxOutputTokens: number, maxModelLen: number | undefined): (context: number) => RowRequestSizes {
+  const sized = new Map<number, RowRequestSizes>();
+  return (context) => {
+    let sizes = sized.get(context);
+    if (sizes === undefined) {
+      sizes = rowRequestSizes(run, context, maxOutputTokens, maxModelLen);
+      sized.set(context, sizes);
+    }
+    return sizes;
+  };
+}
+
 /** Each row's largest request (rowRequestSizes), as the plan's Over capacity reads it (plan.ts planMatrix, planCell). */
 export function largestRequests(run: RunWorkload, maxOutputTokens: number, maxModelLen: number | undefined): (context: number) => LargestRequest {
-  return (context) => rowRequestSizes(run, context, maxOutputTokens, maxModelLen).largest;
+  const sizes = requestSizesByRow(run, maxOutputTokens, maxModelLen);
+  return (context) => sizes(context).largest;
 }

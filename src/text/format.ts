@@ -20,6 +20,11 @@ export function formatNumber(x: number | undefined, digits = 0): string {
   return x === undefined || !Number.isFinite(x) ? ABSENT : fixed(digits).format(x);
 }
 
+/** A whole number as it is, else one decimal, no thousands commas: `4095`, `39.5` (a count of tokens or users that a mean made fractional). */
+export function wholeOrTenths(x: number): string {
+  return Number.isInteger(x) ? String(x) : x.toFixed(1);
+}
+
 /** A share as a percentage: one decimal under 10 % (`2.1 %`), none from there (`15 %`), `0 %` for none. */
 export function percent(share: number): string {
   const p = share * 100;

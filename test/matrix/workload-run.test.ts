@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { countFileLines, largestRequests, openRunWorkload, recordedWorkloadText, rowRequestSizes } from '../../src/matrix/workload-run.js';
+import { countFileLines, largestRequests, openRunWorkload, recordedWorkloadText, requestSizesByRow, rowRequestSizes } from '../../src/matrix/workload-run.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { readPromptFile } from '../../src/workload/prompt-file.js';
 import { workloadRequests, type PromptSizer } from '../../src/workload/cell-requests.js';
@@ -135,5 +135,9 @@ describe("rowRequestSizes: a row's requests as the KV cache holds them (Over cap
     const sizes = rowRequestSizes(run, 0, 8, undefined);
     expect(sizes.largest).toEqual({ input: 16, output: 5 });
     expect(sizes.mean.output).toBe(5);
+    // by row, each row is sized once: the capacity search and every rate cell ask again
+    const byRow = requestSizesByRow(run, 8, undefined);
+    expect(byRow(0)).toEqual(sizes);
+    expect(byRow(0)).toBe(byRow(0));
   });
 });
