@@ -95,6 +95,18 @@ function joinUrl(baseUrl: string, path: string): string {
   return path.startsWith('/') ? base + path : `${base}/${path}`;
 }
 
+/** A status that refuses the request's API key (or its absence): no later try would change it. */
+export function refusesKey(status: number | undefined): boolean {
+  return status === 401 || status === 403;
+}
+
+/** What to do when the server refused the key: whether one was sent picks the fix (the key itself is never named). */
+export function apiKeyFix(keySent: boolean): string {
+  return keySent
+    ? 'The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused: check it is a key this server accepts.'
+    : 'No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.';
+}
+
 /** One HTTP call to `target.baseUrl + path`; resolves for any HTTP status, throws HttpCallError otherwise. */
 export async function httpCall(
   target: HttpTarget,

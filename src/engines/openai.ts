@@ -9,7 +9,7 @@ import { truncate } from '../client/transport-errors.js';
 import { parseErrorJson } from './errors.js';
 import { scanOpenAIChunk, usageOf } from './openai-scan.js';
 import { SpeedMatrixError } from '../errors.js';
-import { asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, type HttpCallOptions, type HttpResult } from './http.js';
+import { apiKeyFix, asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, refusesKey, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from '../shapes/engine.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -164,14 +164,10 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     if (err instanceof HttpCallError && err.code === 'tls') throw probeError(target, 'tls', 'the TLS connection was refused', msg.replace(/^.*? failed: /, ''));
     throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check LLM_BENCH_URL (target.url in a suite file): scheme, host, port, and a gateway path prefix if there is one; and that the server is running.');
   }
-  if (res.status === 401 || res.status === 403) {
+  if (refusesKey(res.status)) {
     // the server's own words (a wrong key, an expired one, a missing scope), cut short; never the key
     const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
-    const fix =
-      target.apiKey === undefined
-        ? 'No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.'
-        : 'The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused: check it is a key this server accepts.';
-    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, fix);
+    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, apiKeyFix(target.apiKey !== undefined));
   }
   const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;

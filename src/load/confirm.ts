@@ -29,6 +29,7 @@ import { createWorkerDispatchers } from '../client/pool.js';
 import { streamRequest } from '../client/stream.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { getAdapter, type EngineDetection } from '../engines/detect.js';
+import { refusesKey } from '../engines/http.js';
 import { probeModels } from '../engines/openai.js';
 import type { EndpointKind, EngineAdapter, HttpTarget } from '../shapes/engine.js';
 import { redactSecrets, redactValues } from '../redact.js';
@@ -120,6 +121,8 @@ export async function confirmDetection(target: HttpTarget, detection: EngineDete
   // a server error may be the server's moment, not the adapter's: once more before looking elsewhere
   if (!first.ok && !first.shape) first = await confirmAdapter(target, detected, model, { ...o, requestId: `${o.requestId}-again` });
   if (first.ok) return detection;
+  // a refused key says nothing of the adapter: the warm-up that follows stops on it, with the fix
+  if (first.timeline?.end?.kind === 'error' && refusesKey(first.timeline.end.httpStatus)) return detection;
   const generic = await confirmAdapter(target, getAdapter('openai'), model, o);
   const earlier = detection.note ? ` (${detection.note})` : '';
   if (!generic.ok) {

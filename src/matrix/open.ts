@@ -12,7 +12,7 @@ import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
-import { retryWhileUnreachable } from '../engines/http.js';
+import { apiKeyFix, refusesKey, retryWhileUnreachable } from '../engines/http.js';
 import { unlistedModelWarning } from '../engines/openai.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
@@ -25,6 +25,7 @@ import { progress } from './progress.js';
 import type { HardwareInfo, RunInfo } from '../shapes/result.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
+import { redactSecrets, redactValues } from '../redact.js';
 import type { MatrixPlan } from './plan.js';
 
 /** The tool's name and version, read once from the package's own package.json (the one place they are written). */
@@ -182,18 +183,25 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     // A stream that stops after its first token fails as a stall within warmupStallMs, not 60 s.
     const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
     let warm: RequestTimeline | undefined;
+    // a server's error may echo what it was sent: never the key
+    const clean = (s: string): string => redactValues(redactSecrets(s), [target.apiKey]);
     for (let attempt = 1; attempt <= WARMUP_ATTEMPTS; attempt++) {
       progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${displayUrl(baseUrl)}`);
       warm = await runSingleRequest(session, `${session.runId}-warmup${attempt > 1 ? attempt - 1 : ''}`, 'Say hello.', 8, warmOptions);
       if (warm.end?.kind !== 'error') break;
-      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${warm.end.message})${attempt < WARMUP_ATTEMPTS ? '; trying again' : ''}`);
+      // a refused key is refused again: no second try
+      const again = attempt < WARMUP_ATTEMPTS && !refusesKey(warm.end.httpStatus);
+      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${clean(warm.end.message)})${again ? '; trying again' : ''}`);
+      if (!again) break;
     }
     if (warm?.end?.kind === 'error') {
+      const end = warm.end;
+      if (refusesKey(end.httpStatus)) {
+        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${clean(end.message)}). ${apiKeyFix(target.apiKey !== undefined)}`);
+      }
       const advice =
-        warm.end.code === 'stall'
-          ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)'
-          : 'check the URL, model and API key';
-      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${warm.end.code}: ${warm.end.message}); ${advice}`);
+        end.code === 'stall' ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)' : 'check the URL, model and API key';
+      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${end.code}: ${clean(end.message)}); ${advice}`);
     }
     return {
       session,

@@ -78,6 +78,13 @@ export interface SimWireKnobs {
    * request argument supplied", as OpenAI's own API and strict gateways answer)
    */
   strictFields: boolean;
+  /**
+   * requests must carry `Authorization: Bearer <apiKey>` (a server started with `--api-key`); others
+   * are answered 401 in the personality's error shape. What stays open is each engine's own rule:
+   * llama.cpp leaves `/health` and the models list open, vLLM and the others guard `/v1/*` only
+   * (their metrics, tokenize and health routes stay open). The `/_sim/*` routes are always open.
+   */
+  apiKey?: string;
 }
 
 export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
@@ -92,6 +99,7 @@ export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
   'ollamaVersion',
   'ownedBy',
   'strictFields',
+  'apiKey',
 ];
 
 export interface SimProfileParams {
@@ -383,8 +391,8 @@ function checkWire(wire: Partial<SimWireKnobs>): void {
     if (key === 'tokensPerChunk') {
       const ok = Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n >= 1) && value[0] <= value[1];
       if (!ok) throw new Error(`sim wire knob tokensPerChunk = ${JSON.stringify(value)} is invalid: give [min, max], integers with 1 ≤ min ≤ max (e.g. [2, 4])`);
-    } else if (key === 'ownedBy') {
-      if (typeof value !== 'string' || value === '') throw new Error(`sim wire knob ownedBy = ${JSON.stringify(value)} is invalid: give a non-empty string`);
+    } else if (key === 'ownedBy' || key === 'apiKey') {
+      if (typeof value !== 'string' || value === '') throw new Error(`sim wire knob ${key} = ${JSON.stringify(value)} is invalid: give a non-empty string`);
     } else if (typeof value !== 'boolean') {
       throw new Error(`sim wire knob ${key} = ${JSON.stringify(value)} is invalid: it must be true or false`);
     }

@@ -62,10 +62,23 @@ async function dispatch(ctx: SimContext, table: RouteTable, req: IncomingMessage
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const method = req.method ?? 'GET';
+  if (ctx.surface.apiKey !== undefined && !keyAccepted(ctx, path, req.headers.authorization)) {
+    return ctx.sendError(res, 401, 'Invalid API Key', 'authentication_error');
+  }
   const handler = table.find(method, path);
   if (!handler) return ctx.sendError(res, 404, `no route ${method} ${path} on the sim (${ctx.profile.personality} personality)`, 'NotFoundError');
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   await handler({ req, res, method, path, query, receivedMs });
+}
+
+/** llama.cpp's --api-key leaves these open; the other engines guard /v1/* only */
+const LLAMACPP_OPEN_PATHS = ['/health', '/v1/health', '/models', '/v1/models'];
+
+/** the request may pass the server's API key check (profiles.ts SimWireKnobs apiKey) */
+function keyAccepted(ctx: SimContext, path: string, authorization: string | undefined): boolean {
+  if (path.startsWith('/_sim/')) return true;
+  const guarded = ctx.profile.personality === 'llamacpp' ? !LLAMACPP_OPEN_PATHS.includes(path) : path.startsWith('/v1/');
+  return !guarded || authorization === `Bearer ${ctx.surface.apiKey}`;
 }
 
 /**

@@ -90,6 +90,17 @@ describe('confirmDetection', () => {
     expect((await truths(s)).filter((t) => t.id.startsWith('c4'))).toEqual([]);
   });
 
+  test('a refused API key keeps the detection without a note or the generic try: the warm-up stops on the key (open.ts)', async () => {
+    // llama.cpp with --api-key leaves /v1/models open (detection reads it) and guards the completions
+    const s = await sim('tiny', 'llamacpp', { wire: { apiKey: 'sk-confirm-key' } });
+    const target: HttpTarget = { baseUrl: s.url };
+    const detected = await detectEngine(target);
+    expect(detected.kind).toBe('llamacpp');
+    expect(await confirmDetection(target, detected, options('c6'))).toEqual(detected);
+    // with the key, the streamed request confirms it
+    expect(await confirmDetection({ ...target, apiKey: 'sk-confirm-key' }, detected, options('c7'))).toEqual(detected);
+  });
+
   test('when both adapters fail, the detected one is kept and the note says both failed', async () => {
     const s = await sim('tiny', 'vllm', { faults: { http500Rate: 1 } });
     const target: HttpTarget = { baseUrl: s.url };

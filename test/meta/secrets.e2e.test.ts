@@ -3,7 +3,10 @@
  * carries secrets: the API key (LLM_BENCH_API_KEY), a launch command with `--api-key` and
  * `HF_TOKEN=` (LLM_BENCH_LAUNCH_COMMAND), and server args with `api_key`/`hf_token` reported by
  * /get_server_info. None of them may reach the Markdown, the JSON or the console; the page's
- * Hardware / Engine / Run sections are filled from what was detected.
+ * Hardware / Engine / Run sections are filled from what was detected. The simulator checks the key
+ * (its `apiKey` wire knob, as a server started with `--api-key`): the llama.cpp personality guards
+ * its probes too (/props, /metrics, /slots, /tokenize), so a run that reads them sent the key to
+ * each; a run without the key stops at once, saying how to give one.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -37,7 +40,7 @@ describe('secrets never reach the page, the JSON or the console', () => {
       profile: 'tiny',
       personality: 'sglang',
       thread: true,
-      overrides: { serverArgs: { api_key: 'sk-SECRETserverkey', hf_token: 'hf_SECRETservertoken', model_path: 'org/sim-model' } },
+      overrides: { serverArgs: { api_key: 'sk-SECRETserverkey', hf_token: 'hf_SECRETservertoken', model_path: 'org/sim-model' }, wire: { apiKey: API_KEY } },
     });
   });
   afterAll(() => sim.close());
@@ -78,5 +81,60 @@ describe('secrets never reach the page, the JSON or the console', () => {
     expect(md).toMatch(/### Engine[\s\S]*- \*\*Engine\*\*: sglang[\s\S]*- \*\*Version\*\*: 0\.0\.0-sim[\s\S]*- \*\*Detected by\*\*: GET \/v1\/models owned_by: sglang/);
     expect(md).toMatch(/### Run[\s\S]*- \*\*Served model\*\*: sim-tiny/);
     expect(result.cells).toHaveLength(1);
+  });
+});
+
+describe('a server that checks the key (llama.cpp guards its probes too)', () => {
+  let sim: SimHandle;
+  beforeAll(async () => {
+    sim = await startSim({ profile: 'tiny', personality: 'llamacpp', thread: true, overrides: { wire: { apiKey: API_KEY } } });
+  });
+  afterAll(() => sim.close());
+  const env = (dir: string): Record<string, string> => ({
+    LLM_BENCH_URL: sim.url,
+    LLM_BENCH_CONTEXTS: '0,1K',
+    LLM_BENCH_CONCURRENCY: '1',
+    LLM_BENCH_PREFILL: 'none',
+    LLM_BENCH_DURATION_S: '1',
+    LLM_BENCH_MAX_TOKENS: '16',
+    LLM_BENCH_OUT: join(dir, 'reports'),
+    LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+  });
+
+  test('with the key: the probes, the tokenizer and the metrics read; the key nowhere', { timeout: 150_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-key-'));
+    const run = await runBench({ ...env(dir), LLM_BENCH_API_KEY: API_KEY });
+    expect(run.code, run.out).toBe(0);
+    const json = readFileSync(join(dir, 'reports', 'speed-matrix.json'), 'utf8');
+    expect(run.out).not.toContain(API_KEY);
+    expect(json).not.toContain(API_KEY);
+    const result = JSON.parse(json);
+    // /props: capacity and slots; /tokenize: the 1K row's prompt sized by the server's tokenizer; /metrics: the decode counters
+    expect(result.info.server.kvCapacityTokens.source).toMatch(/^GET \/props /);
+    expect(result.info.server.maxRunningRequests.source).toMatch(/^GET \/props /);
+    expect(readFileSync(join(dir, 'reports', 'speed-matrix.md'), 'utf8')).toMatch(/\*\*Prompt sizes\*\*: exact, through the server's tokenizer/);
+    expect(result.cells.map((c: { status: string }) => c.status)).toEqual(['valid', 'valid']);
+    // the average active requests from the server's /metrics (without them: 'client')
+    expect(result.cells[0].figures.averageActiveRequestsSource).toBe('server');
+  });
+
+  test('without the key: stopped at the warm-up, once, naming LLM_BENCH_API_KEY', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-key-'));
+    const run = await runBench(env(dir));
+    expect(run.code, run.out).not.toBe(0);
+    expect(run.out).toMatch(/warm-up request 1 failed \(http-status: HTTP 401: Invalid API Key\)\n/);
+    expect(run.out).not.toMatch(/warm-up request 2 of 3/);
+    expect(run.out).not.toMatch(/engine detection:/);
+    expect(run.out).toContain(
+      'the warm-up request to ' + sim.url + ' was refused (HTTP 401: Invalid API Key). No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.',
+    );
+  });
+
+  test('with another key: the same stop, saying the key sent was refused (and never naming it)', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-key-'));
+    const run = await runBench({ ...env(dir), LLM_BENCH_API_KEY: 'sk-SECRETwrongkey' });
+    expect(run.code, run.out).not.toBe(0);
+    expect(run.out).toContain('The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused');
+    expect(run.out).not.toContain('sk-SECRETwrongkey');
   });
 });
