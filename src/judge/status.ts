@@ -29,7 +29,8 @@ export interface CellStatusInput {
   figures: Pick<
     CellFigures,
     'failedRequests' | 'serverActiveRequests' | 'clientActiveRequests' | 'maxWaitingRequests' | 'activeRequestsDisagree' | 'runningFrom'
-  >;
+  > &
+    Partial<Pick<CellFigures, 'completedRequests' | 'timeBetweenTokensMs' | 'measuredForS'>>;
   /** the cell's worker requests: the errors evidence (count by code, first message) comes from them */
   timelines?: readonly RequestTimeline[];
   /**
@@ -188,7 +189,8 @@ export interface CellStatusResult {
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
  *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
- *   sample times), or that minus one request in one sample when that is lower;
+ *   sample times), or that minus one request in one sample when that is lower; with llama.cpp's
+ *   decode counters, less each request's turnover too (decodeTurnover);
  * - requests-queued, from the client's own timelines when the server exposes neither running nor
  *   waiting (evidence source 'client'; metrics/client-load.ts): the most requests running at
  *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
@@ -252,7 +254,8 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     // Compared with what the client actually had in flight at the sample times (at most C): a worker
     // waiting out its backoff after a failure is the client holding back, not the server queueing.
     const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
-    const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples);
+    const turnover = figures.runningFrom === 'decode-counters' ? decodeTurnover(figures) : 0;
+    const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples) - turnover;
     if (waitingSeen || runningShort) {
       statuses.push('requests-queued');
       const queued: NonNullable<CellEvidence['queued']> = { concurrency };
@@ -306,6 +309,23 @@ export function clientQueued(load: Pick<ClientLoad, 'peakRunning' | 'heldAtPeakS
 export function queuedRunningBound(offered: number, runningSamples: number | undefined): number {
   const share = QUEUED_RUNNING_SHARE * offered;
   return runningSamples !== undefined && runningSamples > 0 ? Math.min(share, offered - 1 / runningSamples) : share;
+}
+
+/**
+ * What a closed loop's turnover takes off the decode counters' mean running (llama.cpp: busy slots
+ * per decode call), in requests: a worker's next request is admitted when the decode step in
+ * progress at its arrival ends, about one step after its previous request's last (the client's
+ * reconnect and the server's parse fall inside that step), and meanwhile the other slots decode with
+ * its slot idle. So each completed request costs about one step (the median time between tokens)
+ * of one slot: completed × step / window. Negligible for long requests, it is what separates 2
+ * streams on a 4-slot server from a queue when requests are short: a real llama.cpp b4748 at 0/2
+ * with 32-token requests (80 done in 4 s, steps of 2.95 ms) read 1.88 running, under METHOD.md's
+ * 0.95 × 2 with nothing waiting; the turnover is 0.06 of it. 0 without the figures.
+ */
+export function decodeTurnover(f: Partial<Pick<CellFigures, 'completedRequests' | 'timeBetweenTokensMs' | 'measuredForS'>>): number {
+  const step = f.timeBetweenTokensMs?.median;
+  if (step === undefined || !(step > 0) || f.completedRequests === undefined || !(f.measuredForS !== undefined && f.measuredForS > 0)) return 0;
+  return (f.completedRequests * step) / (f.measuredForS * 1000);
 }
 
 /**

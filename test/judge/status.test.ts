@@ -1,7 +1,7 @@
 import { describe, expect, it, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
-import { cellStatuses, queuedRunningBound, overCapacity, timingErrorEstimateMs, type CellStatusInput } from '../../src/judge/status.js';
+import { cellStatuses, decodeTurnover, queuedRunningBound, overCapacity, timingErrorEstimateMs, type CellStatusInput } from '../../src/judge/status.js';
 
 type Figs = CellStatusInput['figures'];
 const okFigures: Figs = { failedRequests: 0, serverActiveRequests: 8, clientActiveRequests: 8, maxWaitingRequests: 0, activeRequestsDisagree: false };
@@ -154,6 +154,31 @@ describe('queuedRunningBound: one request missing in one sample never decides al
     expect(queuedRunningBound(1, 30)).toBe(0.95);
     expect(queuedRunningBound(8, undefined)).toBe(0.95 * 8);
     expect(queuedRunningBound(2, 8)).toBe(1.875);
+  });
+});
+
+describe("llama.cpp's decode counters: a closed loop's turnover is no queue", () => {
+  // busy slots per decode call from the first to the last sample: (B₂·D₂ − B₁·D₁) / (D₂ − D₁) = 1.88
+  const counters = (): MetricsSample[] => [
+    { atMs: 0, running: 2, waiting: 0, clientInFlight: 2, decodeCallsTotal: 1000, busySlotsPerDecode: 1.9 },
+    { atMs: 4000, running: 2, waiting: 0, clientInFlight: 2, decodeCallsTotal: 2000, busySlotsPerDecode: 1.89 },
+  ];
+  // the real llama.cpp b4748 cell 0/2 with 32-token requests: 80 done in 4 s, steps of 2.95 ms
+  const real = { ...okFigures, runningFrom: 'decode-counters' as const, completedRequests: 80, timeBetweenTokensMs: { median: 2.95, p90: 3, p99: 3.2, samples: 80 }, measuredForS: 4 };
+  it('each completed request costs about one step of one slot', () => {
+    expect(decodeTurnover(real)).toBeCloseTo(0.059, 3);
+    expect(decodeTurnover({ ...real, timeBetweenTokensMs: undefined })).toBe(0);
+    expect(decodeTurnover({ ...real, measuredForS: 0 })).toBe(0);
+  });
+  it('2 streams on 4 slots reading 1.88 running are Valid; without the allowance, or a sampled source, they would not be', () => {
+    const at = (figures: Figs, samples = counters()) => cellStatuses(input({ concurrency: 2, figures, samples }));
+    expect(at(real).status).toBe('valid');
+    // fewer, longer requests: no allowance to speak of, and 1.88 < 0.95 × 2
+    expect(at({ ...real, completedRequests: 4 }).status).toBe('requests-queued');
+    // a real queue is still one: 1.5 running of 2
+    const queued = counters();
+    queued[1] = { ...queued[1]!, busySlotsPerDecode: 1.7 };
+    expect(at(real, queued).evidence.queued).toMatchObject({ concurrency: 2, meanRunning: 1.5 });
   });
 });
 
