@@ -18,7 +18,7 @@ import { prefixCacheFigures } from '../metrics/prefix-cache.js';
 import { computeTurnFigures } from '../metrics/turns.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
 import { workloadRequests } from '../workload/cell-requests.js';
-import { prepareConversations } from '../workload/conversation.js';
+import { firstTurnProblem, prepareConversations } from '../workload/conversation.js';
 import { lengthDraws } from '../workload/draw.js';
 import { renderMessages, seededOrder } from '../workload/prompt-file.js';
 import type { RunContext } from './context.js';
@@ -78,11 +78,16 @@ function workloadFigures(m: MeasuredLoad): WorkloadFigures {
 /**
  * Why a row's cells cannot be sent at any concurrency or rate, where its synthetic prompt plus the
  * max output would not fit the server's max model length (prompts.ts modelLengthProblem, the check
- * rowPrompt makes); undefined where they fit, or where a workload sizes its own requests.
+ * rowPrompt makes), or a multiTurn conversation's first turn would not (conversation.ts
+ * firstTurnProblem, the check its cells make); undefined where they fit, or where another workload
+ * sizes its own requests (and checks them per cell).
  */
 export function rowLengthProblem(run: RunContext, context: number): string | undefined {
-  if (run.workload.workload.kind !== 'synthetic') return undefined;
-  return modelLengthProblem(context, run.cfg.matrix.maxOutputTokens, run.opened.session.facts.maxModelLen?.value);
+  const w = run.workload.workload;
+  const maxLen = run.opened.session.facts.maxModelLen?.value;
+  if (w.kind === 'multiTurn') return firstTurnProblem(w, run.cfg.matrix.maxOutputTokens, maxLen);
+  if (w.kind !== 'synthetic') return undefined;
+  return modelLengthProblem(context, run.cfg.matrix.maxOutputTokens, maxLen);
 }
 
 /**
@@ -108,6 +113,7 @@ export async function openCellLoad(run: RunContext, at: CellLoadAt): Promise<Cel
       // conversation k's think times are draws k·(T − 1) … of one seeded stream
       think: (k, t) => think(k * Math.max(1, w.turns - 1) + (t - 2)),
       maxTokens: session.maxOutputTokens,
+      ...(session.facts.maxModelLen ? { maxModelLen: session.facts.maxModelLen.value } : {}),
     });
     return {
       requestFor: () => {

@@ -27,7 +27,7 @@ import { contextLabel, testNames } from '../shapes/labels.js';
 import { maxSearchCells } from '../slo/capacity.js';
 import { MAX_RATE_PROBES } from '../slo/rate-capacity.js';
 import { loadThresholds, ThresholdsError, type LoadedThresholds } from '../thresholds/load.js';
-import { countFileLines, largestRequests, openRunWorkload } from './workload-run.js';
+import { countFileLines, largestRequests, multiTurnLengthNote, openRunWorkload } from './workload-run.js';
 import { progress } from './progress.js';
 import { BASELINE_VARIABLE, loadBaseline, readBaseline, type LoadedBaseline } from '../compare/baseline.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
@@ -109,6 +109,8 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   const prompts = new RunPrompts(opened.session, cfg.promptMode);
   if (workload.file) progress(`counting the ${workload.file.lines.length} lines of ${workload.file.name} (output lengths from answers, lines too long for the server)`);
   await countFileLines(workload, prompts.sizer, opened.session.facts.maxModelLen?.value, cfg.matrix.maxOutputTokens);
+  const turnsNote = multiTurnLengthNote(workload.workload, cfg.matrix.maxOutputTokens, opened.session.facts.maxModelLen?.value);
+  if (turnsNote !== undefined) process.stderr.write(`[speed-matrix] ${turnsNote}\n`);
   // Over capacity: C × a row's largest request, the workload's where it sends its own lengths
   const { facts } = opened.session;
   const fullPlan = planMatrix(cfg.matrix, { kvCapacityTokens: facts.kvCapacityTokens?.value, maxRunningRequests: facts.maxRunningRequests?.value }, largestRequests(workload, cfg.matrix.maxOutputTokens, facts.maxModelLen?.value));

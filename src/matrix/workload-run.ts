@@ -89,6 +89,32 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
   if (fromReplies > 0) run.info.file.outputFromReplies = fromReplies;
 }
 
+/**
+ * Where a multiTurn conversation can outgrow the server's max model length: turn t sends the
+ * system message, t user messages and the t − 1 replies before it, and asks for the max output, so
+ * at its largest (every reply at the max output) it holds system + t × (user + max output) tokens.
+ * The first turn past the max model length, when it is a later turn than the first (a first turn
+ * past it makes every cell of the row Not run: workload/conversation.ts), gets a line at the run's start. Only where the replies before
+ * it ran that long does the server meet it, so it is said, not refused; and what the server does
+ * then differs: a refusal (a failed request of its cell, which ends its conversation), or a cut (a
+ * real llama.cpp b4748 shifts its context: turn 4 of `turns=4,user=128,system=128` at 512 output
+ * tokens on 2,048-token slots was sent about 2,260 prompt tokens and counted 1,243). Undefined when
+ * every turn fits, or the length is unknown.
+ */
+export function multiTurnLengthNote(w: Workload, maxOutputTokens: number, maxModelLen: number | undefined): string | undefined {
+  if (w.kind !== 'multiTurn' || maxModelLen === undefined) return undefined;
+  const at = (t: number): number => w.systemTokens + t * (w.userTokens + maxOutputTokens);
+  let turn = 1;
+  while (turn <= w.turns && at(turn) <= maxModelLen) turn++;
+  if (turn === 1 || turn > w.turns) return undefined;
+  return (
+    `multiTurn: turn ${turn} of ${w.turns} can hold ${at(turn).toLocaleString('en-US')} tokens (system ${w.systemTokens} + ${turn} × (user ${w.userTokens} + max output ${maxOutputTokens})), ` +
+    `over the server's max model length ${maxModelLen.toLocaleString('en-US')}, where the replies before it run to the max output: the server may refuse it ` +
+    `(a failed request of its cell, which ends the conversation) or cut its history (llama.cpp shifts its context; the Workload section's prompt tokens per turn show it). ` +
+    `To keep every turn within it, lower turns= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS`
+  );
+}
+
 /** A request's tokens in the KV cache: its prompt (input) and its max_tokens (output): plan.ts's LargestRequest. */
 export type RequestTokens = LargestRequest;
 

@@ -23,6 +23,8 @@
  * new part, give or take the template's tokens per message.
  */
 import type { ChatMessage, Workload, WorkloadRequest } from '../shapes/workload.js';
+import { ConfigError } from '../errors.js';
+import { fitsProblem } from './request-kit.js';
 
 export type MultiTurnWorkload = Extract<Workload, { kind: 'multiTurn' }>;
 
@@ -72,6 +74,12 @@ export interface PrepareConversationsOptions {
   think: ThinkTime;
   /** each turn's output cap (max_tokens): the run's max output tokens */
   maxTokens: number;
+  /**
+   * the server's max model length, when known: a first turn past it refuses the cell (later turns
+   * hold the replies as they came, so they are the run start's note: matrix/workload-run.ts
+   * multiTurnLengthNote)
+   */
+  maxModelLen?: number;
 }
 
 /** The prepared conversations of one cell: every method is synchronous. */
@@ -99,6 +107,20 @@ function checkWorkload(w: MultiTurnWorkload, maxTokens: number): void {
   if (!Number.isInteger(maxTokens) || maxTokens < 1) bad('max tokens', 'each turn needs an output cap ≥ 1 (LLM_BENCH_MAX_TOKENS)', maxTokens);
 }
 
+/**
+ * Why no conversation can start: its first turn (the system and user messages and the output cap)
+ * is over the server's max model length. Later turns hold the replies as they came, so they are
+ * the run start's note (matrix/workload-run.ts multiTurnLengthNote), not a refusal.
+ */
+export function firstTurnProblem(w: MultiTurnWorkload, maxTokens: number, maxModelLen: number | undefined): string | undefined {
+  return fitsProblem(
+    w.systemTokens + w.userTokens + maxTokens,
+    maxModelLen,
+    `a conversation's first turn (system ${w.systemTokens} + user ${w.userTokens} + ${maxTokens} output tokens)`,
+    'lower system= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS',
+  );
+}
+
 /** Sizes one text from a prefix that starts with the sample lead; returns what follows the lead. */
 async function sizedBody(size: TextSizer, tokens: number, sampleLead: string, rest: string): Promise<string> {
   const prefix = `${sampleLead} ${rest}`;
@@ -116,6 +138,8 @@ async function sizedBody(size: TextSizer, tokens: number, sampleLead: string, re
 export async function prepareConversations(o: PrepareConversationsOptions): Promise<Conversations> {
   const w = o.workload;
   checkWorkload(w, o.maxTokens);
+  const tooLong = firstTurnProblem(w, o.maxTokens, o.maxModelLen);
+  if (tooLong !== undefined) throw new ConfigError(tooLong);
   const about = `${o.tag} seed ${w.seed}`;
   const systemBody = w.systemTokens > 0 ? await sizedBody(o.size, w.systemTokens, conversationLead(SAMPLE_CONVERSATION, 'system'), `${about}. System.`) : undefined;
   const userBodies: string[] = [];

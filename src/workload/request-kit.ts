@@ -99,11 +99,15 @@ export function distributionMax(d: LengthDistribution): number {
   }
 }
 
-/** Throws a ConfigError when `tokens` (what a request needs at most) exceeds the server's max model length. */
+/** Why `tokens` (what a request needs at most) cannot be sent: over the server's max model length; undefined where it fits or the length is unknown. */
+export function fitsProblem(tokens: number, maxModelLen: number | undefined, what: string, fix: string): string | undefined {
+  return maxModelLen !== undefined && tokens > maxModelLen ? `${what} = ${tokens} tokens exceeds the server's max model length ${maxModelLen}; ${fix}` : undefined;
+}
+
+/** Throws a ConfigError when `tokens` (what a request needs at most) exceeds the server's max model length (fitsProblem). */
 export function checkFits(tokens: number, maxModelLen: number | undefined, what: string, fix: string): void {
-  if (maxModelLen !== undefined && tokens > maxModelLen) {
-    throw new ConfigError(`${what} = ${tokens} tokens exceeds the server's max model length ${maxModelLen}; ${fix}`);
-  }
+  const problem = fitsProblem(tokens, maxModelLen, what, fix);
+  if (problem !== undefined) throw new ConfigError(problem);
 }
 
 /** `prepare`'s count, checked. */

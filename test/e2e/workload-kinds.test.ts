@@ -9,6 +9,7 @@
  *   it sent (inside the configured ranges) and a prefix-cache hit rate near 0 (every request has
  *   its own lead), and the page lists it in the Workload section.
  * - multiTurn with rate cells is refused before any cell, naming LLM_BENCH_RATES.
+ * - multiTurn whose first turn is past the max model length: every cell Not run, with the sum.
  * (How far later-turn TTFT drops is checked against the simulator's truth in
  * test/accuracy/multi-turn.test.ts.)
  */
@@ -124,5 +125,26 @@ describe('workload kinds in a whole run', () => {
     expect(r.out).toContain('LLM_BENCH_WORKLOAD: a multiTurn workload runs in the closed-loop cells only');
     expect(r.out).toContain('Set LLM_BENCH_RATES=none');
     expect(r.out).not.toMatch(/scout request|running (decode )?\d+\/\d+/);
+  });
+
+  test("multiTurn: a first turn past the max model length makes every cell Not run, the one Over capacity would hold too, and no later-turn line", { timeout: 60_000 }, () => {
+    // max model length 1,000: the first turn holds 256 + 128 + 1,024 = 1,408; 4 × 1,408 > the 4,096-token KV cache
+    const r = runVitest(['bench', '--run'], {
+      ...base('first-turn'),
+      LLM_BENCH_QUIET: '0',
+      LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0,"maxModelLen":1000,"kvCapacityTokens":4096}',
+      LLM_BENCH_WORKLOAD: 'multiTurn:turns=3,user=128,system=256',
+      LLM_BENCH_CONCURRENCY: '1,4',
+      LLM_BENCH_MAX_TOKENS: '1024',
+      LLM_BENCH_DURATION_S: '1',
+    });
+    expect(r.code, r.out).not.toBe(0);
+    const why = "a conversation's first turn (system 256 + user 128 + 1024 output tokens) = 1408 tokens exceeds the server's max model length 1000; lower system= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS";
+    const cells = read('first-turn').cells;
+    expect(cells.map((c) => [c.concurrency, c.status, c.notRunReason])).toEqual([
+      [1, 'not-run', why],
+      [4, 'not-run', why],
+    ]);
+    expect(r.out).not.toContain('multiTurn: turn');
   });
 });

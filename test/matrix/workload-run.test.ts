@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { countFileLines, largestRequests, openRunWorkload, recordedWorkloadText, requestSizesByRow, rowRequestSizes } from '../../src/matrix/workload-run.js';
+import { countFileLines, largestRequests, multiTurnLengthNote, openRunWorkload, recordedWorkloadText, requestSizesByRow, rowRequestSizes } from '../../src/matrix/workload-run.js';
 import { planMatrix } from '../../src/matrix/plan.js';
 import { readPromptFile } from '../../src/workload/prompt-file.js';
 import { workloadRequests, type PromptSizer } from '../../src/workload/cell-requests.js';
@@ -139,5 +139,23 @@ describe("rowRequestSizes: a row's requests as the KV cache holds them (Over cap
     const byRow = requestSizesByRow(run, 8, undefined);
     expect(byRow(0)).toEqual(sizes);
     expect(byRow(0)).toBe(byRow(0));
+  });
+});
+
+describe('multiTurnLengthNote: where a conversation can outgrow the max model length', () => {
+  const w = { kind: 'multiTurn' as const, turns: 4, userTokens: 128, systemTokens: 128, thinkMs: { kind: 'fixed' as const, value: 100 }, seed: 1 };
+  test('names the first turn past it, with the sum (the real llama.cpp run: 2,048-token slots, 512 output tokens)', () => {
+    const note = multiTurnLengthNote(w, 512, 2048);
+    expect(note).toContain('multiTurn: turn 4 of 4 can hold 2,688 tokens (system 128 + 4 × (user 128 + max output 512)), over the server\'s max model length 2,048');
+    expect(note).toContain('lower turns= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS');
+    // turn 3 holds exactly 2,048: within
+    expect(multiTurnLengthNote({ ...w, turns: 3 }, 512, 2048)).toBeUndefined();
+    expect(multiTurnLengthNote(w, 511, 2048)).toContain('turn 4 of 4 can hold 2,684 tokens');
+    expect(multiTurnLengthNote(w, 256, 2048)).toBeUndefined();
+  });
+  test('nothing where the first turn is already past it (the row is Not run), the length is unknown, or the workload is another', () => {
+    expect(multiTurnLengthNote(w, 4096, 2048)).toBeUndefined();
+    expect(multiTurnLengthNote(w, 512, undefined)).toBeUndefined();
+    expect(multiTurnLengthNote({ kind: 'lengths', input: { kind: 'fixed', value: 10 }, output: { kind: 'fixed', value: 10 }, seed: 1 }, 4096, 100)).toBeUndefined();
   });
 });

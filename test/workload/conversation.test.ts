@@ -125,4 +125,15 @@ describe('prepareConversations', () => {
     const negative = await prepareConversations({ workload: workload(), tag: 't', size: fakeSizer().size, render, think: () => -1, maxTokens: 16 });
     expect(() => negative.thinkMs(0, 2)).toThrow(/think time -1 ms/);
   });
+
+  test("a first turn past the server's max model length is refused, naming the sum and the fix; within it, prepared", async () => {
+    const w = workload();
+    const first = w.systemTokens + w.userTokens + 16;
+    const over = prepareConversations({ workload: w, tag: 't', size: fakeSizer().size, render, think: () => 0, maxTokens: 16, maxModelLen: first - 1 });
+    await expect(over).rejects.toThrow(
+      `a conversation's first turn (system ${w.systemTokens} + user ${w.userTokens} + 16 output tokens) = ${first} tokens exceeds the server's max model length ${first - 1}; lower system= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS`,
+    );
+    const fits = await prepareConversations({ workload: w, tag: 't', size: fakeSizer().size, render, think: () => 0, maxTokens: 16, maxModelLen: first });
+    expect(fits.turns).toBe(w.turns);
+  });
 });
