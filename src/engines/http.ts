@@ -100,11 +100,20 @@ export function refusesKey(status: number | undefined): boolean {
   return status === 401 || status === 403;
 }
 
-/** What to do when the server refused the key: whether one was sent picks the fix (the key itself is never named). */
-export function apiKeyFix(keySent: boolean): string {
-  return keySent
-    ? 'The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused: check it is a key this server accepts.'
-    : 'No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.';
+/**
+ * What to do when the server refused the request with `status` (401 or 403): whether a key was
+ * sent picks the fix, and a 403 says what else forbids (a key without access to this model or
+ * endpoint, a gateway's allow-list); the key itself is never named.
+ */
+export function apiKeyFix(keySent: boolean, status: number): string {
+  if (!keySent) return 'No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts (it is sent as Authorization: Bearer).';
+  if (status === 403) {
+    return (
+      'The server forbade the request with the API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file, as Authorization: Bearer): ' +
+      'the key may lack access to this model or endpoint, or a gateway may block this client.'
+    );
+  }
+  return 'The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file, as Authorization: Bearer) was refused: check it is a key this server accepts, and that it takes the key in that header.';
 }
 
 /** One HTTP call to `target.baseUrl + path`; resolves for any HTTP status, throws HttpCallError otherwise. */

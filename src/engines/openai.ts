@@ -167,7 +167,7 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
   if (refusesKey(res.status)) {
     // the server's own words (a wrong key, an expired one, a missing scope), cut short; never the key
     const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
-    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, apiKeyFix(target.apiKey !== undefined));
+    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, apiKeyFix(target.apiKey !== undefined, res.status));
   }
   const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;

@@ -245,16 +245,17 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
     evidence.errors = { count: figures.failedRequests, byCode: summary ? summary.byCode : {} };
     if (summary?.firstMessage !== undefined) evidence.errors.firstMessage = summary.firstMessage;
   }
-  const { meanRunning, maxWaiting, meanClientInFlight, runningSamples } = input.samples
+  const { meanRunning, maxWaiting, meanClientInFlight, runningSamples, runningFrom } = input.samples
     ? queueLoad(input.samples)
     : // without the samples: the figures' server mean, except a decode-counter one (a mean over the window, not the per-call count the rule reads)
-      { meanRunning: figures.runningFrom === 'decode-counters' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined };
+      { meanRunning: figures.runningFrom === 'decode-counters' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined, runningFrom: undefined };
   if (meanRunning !== undefined || maxWaiting !== undefined) {
     const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
     // Compared with what the client actually had in flight at the sample times (at most C): a worker
     // waiting out its backoff after a failure is the client holding back, not the server queueing.
     const offered = Math.min(concurrency, meanClientInFlight ?? concurrency);
-    const turnover = figures.runningFrom === 'decode-counters' ? decodeTurnover(figures) : 0;
+    // the decode counters' mean the rule read (queueLoad's own source: the figures' may be from other samples)
+    const turnover = runningFrom === 'decode-counters' ? decodeTurnover(figures) : 0;
     const runningShort = meanRunning !== undefined && meanRunning < queuedRunningBound(offered, runningSamples) - turnover;
     if (waitingSeen || runningShort) {
       statuses.push('requests-queued');

@@ -117,12 +117,13 @@ export async function confirmDetection(target: HttpTarget, detection: EngineDete
     }
   }
   const detected = getAdapter(detection.kind);
+  // a refused key says nothing of the adapter, and is refused again: the warm-up that follows stops on it, with the fix
+  const refused = (c: AdapterConfirmation): boolean => c.timeline?.end?.kind === 'error' && refusesKey(c.timeline.end.httpStatus);
   let first = await confirmAdapter(target, detected, model, o);
+  if (refused(first)) return detection;
   // a server error may be the server's moment, not the adapter's: once more before looking elsewhere
   if (!first.ok && !first.shape) first = await confirmAdapter(target, detected, model, { ...o, requestId: `${o.requestId}-again` });
   if (first.ok) return detection;
-  // a refused key says nothing of the adapter: the warm-up that follows stops on it, with the fix
-  if (first.timeline?.end?.kind === 'error' && refusesKey(first.timeline.end.httpStatus)) return detection;
   const generic = await confirmAdapter(target, getAdapter('openai'), model, o);
   const earlier = detection.note ? ` (${detection.note})` : '';
   if (!generic.ok) {

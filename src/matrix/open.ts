@@ -25,7 +25,7 @@ import { progress } from './progress.js';
 import type { HardwareInfo, RunInfo } from '../shapes/result.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
-import { redactSecrets, redactValues } from '../redact.js';
+import { REDACTED, redactSecrets, redactValues } from '../redact.js';
 import type { MatrixPlan } from './plan.js';
 
 /** The tool's name and version, read once from the package's own package.json (the one place they are written). */
@@ -78,6 +78,15 @@ export function displayUrl(url: string): string {
  * LLM_BENCH_SIM_OVERRIDES checked against the profile: every key must be a profile field of the
  * same type, and the resulting profile must be valid. Errors name the variable and the fix.
  */
+/** The simulator's overrides as the result records them: its API key (wire.apiKey) and the run's never written. */
+function redactedOverrides<T>(overrides: T, apiKey: string | undefined): T {
+  const wire = (overrides as { wire?: { apiKey?: unknown } } | undefined)?.wire;
+  const simKey = typeof wire?.apiKey === 'string' ? wire.apiKey : undefined;
+  const out = JSON.parse(redactValues(JSON.stringify(overrides), [apiKey, simKey])) as T & { wire?: { apiKey?: unknown } };
+  if (simKey !== undefined && out.wire) out.wire.apiKey = REDACTED;
+  return out;
+}
+
 export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOverrides } {
   const raw = cfg.simOverrides;
   if (raw === undefined) return {};
@@ -197,7 +206,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     if (warm?.end?.kind === 'error') {
       const end = warm.end;
       if (refusesKey(end.httpStatus)) {
-        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${clean(end.message)}). ${apiKeyFix(target.apiKey !== undefined)}`);
+        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${clean(end.message)}). ${apiKeyFix(target.apiKey !== undefined, end.httpStatus!)}`);
       }
       const advice =
         end.code === 'stall' ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)' : 'check the URL, model and API key';
@@ -242,7 +251,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
     title: `${model} on ${where}${opened.sim ? ' (simulated)' : ''}`,
     simulated: opened.sim !== undefined,
     ...(opened.sim ? { simProfile: cfg.simProfile } : {}),
-    ...(opened.sim && cfg.simOverrides ? { simOverrides: cfg.simOverrides } : {}),
+    ...(opened.sim && cfg.simOverrides ? { simOverrides: redactedOverrides(cfg.simOverrides, cfg.target.apiKey) } : {}),
     targetUrl: displayUrl(opened.session.target.baseUrl),
     startedAt: new Date().toISOString(),
     hardware: hw,

@@ -96,6 +96,8 @@ export interface QueueLoad {
   meanClientInFlight?: number;
   /** samples a 'samples' or 'slots' mean was taken over (its resolution); absent for the decode counters' mean */
   runningSamples?: number;
+  /** where meanRunning came from (the decode counters' mean also counts each request's hand-over: status.ts decodeTurnover) */
+  runningFrom?: RunningSource;
 }
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
@@ -103,6 +105,7 @@ export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
   const load = samplesLoad(samples);
   const out: QueueLoad = {};
   if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
+  if (load.runningFrom !== undefined) out.runningFrom = load.runningFrom;
   if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
   // a mean of samples resolves one request in one sample; the decode counters' mean has no such step
   if (load.runningFrom === 'samples') out.runningSamples = load.runningSamples;

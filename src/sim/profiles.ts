@@ -79,10 +79,12 @@ export interface SimWireKnobs {
    */
   strictFields: boolean;
   /**
-   * requests must carry `Authorization: Bearer <apiKey>` (a server started with `--api-key`); others
-   * are answered 401 in the personality's error shape. What stays open is each engine's own rule:
-   * llama.cpp leaves `/health` and the models list open, vLLM and the others guard `/v1/*` only
-   * (their metrics, tokenize and health routes stay open). The `/_sim/*` routes are always open.
+   * requests must carry `Authorization: Bearer <apiKey>` (a server started with `--api-key`); those
+   * without it, or with another key, are answered 401: vLLM and SGLang `{"error":"Unauthorized"}`,
+   * the others in the personality's error shape (llama.cpp's `Invalid API Key`). What stays open is
+   * each engine's own rule: llama.cpp leaves `/health`, `/v1/health` and the models list open,
+   * SGLang paths starting `/health` or `/metrics`, vLLM (and the others here) all but `/v1/*`. The
+   * `/_sim/*` routes are always open.
    */
   apiKey?: string;
 }

@@ -12,8 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { monoMs } from '../clock.js';
 import { SimEngine } from './engine-model.js';
 import { SecondsHistogram, ServerTotals } from './metrics.js';
-import { servedMaxModelLen, type SimProfile } from './profiles.js';
-import { readBody, sendError } from './reply.js';
+import { servedMaxModelLen, type SimPersonality, type SimProfile } from './profiles.js';
+import { readBody, sendError, sendJson } from './reply.js';
 import { RequestError } from './request-body.js';
 import type { RouteTable, SimContext } from './route-table.js';
 import { routeTable } from './routes.js';
@@ -63,6 +63,9 @@ async function dispatch(ctx: SimContext, table: RouteTable, req: IncomingMessage
   const path = q < 0 ? url : url.slice(0, q);
   const method = req.method ?? 'GET';
   if (ctx.surface.apiKey !== undefined && !keyAccepted(ctx, path, req.headers.authorization)) {
+    // vLLM's and SGLang's middleware answer a bare {"error":"Unauthorized"}; llama.cpp its own error shape
+    const p = ctx.profile.personality;
+    if (p === 'vllm' || p === 'sglang') return sendJson(res, 401, { error: 'Unauthorized' });
     return ctx.sendError(res, 401, 'Invalid API Key', 'authentication_error');
   }
   const handler = table.find(method, path);
@@ -71,14 +74,20 @@ async function dispatch(ctx: SimContext, table: RouteTable, req: IncomingMessage
   await handler({ req, res, method, path, query, receivedMs });
 }
 
-/** llama.cpp's --api-key leaves these open; the other engines guard /v1/* only */
+/** llama.cpp's --api-key leaves these open */
 const LLAMACPP_OPEN_PATHS = ['/health', '/v1/health', '/models', '/v1/models'];
 
-/** the request may pass the server's API key check (profiles.ts SimWireKnobs apiKey) */
+/** the path needs the key: llama.cpp guards all but health and the models list, SGLang all but /health* and /metrics*, vLLM (and the others here) /v1/* only */
+function keyGuarded(personality: SimPersonality, path: string): boolean {
+  if (personality === 'llamacpp') return !LLAMACPP_OPEN_PATHS.includes(path);
+  if (personality === 'sglang') return !path.startsWith('/health') && !path.startsWith('/metrics');
+  return path.startsWith('/v1/');
+}
+
+/** the request may pass the server's API key check (profiles.ts SimWireKnobs apiKey); the /_sim/* routes are always open */
 function keyAccepted(ctx: SimContext, path: string, authorization: string | undefined): boolean {
-  if (path.startsWith('/_sim/')) return true;
-  const guarded = ctx.profile.personality === 'llamacpp' ? !LLAMACPP_OPEN_PATHS.includes(path) : path.startsWith('/v1/');
-  return !guarded || authorization === `Bearer ${ctx.surface.apiKey}`;
+  if (path.startsWith('/_sim/') || !keyGuarded(ctx.profile.personality, path)) return true;
+  return authorization === `Bearer ${ctx.surface.apiKey}`;
 }
 
 /**

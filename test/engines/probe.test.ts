@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { detectEngine, getAdapter, UNDETECTED_NOTE } from '../../src/engines/detect.js';
-import { closeControlAgent } from '../../src/engines/http.js';
+import { apiKeyFix, closeControlAgent } from '../../src/engines/http.js';
 import { SglangAdapter } from '../../src/engines/sglang.js';
 import { unlistedModelWarning } from '../../src/engines/openai.js';
 import { startFake, type FakeServer } from './fake-server.js';
@@ -195,12 +195,16 @@ describe('generic adapter and detection', () => {
       .then(() => new Error("resolved"), (e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);
     // the server's words, and the fix names the variable a user sets
-    expect(err.message).toContain('was refused with HTTP 401: bad key. The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused');
+    expect(err.message).toContain('was refused with HTTP 401: bad key. The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file, as Authorization: Bearer) was refused');
     expect(err.message).not.toContain('wrong-key-XYZ');
     const none: Error = await getAdapter('openai')
       .probe({ baseUrl: locked.url })
       .then(() => new Error('resolved'), (e: unknown) => e as Error);
     expect(none.message).toContain('No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file)');
+    // a 403 with a key: forbidden, which a key accepted elsewhere can be (no access to this model, a gateway's allow-list)
+    expect(apiKeyFix(true, 403)).toContain('the key may lack access to this model or endpoint, or a gateway may block this client');
+    expect(apiKeyFix(true, 401)).toContain('was refused: check it is a key this server accepts');
+    expect(apiKeyFix(false, 403)).toMatch(/^No API key was sent/);
     const gone = await startFake({});
     await gone.close();
     const err2: Error = await getAdapter('openai')

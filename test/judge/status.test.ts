@@ -170,7 +170,7 @@ describe("llama.cpp's decode counters: a closed loop's turnover is no queue", ()
     expect(decodeTurnover({ ...real, timeBetweenTokensMs: undefined })).toBe(0);
     expect(decodeTurnover({ ...real, measuredForS: 0 })).toBe(0);
   });
-  it('2 streams on 4 slots reading 1.88 running are Valid; without the allowance, or a sampled source, they would not be', () => {
+  it('2 streams on 4 slots reading 1.88 running are Valid; with few completions (no allowance to speak of), or from sampled gauges, they are Requests queued', () => {
     const at = (figures: Figs, samples = counters()) => cellStatuses(input({ concurrency: 2, figures, samples }));
     expect(at(real).status).toBe('valid');
     // fewer, longer requests: no allowance to speak of, and 1.88 < 0.95 × 2
@@ -179,6 +179,10 @@ describe("llama.cpp's decode counters: a closed loop's turnover is no queue", ()
     const queued = counters();
     queued[1] = { ...queued[1]!, busySlotsPerDecode: 1.7 };
     expect(at(real, queued).evidence.queued).toMatchObject({ concurrency: 2, meanRunning: 1.5 });
+    // the same 1.88 from 25 samples of a running gauge: the allowance is the decode counters' only,
+    // as the samples the rule reads say (not the figures', which may come from other samples)
+    const sampled: MetricsSample[] = Array.from({ length: 25 }, (_, i) => ({ atMs: i * 160, running: i < 3 ? 1 : 2, waiting: 0, clientInFlight: 2 }));
+    expect(at(real, sampled).evidence.queued).toMatchObject({ concurrency: 2, meanRunning: 1.88 });
   });
 });
 

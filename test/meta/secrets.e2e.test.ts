@@ -101,14 +101,23 @@ describe('a server that checks the key (llama.cpp guards its probes too)', () =>
     LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
   });
 
-  test('with the key: the probes, the tokenizer and the metrics read; the key nowhere', { timeout: 150_000 }, async () => {
+  test('with the key (the embedded simulator, its key in LLM_BENCH_SIM_OVERRIDES): the probes, the tokenizer and the metrics read; the key nowhere', { timeout: 150_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lsm-key-'));
-    const run = await runBench({ ...env(dir), LLM_BENCH_API_KEY: API_KEY });
+    const { LLM_BENCH_URL: _external, ...embedded } = env(dir);
+    const run = await runBench({
+      ...embedded,
+      LLM_BENCH_SIM_PROFILE: 'tiny',
+      LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ personality: 'llamacpp', wire: { apiKey: API_KEY } }),
+      LLM_BENCH_API_KEY: API_KEY,
+    });
     expect(run.code, run.out).toBe(0);
     const json = readFileSync(join(dir, 'reports', 'speed-matrix.json'), 'utf8');
     expect(run.out).not.toContain(API_KEY);
     expect(json).not.toContain(API_KEY);
+    for (const page of ['speed-matrix.md', 'speed-matrix.html']) expect(readFileSync(join(dir, 'reports', page), 'utf8'), page).not.toContain(API_KEY);
     const result = JSON.parse(json);
+    // the overrides are shown, with the key redacted
+    expect(result.info.simOverrides).toEqual({ personality: 'llamacpp', wire: { apiKey: '<redacted>' } });
     // /props: capacity and slots; /tokenize: the 1K row's prompt sized by the server's tokenizer; /metrics: the decode counters
     expect(result.info.server.kvCapacityTokens.source).toMatch(/^GET \/props /);
     expect(result.info.server.maxRunningRequests.source).toMatch(/^GET \/props /);
@@ -126,7 +135,7 @@ describe('a server that checks the key (llama.cpp guards its probes too)', () =>
     expect(run.out).not.toMatch(/warm-up request 2 of 3/);
     expect(run.out).not.toMatch(/engine detection:/);
     expect(run.out).toContain(
-      'the warm-up request to ' + sim.url + ' was refused (HTTP 401: Invalid API Key). No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts.',
+      'the warm-up request to ' + sim.url + ' was refused (HTTP 401: Invalid API Key). No API key was sent: set LLM_BENCH_API_KEY (target.apiKey in a suite file) to a key the server accepts (it is sent as Authorization: Bearer).',
     );
   });
 
@@ -134,7 +143,7 @@ describe('a server that checks the key (llama.cpp guards its probes too)', () =>
     const dir = mkdtempSync(join(tmpdir(), 'lsm-key-'));
     const run = await runBench({ ...env(dir), LLM_BENCH_API_KEY: 'sk-SECRETwrongkey' });
     expect(run.code, run.out).not.toBe(0);
-    expect(run.out).toContain('The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file) was refused');
+    expect(run.out).toContain('The API key sent (LLM_BENCH_API_KEY, or target.apiKey in a suite file, as Authorization: Bearer) was refused');
     expect(run.out).not.toContain('sk-SECRETwrongkey');
   });
 });

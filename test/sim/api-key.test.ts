@@ -2,11 +2,12 @@
  * The sim's `apiKey` wire knob (a server started with `--api-key`): requests without the key, or
  * with another, are answered 401 in the personality's error shape; what stays open is each
  * engine's rule, as seen on a real llama.cpp b4748 with `--api-key` (`/health` and `/v1/models`
- * open; `/props`, `/metrics`, `/slots`, `/tokenize` and the completions guarded) and as vLLM's
- * middleware guards `/v1/*` only.
+ * open; `/props`, `/metrics`, `/slots`, `/tokenize` and the completions guarded), as vLLM's
+ * middleware guards `/v1/*` only and SGLang's all but `/health*` and `/metrics*`, each with its
+ * own 401 body.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { resolveSimProfile } from '../../src/sim/profiles.js';
+import { resolveSimProfile, type SimPersonality } from '../../src/sim/profiles.js';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 
 const KEY = 'sk-sim-key-test';
@@ -20,12 +21,22 @@ async function status(url: string, method: 'GET' | 'POST', key?: string): Promis
   return { status: res.status, body: await res.text() };
 }
 
-describe('apiKey: llama.cpp personality', () => {
-  let sim: SimHandle;
+/** a sim of `personality` that checks KEY, for the describe block it is called in */
+function keyedSim(personality: SimPersonality): { readonly url: string } {
+  let sim: SimHandle | undefined;
   beforeAll(async () => {
-    sim = await startSim({ profile: 'tiny', personality: 'llamacpp', overrides: { wire: { apiKey: KEY } } });
+    sim = await startSim({ profile: 'tiny', personality, overrides: { wire: { apiKey: KEY } } });
   });
-  afterAll(() => sim.close());
+  afterAll(() => sim?.close());
+  return {
+    get url() {
+      return sim!.url;
+    },
+  };
+}
+
+describe('apiKey: llama.cpp personality', () => {
+  const sim = keyedSim('llamacpp');
 
   test('guards every route but health and the models list, with llama.cpp\'s 401 body', async () => {
     for (const path of ['/health', '/v1/models']) {
@@ -46,16 +57,26 @@ describe('apiKey: llama.cpp personality', () => {
 });
 
 describe('apiKey: vLLM personality', () => {
-  let sim: SimHandle;
-  beforeAll(async () => {
-    sim = await startSim({ profile: 'tiny', personality: 'vllm', overrides: { wire: { apiKey: KEY } } });
-  });
-  afterAll(() => sim.close());
+  const sim = keyedSim('vllm');
 
-  test('guards /v1/* only', async () => {
-    expect((await status(`${sim.url}/v1/models`, 'GET')).status).toBe(401);
+  test('guards /v1/* only, answering {"error":"Unauthorized"}', async () => {
+    const refused = await status(`${sim.url}/v1/models`, 'GET');
+    expect([refused.status, JSON.parse(refused.body)]).toEqual([401, { error: 'Unauthorized' }]);
     expect((await status(`${sim.url}/v1/models`, 'GET', KEY)).status).toBe(200);
     for (const path of ['/health', '/metrics']) expect((await status(sim.url + path, 'GET')).status, path).toBe(200);
+  });
+});
+
+describe('apiKey: SGLang personality', () => {
+  const sim = keyedSim('sglang');
+
+  test('guards all but /health* and /metrics*, its server info included', async () => {
+    for (const path of ['/health', '/health_generate', '/metrics']) expect((await status(sim.url + path, 'GET')).status, path).not.toBe(401);
+    for (const path of ['/get_server_info', '/v1/models']) {
+      const refused = await status(sim.url + path, 'GET');
+      expect([refused.status, JSON.parse(refused.body)], path).toEqual([401, { error: 'Unauthorized' }]);
+      expect((await status(sim.url + path, 'GET', KEY)).status, `${path} with the key`).toBe(200);
+    }
   });
 });
 
