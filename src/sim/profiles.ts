@@ -79,12 +79,8 @@ export interface SimWireKnobs {
    */
   strictFields: boolean;
   /**
-   * requests must carry `Authorization: Bearer <apiKey>` (a server started with `--api-key`); those
-   * without it, or with another key, are answered 401: vLLM and SGLang `{"error":"Unauthorized"}`,
-   * the others in the personality's error shape (llama.cpp's `Invalid API Key`). What stays open is
-   * each engine's own rule: llama.cpp leaves `/health`, `/v1/health` and the models list open,
-   * SGLang paths starting `/health` or `/metrics`, vLLM (and the others here) all but `/v1/*`. The
-   * `/_sim/*` routes are always open.
+   * requests must carry `Authorization: Bearer <apiKey>` (a server started with `--api-key`), else
+   * 401, with each engine's open paths and 401 body (server.ts keyGuarded; docs/simulator.md)
    */
   apiKey?: string;
 }
