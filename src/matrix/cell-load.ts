@@ -17,8 +17,8 @@ import { lengthSummary, sentLengths } from '../metrics/lengths.js';
 import { prefixCacheFigures } from '../metrics/prefix-cache.js';
 import { computeTurnFigures } from '../metrics/turns.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
-import { workloadRequests } from '../workload/cell-requests.js';
-import { firstTurnProblem, prepareConversations } from '../workload/conversation.js';
+import { workloadLengthProblem, workloadRequests } from '../workload/cell-requests.js';
+import { prepareConversations } from '../workload/conversation.js';
 import { lengthDraws } from '../workload/draw.js';
 import { renderMessages, seededOrder } from '../workload/prompt-file.js';
 import type { RunContext } from './context.js';
@@ -76,17 +76,16 @@ function workloadFigures(m: MeasuredLoad): WorkloadFigures {
 }
 
 /**
- * Why a row's cells cannot be sent at any concurrency or rate, where its synthetic prompt plus the
- * max output would not fit the server's max model length (prompts.ts modelLengthProblem, the check
- * rowPrompt makes), or a multiTurn conversation's first turn would not (conversation.ts
- * firstTurnProblem, the check its cells make); undefined where they fit, or where another workload
- * sizes its own requests (and checks them per cell).
+ * Why a row's cells cannot be sent at any concurrency or rate, where its requests would not fit
+ * the server's max model length: a synthetic row's prompt plus the max output (prompts.ts
+ * modelLengthProblem, the check rowPrompt makes), a workload's by its own check, the one its cells
+ * make (workload/cell-requests.ts workloadLengthProblem; a file skips its too-long lines instead).
+ * Decided before Over capacity, so a row too long for the model reads Not run at every column.
  */
 export function rowLengthProblem(run: RunContext, context: number): string | undefined {
   const w = run.workload.workload;
   const maxLen = run.opened.session.facts.maxModelLen?.value;
-  if (w.kind === 'multiTurn') return firstTurnProblem(w, run.cfg.matrix.maxOutputTokens, maxLen);
-  if (w.kind !== 'synthetic') return undefined;
+  if (w.kind !== 'synthetic') return workloadLengthProblem(w, run.cfg.matrix.maxOutputTokens, maxLen);
   return modelLengthProblem(context, run.cfg.matrix.maxOutputTokens, maxLen);
 }
 

@@ -19,10 +19,31 @@ import { ConfigError } from '../errors.js';
 import type { Workload } from '../shapes/workload.js';
 import type { CellRequests, WorkloadRequestsOptions } from './request-kit.js';
 import { fileRequests } from './file-requests.js';
-import { lengthsRequests } from './lengths-requests.js';
-import { sharedPrefixRequests } from './shared-prefix-requests.js';
+import { firstTurnProblem } from './conversation.js';
+import { lengthsProblem, lengthsRequests } from './lengths-requests.js';
+import { sharedPrefixProblem, sharedPrefixRequests } from './shared-prefix-requests.js';
 
 export type { CellRequests, CellWorkload, PromptSizer, RequestFileSource, RequestLengthDraws, WorkloadRequestsOptions } from './request-kit.js';
+
+/**
+ * Why no request of a workload's row fits the server's max model length, at any concurrency or
+ * rate: the lengths workload's longest request, sharedPrefix's every request, a multiTurn
+ * conversation's first turn (each kind's own check, the one its cells make). Undefined where they
+ * fit, where the length is unknown, and for a file (its too-long lines are skipped, one by one) and
+ * the synthetic rows (matrix/prompts.ts modelLengthProblem).
+ */
+export function workloadLengthProblem(w: Workload, maxOutputTokens: number, maxModelLen: number | undefined): string | undefined {
+  switch (w.kind) {
+    case 'lengths':
+      return lengthsProblem(w, maxModelLen);
+    case 'sharedPrefix':
+      return sharedPrefixProblem(w, maxOutputTokens, maxModelLen);
+    case 'multiTurn':
+      return firstTurnProblem(w, maxOutputTokens, maxModelLen);
+    default:
+      return undefined;
+  }
+}
 
 /** The requests of one cell of a non-synthetic, non-multi-turn workload; see the file comment. */
 export function workloadRequests(options: WorkloadRequestsOptions): CellRequests {

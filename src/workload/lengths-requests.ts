@@ -25,9 +25,10 @@
  */
 import { distributionText, type Workload, type WorkloadRequest } from '../shapes/workload.js';
 import type { CalibratedPrompt } from '../prompts/calibrate.js';
+import { ConfigError } from '../errors.js';
 import {
-  checkFits,
   checkPrepareCount,
+  fitsProblem,
   distributionMax,
   requestMark,
   SCOUT_INDEX,
@@ -47,13 +48,19 @@ function checkedLength(n: number, what: 'input' | 'output', i: number, min: numb
   return n;
 }
 
-export function lengthsRequests(w: LengthsWorkload, o: WorkloadRequestsOptions, draws: RequestLengthDraws): CellRequests {
-  checkFits(
+/** Why the workload's longest request cannot be sent: over the server's max model length (undefined where it fits, or the length is unknown). */
+export function lengthsProblem(w: LengthsWorkload, maxModelLen: number | undefined): string | undefined {
+  return fitsProblem(
     distributionMax(w.input) + distributionMax(w.output),
-    o.maxModelLen,
+    maxModelLen,
     `the lengths workload's longest input (in=${distributionText(w.input)}) plus longest output (out=${distributionText(w.output)})`,
     'lower the distributions\' max (the clamp of normal(), the top of uniform() or hist()) in LLM_BENCH_WORKLOAD',
   );
+}
+
+export function lengthsRequests(w: LengthsWorkload, o: WorkloadRequestsOptions, draws: RequestLengthDraws): CellRequests {
+  const tooLong = lengthsProblem(w, o.maxModelLen);
+  if (tooLong !== undefined) throw new ConfigError(tooLong);
   const lead = (i: number): string => `${requestMark(i)} ${o.runId} ${o.cellKey}. `;
   const seed = `lengths ${o.runId} ${o.cellKey} seed ${w.seed}`;
   const sized = new Map<number, CalibratedPrompt>();

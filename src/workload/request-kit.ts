@@ -3,7 +3,6 @@
  * options and the object a cell's requests are, the request mark that opens each request's own
  * text, and the checks against the server's max model length.
  */
-import { ConfigError } from '../errors.js';
 import type { CalibratedPrompt, CalibrateRequest } from '../prompts/calibrate.js';
 import type { ChatMessage, LengthDistribution, PromptFile, Workload, WorkloadRequest } from '../shapes/workload.js';
 
@@ -102,12 +101,6 @@ export function distributionMax(d: LengthDistribution): number {
 /** Why `tokens` (what a request needs at most) cannot be sent: over the server's max model length; undefined where it fits or the length is unknown. */
 export function fitsProblem(tokens: number, maxModelLen: number | undefined, what: string, fix: string): string | undefined {
   return maxModelLen !== undefined && tokens > maxModelLen ? `${what} = ${tokens} tokens exceeds the server's max model length ${maxModelLen}; ${fix}` : undefined;
-}
-
-/** Throws a ConfigError when `tokens` (what a request needs at most) exceeds the server's max model length (fitsProblem). */
-export function checkFits(tokens: number, maxModelLen: number | undefined, what: string, fix: string): void {
-  const problem = fitsProblem(tokens, maxModelLen, what, fix);
-  if (problem !== undefined) throw new ConfigError(problem);
 }
 
 /** `prepare`'s count, checked. */

@@ -23,7 +23,8 @@
 import { fnv1a, mulberry32 } from '../random.js';
 import type { CalibratedPrompt } from '../prompts/calibrate.js';
 import type { Workload, WorkloadRequest } from '../shapes/workload.js';
-import { checkFits, checkPrepareCount, requestMark, SCOUT_INDEX, type CellRequests, type WorkloadRequestsOptions } from './request-kit.js';
+import { ConfigError } from '../errors.js';
+import { checkPrepareCount, fitsProblem, requestMark, SCOUT_INDEX, type CellRequests, type WorkloadRequestsOptions } from './request-kit.js';
 
 type SharedPrefixWorkload = Extract<Workload, { kind: 'sharedPrefix' }>;
 
@@ -39,10 +40,17 @@ function checkWorkload(w: SharedPrefixWorkload): void {
   if (!whole(w.suffixTokens, 1)) throw new Error(`sharedPrefix workload: suffix must be a whole number of tokens ≥ 1 (got ${w.suffixTokens}); fix suffix=.`);
 }
 
+/** Why a request (prefix + suffix + the max output) cannot be sent: over the server's max model length (undefined where it fits, or the length is unknown). */
+export function sharedPrefixProblem(w: SharedPrefixWorkload, maxOutputTokens: number, maxModelLen: number | undefined): string | undefined {
+  const { prefixTokens: P, suffixTokens: S } = w;
+  return fitsProblem(P + S + maxOutputTokens, maxModelLen, `prefix ${P} + suffix ${S} + ${maxOutputTokens} output tokens`, 'lower prefix= or suffix= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS');
+}
+
 export function sharedPrefixRequests(w: SharedPrefixWorkload, o: WorkloadRequestsOptions): CellRequests {
   checkWorkload(w);
   const { groups: G, prefixTokens: P, suffixTokens: S } = w;
-  checkFits(P + S + o.maxOutputTokens, o.maxModelLen, `prefix ${P} + suffix ${S} + ${o.maxOutputTokens} output tokens`, 'lower prefix= or suffix= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS');
+  const tooLong = sharedPrefixProblem(w, o.maxOutputTokens, o.maxModelLen);
+  if (tooLong !== undefined) throw new ConfigError(tooLong);
   const suffixLead = (i: number): string => `\n${requestMark(i)} `;
   const suffixSeed = `sharedPrefix suffix ${o.runId} ${o.cellKey} seed ${w.seed}`;
   const prefixes: CalibratedPrompt[] = [];

@@ -10,7 +10,7 @@ import { getAdapter } from '../../src/engines/detect.js';
 import { asNumber, asRecord, closeControlAgent, postJson } from '../../src/engines/http.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../../src/shapes/engine.js';
 import { PromptCalibrator } from '../../src/prompts/calibrate.js';
-import { workloadRequests, type WorkloadRequestsOptions } from '../../src/workload/cell-requests.js';
+import { workloadLengthProblem, workloadRequests, type WorkloadRequestsOptions } from '../../src/workload/cell-requests.js';
 import { SCOUT_INDEX } from '../../src/workload/request-kit.js';
 import { groupOf } from '../../src/workload/shared-prefix-requests.js';
 import type { ChatMessage, PromptFile, WorkloadRequest } from '../../src/shapes/workload.js';
@@ -175,6 +175,23 @@ describe('sharedPrefix', () => {
 
   test('P + S + output beyond the max model length is a ConfigError', () => {
     expect(() => workloadRequests(base({ workload: { ...sharedWorkload, prefixTokens: 32_000, suffixTokens: 1000 } }))).toThrow(/prefix 32000 \+ suffix 1000 \+ 64 output tokens.*32768/);
+  });
+});
+
+describe('workloadLengthProblem: the row check before Over capacity, the same as each kind\'s cells make', () => {
+  test('each kind\'s sum and fix, or undefined where it fits, the length is unknown, or the kind skips per line', () => {
+    const shared = { ...sharedWorkload, prefixTokens: 32_000, suffixTokens: 1000 };
+    expect(workloadLengthProblem(shared, 64, 32_768)).toBe(
+      'prefix 32000 + suffix 1000 + 64 output tokens = 33064 tokens exceeds the server\'s max model length 32768; lower prefix= or suffix= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS',
+    );
+    expect(() => workloadRequests(base({ workload: shared }))).toThrow(workloadLengthProblem(shared, 64, 32_768)!);
+    expect(workloadLengthProblem(sharedWorkload, 64, 32_768)).toBeUndefined();
+    expect(workloadLengthProblem(shared, 64, undefined)).toBeUndefined();
+    const long = { ...lengthsWorkload, input: { kind: 'fixed' as const, value: 32_700 } };
+    expect(workloadLengthProblem(long, 4096, 32_768)).toMatch(/^the lengths workload's longest input \(in=32700\) plus longest output .* exceeds the server's max model length 32768/);
+    const multi = { kind: 'multiTurn' as const, turns: 3, userTokens: 128, systemTokens: 256, thinkMs: { kind: 'fixed' as const, value: 0 }, seed: 1 };
+    expect(workloadLengthProblem(multi, 1024, 1000)).toMatch(/^a conversation's first turn \(system 256 \+ user 128 \+ 1024 output tokens\) = 1408 tokens exceeds/);
+    expect(workloadLengthProblem({ kind: 'file', path: 'p.jsonl', seed: 1 }, 4096, 10)).toBeUndefined();
   });
 });
 
