@@ -74,10 +74,6 @@ export function displayUrl(url: string): string {
   }
 }
 
-/**
- * LLM_BENCH_SIM_OVERRIDES checked against the profile: every key must be a profile field of the
- * same type, and the resulting profile must be valid. Errors name the variable and the fix.
- */
 /** The simulator's overrides as the result records them: its API key (wire.apiKey) and the run's never written. */
 function redactedOverrides<T>(overrides: T, apiKey: string | undefined): T {
   const wire = (overrides as { wire?: { apiKey?: unknown } } | undefined)?.wire;
@@ -87,6 +83,10 @@ function redactedOverrides<T>(overrides: T, apiKey: string | undefined): T {
   return out;
 }
 
+/**
+ * LLM_BENCH_SIM_OVERRIDES checked against the profile: every key must be a profile field of the
+ * same type, and the resulting profile must be valid. Errors name the variable and the fix.
+ */
 export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOverrides } {
   const raw = cfg.simOverrides;
   if (raw === undefined) return {};
