@@ -14,6 +14,7 @@ import { searchCapacity, type Judged } from '../slo/capacity.js';
 import { judgedOf } from '../judge/capacity-row.js';
 import { describeCapacity } from '../text/capacity-line.js';
 import { judgeCapacityRow, sloVerdict, unmeasuredVerdict } from '../judge/index.js';
+import { rowLengthProblem } from './cell-load.js';
 import { measureCell, overCapacityResult } from './cell-test.js';
 import type { RunContext } from './context.js';
 import { planCell } from './plan.js';
@@ -40,6 +41,13 @@ export function createCapacityRunner(run: RunContext) {
   return async function runCapacityTest(context: number, tc: TestContext): Promise<void> {
     const slo = cfg.slo!;
     const label = contextLabel(context);
+    // a row too long for the model: its cells were Not run with the reason, and so is its search
+    const tooLong = rowLengthProblem(run, context);
+    if (tooLong !== undefined) {
+      progress(`capacity ${label}: not searched: ${tooLong}`);
+      tc.skip(`capacity ${label}: not searched: ${tooLong}`);
+      return;
+    }
     const judged: Judged[] = [];
     const missing: number[] = [];
     for (const c of cfg.matrix.concurrency) {

@@ -18,6 +18,7 @@ import { openRun, describeRun } from './open.js';
 import { gateTimeoutMs, planMatrix } from './plan.js';
 import { RunPrompts } from './prompts.js';
 import { createCellRunner, finishCell } from './cell-test.js';
+import { rowLengthProblem } from './cell-load.js';
 import { loadResume } from './resume.js';
 import { createPrefillRunner, finishPrefill } from './prefill-test.js';
 import { createCapacityRunner } from './capacity-test.js';
@@ -153,7 +154,8 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
       60_000);
 
   /** a resumed run's kept cell (Over capacity ones are planned afresh: the capacity may have changed) */
-  const keptCell = (cell: (typeof plan.cells)[number]) => (cell.overCapacity ? undefined : resume?.cells.get(cell.key));
+  // a resumed cell is measured again where this run plans it otherwise: Over capacity, or its row too long for the model (a server restarted with a shorter one)
+  const keptCell = (cell: (typeof plan.cells)[number]) => (cell.overCapacity || rowLengthProblem(ctx, cell.context) !== undefined ? undefined : resume?.cells.get(cell.key));
 
   describe(`speed matrix ${cfg.name}`, () => {
     // LLM_BENCH_RESUME: the kept results go first, so the page holds all of them before anything is

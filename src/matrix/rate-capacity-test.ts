@@ -16,6 +16,7 @@ import { searchRateCapacity, type RateJudged } from '../slo/rate-capacity.js';
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { judgeRateCapacityRow, rateJudgedOf, rateSloVerdict, unmeasuredVerdict } from '../judge/index.js';
 import type { RunContext } from './context.js';
+import { rowLengthProblem } from './cell-load.js';
 import { measureRateCell, plannedRateCell, rateCellBase } from './rate-test.js';
 import { progress } from './progress.js';
 
@@ -27,6 +28,12 @@ export function createRateCapacityRunner(run: RunContext, settings: RateSettings
   return async function runRateCapacityTest(context: number, tc: TestContext): Promise<void> {
     const slo = cfg.slo!;
     const label = contextLabel(context);
+    const tooLong = rowLengthProblem(run, context);
+    if (tooLong !== undefined) {
+      progress(`rate capacity ${label}: not searched: ${tooLong}`);
+      tc.skip(`rate capacity ${label}: not searched: ${tooLong}`);
+      return;
+    }
     const judged: RateJudged[] = [];
     const missing: number[] = [];
     // a sweep's rates are those its points measured in this run

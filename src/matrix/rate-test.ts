@@ -96,6 +96,13 @@ export function createRateRunner(run: RunContext, settings: RateSettings) {
   };
 
   return async function runRateTest(planned: PlannedRateCell, tc: TestContext): Promise<void> {
+    // a sweep's rates come from its row's decode cells: on a row too long for the model they were Not run, and say why
+    const tooLongRow = planned.sweep ? rowLengthProblem(run, planned.context) : undefined;
+    if (tooLongRow !== undefined) {
+      progress(`rate ${planned.key}: not run: ${tooLongRow}`);
+      tc.skip(tooLongRow);
+      return;
+    }
     const cell = planned.sweep ? sweepCell(run, planned, settings.seed) : planned;
     if ('skip' in cell) {
       progress(`rate ${planned.key}: not run: ${cell.skip}`);

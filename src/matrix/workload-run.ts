@@ -90,27 +90,38 @@ export async function countFileLines(run: RunWorkload, sizer: PromptSizer, maxMo
 }
 
 /**
+ * Chat-template tokens each reply a turn re-sends adds, with the user message after it, beyond the
+ * two texts' own sizes (each sized alone, its template counted once): measured on a real llama.cpp
+ * b4748, turn 3 of `turns=4,user=128,system=128` at 512 output tokens counted 1,596 prompt tokens
+ * against 1,536 of texts, 30 for each of its 2 re-sent replies.
+ */
+export const TEMPLATE_TOKENS_PER_REPLY = 32;
+
+/**
  * Where a multiTurn conversation can outgrow the server's max model length: turn t sends the
- * system message, t user messages and the t − 1 replies before it, and asks for the max output, so
- * at its largest (every reply at the max output) it holds system + t × (user + max output) tokens.
- * The first turn past the max model length, when it is a later turn than the first (a first turn
- * past it makes every cell of the row Not run: workload/conversation.ts), gets a line at the run's start. Only where the replies before
- * it ran that long does the server meet it, so it is said, not refused; and what the server does
- * then differs: a refusal (a failed request of its cell, which ends its conversation), or a cut (a
- * real llama.cpp b4748 shifts its context: turn 4 of `turns=4,user=128,system=128` at 512 output
- * tokens on 2,048-token slots was sent about 2,260 prompt tokens and counted 1,243). Undefined when
- * every turn fits, or the length is unknown.
+ * system message, t user messages and the t − 1 replies before it, with their template's tokens
+ * (TEMPLATE_TOKENS_PER_REPLY each), and asks for the max output; at its largest (every reply at the
+ * max output) that is system + t × (user + max output) + (t − 1) × the template's tokens. The first
+ * turn that can pass the max model length, when it is a later turn than the first (a first turn
+ * past it makes every cell of the row Not run: workload/conversation.ts), gets a line at the run's
+ * start. The server meets it once the replies before it are long enough (at most, all at the max
+ * output), so it is said, not refused; and what the server does then differs: a refusal (a failed
+ * request: its cell reads Errors, the conversation ends), or a cut (a real llama.cpp b4748 shifts
+ * its context: that turn 4 at 512 output tokens on 2,048-token slots was sent about 2,260 prompt
+ * tokens and counted 1,243). Undefined when every turn fits, or the length is unknown.
  */
 export function multiTurnLengthNote(w: Workload, maxOutputTokens: number, maxModelLen: number | undefined): string | undefined {
   if (w.kind !== 'multiTurn' || maxModelLen === undefined) return undefined;
-  const at = (t: number): number => w.systemTokens + t * (w.userTokens + maxOutputTokens);
+  const at = (t: number): number => w.systemTokens + t * (w.userTokens + maxOutputTokens) + (t - 1) * TEMPLATE_TOKENS_PER_REPLY;
   let turn = 1;
   while (turn <= w.turns && at(turn) <= maxModelLen) turn++;
   if (turn === 1 || turn > w.turns) return undefined;
+  // turn ≥ 2 here: it re-sends at least one reply
+  const template = ` + about ${(turn - 1) * TEMPLATE_TOKENS_PER_REPLY} of chat template for the ${turn - 1} repl${turn === 2 ? 'y' : 'ies'} it re-sends`;
   return (
-    `multiTurn: turn ${turn} of ${w.turns} can hold ${at(turn).toLocaleString('en-US')} tokens (system ${w.systemTokens} + ${turn} × (user ${w.userTokens} + max output ${maxOutputTokens})), ` +
-    `over the server's max model length ${maxModelLen.toLocaleString('en-US')}, where the replies before it run to the max output: the server may refuse it ` +
-    `(a failed request of its cell, which ends the conversation) or cut its history (llama.cpp shifts its context; the Workload section's prompt tokens per turn show it). ` +
+    `multiTurn: turn ${turn} of ${w.turns} can hold about ${at(turn).toLocaleString('en-US')} tokens (system ${w.systemTokens} + ${turn} × (user ${w.userTokens} + max output ${maxOutputTokens})${template}), ` +
+    `over the server's max model length ${maxModelLen.toLocaleString('en-US')}, once the replies before it are long enough (at most, all at the max output). The server may then refuse it ` +
+    `(a failed request: its cell reads Errors, and the conversation ends) or cut its history (llama.cpp shifts its context; the Workload section's prompt tokens per turn show it). ` +
     `To keep every turn within it, lower turns= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS`
   );
 }

@@ -9,7 +9,9 @@
  *   it sent (inside the configured ranges) and a prefix-cache hit rate near 0 (every request has
  *   its own lead), and the page lists it in the Workload section.
  * - multiTurn with rate cells is refused before any cell, naming LLM_BENCH_RATES.
- * - multiTurn whose first turn is past the max model length: every cell Not run, with the sum.
+ * - multiTurn whose first turn is past the max model length, or sharedPrefix whose requests are:
+ *   every cell Not run, with the sum; a multiTurn turn after the first that can pass it: a line at
+ *   the run's start.
  * (How far later-turn TTFT drops is checked against the simulator's truth in
  * test/accuracy/multi-turn.test.ts.)
  */
@@ -146,5 +148,46 @@ describe('workload kinds in a whole run', () => {
       [4, 'not-run', why],
     ]);
     expect(r.out).not.toContain('multiTurn: turn');
+  });
+
+  test('sharedPrefix past the max model length: every column Not run, the one Over capacity would hold too', { timeout: 60_000 }, () => {
+    // 512 + 128 + 512 = 1,152 > 1,000; 4 × 1,152 > the 4,096-token KV cache
+    const r = runVitest(['bench', '--run'], {
+      ...base('shared-long'),
+      LLM_BENCH_QUIET: '0',
+      LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0,"maxModelLen":1000,"kvCapacityTokens":4096}',
+      LLM_BENCH_WORKLOAD: 'sharedPrefix:groups=2,prefix=512,suffix=128',
+      LLM_BENCH_CONCURRENCY: '1,4',
+      LLM_BENCH_MAX_TOKENS: '512',
+      LLM_BENCH_DURATION_S: '1',
+      // the row's capacity search says why it did not run
+      LLM_BENCH_SLO: 'perRequest>=1',
+    });
+    expect(r.code, r.out).not.toBe(0);
+    const why = "prefix 512 + suffix 128 + 512 output tokens = 1152 tokens exceeds the server's max model length 1000; lower prefix= or suffix= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS";
+    expect(read('shared-long').cells.map((c) => [c.concurrency, c.status, c.notRunReason])).toEqual([
+      [1, 'not-run', why],
+      [4, 'not-run', why],
+    ]);
+    expect(r.out).toContain(`capacity 640: not searched: ${why}`);
+  });
+
+  test('multiTurn whose later turn can pass the max model length: the run says which at its start', { timeout: 60_000 }, () => {
+    // turn 1: 256 + 128 + 200 = 584 fits 900; turn 2: 256 + 2 × 328 + 32 = 944 can pass it
+    const r = runVitest(['bench', '--run'], {
+      ...base('later-turn'),
+      LLM_BENCH_QUIET: '0',
+      LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0,"maxModelLen":900}',
+      LLM_BENCH_WORKLOAD: 'multiTurn:turns=3,user=128,system=256,think=50ms',
+      LLM_BENCH_CONCURRENCY: '1',
+      LLM_BENCH_MAX_TOKENS: '200',
+      LLM_BENCH_DURATION_S: '1',
+      LLM_BENCH_ALLOW_ERRORS: '1',
+    });
+    expect(r.out).toContain(
+      "multiTurn: turn 2 of 3 can hold about 944 tokens (system 256 + 2 × (user 128 + max output 200) + about 32 of chat template for the 1 reply it re-sends), over the server's max model length 900",
+    );
+    // said, not refused: the cell ran
+    expect(read('later-turn').cells[0]!.status).not.toBe('not-run');
   });
 });

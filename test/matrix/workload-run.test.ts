@@ -144,13 +144,17 @@ describe("rowRequestSizes: a row's requests as the KV cache holds them (Over cap
 
 describe('multiTurnLengthNote: where a conversation can outgrow the max model length', () => {
   const w = { kind: 'multiTurn' as const, turns: 4, userTokens: 128, systemTokens: 128, thinkMs: { kind: 'fixed' as const, value: 100 }, seed: 1 };
-  test('names the first turn past it, with the sum (the real llama.cpp run: 2,048-token slots, 512 output tokens)', () => {
+  test('names the first turn that can pass it, with the sum and the template (the real llama.cpp run: 2,048-token slots, 512 output tokens)', () => {
+    // turn 3: 128 + 3 × 640 + 2 × 32 = 2,112 (the real server counted 1,596 prompt tokens for it, + 512 output = 2,108)
     const note = multiTurnLengthNote(w, 512, 2048);
-    expect(note).toContain('multiTurn: turn 4 of 4 can hold 2,688 tokens (system 128 + 4 × (user 128 + max output 512)), over the server\'s max model length 2,048');
+    expect(note).toContain(
+      'multiTurn: turn 3 of 4 can hold about 2,112 tokens (system 128 + 3 × (user 128 + max output 512) + about 64 of chat template for the 2 replies it re-sends), over the server\'s max model length 2,048',
+    );
+    expect(note).toContain('its cell reads Errors');
     expect(note).toContain('lower turns= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS');
-    // turn 3 holds exactly 2,048: within
-    expect(multiTurnLengthNote({ ...w, turns: 3 }, 512, 2048)).toBeUndefined();
-    expect(multiTurnLengthNote(w, 511, 2048)).toContain('turn 4 of 4 can hold 2,684 tokens');
+    // turn 2: 128 + 2 × 640 + 32 = 1,440; turn 3 at 480 output: 128 + 3 × 608 + 64 = 2,016, within
+    expect(multiTurnLengthNote({ ...w, turns: 2 }, 512, 2048)).toBeUndefined();
+    expect(multiTurnLengthNote(w, 480, 2048)).toContain('turn 4 of 4 can hold about 2,656 tokens');
     expect(multiTurnLengthNote(w, 256, 2048)).toBeUndefined();
   });
   test('nothing where the first turn is already past it (the row is Not run), the length is unknown, or the workload is another', () => {
