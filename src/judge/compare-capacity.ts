@@ -60,7 +60,7 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
     out.verdict = 'regressed';
     out.fails = true;
     const binds = next.binding ? `; binds: ${bindingText(next.binding, next.bindingConcurrency)}` : '';
-    out.message = `capacity ${next.contextLabel}: ${next.capacity} users vs baseline ${users(base)} (−${drop}, allowed −${formatUsers(allowed)})${binds}`;
+    out.message = `capacity ${next.contextLabel}: ${next.capacity} users vs baseline ${users(base)} (−${drop}, allowed −${wholeOrTenths(allowed)})${binds}`;
   } else if (-drop > allowed && !base.atLeast) {
     out.verdict = 'improved';
   } else {
@@ -68,8 +68,6 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
   }
   return out;
 }
-
-const formatUsers = wholeOrTenths;
 
 /** Every row of both results (their union), or a reason when the two were judged against different SLOs. */
 export function compareCapacity(

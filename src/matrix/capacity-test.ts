@@ -44,8 +44,9 @@ export function createCapacityRunner(run: RunContext) {
     // a row too long for the model: its cells were Not run with the reason, and so is its search
     const tooLong = rowLengthProblem(run, context);
     if (tooLong !== undefined) {
-      progress(`capacity ${label}: not searched: ${tooLong}`);
-      tc.skip(`capacity ${label}: not searched: ${tooLong}`);
+      const why = `capacity ${label}: not searched: ${tooLong}`;
+      progress(why);
+      tc.skip(why);
       return;
     }
     const judged: Judged[] = [];

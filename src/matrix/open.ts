@@ -25,7 +25,7 @@ import { progress } from './progress.js';
 import type { HardwareInfo, RunInfo } from '../shapes/result.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
-import { REDACTED, redactSecrets, redactValues } from '../redact.js';
+import { REDACTED, redactValues } from '../redact.js';
 import type { MatrixPlan } from './plan.js';
 
 /** The tool's name and version, read once from the package's own package.json (the one place they are written). */
@@ -192,25 +192,24 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     // A stream that stops after its first token fails as a stall within warmupStallMs, not 60 s.
     const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
     let warm: RequestTimeline | undefined;
-    // a server's error may echo what it was sent: never the key
-    const clean = (s: string): string => redactValues(redactSecrets(s), [target.apiKey]);
     for (let attempt = 1; attempt <= WARMUP_ATTEMPTS; attempt++) {
       progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${displayUrl(baseUrl)}`);
       warm = await runSingleRequest(session, `${session.runId}-warmup${attempt > 1 ? attempt - 1 : ''}`, 'Say hello.', 8, warmOptions);
       if (warm.end?.kind !== 'error') break;
       // a refused key is refused again: no second try
       const again = attempt < WARMUP_ATTEMPTS && !refusesKey(warm.end.httpStatus);
-      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${clean(warm.end.message)})${again ? '; trying again' : ''}`);
+      // its message is redacted of the key already (session.ts sendRequest)
+      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${warm.end.message})${again ? '; trying again' : ''}`);
       if (!again) break;
     }
     if (warm?.end?.kind === 'error') {
       const end = warm.end;
       if (refusesKey(end.httpStatus)) {
-        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${clean(end.message)}). ${apiKeyFix(target.apiKey !== undefined, end.httpStatus!)}`);
+        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${end.message}). ${apiKeyFix(target.apiKey !== undefined, end.httpStatus!)}`);
       }
       const advice =
         end.code === 'stall' ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)' : 'check the URL, model and API key';
-      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${end.code}: ${clean(end.message)}); ${advice}`);
+      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${end.code}: ${end.message}); ${advice}`);
     }
     return {
       session,

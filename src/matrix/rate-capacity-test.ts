@@ -30,8 +30,9 @@ export function createRateCapacityRunner(run: RunContext, settings: RateSettings
     const label = contextLabel(context);
     const tooLong = rowLengthProblem(run, context);
     if (tooLong !== undefined) {
-      progress(`rate capacity ${label}: not searched: ${tooLong}`);
-      tc.skip(`rate capacity ${label}: not searched: ${tooLong}`);
+      const why = `rate capacity ${label}: not searched: ${tooLong}`;
+      progress(why);
+      tc.skip(why);
       return;
     }
     const judged: RateJudged[] = [];
