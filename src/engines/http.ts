@@ -101,6 +101,21 @@ export function refusesKey(status: number | undefined): boolean {
 }
 
 /**
+ * The server (or a gateway in front of it) says it is not ready: 502, 503 or 504, as llama.cpp
+ * answers every path with 503 "Loading model" while it loads its model, and a gateway while its
+ * upstream is not up yet. Setup waits for it (LLM_BENCH_RETRY_S), as for a server that does not answer.
+ */
+export function notReady(status: number | undefined): boolean {
+  return status === 502 || status === 503 || status === 504;
+}
+
+/** What to do when setup's calls were still answered {@link notReady} after LLM_BENCH_RETRY_S. */
+export const NOT_READY_FIX =
+  'A server loading its model answers so until it is ready, and so does a gateway whose upstream is not up. ' +
+  'The run waits for it up to LLM_BENCH_RETRY_S (default 30 s): raise it for a model that loads longer, or start the run once the server\'s health endpoint answers 200. ' +
+  'If it stays so, check the server\'s log (or the gateway\'s upstream).';
+
+/**
  * What to do when the server refused the request with `status` (401 or 403): whether a key was
  * sent picks the fix, and a 403 says what else forbids (a key without access to this model or
  * endpoint, a gateway's allow-list); the key itself is never named.
@@ -206,9 +221,12 @@ export async function timedGet(target: HttpTarget, path: string): Promise<{ resu
   return { result, atMs: (startMs + monoMs()) / 2 };
 }
 
-/** The server could not be reached (connect refused, reset): worth trying again while it restarts. */
+/**
+ * The server could not be reached (connect refused, reset), or said it is not ready yet (a 502, 503
+ * or 504 to the models list, openai.ts probeModels): worth trying again while it starts or restarts.
+ */
 export function isUnreachable(error: unknown): boolean {
-  return (error instanceof HttpCallError && error.code === 'transport') || (error instanceof SpeedMatrixError && error.code === 'unreachable');
+  return (error instanceof HttpCallError && error.code === 'transport') || (error instanceof SpeedMatrixError && (error.code === 'unreachable' || error.code === 'not-ready'));
 }
 
 /**

@@ -9,7 +9,7 @@ import { truncate } from '../client/transport-errors.js';
 import { parseErrorJson } from './errors.js';
 import { scanOpenAIChunk, usageOf } from './openai-scan.js';
 import { SpeedMatrixError } from '../errors.js';
-import { apiKeyFix, asNumber, asRecord, asString, getJson, HttpCallError, isOk, redactTarget, refusesKey, type HttpCallOptions, type HttpResult } from './http.js';
+import { apiKeyFix, asNumber, asRecord, asString, getJson, HttpCallError, isOk, NOT_READY_FIX, notReady, redactTarget, refusesKey, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from '../shapes/engine.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -130,10 +130,13 @@ export function decodeOpenAIChunk(payload: unknown): DecodedChunk {
   return out;
 }
 
+/** `not-ready`: the models list answered 502, 503 or 504 (http.ts notReady), retried like `unreachable` (http.ts isUnreachable) */
+export type ProbeErrorCode = 'unreachable' | 'not-ready' | 'unauthorized' | 'no-model' | 'tls';
+
 /** A setup error from a probe, naming the field and the fix; the key is never in it. */
-export class ProbeError extends SpeedMatrixError<'unreachable' | 'unauthorized' | 'no-model' | 'tls'> {
+export class ProbeError extends SpeedMatrixError<ProbeErrorCode> {
   override name = 'ProbeError';
-  constructor(message: string, code: 'unreachable' | 'unauthorized' | 'no-model' | 'tls') {
+  constructor(message: string, code: ProbeErrorCode) {
     super(code, message);
   }
 }
@@ -168,6 +171,10 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     // the server's own words (a wrong key, an expired one, a missing scope), cut short; never the key
     const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
     throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, apiKeyFix(target.apiKey !== undefined, res.status));
+  }
+  if (notReady(res.status)) {
+    const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
+    throw probeError(target, 'not-ready', `the server is not ready: GET ${MODELS_PATH} answered HTTP ${res.status}${said}`, NOT_READY_FIX);
   }
   const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;

@@ -12,8 +12,10 @@ import type { ResolvedSuite } from '../config/resolve.js';
 import { ConfigError } from '../errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
-import { apiKeyFix, refusesKey, retryWhileUnreachable } from '../engines/http.js';
-import { unlistedModelWarning } from '../engines/openai.js';
+import { apiKeyFix, NOT_READY_FIX, notReady, refusesKey, retryWhileUnreachable } from '../engines/http.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { monoMs } from '../clock.js';
+import { ProbeError, unlistedModelWarning } from '../engines/openai.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
@@ -56,9 +58,16 @@ export function prefillModeOf(prefill: readonly number[], contexts: readonly num
   return warming === 0 ? 'separate' : 'mixed';
 }
 
-/** A progress line while setup waits for a server that does not answer (a restart). */
+/**
+ * A progress line while setup waits for a server that does not answer (a restart), or says it is
+ * not ready yet (loading its model). A probe's error is shown without its fix, which the run
+ * prints once if it gives up; a not-ready one says so itself ("the server is not ready: …").
+ */
 function unreachableProgress(error: unknown, waitMs: number): void {
-  progress(`the server is not answering (${(error as Error).message}); trying again in ${(waitMs / 1000).toFixed(1)} s`);
+  let message = (error as Error).message;
+  if (error instanceof ProbeError && message.includes('. ')) message = message.slice(0, message.indexOf('. '));
+  const what = error instanceof ProbeError && error.code === 'not-ready' ? message : `the server is not answering (${message})`;
+  progress(`${what}; trying again in ${(waitMs / 1000).toFixed(1)} s`);
 }
 
 /** Target URL as shown on the page: credentials and query removed. */
@@ -186,31 +195,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       ...(cfg.target.tokenizer !== undefined ? { localTokenizer: await loadLocalTokenizer(cfg.target.tokenizer) } : {}),
     };
     session.hasMetrics = (await scrapeMetrics(session)) !== undefined;
-    // Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
-    // Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
-    // It also shows whether the server closes connections after a streamed response (llama.cpp does).
-    // A stream that stops after its first token fails as a stall within warmupStallMs, not 60 s.
-    const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
-    let warm: RequestTimeline | undefined;
-    for (let attempt = 1; attempt <= WARMUP_ATTEMPTS; attempt++) {
-      progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${displayUrl(baseUrl)}`);
-      warm = await runSingleRequest(session, `${session.runId}-warmup${attempt > 1 ? attempt - 1 : ''}`, 'Say hello.', 8, warmOptions);
-      if (warm.end?.kind !== 'error') break;
-      // a refused key is refused again: no second try
-      const again = attempt < WARMUP_ATTEMPTS && !refusesKey(warm.end.httpStatus);
-      // its message is redacted of the key already (session.ts sendRequest)
-      progress(`warm-up request ${attempt} failed (${warm.end.code}: ${warm.end.message})${again ? '; trying again' : ''}`);
-      if (!again) break;
-    }
-    if (warm?.end?.kind === 'error') {
-      const end = warm.end;
-      if (refusesKey(end.httpStatus)) {
-        throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} was refused (${end.message}). ${apiKeyFix(target.apiKey !== undefined, end.httpStatus!)}`);
-      }
-      const advice =
-        end.code === 'stall' ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)' : 'check the URL, model and API key';
-      throw new ConfigError(`the warm-up request to ${displayUrl(baseUrl)} failed (${end.code}: ${end.message}); ${advice}`);
-    }
+    await warmUp(session, cfg, displayUrl(baseUrl));
     return {
       session,
       sim,
@@ -225,6 +210,52 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     await sim?.close();
     throw err;
   }
+}
+
+/**
+ * Warm-up (METHOD.md 3): one short request, not recorded. A server that cannot answer it is a setup error.
+ * Up to 3 tries: one failed request of a server that fails some requests is data, not a setup error.
+ * An answer of 502, 503 or 504 uses up no try while LLM_BENCH_RETRY_S lasts: a server may list its
+ * models before it can generate, and the run waits for it as for one that does not answer yet.
+ * It also shows whether the server closes connections after a streamed response (llama.cpp does).
+ * A stream that stops after its first token fails as a stall within warmupStallMs, not 60 s.
+ */
+async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Promise<void> {
+  const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
+  const notReadyUntilMs = monoMs() + cfg.timeouts.unreachableRetryMs;
+  let end: Extract<RequestTimeline['end'], { kind: 'error' }> | undefined;
+  let sent = 0;
+  for (let attempt = 1, waitMs = 250; attempt <= WARMUP_ATTEMPTS; ) {
+    progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${url}`);
+    const warm = await runSingleRequest(session, `${session.runId}-warmup${sent > 0 ? sent : ''}`, 'Say hello.', 8, warmOptions);
+    sent++;
+    if (warm.end?.kind !== 'error') return;
+    end = warm.end;
+    // its message is redacted of the key already (session.ts sendRequest)
+    const said = `${end.code}: ${end.message}`;
+    if (notReady(end.httpStatus) && monoMs() + waitMs < notReadyUntilMs) {
+      progress(`the server is not ready: warm-up request ${attempt} answered ${end.message}; trying again in ${(waitMs / 1000).toFixed(1)} s`);
+      await sleep(waitMs);
+      waitMs = Math.min(waitMs * 2, 4_000);
+      continue;
+    }
+    // a refused key is refused again: no second try
+    const again = attempt < WARMUP_ATTEMPTS && !refusesKey(end.httpStatus);
+    progress(`warm-up request ${attempt} failed (${said})${again ? '; trying again' : ''}`);
+    if (!again) break;
+    attempt++;
+  }
+  if (end === undefined) return;
+  if (refusesKey(end.httpStatus)) {
+    throw new ConfigError(`the warm-up request to ${url} was refused (${end.message}). ${apiKeyFix(session.target.apiKey !== undefined, end.httpStatus!)}`);
+  }
+  const advice =
+    end.code === 'stall'
+      ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)'
+      : notReady(end.httpStatus)
+        ? `the server is not ready (HTTP ${end.httpStatus} for ${(cfg.timeouts.unreachableRetryMs / 1000).toFixed(0)} s). ${NOT_READY_FIX}`
+        : 'check the URL, model and API key';
+  throw new ConfigError(`the warm-up request to ${url} failed (${end.code}: ${end.message}); ${advice}`);
 }
 
 /** The hardware each simulator profile imitates (from its reference page), shown as simulated. */

@@ -11,7 +11,7 @@
  * `usage-factor=2` (every usage says completion_tokens × 2: usage twice the streamed tokens).
  */
 
-import type { SimFaultRates } from './profiles.js';
+import type { SimFaultRates } from './knobs.js';
 import { fnv1a } from '../random.js';
 
 export interface FaultPlan {

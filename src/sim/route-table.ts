@@ -64,6 +64,8 @@ export interface SimContext {
   arrivals: number;
   /** completion requests admitted and not yet closed (TGI's admission limit) */
   inFlight: number;
+  /** until this time (monoMs) every path but /_sim/* answers 503 "Loading model" (the loadingMs wire knob) */
+  readonly loadingUntilMs: number;
   /** event-loop utilization since the start or the last /_sim/reset */
   eluStart: EventLoopUtilization;
   /** reads the body the personality's way (reply.ts readBody) */

@@ -49,6 +49,7 @@ function simContext(profile: SimProfile): SimContext {
     abortedByRid: [],
     arrivals: 0,
     inFlight: 0,
+    loadingUntilMs: monoMs() + (profile.wire.loadingMs ?? 0),
     eluStart: performance.eventLoopUtilization(),
     readBody: (req) => readBody(p, req),
     sendError: (res, status, message, type, param, details) => sendError(p, res, status, message, type, param, details),
@@ -62,6 +63,8 @@ async function dispatch(ctx: SimContext, table: RouteTable, req: IncomingMessage
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const method = req.method ?? 'GET';
+  // a server loading its model: llama.cpp answers every path so (loadingMs knob)
+  if (receivedMs < ctx.loadingUntilMs && !path.startsWith('/_sim/')) return ctx.sendError(res, 503, 'Loading model', 'unavailable_error');
   if (ctx.surface.apiKey !== undefined && !keyAccepted(ctx, path, req.headers.authorization)) {
     // vLLM's and SGLang's middleware answer a bare {"error":"Unauthorized"}; llama.cpp its own error shape
     const p = ctx.profile.personality;
@@ -84,7 +87,7 @@ function keyGuarded(personality: SimPersonality, path: string): boolean {
   return path.startsWith('/v1/');
 }
 
-/** the request may pass the server's API key check (profiles.ts SimWireKnobs apiKey); the /_sim/* routes are always open */
+/** the request may pass the server's API key check (knobs.ts SimWireKnobs apiKey); the /_sim/* routes are always open */
 function keyAccepted(ctx: SimContext, path: string, authorization: string | undefined): boolean {
   if (path.startsWith('/_sim/') || !keyGuarded(ctx.profile.personality, path)) return true;
   return authorization === `Bearer ${ctx.surface.apiKey}`;

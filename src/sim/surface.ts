@@ -4,9 +4,10 @@
  * surface changes. personality.ts, request.ts, completion.ts and the routes (routes*.ts) read it.
  */
 
-import type { SimPersonality, SimProfile, SimWireKnobs } from './profiles.js';
+import type { SimPersonality, SimProfile } from './profiles.js';
+import type { SimWireKnobs } from './knobs.js';
 
-/** The traits that differ between personalities, with the wire knobs (profiles.ts SimWireKnobs) any personality can turn on. */
+/** The traits that differ between personalities, with the wire knobs (knobs.ts SimWireKnobs) any personality can turn on. */
 export interface Surface extends Omit<SimWireKnobs, 'ownedBy'> {
   /** `/v1/models` owned_by (TGI: the model id; Ollama: "library") */
   ownedBy(modelId: string): string;

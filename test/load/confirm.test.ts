@@ -13,7 +13,7 @@ import { CONFIRM_MAX_TOKENS, confirmDetection } from '../../src/load/confirm.js'
 import { openRun } from '../../src/matrix/open.js';
 import { startSim, type SimHandle, type SimProfileOverrides } from '../../src/sim/index.js';
 import { drawFaults, requestSeed } from '../../src/sim/faults.js';
-import { NO_FAULTS } from '../../src/sim/profiles.js';
+import { NO_FAULTS } from '../../src/sim/knobs.js';
 import { mulberry32 } from '../../src/random.js';
 
 const sims: SimHandle[] = [];
