@@ -12,8 +12,10 @@
  *
  * Probe: `/v1/models` (model), `/props` (`default_generation_settings.n_ctx` is the context of one
  * slot = the longest request; `total_slots` = requests that run at once; KV capacity = n_ctx ×
- * total_slots; `build_info` = version), `/slots` (busy slots; on by default), `/metrics` when it
- * has `llamacpp:` series (needs --metrics), `POST /tokenize` (tried once).
+ * total_slots, or n_ctx where the slots share one cache (`-kvu`, the default from b6925 when `-np`
+ * is not given), which only a local server's command line tells (factsFromCommandLine); `build_info`
+ * = version), `/slots` (busy slots; on by default), `/metrics` when it has `llamacpp:` series (needs
+ * --metrics), `POST /tokenize` (tried once).
  *
  * State, each figure only where the server exposes it (an absent series is unknown, never 0):
  * running from, best first, the decode counters `n_decode_total` × `n_busy_slots_per_decode` (a
@@ -53,6 +55,7 @@
  * that a load request then waits for, and a cell with free slots would look queued. Measured on
  * b4748 with 4 slots: 2K/4 went from Requests queued (3.3 slots busy) to Valid.
  */
+import { basename } from 'node:path';
 import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOptions } from './http.js';
 import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
 import { scanOpenAIChunk, scannedLlamaTimings } from './openai-scan.js';
@@ -152,6 +155,26 @@ export function llamacppMetricsFromSamples(samples: readonly PromSample[], atMs:
   return out;
 }
 
+/**
+ * The first llama.cpp build whose server can give its slots one shared KV cache (`-kvu`, and its
+ * default when `-np` is not given: b6925, "server : support unified cache across slots", 2025-11-02).
+ * Each slot then takes up to the whole n_ctx, and `/props` says n_ctx per slot as before: the
+ * slots hold n_ctx in all, not n_ctx × total_slots, and nothing the server answers says which.
+ */
+export const SHARED_KV_SINCE_BUILD = 6925;
+
+/**
+ * The server may share one KV cache among its slots: more than one slot, and a build from
+ * SHARED_KV_SINCE_BUILD on, or one without a build number (`b0-unknown`, built without git) whose
+ * `/props` has the fields of 2025 builds (`modalities`; b4748's has none of them).
+ */
+export function mayShareKvCache(props: Record<string, unknown>): boolean {
+  const slots = asNumber(props.total_slots);
+  if (slots === undefined || slots <= 1) return false;
+  const build = Number(/^b(\d+)/.exec(asString(props.build_info) ?? '')?.[1] ?? 0);
+  return build > 0 ? build >= SHARED_KV_SINCE_BUILD : 'modalities' in props;
+}
+
 /** Facts from a `/props` body. */
 export function llamacppPropsFacts(json: unknown): Partial<ServerFacts> {
   const root = asRecord(json);
@@ -162,17 +185,50 @@ export function llamacppPropsFacts(json: unknown): Partial<ServerFacts> {
   if (nCtx !== undefined && nCtx > 0) out.maxModelLen = { value: nCtx, source: 'GET /props default_generation_settings.n_ctx (per slot)' };
   if (slots !== undefined && slots > 0) out.maxRunningRequests = { value: slots, source: 'GET /props total_slots' };
   if (nCtx !== undefined && nCtx > 0 && slots !== undefined && slots > 0) {
-    out.kvCapacityTokens = { value: nCtx * slots, source: 'GET /props n_ctx × total_slots' };
+    // a shared cache would hold n_ctx in all: the larger figure is kept, so no cell is held back
+    // that could run (METHOD.md: when the budget is unknown, run the cell), and the source says so
+    const shared = mayShareKvCache(root)
+      ? `, if each slot has its own KV cache (llama-server -np N); one the slots share (-kvu, its default when -np is not given) holds ${nCtx.toLocaleString('en-US')} in all: then set target.kvCapacityTokens to ${nCtx}`
+      : '';
+    out.kvCapacityTokens = { value: nCtx * slots, source: `GET /props n_ctx × total_slots${shared}` };
   }
   const build = asString(root.build_info);
   if (build !== undefined) out.version = { value: build, source: 'GET /props build_info' };
   return out;
 }
 
+/**
+ * How the KV cache is laid out, from llama-server's command line (a local server's, read by the
+ * caller): `-kvu`/`--kv-unified` shares it, `-no-kvu`/`--no-kv-unified` gives each slot its own;
+ * else `-np N` (N > 1) gives each slot its own, and no `-np` (or `-np -1`, auto) shares it, as does
+ * `-np 1` where the server shows more slots (builds b6925 to b7432 turn it into 4 sharing one).
+ * Undefined for another program (a container's port forwarder) or a flag it cannot read.
+ */
+export function kvLayoutFromArgs(argv: readonly string[], slots: number): { shared: boolean; why: string } | undefined {
+  if (!/^llama/.test(basename(argv[0] ?? ''))) return undefined;
+  let kvu: boolean | undefined;
+  let np: number | undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
+    if (flag === '-kvu' || flag === '--kv-unified') kvu = true;
+    else if (flag === '-no-kvu' || flag === '--no-kv-unified') kvu = false;
+    else if (flag === '-np' || flag === '--parallel') {
+      np = Number(inline ?? argv[++i]);
+      if (!Number.isInteger(np)) return undefined;
+    }
+  }
+  if (kvu !== undefined) return { shared: kvu, why: kvu ? 'has -kvu' : 'has -no-kvu' };
+  if (np === undefined || np < 0) return { shared: true, why: np === undefined ? 'has no -np' : `has -np ${np} (auto)` };
+  if (np === 1 && slots > 1) return { shared: true, why: `has -np 1 and the server shows ${slots} slots sharing one cache` };
+  return { shared: false, why: `has -np ${np}` };
+}
+
 export class LlamacppAdapter extends OpenAIAdapter {
   override readonly kind: EngineKind = 'llamacpp';
   /** `/slots` answered at probe time */
   private slots = false;
+  /** the server may share one KV cache among its slots (mayShareKvCache of its `/props`) */
+  private mayShareKv = false;
 
   protected override extraFields(spec: RequestSpec): Record<string, unknown> {
     return spec.forceLength ? { ignore_eos: true } : {};
@@ -186,6 +242,19 @@ export class LlamacppAdapter extends OpenAIAdapter {
     return scanLlamacppChunk(bytes, start, end, wantText);
   }
 
+  factsFromCommandLine(server: { pid: number; argv: readonly string[] }, facts: ServerFacts): ServerFacts | undefined {
+    const nCtx = facts.maxModelLen?.value;
+    const slots = facts.maxRunningRequests?.value;
+    if (!this.mayShareKv || nCtx === undefined || slots === undefined) return undefined;
+    const layout = kvLayoutFromArgs(server.argv, slots);
+    if (!layout) return undefined;
+    const read = `the command line of the server's process, pid ${server.pid}, ${layout.why}`;
+    const kvCapacityTokens = layout.shared
+      ? { value: nCtx, source: `GET /props n_ctx: the ${slots} slots share one KV cache (${read})` }
+      : { value: nCtx * slots, source: `GET /props n_ctx × total_slots: a KV cache per slot (${read})` };
+    return { ...facts, kvCapacityTokens };
+  }
+
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model, CONTROL);
     const facts = modelsFacts('llamacpp', models);
@@ -196,6 +265,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
       tryCall(target, 'POST', LLAMACPP_TOKENIZE_PATH, { content: 'Hi', add_special: true, parse_special: true }, CONTROL),
     ]);
     if (isOk(props)) Object.assign(facts, llamacppPropsFacts(props.json));
+    this.mayShareKv = isOk(props) && mayShareKvCache(asRecord(props.json) ?? {});
     this.slots = isOk(slots) && slotsState(slots.json) !== undefined;
     if (isOk(metrics) && metrics.text.includes('llamacpp:')) facts.metricsPath = LLAMACPP_METRICS_PATH;
     if (isOk(tokenize) && Array.isArray(asRecord(tokenize.json)?.tokens)) facts.tokenizePath = LLAMACPP_TOKENIZE_PATH;

@@ -26,6 +26,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { progress } from './progress.js';
 import type { HardwareInfo, RunInfo } from '../shapes/result.js';
 import { detectLocalHardware, isLocalTarget, mergeHardware, type DetectedHardware } from '../meta/hardware.js';
+import { listeningProcess } from '../meta/local-process.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
 import { REDACTED, redactValues } from '../redact.js';
 import type { MatrixPlan } from './plan.js';
@@ -68,6 +69,12 @@ function unreachableProgress(error: unknown, waitMs: number): void {
   if (error instanceof ProbeError && message.includes('. ')) message = message.slice(0, message.indexOf('. '));
   const what = error instanceof ProbeError && error.code === 'not-ready' ? message : `the server is not answering (${message})`;
   progress(`${what}; trying again in ${(waitMs / 1000).toFixed(1)} s`);
+}
+
+/** The TCP port of a URL, its scheme's default where it names none. */
+function portOf(url: string): number {
+  const u = new URL(url);
+  return u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
 }
 
 /** Target URL as shown on the page: credentials and query removed. */
@@ -168,10 +175,13 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     }
     // the server's machine is this one: read its GPUs, CPU, RAM and OS (never for the simulator)
     const hardware = !sim && isLocalTarget(baseUrl) ? await detectLocalHardware() : undefined;
-    const probed = await retryWhileUnreachable(() => adapter.probe(target, cfg.target.model), {
+    let probed = await retryWhileUnreachable(() => adapter.probe(target, cfg.target.model), {
       budgetMs: cfg.timeouts.unreachableRetryMs,
       onRetry: unreachableProgress,
     });
+    // a server on this machine: its command line may settle what its endpoints leave open
+    const server = adapter.factsFromCommandLine && !sim && isLocalTarget(baseUrl) ? await listeningProcess(portOf(baseUrl)) : undefined;
+    if (server) probed = adapter.factsFromCommandLine!(server, probed) ?? probed;
     const unlisted = unlistedModelWarning(probed.model);
     if (unlisted !== undefined) process.stderr.write(`[speed-matrix] ${unlisted}\n`);
     const facts: ServerFacts = {

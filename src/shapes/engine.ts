@@ -190,4 +190,10 @@ export interface EngineAdapter {
   countTokens?(target: HttpTarget, facts: ServerFacts, text: string, endpoint: EndpointKind): Promise<number | undefined>;
   /** ask the server to abort a request, where the engine has a call for it */
   abort?(target: HttpTarget, requestId: string): Promise<void>;
+  /**
+   * the probe's facts settled by the server's own command line, where its endpoints leave them
+   * open (llama.cpp: whether its slots share one KV cache); the caller reads it for a server on
+   * this machine (matrix/open.ts). Undefined changes nothing.
+   */
+  factsFromCommandLine?(server: { pid: number; argv: readonly string[] }, facts: ServerFacts): ServerFacts | undefined;
 }
