@@ -5,7 +5,7 @@ No model can be downloaded on the project's machines, and benchmarks send `ignor
 fixed `max_tokens`, so the output length is forced and random weights are fine: what is measured is
 the server's batching, streaming and timing, not the text.
 
-Usage: make-model.py LLAMA_CPP_SOURCE_DIR OUT.gguf [--layers N] [--embd N] [--ctx N]
+Usage: make-model.py LLAMA_CPP_SOURCE_DIR OUT.gguf [--layers N] [--embd N] [--ctx N] [--no-byte-tokens]
 
 It imports `gguf` from LLAMA_CPP_SOURCE_DIR/gguf-py (the llama.cpp repository's own writer) and copies
 the vocabulary (tokens, scores, types, special ids) from LLAMA_CPP_SOURCE_DIR/models/ggml-vocab-llama-spm.gguf.
@@ -39,6 +39,10 @@ def main() -> int:
     ap.add_argument("--ff", type=int, default=512, help="feed-forward width (default 512)")
     ap.add_argument("--ctx", type=int, default=65536, help="trained context length written to the model (default 65536)")
     ap.add_argument("--seed", type=int, default=1234, help="random seed of the weights (default 1234)")
+    ap.add_argument("--no-byte-tokens", action="store_true",
+                    help="write the 256 byte tokens (<0x00>..<0xFF>) as plain text tokens, so random output is always valid "
+                         "UTF-8: llama.cpp from late 2025 parses each reply's text and fails the request (HTTP 500 at the "
+                         "stream's end) on the stray bytes random weights sample, which no trained model emits")
     args = ap.parse_args()
 
     src = args.llama_cpp_dir.resolve()
@@ -63,6 +67,8 @@ def main() -> int:
     scores = [float(score_field.parts[i][0]) for i in score_field.data]
     type_field = field("tokenizer.ggml.token_type")
     token_types = [int(type_field.parts[i][0]) for i in type_field.data]
+    if args.no_byte_tokens:
+        token_types = [int(gguf.TokenType.NORMAL) if t == int(gguf.TokenType.BYTE) else t for t in token_types]
     n_vocab = len(tokens)
 
     arch = "llama"
