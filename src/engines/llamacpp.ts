@@ -255,6 +255,30 @@ export class LlamacppAdapter extends OpenAIAdapter {
     return { ...facts, kvCapacityTokens };
   }
 
+  explainError(message: string, facts: ServerFacts): string | undefined {
+    if (message.includes('Context size has been exceeded')) {
+      const nCtx = facts.maxModelLen?.value;
+      const slots = facts.maxRunningRequests?.value;
+      const kv = facts.kvCapacityTokens;
+      // the run already holds the shared cache's capacity: then the cache filled some other way
+      if (nCtx === undefined || slots === undefined || slots <= 1 || kv === undefined || kv.value <= nCtx) {
+        return "llama.cpp's KV cache filled, and it fails every request it is running at once";
+      }
+      return (
+        `llama.cpp's KV cache filled, and it fails every request it is running at once: its ${slots} slots likely share one cache ` +
+        `(-kvu, its default when started without -np), which holds n_ctx = ${nCtx.toLocaleString('en-US')} tokens in all, not ${kv.value.toLocaleString('en-US')} as read. ` +
+        `Set target.kvCapacityTokens to ${nCtx} so such cells read Over capacity, or start the server with -np ${slots} for a cache per slot`
+      );
+    }
+    if (/does not match the expected .* format/.test(message)) {
+      return (
+        'llama.cpp parses each reply when it ends and fails the request when the text does not parse: a reply cut inside a multi-byte character ' +
+        'by max_tokens (the benchmark forces the length), or the stray bytes a model with random weights samples'
+      );
+    }
+    return undefined;
+  }
+
   override async probe(target: HttpTarget, model?: string): Promise<ServerFacts> {
     const models = await probeModels(target, model, CONTROL);
     const facts = modelsFacts('llamacpp', models);

@@ -191,7 +191,10 @@ export function sendRequest(session: LoadSession, o: SendOptions): Promise<Reque
     compactTimeline(t);
     if (o.plannedPromptTokens !== undefined) t.plannedPromptTokens = o.plannedPromptTokens;
     t.askedMaxTokens = o.maxTokens;
-    if (t.end?.kind === 'error') t.end.message = redactValues(redactSecrets(t.end.message), [session.target.apiKey]);
+    if (t.end?.kind === 'error') {
+      const meaning = session.adapter.explainError?.(t.end.message, session.facts);
+      t.end.message = redactValues(redactSecrets(meaning === undefined ? t.end.message : `${t.end.message} (${meaning})`), [session.target.apiKey]);
+    }
     if (t.retriedAfter !== undefined) t.retriedAfter = redactValues(redactSecrets(t.retriedAfter), [session.target.apiKey]);
     return t;
   });

@@ -196,4 +196,9 @@ export interface EngineAdapter {
    * this machine (matrix/open.ts). Undefined changes nothing.
    */
   factsFromCommandLine?(server: { pid: number; argv: readonly string[] }, facts: ServerFacts): ServerFacts | undefined;
+  /**
+   * what a failed request's message means on this engine and what to do, to follow the server's own
+   * words (llama.cpp's "Context size has been exceeded."); undefined where it adds nothing
+   */
+  explainError?(message: string, facts: ServerFacts): string | undefined;
 }
