@@ -8,7 +8,7 @@
  * |------------------|-------------------------------------------------------------------|----------------------------------------------|
  * | ConfigError      | `config`                                                          | a configuration or setup mistake by the user |
  * | ThresholdsError  | `thresholds`                                                      | an invalid threshold file                    |
- * | ProbeError       | `unreachable`, `unauthorized`, `no-model`                         | a server that cannot be benchmarked          |
+ * | ProbeError       | `unreachable`, `not-ready`, `unauthorized`, `no-model`, `tls`     | a server that cannot be benchmarked          |
  * | HttpCallError    | `timeout`, `aborted`, `transport`                                 | a failed non-streaming call (probe, metrics) |
  * | ClientError      | `invalid-option`, and the request failure codes of RequestEnd     | invalid client options; SSE protocol errors  |
  * | CellFailure      | `cell-failed`                                                     | a cell that ran and failed its verdicts      |

@@ -55,13 +55,12 @@
  * that a load request then waits for, and a cell with free slots would look queued. Measured on
  * b4748 with 4 slots: 2K/4 went from Requests queued (3.3 slots busy) to Valid.
  */
-import { basename } from 'node:path';
-import { asNumber, asRecord, asString, isOk, postJson, tryCall, type HttpCallOptions } from './http.js';
-import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeModels } from './openai.js';
+import { asNumber, asRecord, asString, isOk, NOT_READY_FIX, notReady, postJson, tryCall, type HttpCallOptions } from './http.js';
+import { decodeOpenAIChunk, OpenAIAdapter, modelsFacts, probeError, probeModels } from './openai.js';
 import { scanOpenAIChunk, scannedLlamaTimings } from './openai-scan.js';
 import { parsePrometheus, sumMetric, type PromSample } from './prometheus.js';
 import { tokenizeError } from './tokenize.js';
-import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, RequestSpec, ServerFacts, ServerRequestTimings } from '../shapes/engine.js';
+import type { DecodedChunk, EndpointKind, EngineKind, HttpTarget, MetricsSample, ReadServerProcess, RequestSpec, ServerFacts, ServerRequestTimings } from '../shapes/engine.js';
 import { monoMs } from '../clock.js';
 
 export const LLAMACPP_METRICS_PATH = '/metrics';
@@ -197,30 +196,59 @@ export function llamacppPropsFacts(json: unknown): Partial<ServerFacts> {
   return out;
 }
 
+/** the environment variables llama-server reads for the flags kvLayoutFromArgs reads */
+export const LLAMACPP_LAYOUT_ENV = ['LLAMA_ARG_N_PARALLEL', 'LLAMA_ARG_KV_UNIFIED', 'LLAMA_ARG_CTX_SIZE'] as const;
+
 /**
- * How the KV cache is laid out, from llama-server's command line (a local server's, read by the
- * caller): `-kvu`/`--kv-unified` shares it, `-no-kvu`/`--no-kv-unified` gives each slot its own;
- * else `-np N` (N > 1) gives each slot its own, and no `-np` (or `-np -1`, auto) shares it, as does
- * `-np 1` where the server shows more slots (builds b6925 to b7432 turn it into 4 sharing one).
- * Undefined for another program (a container's port forwarder) or a flag it cannot read.
+ * How the KV cache is laid out, from llama-server's command line and the environment variables it
+ * reads for the same flags (a local server's, read by the caller; flags win). First by the numbers
+ * where the context is given (`-c`/`--ctx-size`/LLAMA_ARG_CTX_SIZE = C > 0): each of several slots
+ * holding C is one shared cache, the slots holding C together a cache each. Else by the flags:
+ * `-kvu`/`--kv-unified` shares it, `-no-kvu` does not; `-np N` (N > 1) gives each slot its own, no
+ * `-np` (or `-np -1`, auto) shares it, as does `-np 1` where the server shows more slots (builds
+ * b6925 to b7432 turn it into 4 sharing one). Undefined where that cannot be told: an environment
+ * that could not be read and no flag that decides, or a value it cannot read.
  */
-export function kvLayoutFromArgs(argv: readonly string[], slots: number): { shared: boolean; why: string } | undefined {
-  if (!/^llama/.test(basename(argv[0] ?? ''))) return undefined;
+export function kvLayoutFromArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>> | undefined,
+  nCtx: number,
+  slots: number,
+): { shared: boolean; why: string } | undefined {
   let kvu: boolean | undefined;
-  let np: number | undefined;
+  let np: string | undefined;
+  let ctx: string | undefined;
   for (let i = 1; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
-    if (flag === '-kvu' || flag === '--kv-unified') kvu = true;
-    else if (flag === '-no-kvu' || flag === '--no-kv-unified') kvu = false;
-    else if (flag === '-np' || flag === '--parallel') {
-      np = Number(inline ?? argv[++i]);
-      if (!Number.isInteger(np)) return undefined;
-    }
+    const value = (): string | undefined => inline ?? argv[++i];
+    // llama.cpp's long options take _ for - as well
+    const name = flag.startsWith('--') ? flag.replace(/_/g, '-') : flag;
+    if (name === '-kvu' || name === '--kv-unified') kvu = true;
+    else if (name === '-no-kvu' || name === '--no-kv-unified') kvu = false;
+    else if (name === '-np' || name === '--parallel') np = value();
+    else if (name === '-c' || name === '--ctx-size') ctx = value();
+  }
+  const bool = (v: string | undefined): boolean | undefined => (v === undefined ? undefined : /^(1|true|on|yes|enabled)$/i.test(v) ? true : /^(0|false|off|no|disabled)$/i.test(v) ? false : undefined);
+  kvu ??= bool(env?.LLAMA_ARG_KV_UNIFIED);
+  const npFrom = np !== undefined ? '-np' : env?.LLAMA_ARG_N_PARALLEL !== undefined ? 'LLAMA_ARG_N_PARALLEL' : undefined;
+  np ??= env?.LLAMA_ARG_N_PARALLEL;
+  ctx ??= env?.LLAMA_ARG_CTX_SIZE;
+  const c = ctx === undefined ? undefined : Number(ctx);
+  if (c !== undefined && Number.isInteger(c) && c > 0 && slots > 1) {
+    if (nCtx === c) return { shared: true, why: `has -c ${c}, and each of its ${slots} slots holds ${c.toLocaleString('en-US')}` };
+    if (nCtx * slots === c) return { shared: false, why: `has -c ${c}, and its ${slots} slots hold ${nCtx.toLocaleString('en-US')} each` };
   }
   if (kvu !== undefined) return { shared: kvu, why: kvu ? 'has -kvu' : 'has -no-kvu' };
-  if (np === undefined || np < 0) return { shared: true, why: np === undefined ? 'has no -np' : `has -np ${np} (auto)` };
-  if (np === 1 && slots > 1) return { shared: true, why: `has -np 1 and the server shows ${slots} slots sharing one cache` };
-  return { shared: false, why: `has -np ${np}` };
+  if (np !== undefined) {
+    const n = Number(np);
+    if (!Number.isInteger(n)) return undefined;
+    const said = npFrom === '-np' ? `-np ${n}` : `LLAMA_ARG_N_PARALLEL=${n}`;
+    if (n < 0) return { shared: true, why: `has ${said} (auto)` };
+    if (n === 1 && slots > 1) return { shared: true, why: `has ${said} and the server shows ${slots} slots sharing one cache` };
+    return { shared: false, why: `has ${said}` };
+  }
+  // no -np anywhere, where the environment could be read to say so
+  return env === undefined ? undefined : { shared: true, why: 'has no -np' };
 }
 
 export class LlamacppAdapter extends OpenAIAdapter {
@@ -242,12 +270,13 @@ export class LlamacppAdapter extends OpenAIAdapter {
     return scanLlamacppChunk(bytes, start, end, wantText);
   }
 
-  factsFromCommandLine(server: { pid: number; argv: readonly string[] }, facts: ServerFacts): ServerFacts | undefined {
+  async factsFromCommandLine(readServer: ReadServerProcess, facts: ServerFacts): Promise<ServerFacts | undefined> {
     const nCtx = facts.maxModelLen?.value;
     const slots = facts.maxRunningRequests?.value;
     if (!this.mayShareKv || nCtx === undefined || slots === undefined) return undefined;
-    const layout = kvLayoutFromArgs(server.argv, slots);
-    if (!layout) return undefined;
+    const server = await readServer(/^llama-server/, LLAMACPP_LAYOUT_ENV);
+    const layout = server && kvLayoutFromArgs(server.argv, server.env, nCtx, slots);
+    if (!server || !layout) return undefined;
     const read = `the command line of the server's process, pid ${server.pid}, ${layout.why}`;
     const kvCapacityTokens = layout.shared
       ? { value: nCtx, source: `GET /props n_ctx: the ${slots} slots share one KV cache (${read})` }
@@ -288,6 +317,8 @@ export class LlamacppAdapter extends OpenAIAdapter {
       tryCall(target, 'GET', LLAMACPP_METRICS_PATH, undefined, CONTROL),
       tryCall(target, 'POST', LLAMACPP_TOKENIZE_PATH, { content: 'Hi', add_special: true, parse_special: true }, CONTROL),
     ]);
+    // a server still loading its model, where its models list already answered: the run waits for it
+    if (notReady(props?.status)) throw probeError(target, 'not-ready', `the server is not ready: GET /props answered HTTP ${props!.status}`, NOT_READY_FIX);
     if (isOk(props)) Object.assign(facts, llamacppPropsFacts(props.json));
     this.mayShareKv = isOk(props) && mayShareKvCache(asRecord(props.json) ?? {});
     this.slots = isOk(slots) && slotsState(slots.json) !== undefined;

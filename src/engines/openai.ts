@@ -9,7 +9,7 @@ import { truncate } from '../client/transport-errors.js';
 import { parseErrorJson } from './errors.js';
 import { scanOpenAIChunk, usageOf } from './openai-scan.js';
 import { SpeedMatrixError } from '../errors.js';
-import { apiKeyFix, asNumber, asRecord, asString, getJson, HttpCallError, isOk, NOT_READY_FIX, notReady, redactTarget, refusesKey, type HttpCallOptions, type HttpResult } from './http.js';
+import { apiKeyFix, asNumber, asRecord, asString, getJson, HttpCallError, isOk, NOT_READY_FIX, notReady, redactTarget, refusesKey, tryCall, type HttpCallOptions, type HttpResult } from './http.js';
 import type { DecodedChunk, EngineAdapter, EngineKind, HttpTarget, RequestSpec, ServerFacts, Sourced } from '../shapes/engine.js';
 
 export const CHAT_PATH = '/v1/chat/completions';
@@ -136,13 +136,30 @@ export type ProbeErrorCode = 'unreachable' | 'not-ready' | 'unauthorized' | 'no-
 /** A setup error from a probe, naming the field and the fix; the key is never in it. */
 export class ProbeError extends SpeedMatrixError<ProbeErrorCode> {
   override name = 'ProbeError';
-  constructor(message: string, code: ProbeErrorCode) {
+  /** what happened, without the fix (a progress line while setup waits); the message has both */
+  readonly what: string;
+  constructor(message: string, code: ProbeErrorCode, what = message) {
     super(code, message);
+    this.what = what;
   }
 }
 
 export function probeError(target: HttpTarget, code: ProbeError['code'], what: string, fix: string): ProbeError {
-  return new ProbeError(redactTarget(`probe of ${target.baseUrl}: ${what}. ${fix}`, target), code);
+  const said = `probe of ${target.baseUrl}: ${what}`;
+  return new ProbeError(redactTarget(`${said}. ${fix}`, target), code, redactTarget(said, target));
+}
+
+/**
+ * Wait-for-ready check before anything else is asked: `GET /health` answered 502, 503 or 504 is a
+ * server still starting (llama.cpp answers it "Loading model" while the models list may already
+ * answer on some builds; SGLang until its warm-up is done), thrown as `not-ready` for
+ * retryWhileUnreachable. Any other answer, or none, goes on: the probes that follow say what is wrong.
+ */
+export async function probeReadiness(target: HttpTarget, options?: HttpCallOptions): Promise<void> {
+  const res = await tryCall(target, 'GET', '/health', undefined, options);
+  if (res === undefined || !notReady(res.status)) return;
+  const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
+  throw probeError(target, 'not-ready', `the server is not ready: GET /health answered HTTP ${res.status}${said}`, NOT_READY_FIX);
 }
 
 /** How the configured model's source reads when `GET /v1/models` lists other ids only. */

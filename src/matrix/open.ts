@@ -15,7 +15,7 @@ import { detectEngine, getAdapter } from '../engines/detect.js';
 import { apiKeyFix, NOT_READY_FIX, notReady, refusesKey, retryWhileUnreachable } from '../engines/http.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monoMs } from '../clock.js';
-import { ProbeError, unlistedModelWarning } from '../engines/openai.js';
+import { ProbeError, probeReadiness, unlistedModelWarning } from '../engines/openai.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
@@ -65,8 +65,7 @@ export function prefillModeOf(prefill: readonly number[], contexts: readonly num
  * prints once if it gives up; a not-ready one says so itself ("the server is not ready: …").
  */
 function unreachableProgress(error: unknown, waitMs: number): void {
-  let message = (error as Error).message;
-  if (error instanceof ProbeError && message.includes('. ')) message = message.slice(0, message.indexOf('. '));
+  const message = error instanceof ProbeError ? error.what : (error as Error).message;
   const what = error instanceof ProbeError && error.code === 'not-ready' ? message : `the server is not answering (${message})`;
   progress(`${what}; trying again in ${(waitMs / 1000).toFixed(1)} s`);
 }
@@ -155,6 +154,8 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     let adapter: EngineAdapter;
     let detection: string;
     let detectionNote: string | undefined;
+    // a server still starting answers its health check 503 before anything else is asked of it
+    if (!sim) await retryWhileUnreachable(() => probeReadiness(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
     if (cfg.target.engine) {
       adapter = getAdapter(cfg.target.engine);
       detection = `engine set in config: ${cfg.target.engine}`;
@@ -180,8 +181,10 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       onRetry: unreachableProgress,
     });
     // a server on this machine: its command line may settle what its endpoints leave open
-    const server = adapter.factsFromCommandLine && !sim && isLocalTarget(baseUrl) ? await listeningProcess(portOf(baseUrl)) : undefined;
-    if (server) probed = adapter.factsFromCommandLine!(server, probed) ?? probed;
+    if (adapter.factsFromCommandLine && !sim && isLocalTarget(baseUrl)) {
+      const port = portOf(baseUrl);
+      probed = (await adapter.factsFromCommandLine((program, env) => listeningProcess(port, { program, env }), probed)) ?? probed;
+    }
     const unlisted = unlistedModelWarning(probed.model);
     if (unlisted !== undefined) process.stderr.write(`[speed-matrix] ${unlisted}\n`);
     const facts: ServerFacts = {
@@ -235,17 +238,22 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
   const notReadyUntilMs = monoMs() + cfg.timeouts.unreachableRetryMs;
   let end: Extract<RequestTimeline['end'], { kind: 'error' }> | undefined;
   let sent = 0;
-  for (let attempt = 1, waitMs = 250; attempt <= WARMUP_ATTEMPTS; ) {
-    progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${url}`);
+  let notReadySinceMs: number | undefined;
+  for (let attempt = 1, announced = 0, waitMs = 250; attempt <= WARMUP_ATTEMPTS; ) {
+    if (announced < attempt) progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${url}`);
+    announced = attempt;
     const warm = await runSingleRequest(session, `${session.runId}-warmup${sent > 0 ? sent : ''}`, 'Say hello.', 8, warmOptions);
     sent++;
     if (warm.end?.kind !== 'error') return;
     end = warm.end;
     // its message is redacted of the key already (session.ts sendRequest)
     const said = `${end.code}: ${end.message}`;
-    if (notReady(end.httpStatus) && monoMs() + waitMs < notReadyUntilMs) {
-      progress(`the server is not ready: warm-up request ${attempt} answered ${end.message}; trying again in ${(waitMs / 1000).toFixed(1)} s`);
-      await sleep(waitMs);
+    const left = notReadyUntilMs - monoMs();
+    if (notReady(end.httpStatus) && left > 0) {
+      notReadySinceMs ??= monoMs();
+      const ms = Math.min(waitMs, left);
+      progress(`the server is not ready: warm-up request ${attempt} answered ${end.message}; trying again in ${(ms / 1000).toFixed(1)} s`);
+      await sleep(ms);
       waitMs = Math.min(waitMs * 2, 4_000);
       continue;
     }
@@ -263,7 +271,7 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
     end.code === 'stall'
       ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)'
       : notReady(end.httpStatus)
-        ? `the server is not ready (HTTP ${end.httpStatus} for ${(cfg.timeouts.unreachableRetryMs / 1000).toFixed(0)} s). ${NOT_READY_FIX}`
+        ? `the server is not ready (HTTP ${end.httpStatus}${notReadySinceMs === undefined ? '' : ` for ${((monoMs() - notReadySinceMs) / 1000).toFixed(1)} s`}). ${NOT_READY_FIX}`
         : 'check the URL, model and API key';
   throw new ConfigError(`the warm-up request to ${url} failed (${end.code}: ${end.message}); ${advice}`);
 }

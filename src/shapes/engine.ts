@@ -162,6 +162,16 @@ export interface HttpTarget {
   apiKey?: string;
 }
 
+/**
+ * Reads the local process that serves the target: the one named like `program` listening on its
+ * port, its argv and the environment variables `env` names (undefined where its environment could
+ * not be read); undefined where it cannot be told (src/meta/local-process.ts).
+ */
+export type ReadServerProcess = (
+  program: RegExp,
+  env: readonly string[],
+) => Promise<{ pid: number; argv: readonly string[]; env: Readonly<Record<string, string>> | undefined } | undefined>;
+
 export interface EngineAdapter {
   kind: EngineKind;
   /**
@@ -192,10 +202,10 @@ export interface EngineAdapter {
   abort?(target: HttpTarget, requestId: string): Promise<void>;
   /**
    * the probe's facts settled by the server's own command line, where its endpoints leave them
-   * open (llama.cpp: whether its slots share one KV cache); the caller reads it for a server on
-   * this machine (matrix/open.ts). Undefined changes nothing.
+   * open (llama.cpp: whether its slots share one KV cache); offered for a server on this machine
+   * (matrix/open.ts), read only where the adapter needs it. Undefined changes nothing.
    */
-  factsFromCommandLine?(server: { pid: number; argv: readonly string[] }, facts: ServerFacts): ServerFacts | undefined;
+  factsFromCommandLine?(readServer: ReadServerProcess, facts: ServerFacts): Promise<ServerFacts | undefined>;
   /**
    * what a failed request's message means on this engine and what to do, to follow the server's own
    * words (llama.cpp's "Context size has been exceeded."); undefined where it adds nothing

@@ -19,7 +19,7 @@ import { resolveSuite } from '../../src/config/resolve.js';
 import { closeControlAgent } from '../../src/engines/http.js';
 import { kvLayoutFromArgs, LlamacppAdapter, llamacppPropsFacts, mayShareKvCache } from '../../src/engines/llamacpp.js';
 import { openRun } from '../../src/matrix/open.js';
-import { listeningInodes, listeningProcess } from '../../src/meta/local-process.js';
+import { listeningInodes, listeningProcess, pickEnviron } from '../../src/meta/local-process.js';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 
 /** /props of llama.cpp b4748 (recorded: its keys and values) */
@@ -65,30 +65,47 @@ describe('which builds may share the cache', () => {
   });
 });
 
-describe("the layout from llama-server's command line", () => {
+describe("the layout from llama-server's command line and environment", () => {
+  const none = {};
   test.each([
-    [['/opt/llama/llama-server', '-m', 'm.gguf', '-c', '8192'], 4, { shared: true, why: 'has no -np' }],
-    [['llama-server', '-m', 'm.gguf', '-np', '4'], 4, { shared: false, why: 'has -np 4' }],
-    [['llama-server', '--parallel=8'], 8, { shared: false, why: 'has -np 8' }],
-    [['llama-server', '-np', '4', '-kvu'], 4, { shared: true, why: 'has -kvu' }],
-    [['llama-server', '--no-kv-unified'], 4, { shared: false, why: 'has -no-kvu' }],
-    [['llama-server', '-np', '-1'], 4, { shared: true, why: 'has -np -1 (auto)' }],
-    [['llama-server', '-np', '1'], 4, { shared: true, why: 'has -np 1 and the server shows 4 slots sharing one cache' }],
-    [['llama-server', '-np', '1'], 1, { shared: false, why: 'has -np 1' }],
-  ])('%j on %i slots', (argv, slots, layout) => {
-    expect(kvLayoutFromArgs(argv, slots)).toEqual(layout);
+    ['no -np', ['/opt/llama/llama-server', '-m', 'm.gguf'], none, 8192, 4, { shared: true, why: 'has no -np' }],
+    ['-np 4', ['llama-server', '-m', 'm.gguf', '-np', '4'], none, 2048, 4, { shared: false, why: 'has -np 4' }],
+    ['--parallel=8', ['llama-server', '--parallel=8'], none, 2048, 8, { shared: false, why: 'has -np 8' }],
+    ['-np 4 -kvu', ['llama-server', '-np', '4', '-kvu'], none, 8192, 4, { shared: true, why: 'has -kvu' }],
+    ['--no_kv_unified (underscores)', ['llama-server', '--no_kv_unified'], none, 2048, 4, { shared: false, why: 'has -no-kvu' }],
+    ['-np -1', ['llama-server', '-np', '-1'], none, 8192, 4, { shared: true, why: 'has -np -1 (auto)' }],
+    ['-np 1 on 4 slots', ['llama-server', '-np', '1'], none, 8192, 4, { shared: true, why: 'has -np 1 and the server shows 4 slots sharing one cache' }],
+    ['-np 1 on 1 slot', ['llama-server', '-np', '1'], none, 8192, 1, { shared: false, why: 'has -np 1' }],
+    ['LLAMA_ARG_N_PARALLEL=4 (a container image)', ['llama-server', '-c', '9000'], { LLAMA_ARG_N_PARALLEL: '4' }, 2048, 4, { shared: false, why: 'has LLAMA_ARG_N_PARALLEL=4' }],
+    ['LLAMA_ARG_KV_UNIFIED=1', ['llama-server', '-np', '4'], { LLAMA_ARG_KV_UNIFIED: '1' }, 8192, 4, { shared: true, why: 'has -kvu' }],
+    ['-c 8192 and 8,192 a slot: the numbers', ['llama-server', '-c', '8192', '-np', '4'], none, 8192, 4, { shared: true, why: 'has -c 8192, and each of its 4 slots holds 8,192' }],
+    ['-c 8192 and 2,048 a slot: the numbers', ['llama-server', '--ctx-size=8192'], none, 2048, 4, { shared: false, why: 'has -c 8192, and its 4 slots hold 2,048 each' }],
+    ['LLAMA_ARG_CTX_SIZE and the numbers', ['llama-server'], { LLAMA_ARG_CTX_SIZE: '8192' }, 2048, 4, { shared: false, why: 'has -c 8192, and its 4 slots hold 2,048 each' }],
+  ])('%s', (_name, argv, env, nCtx, slots, layout) => {
+    expect(kvLayoutFromArgs(argv, env, nCtx, slots)).toEqual(layout);
   });
 
-  test('another program (a container port forwarder) or an unreadable -np settles nothing', () => {
-    expect(kvLayoutFromArgs(['/usr/bin/docker-proxy', '-proto', 'tcp'], 4)).toBeUndefined();
-    expect(kvLayoutFromArgs(['llama-server', '-np', 'four'], 4)).toBeUndefined();
+  test('nothing decides where the environment could not be read, or -np is not a number', () => {
+    // LLAMA_ARG_N_PARALLEL may be set there: no -np on the command line settles nothing
+    expect(kvLayoutFromArgs(['llama-server', '-m', 'm.gguf'], undefined, 8192, 4)).toBeUndefined();
+    expect(kvLayoutFromArgs(['llama-server', '-np', '4'], undefined, 2048, 4)).toEqual({ shared: false, why: 'has -np 4' });
+    expect(kvLayoutFromArgs(['llama-server', '-np', 'four'], {}, 2048, 4)).toBeUndefined();
   });
 
-  test('the adapter applies it only to a server that may share its cache', async () => {
-    const facts = { engine: { value: 'llamacpp' as const, source: 't' }, model: { value: 'm', source: 't' }, maxModelLen: { value: 8192, source: 't' }, maxRunningRequests: { value: 4, source: 't' } };
-    const adapter = new LlamacppAdapter();
-    // before a probe of a server that may share (b4748's /props, or none): nothing changes
-    expect(adapter.factsFromCommandLine({ pid: 7, argv: ['llama-server'] }, facts)).toBeUndefined();
+  test('the adapter reads the command line only for a server that may share its cache', async () => {
+    const s = await startSim({ profile: 'tiny', personality: 'llamacpp', overrides: { stepBaseMs: 2 } });
+    try {
+      const adapter = new LlamacppAdapter();
+      // the sim's /props is b4748's shape: a cache per slot whatever the command line
+      const facts = await adapter.probe({ baseUrl: s.url });
+      let asked = 0;
+      const read = async () => (asked++, { pid: 7, argv: ['llama-server'], env: {} });
+      expect(await adapter.factsFromCommandLine(read, facts)).toBeUndefined();
+      expect(asked).toBe(0);
+    } finally {
+      await s.close();
+      await closeControlAgent();
+    }
   });
 });
 
@@ -103,6 +120,16 @@ test('/proc/net/tcp: the listening sockets of a port, by inode', () => {
   expect(listeningInodes(table, 8090)).toEqual(['424242']);
   expect(listeningInodes(table, 80)).toEqual(['515151']);
   expect(listeningInodes(table, 8091)).toEqual([]);
+  // tcp6: a 32-digit address, the same columns
+  const table6 = [
+    '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+    '   0: 00000000000000000000000001000000:1F9A 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 626262 1 0000000000000000 100 0 0 10 0',
+  ].join('\n');
+  expect(listeningInodes(table6, 8090)).toEqual(['626262']);
+});
+
+test('pickEnviron reads only the names asked for', () => {
+  expect(pickEnviron('PATH=/bin\0LLAMA_API_KEY=secret\0LLAMA_ARG_N_PARALLEL=4\0', ['LLAMA_ARG_N_PARALLEL'])).toEqual({ LLAMA_ARG_N_PARALLEL: '4' });
 });
 
 /** a process named `llama-server` (argv[0]) relaying a port to the simulator, as a local llama.cpp server's listener */
@@ -110,7 +137,9 @@ async function llamaServerRelay(simPort: number, args: string[]): Promise<{ chil
   const relay = `const net = require('node:net');
 const s = net.createServer((c) => { const u = net.connect(${simPort}, '127.0.0.1'); c.pipe(u); u.pipe(c); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); });
 s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
-  const child = spawn(process.execPath, ['-e', relay, '--', ...args], { argv0: 'llama-server', stdio: ['ignore', 'pipe', 'inherit'] });
+  // without the LLAMA_ARG_* variables the layout reads (a caller's would change the answer)
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LLAMA_ARG_')));
+  const child = spawn(process.execPath, ['-e', relay, '--', ...args], { argv0: 'llama-server', env, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];
   return { child, port: Number(line.toString().trim()) };
 }
@@ -131,19 +160,22 @@ describe.runIf(process.platform === 'linux')('a llama.cpp server on this machine
   };
   const cfgFor = (url: string) => resolveSuite({ target: { url }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 1, maxOutputTokens: 8 } }, {});
 
-  test('listeningProcess finds the process behind a port, with its argv', async () => {
+  test('listeningProcess finds the process behind a port, with its argv and only the variables asked for', { timeout: 30_000 }, async () => {
     const s = await sim();
     const { child, port } = await llamaServerRelay(Number(new URL(s.url).port), ['-m', 'm.gguf', '-np', '4']);
     children.push(child);
-    const found = await listeningProcess(port);
+    const found = await listeningProcess(port, { program: /^llama-server/, env: ['LLAMA_ARG_N_PARALLEL'] });
     expect(found?.pid).toBe(child.pid);
     expect(found?.argv[0]).toBe('llama-server');
     expect(found?.argv.slice(-4)).toEqual(['-m', 'm.gguf', '-np', '4']);
+    expect(found?.env).toEqual({});
+    // another program's name: not it
+    expect(await listeningProcess(port, { program: /^vllm/ })).toBeUndefined();
   });
 
   test('no -np: the run reads one shared cache of n_ctx, naming the command line', { timeout: 30_000 }, async () => {
     const s = await sim();
-    const { child, port } = await llamaServerRelay(Number(new URL(s.url).port), ['-m', 'm.gguf', '-c', '16384']);
+    const { child, port } = await llamaServerRelay(Number(new URL(s.url).port), ['-m', 'm.gguf']);
     children.push(child);
     const opened = await openRun(cfgFor(`http://127.0.0.1:${port}`));
     try {

@@ -73,14 +73,19 @@ const BAD_GATEWAY = '<html><head><title>502 Bad Gateway</title></head><body><cen
 
 describe("the simulator's loadingMs knob", () => {
   test("answers every path 503 with llama.cpp's body until the time is up (its /_sim/* routes open), then serves", async () => {
-    const s = await sim({ wire: { loadingMs: 800 } });
+    const s = await sim({ wire: { loadingMs: 3_000 } });
     for (const path of ['/health', '/v1/models', '/props', '/metrics', '/slots']) {
       const res = await fetch(s.url + path);
       expect([res.status, await res.json()], path).toEqual([503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } }]);
     }
     expect((await fetch(`${s.url}/_sim/truth`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 900));
-    expect((await fetch(`${s.url}/v1/models`)).status).toBe(200);
+    // then it serves (polled: a loaded machine may be late)
+    let status = 503;
+    for (let i = 0; i < 100 && status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await fetch(`${s.url}/v1/models`)).status;
+    }
+    expect(status).toBe(200);
   });
 
   test('a wrong value is refused naming the knob', () => {
@@ -129,7 +134,8 @@ describe('openRun against a server still loading its model', () => {
       expect(opened.session.adapter.kind).toBe('llamacpp');
       expect(opened.detectionNote).toBeUndefined();
       expect(opened.session.facts.maxRunningRequests?.value).toBeGreaterThan(0);
-      const waits = lines.filter((l) => l.includes(': the server is not ready: GET /v1/models answered HTTP 503: Loading model; trying again in'));
+      // the health check first (llama.cpp answers it 503 while it loads)
+      const waits = lines.filter((l) => l.includes(': the server is not ready: GET /health answered HTTP 503: Loading model; trying again in'));
       expect(waits.length, lines.join('')).toBeGreaterThan(0);
       expect(lines.join('')).not.toContain('could not tell which engine');
     } finally {
@@ -155,10 +161,47 @@ describe('openRun against a server still loading its model', () => {
     const { result } = await linesOf(() => openRun(cfgFor(s.url, { LLM_BENCH_RETRY_S: '1' })));
     expect(result.status).toBe('rejected');
     const message = String((result as PromiseRejectedResult).reason?.message);
-    expect(message).toContain('the server is not ready: GET /v1/models answered HTTP 503: Loading model');
+    expect(message).toContain('the server is not ready: GET /health answered HTTP 503: Loading model');
     expect(message).toContain('raise it for a model that loads longer');
     // it waited its budget, not once
     expect(performance.now() - started).toBeGreaterThan(900);
+  });
+});
+
+describe('builds that answer some paths before the rest', () => {
+  const LOADING = { status: 503, type: 'application/json', body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}' };
+
+  test('the models list open while /health and the rest answer 503: the health check waits, then llama.cpp is detected with its slots', { timeout: 30_000 }, async () => {
+    const s = await sim({});
+    const readyAt = performance.now() + 1_500;
+    const url = await front(s.url, (_m, path) => (performance.now() < readyAt && path !== '/v1/models' ? LOADING : undefined));
+    const { lines, result } = await linesOf(() => openRun(cfgFor(url)));
+    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
+    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    try {
+      expect(opened.session.adapter.kind).toBe('llamacpp');
+      expect(opened.detectionNote).toBeUndefined();
+      expect(opened.session.facts.maxRunningRequests?.value).toBeGreaterThan(0);
+      expect(opened.session.facts.tokenizePath).toBeDefined();
+      expect(lines.join('')).toContain(': the server is not ready: GET /health answered HTTP 503: Loading model; trying again in');
+    } finally {
+      await opened.close();
+    }
+  });
+
+  test('/props answering 503 after the health check passed: the llama.cpp probe waits too', { timeout: 30_000 }, async () => {
+    const s = await sim({});
+    const readyAt = performance.now() + 1_500;
+    const url = await front(s.url, (_m, path) => (performance.now() < readyAt && path === '/props' ? LOADING : undefined));
+    const { lines, result } = await linesOf(() => openRun(cfgFor(url, {}, 'llamacpp')));
+    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
+    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    try {
+      expect(opened.session.facts.kvCapacityTokens?.value).toBeGreaterThan(0);
+      expect(lines.join('')).toContain(': the server is not ready: GET /props answered HTTP 503; trying again in');
+    } finally {
+      await opened.close();
+    }
   });
 });
 
@@ -177,8 +220,9 @@ describe('the warm-up', () => {
     expect(refused).toBe(3);
     const text = lines.join('');
     expect(text).toContain('the server is not ready: warm-up request 1 answered HTTP 503: Loading model; trying again in');
-    // three 503s, and still the first of its three tries
+    // three 503s, and still the first of its three tries, said once
     expect(text).not.toContain('warm-up request 2 of 3');
+    expect(text.split('warm-up request 1 of 3').length - 1).toBe(1);
   });
 
   test('answered 503 past LLM_BENCH_RETRY_S: the setup error says not ready, not "check the URL, model and API key"', { timeout: 30_000 }, async () => {
@@ -189,7 +233,7 @@ describe('the warm-up', () => {
     const { result } = await linesOf(() => openRun(cfgFor(url, { LLM_BENCH_RETRY_S: '1' }, 'llamacpp')));
     expect(result.status).toBe('rejected');
     const message = String((result as PromiseRejectedResult).reason?.message);
-    expect(message).toMatch(/the warm-up request to http:\/\/127\.0\.0\.1:\d+ failed \(.*Loading model\); the server is not ready \(HTTP 503 for 1 s\)/);
+    expect(message).toMatch(/the warm-up request to http:\/\/127\.0\.0\.1:\d+ failed \(.*Loading model\); the server is not ready \(HTTP 503 for \d\.\d s\)/);
     expect(message).not.toContain('check the URL, model and API key');
   });
 });
