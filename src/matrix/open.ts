@@ -154,8 +154,15 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
     let adapter: EngineAdapter;
     let detection: string;
     let detectionNote: string | undefined;
-    // a server still starting answers its health check 503 before anything else is asked of it
-    if (!sim) await retryWhileUnreachable(() => probeReadiness(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress });
+    // a server still starting answers its health check 503 before anything else is asked of it;
+    // one that still does after the wait goes on (a gateway may route /health elsewhere): the
+    // probes and the warm-up that follow decide
+    if (!sim) {
+      await retryWhileUnreachable(() => probeReadiness(target), { budgetMs: cfg.timeouts.unreachableRetryMs, onRetry: unreachableProgress }).catch((error: unknown) => {
+        if (!(error instanceof ProbeError && error.code === 'not-ready')) throw error;
+        progress(`${error.what} after ${(cfg.timeouts.unreachableRetryMs / 1000).toFixed(0)} s; going on: the probes and the warm-up decide`);
+      });
+    }
     if (cfg.target.engine) {
       adapter = getAdapter(cfg.target.engine);
       detection = `engine set in config: ${cfg.target.engine}`;

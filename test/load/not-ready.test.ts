@@ -161,7 +161,8 @@ describe('openRun against a server still loading its model', () => {
     const { result } = await linesOf(() => openRun(cfgFor(s.url, { LLM_BENCH_RETRY_S: '1' })));
     expect(result.status).toBe('rejected');
     const message = String((result as PromiseRejectedResult).reason?.message);
-    expect(message).toContain('the server is not ready: GET /health answered HTTP 503: Loading model');
+    // the health check's wait goes on at its end; the models list's decides
+    expect(message).toContain('the server is not ready: GET /v1/models answered HTTP 503: Loading model');
     expect(message).toContain('raise it for a model that loads longer');
     // it waited its budget, not once
     expect(performance.now() - started).toBeGreaterThan(900);
@@ -203,6 +204,15 @@ describe('builds that answer some paths before the rest', () => {
       await opened.close();
     }
   });
+});
+
+test('a health check that stays 503 while the engine serves (a gateway routing /health elsewhere): the run goes on after the wait', { timeout: 30_000 }, async () => {
+  const s = await sim({});
+  const url = await front(s.url, (_m, path) => (path === '/health' ? { status: 503, type: 'text/plain', body: 'upstream health: down' } : undefined));
+  const { lines, result } = await linesOf(() => openRun(cfgFor(url, { LLM_BENCH_RETRY_S: '1' })));
+  expect(result.status, JSON.stringify(result)).toBe('fulfilled');
+  await (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value.close();
+  expect(lines.join('')).toContain(': the server is not ready: GET /health answered HTTP 503: upstream health: down after 1 s; going on: the probes and the warm-up decide');
 });
 
 describe('the warm-up', () => {
