@@ -9,11 +9,10 @@ import { availableParallelism } from 'node:os';
 import { threadsOverCoresNote, type ServerPlace } from '../load/thread-count.js';
 import { packageInfo } from '../meta/package.js';
 import type { ResolvedSuite } from '../config/resolve.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, SpeedMatrixError } from '../errors.js';
 import type { EngineAdapter, HttpTarget, ServerFacts } from '../shapes/engine.js';
 import { detectEngine, getAdapter } from '../engines/detect.js';
 import { apiKeyFix, NOT_READY_FIX, notReady, refusesKey, retryWhileUnreachable } from '../engines/http.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { monoMs } from '../clock.js';
 import { ProbeError, probeReadiness, unlistedModelWarning } from '../engines/openai.js';
 import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
@@ -242,33 +241,37 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
  */
 async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Promise<void> {
   const warmOptions = { watchCloseMs: WARMUP_CLOSE_WATCH_MS, stallAfterFirstTokenMs: cfg.stallLimitMs ?? DEFAULTS.warmupStallMs };
+  // one budget for all tries' waits on a server that is not ready
   const notReadyUntilMs = monoMs() + cfg.timeouts.unreachableRetryMs;
-  let end: Extract<RequestTimeline['end'], { kind: 'error' }> | undefined;
   let sent = 0;
   let notReadySinceMs: number | undefined;
-  for (let attempt = 1, announced = 0, waitMs = 250; attempt <= WARMUP_ATTEMPTS; ) {
-    if (announced < attempt) progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${url}`);
-    announced = attempt;
+  /** one request; a 502/503/504 is thrown as not-ready, for retryWhileUnreachable to wait on */
+  const send = async (): Promise<RequestTimeline> => {
     const warm = await runSingleRequest(session, `${session.runId}-warmup${sent > 0 ? sent : ''}`, 'Say hello.', 8, warmOptions);
     sent++;
+    if (warm.end?.kind === 'error' && notReady(warm.end.httpStatus)) throw new NotReadyAnswer(warm);
+    return warm;
+  };
+  let end: Extract<RequestTimeline['end'], { kind: 'error' }> | undefined;
+  for (let attempt = 1; attempt <= WARMUP_ATTEMPTS; attempt++) {
+    progress(`warm-up request ${attempt} of ${WARMUP_ATTEMPTS} to ${url}`);
+    const warm = await retryWhileUnreachable(send, {
+      budgetMs: Math.max(0, notReadyUntilMs - monoMs()),
+      onRetry: (error, ms) => {
+        notReadySinceMs ??= monoMs();
+        progress(`the server is not ready: warm-up request ${attempt} answered ${(error as NotReadyAnswer).message}; trying again in ${(ms / 1000).toFixed(1)} s`);
+      },
+    }).catch((error: unknown) => {
+      if (error instanceof NotReadyAnswer) return error.timeline;
+      throw error;
+    });
     if (warm.end?.kind !== 'error') return;
     end = warm.end;
-    // its message is redacted of the key already (session.ts sendRequest)
-    const said = `${end.code}: ${end.message}`;
-    const left = notReadyUntilMs - monoMs();
-    if (notReady(end.httpStatus) && left > 0) {
-      notReadySinceMs ??= monoMs();
-      const ms = Math.min(waitMs, left);
-      progress(`the server is not ready: warm-up request ${attempt} answered ${end.message}; trying again in ${(ms / 1000).toFixed(1)} s`);
-      await sleep(ms);
-      waitMs = Math.min(waitMs * 2, 4_000);
-      continue;
-    }
     // a refused key is refused again: no second try
     const again = attempt < WARMUP_ATTEMPTS && !refusesKey(end.httpStatus);
-    progress(`warm-up request ${attempt} failed (${said})${again ? '; trying again' : ''}`);
+    // its message is redacted of the key already (session.ts sendRequest)
+    progress(`warm-up request ${attempt} failed (${end.code}: ${end.message})${again ? '; trying again' : ''}`);
     if (!again) break;
-    attempt++;
   }
   if (end === undefined) return;
   if (refusesKey(end.httpStatus)) {
@@ -281,6 +284,13 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
         ? `the server is not ready (HTTP ${end.httpStatus}${notReadySinceMs === undefined ? '' : ` for ${((monoMs() - notReadySinceMs) / 1000).toFixed(1)} s`}). ${NOT_READY_FIX}`
         : 'check the URL, model and API key';
   throw new ConfigError(`the warm-up request to ${url} failed (${end.code}: ${end.message}); ${advice}`);
+}
+
+/** A warm-up request answered 502, 503 or 504: `not-ready`, which retryWhileUnreachable waits on; its message is the answer's. */
+class NotReadyAnswer extends SpeedMatrixError<'not-ready'> {
+  constructor(readonly timeline: RequestTimeline) {
+    super('not-ready', timeline.end?.kind === 'error' ? timeline.end.message : 'not ready');
+  }
 }
 
 /** The hardware each simulator profile imitates (from its reference page), shown as simulated. */
