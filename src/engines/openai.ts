@@ -149,6 +149,11 @@ export function probeError(target: HttpTarget, code: ProbeError['code'], what: s
   return new ProbeError(redactTarget(`${said}. ${fix}`, target), code, redactTarget(said, target));
 }
 
+/** `: <the server's words>` of an error answer, cut short (an HTML page by its title), or '' for an empty body */
+function serverWords(res: HttpResult): string {
+  return res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
+}
+
 /**
  * Wait-for-ready check before anything else is asked: `GET /health` answered 502, 503 or 504 is a
  * server still starting (llama.cpp answers it "Loading model" while the models list may already
@@ -158,8 +163,7 @@ export function probeError(target: HttpTarget, code: ProbeError['code'], what: s
 export async function probeReadiness(target: HttpTarget, options?: HttpCallOptions): Promise<void> {
   const res = await tryCall(target, 'GET', '/health', undefined, options);
   if (res === undefined || !notReady(res.status)) return;
-  const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
-  throw probeError(target, 'not-ready', `the server is not ready: GET /health answered HTTP ${res.status}${said}`, NOT_READY_FIX);
+  throw probeError(target, 'not-ready', `the server is not ready: GET /health answered HTTP ${res.status}${serverWords(res)}`, NOT_READY_FIX);
 }
 
 /** How the configured model's source reads when `GET /v1/models` lists other ids only. */
@@ -185,13 +189,11 @@ export async function probeModels(target: HttpTarget, model?: string, options?: 
     throw probeError(target, 'unreachable', `could not reach the server (${msg})`, 'Check LLM_BENCH_URL (target.url in a suite file): scheme, host, port, and a gateway path prefix if there is one; and that the server is running.');
   }
   if (refusesKey(res.status)) {
-    // the server's own words (a wrong key, an expired one, a missing scope), cut short; never the key
-    const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
-    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${said}`, apiKeyFix(target.apiKey !== undefined, res.status));
+    // the server's own words (a wrong key, an expired one, a missing scope); never the key
+    throw probeError(target, 'unauthorized', `GET ${MODELS_PATH} was refused with HTTP ${res.status}${serverWords(res)}`, apiKeyFix(target.apiKey !== undefined, res.status));
   }
   if (notReady(res.status)) {
-    const said = res.text.trim() !== '' ? `: ${truncate(errorMessageFromBody(res.text), 200)}` : '';
-    throw probeError(target, 'not-ready', `the server is not ready: GET ${MODELS_PATH} answered HTTP ${res.status}${said}`, NOT_READY_FIX);
+    throw probeError(target, 'not-ready', `the server is not ready: GET ${MODELS_PATH} answered HTTP ${res.status}${serverWords(res)}`, NOT_READY_FIX);
   }
   const entries = isOk(res) ? parseModelsList(res.json) : [];
   let chosen: ModelEntry | undefined;
