@@ -43,6 +43,13 @@ async function linesOf<T>(run: () => Promise<T>): Promise<{ lines: string[]; res
 }
 afterEach(() => vi.restoreAllMocks());
 
+type Opened = Awaited<ReturnType<typeof openRun>>;
+/** the opened run of a settled openRun, which must have opened (the progress lines in the failure) */
+function openedOf(result: PromiseSettledResult<Opened>, lines: string[]): Opened {
+  expect(result.status, JSON.stringify(result) + lines.join('')).toBe('fulfilled');
+  return (result as PromiseFulfilledResult<Opened>).value;
+}
+
 const cfgFor = (url: string, env: Record<string, string> = {}, engine?: 'llamacpp') =>
   resolveSuite({ target: { url, ...(engine ? { engine } : {}) }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 1, maxOutputTokens: 8 } }, env);
 
@@ -128,8 +135,7 @@ describe('openRun against a server still loading its model', () => {
   test('detected: waits with progress lines, then detects llama.cpp and reads its slots (not the generic adapter)', { timeout: 30_000 }, async () => {
     const s = await sim({ wire: { loadingMs: 1_500 } });
     const { lines, result } = await linesOf(() => openRun(cfgFor(s.url)));
-    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
-    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    const opened = openedOf(result, lines);
     try {
       expect(opened.session.adapter.kind).toBe('llamacpp');
       expect(opened.detectionNote).toBeUndefined();
@@ -145,9 +151,8 @@ describe('openRun against a server still loading its model', () => {
 
   test('engine set by the user: the probe waits the same way', { timeout: 30_000 }, async () => {
     const s = await sim({ wire: { loadingMs: 1_000 } });
-    const { result } = await linesOf(() => openRun(cfgFor(s.url, {}, 'llamacpp')));
-    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
-    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    const { lines, result } = await linesOf(() => openRun(cfgFor(s.url, {}, 'llamacpp')));
+    const opened = openedOf(result, lines);
     try {
       expect(opened.session.facts.kvCapacityTokens?.value).toBeGreaterThan(0);
     } finally {
@@ -177,8 +182,7 @@ describe('builds that answer some paths before the rest', () => {
     const readyAt = performance.now() + 1_500;
     const url = await front(s.url, (_m, path) => (performance.now() < readyAt && path !== '/v1/models' ? LOADING : undefined));
     const { lines, result } = await linesOf(() => openRun(cfgFor(url)));
-    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
-    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    const opened = openedOf(result, lines);
     try {
       expect(opened.session.adapter.kind).toBe('llamacpp');
       expect(opened.detectionNote).toBeUndefined();
@@ -195,8 +199,7 @@ describe('builds that answer some paths before the rest', () => {
     const readyAt = performance.now() + 1_500;
     const url = await front(s.url, (_m, path) => (performance.now() < readyAt && path === '/props' ? LOADING : undefined));
     const { lines, result } = await linesOf(() => openRun(cfgFor(url, {}, 'llamacpp')));
-    expect(result.status, JSON.stringify(result)).toBe('fulfilled');
-    const opened = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value;
+    const opened = openedOf(result, lines);
     try {
       expect(opened.session.facts.kvCapacityTokens?.value).toBeGreaterThan(0);
       expect(lines.join('')).toContain(': the server is not ready: GET /props answered HTTP 503; trying again in');
@@ -210,8 +213,7 @@ test('a health check that stays 503 while the engine serves (a gateway routing /
   const s = await sim({});
   const url = await front(s.url, (_m, path) => (path === '/health' ? { status: 503, type: 'text/plain', body: 'upstream health: down' } : undefined));
   const { lines, result } = await linesOf(() => openRun(cfgFor(url, { LLM_BENCH_RETRY_S: '1' })));
-  expect(result.status, JSON.stringify(result)).toBe('fulfilled');
-  await (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value.close();
+  await openedOf(result, lines).close();
   expect(lines.join('')).toContain(': the server is not ready: GET /health answered HTTP 503: upstream health: down after 1 s; going on: the probes and the warm-up decide');
 });
 
@@ -225,8 +227,7 @@ describe('the warm-up', () => {
       return { status: 503, type: 'application/json', body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}' };
     });
     const { lines, result } = await linesOf(() => openRun(cfgFor(url, {}, 'llamacpp')));
-    expect(result.status, JSON.stringify(result) + lines.join('')).toBe('fulfilled');
-    await (result as PromiseFulfilledResult<Awaited<ReturnType<typeof openRun>>>).value.close();
+    await openedOf(result, lines).close();
     expect(refused).toBe(3);
     const text = lines.join('');
     expect(text).toContain('the server is not ready: warm-up request 1 answered HTTP 503: Loading model; trying again in');
