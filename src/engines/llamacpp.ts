@@ -343,6 +343,7 @@ export class LlamacppAdapter extends OpenAIAdapter {
     if (state) {
       out.running = state.busy;
       out.runningFrom = 'slots';
+      out.slotsTotal = state.total;
     }
     if (out.running === undefined && out.waiting === undefined && out.promptTokensTotal === undefined && out.decodeCallsTotal === undefined) return undefined;
     return out;

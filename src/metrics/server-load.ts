@@ -100,15 +100,37 @@ export interface QueueLoad {
   runningFrom?: RunningSource;
 }
 
+/**
+ * The running count of one `GET /slots` sample as Requests queued reads it: its busy slots while
+ * every slot is busy; with a slot idle, what the client had in flight (at most the slots), since no
+ * request waited for a slot then. llama.cpp's /slots has no waiting count, and a slot is busy only
+ * from when the server hands it the request: before that, the prompt's transfer, its template and
+ * its tokenization (a 32K prompt on the 2026 build here: the one slot idle 16–20 % of the time
+ * while the client had its one request in flight, 0.5–0.8 of it in 4–8 s windows' samples) would
+ * read as a queue. A sample without the slot count or the client's count reads its busy slots.
+ */
+export function slotsRunningForQueue(s: MetricsSample): number | undefined {
+  const busy = s.running;
+  if (busy === undefined || s.slotsTotal === undefined || s.clientInFlight === undefined || busy >= s.slotsTotal) return busy;
+  return Math.max(busy, Math.min(s.clientInFlight, s.slotsTotal));
+}
+
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
 export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
   const load = samplesLoad(samples);
   const out: QueueLoad = {};
-  if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
+  if (load.runningFrom === 'slots') {
+    const m = mean(samples.flatMap((s) => {
+      const r = slotsRunningForQueue(s);
+      return r !== undefined && Number.isFinite(r) ? [r] : [];
+    }));
+    if (m !== undefined) out.meanRunning = m;
+  } else if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
   if (load.runningFrom !== undefined) out.runningFrom = load.runningFrom;
   if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
-  // a mean of samples resolves one request in one sample; the decode counters' mean has no such step
-  if (load.runningFrom === 'samples') out.runningSamples = load.runningSamples;
+  // a mean of samples (the running metric's or /slots' busy slots) resolves one request in one
+  // sample; the decode counters' mean has no such step
+  if (load.runningFrom === 'samples' || load.runningFrom === 'slots') out.runningSamples = load.runningSamples;
   const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
   return out;

@@ -92,6 +92,8 @@ export interface MetricsSample {
   running?: number;
   /** where `running` came from when not the metrics endpoint's running gauge: llama.cpp's `GET /slots` */
   runningFrom?: 'slots';
+  /** with runningFrom 'slots': the slots `GET /slots` listed, busy or idle */
+  slotsTotal?: number;
   waiting?: number;
   /** 0..1 */
   kvUsage?: number;

@@ -4,7 +4,8 @@
  * `n_decode_total` / `n_busy_slots_per_decode`), or none at all (`'off'`, and `/slots` off: a
  * server started without `--metrics` or `--slots`). The statuses must not depend on the names:
  * 1 and 4 streams on 4 slots Valid, 8 streams Requests queued; the cell names where its running
- * figure came from (decode counters, requests_processing samples, client-side timelines), and the
+ * figure came from (decode counters, requests_processing samples, `/slots` busy slots sampled where
+ * the metrics are off, client-side timelines), and the
  * client's own running count agrees with the server's within 5 %.
  */
 import { afterAll, describe, expect, test } from 'vitest';
@@ -110,6 +111,21 @@ describe('llama.cpp metric names: b4748 and today\'s give the same statuses', ()
       const client = x.figures.clientRunningRequests!;
       console.log(`llama.cpp b4748 0/${c}: server running ${fmt(server)} (${x.figures.runningFrom}), client-side running ${fmt(client)}`);
       expect(Math.abs(client - server) / server).toBeLessThan(0.05);
+    });
+  }
+});
+
+describe('llama.cpp started without --metrics (its /slots on, as today\'s builds have it by default): the busy slots sampled', () => {
+  for (const c of LEVELS) {
+    test(`0/${c} on ${SLOTS} slots is ${expected(c)[0]} from GET /slots`, async () => {
+      const x = await cell('off', c, true);
+      expect(x.figures.runningFrom).toBe('slots');
+      // each sample carries the slots it counted, so a sample with one idle is read as no queue
+      expect(x.raw.samples.every((s) => s.runningFrom === 'slots' && s.slotsTotal === SLOTS)).toBe(true);
+      const verdict = accuracyStatuses(x, c);
+      expect(verdict.statuses, JSON.stringify({ active: x.figures.serverActiveRequests, queued: verdict.evidence.queued })).toEqual(expected(c));
+      if (c > SLOTS) expect(verdict.evidence.queued).toMatchObject({ concurrency: c, meanRunning: SLOTS });
+      if (c > SLOTS) expect(verdict.evidence.queued?.source).toBeUndefined();
     });
   }
 });

@@ -2,6 +2,7 @@ import { describe, expect, it, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 import type { MetricsSample } from '../../src/shapes/engine.js';
 import { cellStatuses, decodeTurnover, queuedRunningBound, overCapacity, timingErrorEstimateMs, type CellStatusInput } from '../../src/judge/status.js';
+import { slotsRunningForQueue } from '../../src/metrics/server-load.js';
 
 type Figs = CellStatusInput['figures'];
 const okFigures: Figs = { failedRequests: 0, serverActiveRequests: 8, clientActiveRequests: 8, maxWaitingRequests: 0, activeRequestsDisagree: false };
@@ -149,11 +150,41 @@ describe('queuedRunningBound: one request missing in one sample never decides al
     expect(at1([1, 1, 1, 1, 0, 1, 1, 1])).toBe('valid');
     expect(at1([1, 1, 0, 1, 0, 1, 1, 1])).toBe('requests-queued');
   });
+  it("holds for llama.cpp's /slots busy slots, sampled where its metrics are off (the 2026 build at 32K/1: 4 samples in a 4 s window, one in a hand-over)", () => {
+    const slots = (running: number[]): MetricsSample[] => samples(running).map((s) => ({ ...s, runningFrom: 'slots' as const }));
+    const at = (running: number[]) => cellStatuses(input({ concurrency: 1, samples: slots(running) }));
+    expect(at([1, 0, 1, 1]).status).toBe('valid');
+    expect(at([1, 0, 1, 0]).evidence.queued).toMatchObject({ concurrency: 1, meanRunning: 0.5 });
+    // 30 samples: METHOD.md's 0.95 × C again, 2 of 30 in a hand-over is 0.933 and queued
+    expect(at(Array.from({ length: 30 }, (_, i) => (i % 15 === 0 ? 0 : 1))).status).toBe('requests-queued');
+  });
   it('is METHOD.md\'s 0.95 × offered when that is lower (30 samples, or C ≥ 1 / (0.05 × samples))', () => {
     expect(queuedRunningBound(8, 30)).toBe(0.95 * 8);
     expect(queuedRunningBound(1, 30)).toBe(0.95);
     expect(queuedRunningBound(8, undefined)).toBe(0.95 * 8);
     expect(queuedRunningBound(2, 8)).toBe(1.875);
+  });
+});
+
+describe("llama.cpp's /slots: a sample with an idle slot shows no request waiting for one", () => {
+  // busy slots of 4 (or of 1) with what the client had in flight at each sample
+  const slots = (total: number, inFlight: number, busy: number[]): MetricsSample[] =>
+    busy.map((b, i) => ({ atMs: i * 1000, running: b, runningFrom: 'slots' as const, slotsTotal: total, clientInFlight: inFlight }));
+  const at = (concurrency: number, samples: MetricsSample[]) => cellStatuses(input({ concurrency, samples }));
+  it('one stream on 4 slots whose samples met its prompt before a slot took it (the 2026 build at 32K/1: 0.5 busy) is Valid', () => {
+    expect(slotsRunningForQueue(slots(4, 1, [0])[0]!)).toBe(1);
+    expect(at(1, slots(4, 1, [1, 0, 0, 1])).status).toBe('valid');
+    // 4 streams on 4 slots, a slot handed over at most samples: no slot was ever short of a request
+    expect(at(4, slots(4, 4, [3, 3, 4, 3, 3, 3, 4, 3])).status).toBe('valid');
+  });
+  it('more streams than slots is Requests queued, the idle slot of a hand-over read as the slots, not the streams', () => {
+    expect(at(8, slots(4, 8, [4, 4, 3, 4])).evidence.queued).toMatchObject({ concurrency: 8, meanRunning: 4 });
+    expect(at(2, slots(1, 2, [1, 0, 1, 1])).evidence.queued).toMatchObject({ concurrency: 2, meanRunning: 1 });
+  });
+  it('reads the busy slots where it lacks the slot count or the client\'s count (as before)', () => {
+    const bare = slots(4, 1, [1, 0, 0, 1]).map(({ slotsTotal: _t, ...s }) => s);
+    expect(at(1, bare).evidence.queued).toMatchObject({ meanRunning: 0.5 });
+    expect(slotsRunningForQueue({ atMs: 0, running: 0, runningFrom: 'slots', slotsTotal: 4 })).toBe(0);
   });
 });
 
