@@ -190,7 +190,9 @@ export interface CellStatusResult {
  * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the
  *   mean of running < queuedRunningBound: 0.95 × min(C, mean of the client's in-flight count at the
  *   sample times), or that minus one request in one sample when that is lower; with llama.cpp's
- *   decode counters, less each request's turnover too (decodeTurnover);
+ *   decode counters, less each request's turnover too (decodeTurnover); with its `/slots` busy
+ *   slots, a sample with a slot idle reads what the client had in flight, up to the slots
+ *   (metrics/server-load.ts slotsRunningForQueue);
  * - requests-queued, from the client's own timelines when the server exposes neither running nor
  *   waiting (evidence source 'client'; metrics/client-load.ts): the most requests running at
  *   once (peakRunning, held for 0.5 % of the window) is below C, and the running count stayed at
@@ -248,7 +250,8 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples, runningFrom } = input.samples
     ? queueLoad(input.samples)
     : // without the samples: the figures' server mean, except a decode-counter one (a mean over the window, not the per-call count the rule reads)
-      { meanRunning: figures.runningFrom === 'decode-counters' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined, runningFrom: undefined };
+      // and a /slots one (raw busy slots, not the sample-by-sample reading the rule takes)
+      { meanRunning: figures.runningFrom === 'decode-counters' || figures.runningFrom === 'slots' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined, runningFrom: undefined };
   if (meanRunning !== undefined || maxWaiting !== undefined) {
     const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;
     // Compared with what the client actually had in flight at the sample times (at most C): a worker

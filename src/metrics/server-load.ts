@@ -13,7 +13,8 @@ import { mean } from './stats.js';
  * - 'samples': the mean of the server's running-requests metric over the samples (vLLM
  *   `num_requests_running`, SGLang `num_running_reqs`, llama.cpp `requests_processing`, …);
  * - 'slots': the mean of the busy slots that llama.cpp's `GET /slots` listed at each sample (its
- *   metrics have no running figure, or are off);
+ *   metrics have no running figure, or are off); Requests queued reads each sample with a slot idle
+ *   as what the client had in flight, up to the slots (queueLoad, slotsRunningForQueue);
  * - 'client': no server figure at all; the client's own timelines (clientLoad) decide.
  */
 export type RunningSource = 'decode-counters' | 'samples' | 'slots' | 'client';
@@ -90,11 +91,16 @@ export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
 
 /** The window's server load as the Requests-queued rule reads it (src/judge/status.ts). */
 export interface QueueLoad {
+  /** the mean running count the rule reads: samplesLoad's, except a 'slots' mean, read sample by sample by slotsRunningForQueue */
   meanRunning?: number;
   maxWaiting?: number;
   /** mean of the client's in-flight count at the sample times */
   meanClientInFlight?: number;
-  /** samples a 'samples' or 'slots' mean was taken over (its resolution); absent for the decode counters' mean */
+  /**
+   * samples a 'samples' mean was taken over (its resolution), or a 'slots' one where a sample read its
+   * raw busy slots (no slot count or client count: slotsRunningForQueue); absent for the decode
+   * counters' mean and for a 'slots' mean read by slotsRunningForQueue throughout
+   */
   runningSamples?: number;
   /** where meanRunning came from (the decode counters' mean also counts each request's hand-over: status.ts decodeTurnover) */
   runningFrom?: RunningSource;
@@ -102,8 +108,8 @@ export interface QueueLoad {
 
 /**
  * The running count of one `GET /slots` sample as Requests queued reads it: its busy slots while
- * every slot is busy; with a slot idle, what the client had in flight (at most the slots), since no
- * request waited for a slot then. llama.cpp's /slots has no waiting count, and a slot is busy only
+ * every slot is busy; with a slot idle, the larger of its busy slots and what the client had in
+ * flight (at most the slots), since no request waited for a slot then. llama.cpp's /slots has no waiting count, and a slot is busy only
  * from when the server hands it the request: before that, the prompt's transfer, its template and
  * its tokenization (a 32K prompt on the 2026 build here: the one slot idle 16–20 % of the time
  * while the client had its one request in flight, 0.5–0.8 of it in 4–8 s windows' samples) would
@@ -111,9 +117,12 @@ export interface QueueLoad {
  */
 export function slotsRunningForQueue(s: MetricsSample): number | undefined {
   const busy = s.running;
-  if (busy === undefined || s.slotsTotal === undefined || s.clientInFlight === undefined || busy >= s.slotsTotal) return busy;
-  return Math.max(busy, Math.min(s.clientInFlight, s.slotsTotal));
+  if (busy === undefined || !slotsReadable(s) || busy >= s.slotsTotal!) return busy;
+  return Math.max(busy, Math.min(s.clientInFlight!, s.slotsTotal!));
 }
+
+/** a /slots sample slotsRunningForQueue can read: it carries the slot count and the client's count */
+const slotsReadable = (s: MetricsSample): boolean => s.slotsTotal !== undefined && s.clientInFlight !== undefined;
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
 export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
@@ -128,9 +137,13 @@ export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
   } else if (load.meanRunning !== undefined) out.meanRunning = load.meanRunning;
   if (load.runningFrom !== undefined) out.runningFrom = load.runningFrom;
   if (load.maxWaiting !== undefined) out.maxWaiting = load.maxWaiting;
-  // a mean of samples (the running metric's or /slots' busy slots) resolves one request in one
-  // sample; the decode counters' mean has no such step
-  if (load.runningFrom === 'samples' || load.runningFrom === 'slots') out.runningSamples = load.runningSamples;
+  // A mean of sampled running counts resolves one request in one sample: a sample in a hand-over
+  // reads one short. The decode counters' mean has no such step, and a /slots sample read by
+  // slotsRunningForQueue counts a hand-over's idle slot already: there the allowance would only let
+  // C = slots + 1 pass on a window of one sample. It stays for /slots samples read raw.
+  if (load.runningFrom === 'samples' || (load.runningFrom === 'slots' && !samples.every((s) => s.running === undefined || slotsReadable(s)))) {
+    out.runningSamples = load.runningSamples;
+  }
   const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
   return out;

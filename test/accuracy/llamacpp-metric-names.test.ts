@@ -5,8 +5,10 @@
  * server started without `--metrics` or `--slots`). The statuses must not depend on the names:
  * 1 and 4 streams on 4 slots Valid, 8 streams Requests queued; the cell names where its running
  * figure came from (decode counters, requests_processing samples, `/slots` busy slots sampled where
- * the metrics are off, client-side timelines), and the
- * client's own running count agrees with the server's within 5 %.
+ * the metrics are off, client-side timelines), and the client's own running count agrees with the
+ * server's within 5 %. (The simulator's slot is busy from the request's arrival: the /slots cells
+ * check the plumbing and that more streams than slots stay queued; the long prompt's way to its
+ * slot on a real server is in test/judge/status.test.ts and docs/running.md.)
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import type { SimHandle } from '../../src/sim/index.js';

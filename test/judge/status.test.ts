@@ -150,7 +150,7 @@ describe('queuedRunningBound: one request missing in one sample never decides al
     expect(at1([1, 1, 1, 1, 0, 1, 1, 1])).toBe('valid');
     expect(at1([1, 1, 0, 1, 0, 1, 1, 1])).toBe('requests-queued');
   });
-  it("holds for llama.cpp's /slots busy slots, sampled where its metrics are off (the 2026 build at 32K/1: 4 samples in a 4 s window, one in a hand-over)", () => {
+  it("holds for llama.cpp's /slots busy slots read raw (samples without their slot count): 4 samples, one in a hand-over", () => {
     const slots = (running: number[]): MetricsSample[] => samples(running).map((s) => ({ ...s, runningFrom: 'slots' as const }));
     const at = (running: number[]) => cellStatuses(input({ concurrency: 1, samples: slots(running) }));
     expect(at([1, 0, 1, 1]).status).toBe('valid');
@@ -180,6 +180,10 @@ describe("llama.cpp's /slots: a sample with an idle slot shows no request waitin
   it('more streams than slots is Requests queued, the idle slot of a hand-over read as the slots, not the streams', () => {
     expect(at(8, slots(4, 8, [4, 4, 3, 4])).evidence.queued).toMatchObject({ concurrency: 8, meanRunning: 4 });
     expect(at(2, slots(1, 2, [1, 0, 1, 1])).evidence.queued).toMatchObject({ concurrency: 2, meanRunning: 1 });
+    // one stream over the slots, on a window of one sample: no one-request allowance on top (it
+    // would read 4 of 5 as within 5 − 1/1)
+    expect(at(5, slots(4, 5, [4])).status).toBe('requests-queued');
+    expect(at(2, slots(1, 2, [0])).status).toBe('requests-queued');
   });
   it('reads the busy slots where it lacks the slot count or the client\'s count (as before)', () => {
     const bare = slots(4, 1, [1, 0, 0, 1]).map(({ slotsTotal: _t, ...s }) => s);
