@@ -84,6 +84,13 @@ const timingTests = [
  */
 const testEnv = { LLM_BENCH_CLIENT_LIMIT_MS: '50' };
 
+/** A project whose files mostly wait (waitTests, flowTests): two at a time, in its turn (groupOrder). */
+function twoFilesAtATime(name: string, include: string[], groupOrder: number) {
+  return {
+    test: { name, env: testEnv, include, benchmark: { include: [] }, maxWorkers: 2, sequence: { groupOrder }, testTimeout: 300_000, hookTimeout: 60_000 },
+  };
+}
+
 export default defineConfig({
   test: {
     // Vitest's default reporter, the speed-matrix reporter (page, JSON, -u), and with
@@ -119,32 +126,9 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      {
-        test: {
-          // waitTests, two files at a time (see there), after the timing files
-          name: 'waits',
-          env: testEnv,
-          include: waitTests,
-          benchmark: { include: [] },
-          maxWorkers: 2,
-          sequence: { groupOrder: 2 },
-          testTimeout: 300_000,
-          hookTimeout: 60_000,
-        },
-      },
-      {
-        test: {
-          // flowTests, two files at a time (see there), after the timing and waits files
-          name: 'flows',
-          env: testEnv,
-          include: flowTests,
-          benchmark: { include: [] },
-          maxWorkers: 2,
-          sequence: { groupOrder: 3 },
-          testTimeout: 300_000,
-          hookTimeout: 60_000,
-        },
-      },
+      // waitTests, then flowTests, two files at a time (see there), after the timing files
+      twoFilesAtATime('waits', waitTests, 2),
+      twoFilesAtATime('flows', flowTests, 3),
       {
         test: {
           // The tool against a real server (LLM_BENCH_REAL_URL); without one it says why it skipped.

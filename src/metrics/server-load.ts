@@ -109,20 +109,23 @@ export interface QueueLoad {
 /**
  * The running count of one `GET /slots` sample as Requests queued reads it: its busy slots while
  * every slot is busy; with a slot idle, the larger of its busy slots and what the client had in
- * flight (at most the slots), since no request waited for a slot then. llama.cpp's /slots has no waiting count, and a slot is busy only
- * from when the server hands it the request: before that, the prompt's transfer, its template and
- * its tokenization (a 32K prompt on the 2026 build here: the one slot idle 16–20 % of the time
- * while the client had its one request in flight, 0.5–0.8 of it in 4–8 s windows' samples) would
- * read as a queue. A sample without the slot count or the client's count reads its busy slots.
+ * flight (at most the slots), since no request waited for a slot then. llama.cpp's /slots has no
+ * waiting count, and a slot is busy only from when the server hands it the request: before that,
+ * the prompt's transfer, its template and its tokenization (a 32K prompt on the 2026 build here:
+ * the one slot idle 16–20 % of the time while the client had its one request in flight, 0.5–0.8
+ * of it in 4–8 s windows' samples) would read as a queue. A sample without the slot count or the
+ * client's count reads its busy slots.
  */
 export function slotsRunningForQueue(s: MetricsSample): number | undefined {
   const busy = s.running;
-  if (busy === undefined || !slotsReadable(s) || busy >= s.slotsTotal!) return busy;
-  return Math.max(busy, Math.min(s.clientInFlight!, s.slotsTotal!));
+  if (busy === undefined || !slotsReadable(s) || busy >= s.slotsTotal) return busy;
+  return Math.max(busy, Math.min(s.clientInFlight, s.slotsTotal));
 }
 
 /** a /slots sample slotsRunningForQueue can read: it carries the slot count and the client's count */
-const slotsReadable = (s: MetricsSample): boolean => s.slotsTotal !== undefined && s.clientInFlight !== undefined;
+function slotsReadable(s: MetricsSample): s is MetricsSample & { slotsTotal: number; clientInFlight: number } {
+  return s.slotsTotal !== undefined && s.clientInFlight !== undefined;
+}
 
 /** mean running and max waiting over samples (fields missing in every sample: undefined) */
 export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
