@@ -13,8 +13,9 @@ import { mean } from './stats.js';
  * - 'samples': the mean of the server's running-requests metric over the samples (vLLM
  *   `num_requests_running`, SGLang `num_running_reqs`, llama.cpp `requests_processing`, …);
  * - 'slots': the mean of the busy slots that llama.cpp's `GET /slots` listed at each sample (its
- *   metrics have no running figure, or are off); Requests queued reads each sample with a slot idle
- *   as what the client had in flight, up to the slots (queueLoad, slotsRunningForQueue);
+ *   metrics have no running figure, or are off), every slot where the client had more in flight
+ *   than the slots (slotsRunning); Requests queued reads each sample with a slot idle as what the
+ *   client had in flight, up to the slots (queueLoad, slotsRunningForQueue);
  * - 'client': no server figure at all; the client's own timelines (clientLoad) decide.
  */
 export type RunningSource = 'decode-counters' | 'samples' | 'slots' | 'client';
@@ -60,7 +61,8 @@ export function decodeCounterRunning(first: MetricsSample, last: MetricsSample):
 /**
  * The server load over metrics samples: mean running from the decode counters of the first and
  * last sample where they exist (decodeCounterRunning), else the mean of the finite `running`
- * values ('slots' when every one of them came from `/slots`, else 'samples'); max of the finite
+ * values, a `/slots` sample's as slotsRunning reads it ('slots' when every one of them came from
+ * `/slots`, else 'samples'); max of the finite
  * `waiting` values; undefined where no sample has the field (a figure the server does not expose
  * is unknown, never 0).
  */
@@ -71,7 +73,7 @@ export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
   const counted: MetricsSample[] = [];
   for (const s of samples) {
     if (s.running !== undefined && Number.isFinite(s.running)) {
-      running.push(s.running);
+      running.push(s.runningFrom === 'slots' ? slotsRunning(s)! : s.running);
       if (s.runningFrom === 'slots') fromSlots++;
     }
     if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
@@ -104,6 +106,24 @@ export interface QueueLoad {
   runningSamples?: number;
   /** where meanRunning came from (the decode counters' mean also counts each request's hand-over: status.ts decodeTurnover) */
   runningFrom?: RunningSource;
+}
+
+/**
+ * The running count of one `GET /slots` sample as Average active requests reads it: its busy
+ * slots, except where the client had more requests in flight than the server has slots: then every
+ * slot. llama.cpp defers a request only when no slot is free and hands a freed slot the deferred
+ * one on its next loop turn, so a slot idle there is a hand-over; and those are the moments such
+ * a scrape is served: its HTTP server serves each connection on one of max(slots + 2, cores − 1)
+ * threads, closes a stream's connection when the stream ends, and a scrape that found every thread
+ * taken waits for one (a real b4748 with 4 slots at 0/8, 2 cores: scrapes took 66–301 ms against
+ * 2–12 ms at 0/3 and read 0–4 busy, 2.25 on average, while a keep-alive poller at 40 Hz saw 3.85).
+ * With the client's in-flight count at or under the slots the sample is read as it is. A sample
+ * without the slot count or the client's count reads its busy slots.
+ */
+export function slotsRunning(s: MetricsSample): number | undefined {
+  const busy = s.running;
+  if (busy === undefined || !slotsReadable(s) || s.clientInFlight <= s.slotsTotal) return busy;
+  return Math.max(busy, s.slotsTotal);
 }
 
 /**

@@ -287,6 +287,38 @@ describe('decodeCounterRunning and samplesLoad (llama.cpp decode counters)', () 
   });
 });
 
+describe("samplesLoad over llama.cpp's GET /slots (its metrics off): slotsRunning", () => {
+  const slots = (running: number, clientInFlight: number, slotsTotal = 4): MetricsSample => ({ atMs: 0, running, runningFrom: 'slots', slotsTotal, clientInFlight });
+
+  it('more streams than slots: every slot read busy, however few a scrape saw (it waits for an HTTP thread, served at a hand-over)', () => {
+    // a real llama.cpp b4748, 4 slots, 0/8, 2 cores: the busy slots its six in-cell scrapes read,
+    // while a keep-alive poller at 40 Hz saw 3.85 on average
+    const load = samplesLoad([0, 2, 4, 2, 2, 2].map((busy) => slots(busy, 8)));
+    expect(load).toEqual({ meanRunning: 4, runningFrom: 'slots', runningSamples: 6 });
+  });
+
+  it('streams at or under the slots: the busy slots as sampled', () => {
+    // 0/4 on 4 slots: a scrape finds a free HTTP thread, and a hand-over it lands in is real idle time
+    expect(samplesLoad([4, 3, 4, 4].map((busy) => slots(busy, 4))).meanRunning).toBe(3.75);
+    expect(samplesLoad([3, 2, 3].map((busy) => slots(busy, 3))).meanRunning).toBeCloseTo(8 / 3, 9);
+  });
+
+  it('a sample without its slot count or the client count reads its busy slots', () => {
+    const bare: MetricsSample = { atMs: 0, running: 2, runningFrom: 'slots' };
+    expect(samplesLoad([bare, { ...bare, clientInFlight: 8 }, { ...bare, slotsTotal: 4 }]).meanRunning).toBe(2);
+  });
+
+  it('Average active requests takes that reading, and the ⚠ still shows the client had more in flight', () => {
+    const A = tl('a', 0, [[10, 1], [990, 1]], { end: { kind: 'done', atMs: 1000 } });
+    const eight = Array.from({ length: 8 }, (_, i) => ({ ...A, id: `r${i}` }));
+    const f = computeCellFigures({ timelines: eight, windowStartMs: 0, windowEndMs: 1000, metricsSamples: [0, 2, 4, 2].map((busy, i) => ({ ...slots(busy, 8), atMs: 100 + i * 250 })) });
+    expect(f.averageActiveRequests).toBe(4);
+    expect(f.averageActiveRequestsSource).toBe('server');
+    expect(f.runningFrom).toBe('slots');
+    expect(f.activeRequestsDisagree).toBe(true);
+  });
+});
+
 describe('active requests from decode counters against the client (a count per decode call sees no idle time)', () => {
   const sample = (atMs: number, decodes: number, busySum: number): MetricsSample => ({ atMs, decodeCallsTotal: decodes, busySlotsPerDecode: Number((busySum / decodes).toPrecision(6)) });
   // window 0–1000: one request in flight 0–250 and 500–750 (a think time between): 0.5 in flight
