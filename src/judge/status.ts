@@ -250,7 +250,7 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   const { meanRunning, maxWaiting, meanClientInFlight, runningSamples, runningFrom } = input.samples
     ? queueLoad(input.samples)
     : // without the samples: the figures' server mean, except a decode-counter one (a mean over the window, not the per-call count the rule reads)
-      // and a /slots one (raw busy slots, not the sample-by-sample reading the rule takes)
+      // and a /slots one (slotsRunning's reading, not slotsRunningForQueue's, which the rule takes)
       { meanRunning: figures.runningFrom === 'decode-counters' || figures.runningFrom === 'slots' ? undefined : figures.serverActiveRequests, maxWaiting: figures.maxWaitingRequests, meanClientInFlight: undefined, runningSamples: undefined, runningFrom: undefined };
   if (meanRunning !== undefined || maxWaiting !== undefined) {
     const waitingSeen = maxWaiting !== undefined && maxWaiting > 0;

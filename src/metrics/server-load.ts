@@ -73,7 +73,7 @@ export function samplesLoad(samples: readonly MetricsSample[]): SamplesLoad {
   const counted: MetricsSample[] = [];
   for (const s of samples) {
     if (s.running !== undefined && Number.isFinite(s.running)) {
-      running.push(s.runningFrom === 'slots' ? slotsRunning(s)! : s.running);
+      running.push(s.runningFrom === 'slots' ? (slotsRunning(s) ?? s.running) : s.running);
       if (s.runningFrom === 'slots') fromSlots++;
     }
     if (s.waiting !== undefined && Number.isFinite(s.waiting)) maxWaiting = maxWaiting === undefined ? s.waiting : Math.max(maxWaiting, s.waiting);
@@ -117,8 +117,9 @@ export interface QueueLoad {
  * threads, closes a stream's connection when the stream ends, and a scrape that found every thread
  * taken waits for one (a real b4748 with 4 slots at 0/8, 2 cores: scrapes took 66–301 ms against
  * 2–12 ms at 0/3 and read 0–4 busy, 2.25 on average, while a keep-alive poller at 40 Hz saw 3.85).
- * With the client's in-flight count at or under the slots the sample is read as it is. A sample
- * without the slot count or the client's count reads its busy slots.
+ * It reads the hand-over's own idle time (one loop turn) as busy: 4.00 there. With the client's
+ * in-flight count at or under the slots the sample is read as it is. A sample without the slot
+ * count or the client's count reads its busy slots.
  */
 export function slotsRunning(s: MetricsSample): number | undefined {
   const busy = s.running;

@@ -891,7 +891,7 @@ export interface CellFigures {
   timeBetweenTokensMs?: Distribution;
   ttftMs?: Distribution;
   /**
-   * mean of the server's running-requests metric inside the window; from llama.cpp's decode counters (runningFrom decode-counters), its busy slots per decode call times the share of the window in which the client had a request in flight (a count per decode call sees no idle time)
+   * mean of the server's running-requests metric inside the window; from llama.cpp's decode counters (runningFrom decode-counters), its busy slots per decode call times the share of the window in which the client had a request in flight (a count per decode call sees no idle time); from llama.cpp's GET /slots (runningFrom slots), its busy slots sampled, every slot in a sample taken while the client had more requests in flight than the slots
    */
   serverActiveRequests?: number;
   /**
@@ -912,7 +912,7 @@ export interface CellFigures {
    */
   maxWaitingRequests?: number;
   /**
-   * where the running figure that Requests queued is judged on came from: decode-counters (llama.cpp n_decode_total × n_busy_slots_per_decode), samples (the server's running-requests metric, sampled), slots (llama.cpp GET /slots busy slots, sampled), client (the server exposes no running or waiting figure: the client's own timelines); absent when the server has a waiting figure only
+   * where the running figure that Requests queued is judged on came from: decode-counters (llama.cpp n_decode_total × n_busy_slots_per_decode), samples (the server's running-requests metric, sampled), slots (llama.cpp GET /slots busy slots, sampled; for Requests queued a sample with a slot idle reads what the client had in flight, up to the slots), client (the server exposes no running or waiting figure: the client's own timelines); absent when the server has a waiting figure only
    */
   runningFrom?: 'decode-counters' | 'samples' | 'slots' | 'client';
   /**

@@ -303,6 +303,15 @@ describe("samplesLoad over llama.cpp's GET /slots (its metrics off): slotsRunnin
     expect(samplesLoad([3, 2, 3].map((busy) => slots(busy, 3))).meanRunning).toBeCloseTo(8 / 3, 9);
   });
 
+  it('one stream over the slots is over them: every slot', () => {
+    expect(samplesLoad([3, 4, 2].map((busy) => slots(busy, 5))).meanRunning).toBe(4);
+  });
+
+  it("only /slots samples: a running metric's sample is read as it is, whatever the client had in flight", () => {
+    const metric: MetricsSample = { atMs: 0, running: 2, slotsTotal: 4, clientInFlight: 8 };
+    expect(samplesLoad([metric, { ...metric, running: 3 }])).toEqual({ meanRunning: 2.5, runningFrom: 'samples', runningSamples: 2 });
+  });
+
   it('a sample without its slot count or the client count reads its busy slots', () => {
     const bare: MetricsSample = { atMs: 0, running: 2, runningFrom: 'slots' };
     expect(samplesLoad([bare, { ...bare, clientInFlight: 8 }, { ...bare, slotsTotal: 4 }]).meanRunning).toBe(2);
