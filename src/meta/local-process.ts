@@ -45,12 +45,14 @@ export function pickEnviron(environ: string, names: readonly string[]): Record<s
   return out;
 }
 
-async function find(port: number, program: RegExp, envNames: readonly string[]): Promise<ListeningProcess | undefined> {
+/** `expired.value` set: the caller has answered (its time limit), and the scan stops at its next process */
+async function find(port: number, program: RegExp, envNames: readonly string[], expired: { value: boolean }): Promise<ListeningProcess | undefined> {
   const tables = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((p) => readFile(p, 'utf8').catch(() => '')));
   const inodes = new Set(tables.flatMap((t) => listeningInodes(t, port)).map((i) => `socket:[${i}]`));
   if (inodes.size === 0) return undefined;
   const found: ListeningProcess[] = [];
   for (const pid of (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d))) {
+    if (expired.value) return undefined;
     // the program's name first: only its file descriptors are read
     const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
     if (argv.at(-1) === '') argv.pop();
@@ -74,10 +76,13 @@ async function find(port: number, program: RegExp, envNames: readonly string[]):
 export async function listeningProcess(port: number, o: { program: RegExp; env?: readonly string[]; timeoutMs?: number }): Promise<ListeningProcess | undefined> {
   if (process.platform !== 'linux') return undefined;
   let timer: NodeJS.Timeout | undefined;
+  const expired = { value: false };
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), o.timeoutMs ?? 2_000)));
   try {
-    return await Promise.race([find(port, o.program, o.env ?? []).catch(() => undefined), timeout]);
+    return await Promise.race([find(port, o.program, o.env ?? [], expired).catch(() => undefined), timeout]);
   } finally {
+    // an answer given: a scan still going stops at its next process instead of running on unread
+    expired.value = true;
     clearTimeout(timer);
   }
 }
