@@ -226,8 +226,8 @@ export function cellAbortOf(outer?: AbortSignal): { controller: AbortController;
 
 /**
  * The server's metrics scraped every `intervalMs` from `fromMs` until `untilMs` (monoMs), each
- * sample with the client's in-flight count at that moment; ends after the scrape in progress when
- * `stopped()` or the signal says so.
+ * sample with the client's in-flight count at that moment; a scrape answered after `untilMs` is
+ * not kept. Ends after the scrape in progress when `stopped()` or the signal says so.
  */
 export async function sampleMetrics(
   session: LoadSession,
@@ -242,7 +242,10 @@ export async function sampleMetrics(
     const before = o.inFlight();
     const s = await scrapeMetrics(session);
     const clientInFlight = Math.min(before, o.inFlight());
-    if (s && s.atMs <= o.untilMs) samples.push({ ...s, clientInFlight });
+    // a scrape answered after the window may have read a server the load had already left (its
+    // workers stop at the window's end): a scrape that waited for one of llama.cpp's HTTP threads,
+    // sent before the end and answered after it, read 0 running with 0 in flight
+    if (s && monoMs() <= o.untilMs) samples.push({ ...s, clientInFlight });
     next += o.intervalMs;
     await sleep(Math.min(next, o.untilMs) - monoMs(), o.signal);
   }
