@@ -30,6 +30,8 @@ export class EngineRequest {
   /** monoMs when the request reaches the waiting queue (after overhead and tokenization) */
   readyAtMs = 0;
   admittedMs: number | undefined;
+  /** admitted at this time into a slot that a request finishing at the same instant freed (a hand-over; handingOver) */
+  handedOverMs: number | undefined;
   lease: KvLease | undefined;
   /** its llama.cpp slot while it runs (slot-cache.ts), when the engine keeps one prompt a slot */
   slot: number | undefined;
@@ -98,6 +100,10 @@ export class SimEngine {
   /** batch and KV tokens of the step in progress (for /_sim/state) */
   lastBatch = 0;
   lastStepMs = 0;
+  /** when the last step was planned, and when requests last finished and how many then (hand-overs) */
+  private lastPlanMs = -1;
+  private freedAtMs = -1;
+  private freedCount = 0;
 
   constructor(readonly profile: SimProfile) {
     this.kv = new KvCache(profile.kvCapacityTokens, profile.blockSize);
@@ -118,6 +124,15 @@ export class SimEngine {
   get kvCapacityTokens(): number {
     return this.kv.totalBlocks * this.kv.blockSize;
   }
+  /**
+   * The request was admitted into a place freed at that same instant, and no step has been planned
+   * since: llama.cpp answers `/slots` at the start of its next loop turn before the request that turn
+   * hands the freed slot to, so its slot reads idle until then (routes-llamacpp.ts).
+   */
+  handingOver(r: EngineRequest): boolean {
+    return r.handedOverMs !== undefined && r.handedOverMs === this.lastPlanMs;
+  }
+
   /** requests queued: arrived (in the frontend) or waiting for admission */
   get waitingCount(): number {
     return this.waiting.length + this.arriving.length;
@@ -184,6 +199,11 @@ export class SimEngine {
         if (finish) {
           r.finished = true;
           finishedAny = true;
+          if (this.freedAtMs !== nowMs) {
+            this.freedAtMs = nowMs;
+            this.freedCount = 0;
+          }
+          this.freedCount++;
           this.counters.requestsFinishedTotal++;
           this.releaseHeld(r);
         }
@@ -211,7 +231,9 @@ export class SimEngine {
       while (k < this.arriving.length && (this.arriving[k] as EngineRequest).readyAtMs <= nowMs) k++;
       if (k > 0) for (const r of this.arriving.splice(0, k)) this.waiting.push(r);
     }
-    // admission, FIFO
+    // admission, FIFO; the first as many as finished at this instant take over their places
+    this.lastPlanMs = nowMs;
+    let handOvers = this.freedAtMs === nowMs ? this.freedCount : 0;
     while (this.waiting.length > 0 && this.running.length < p.maxRunningRequests) {
       const r = this.waiting[0] as EngineRequest;
       const lease = this.kv.tryAdmit(r.prompt, r.maxTokens);
@@ -227,6 +249,8 @@ export class SimEngine {
       r.prefillDone = r.cachedTokens;
       r.prefillTarget = r.prompt.tokens;
       r.admittedMs = nowMs;
+      r.handedOverMs = handOvers > 0 ? nowMs : undefined;
+      if (handOvers > 0) handOvers--;
       this.counters.promptTokensTotal += r.prompt.tokens;
       this.counters.prefixQueriesTokensTotal += r.prompt.tokens;
       this.counters.prefixHitsTokensTotal += r.cachedTokens;

@@ -47,7 +47,8 @@ export function llamacppRoutes(ctx: SimContext): Routes {
             throw new RequestError(501, 'This server does not support slots endpoint. Start it with `--slots`', null, 'NotSupportedError');
           }
         : ({ res, query }) => {
-            const running = engine.running;
+            // a request handed a slot freed at this turn's start reads idle until the next turn (SimEngine.handingOver)
+            const running = engine.running.filter((r) => !engine.handingOver(r));
             const out = [];
             for (let id = 0; id < slots; id++) out.push(slotJson(ctx, id, running[id]));
             if (query.get('fail_on_no_slot') === '1' && out.every((s) => s.is_processing)) {

@@ -7,7 +7,7 @@
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { monoMs } from '../clock.js';
 import { SimEngine } from './engine-model.js';
@@ -95,37 +95,44 @@ function keyAccepted(ctx: SimContext, path: string, authorization: string | unde
 
 /**
  * A thread-per-connection server (llama.cpp's cpp-httplib) serves `threads` connections at once,
- * idle keep-alive ones included; the others wait, accepted but unread, until one closes.
- * Undefined `threads`: every connection is served. Tracks every socket in `sockets` for close().
+ * idle keep-alive ones included; the others wait, accepted but unread, until one closes. The HTTP
+ * server only gets a connection when a thread is free: a socket paused after the HTTP server has
+ * it is still read (node:http reads it below its stream), which let every connection through.
+ * Undefined `threads`: the HTTP server listens itself (returned undefined). Tracks every socket
+ * in `sockets` for close(), the waiting ones too.
  */
-function limitConnections(server: Server, threads: number | undefined, sockets: Set<Socket>): void {
+function threadGate(server: Server, threads: number | undefined, sockets: Set<Socket>): TcpServer | undefined {
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  if (threads === undefined) return undefined;
   let served = 0;
   const waitingConnections: Socket[] = [];
+  const serve = (s: Socket): void => {
+    served++;
+    s.once('close', () => {
+      served--;
+      serveNext();
+    });
+    server.emit('connection', s);
+    s.resume();
+  };
   const serveNext = (): void => {
-    while (threads !== undefined && served < threads && waitingConnections.length > 0) {
+    while (served < threads && waitingConnections.length > 0) {
       const next = waitingConnections.shift()!;
-      if (next.destroyed) continue;
-      served++;
-      next.resume();
+      if (!next.destroyed) serve(next);
     }
   };
-  server.on('connection', (s) => {
+  return createTcpServer({ pauseOnConnect: true, noDelay: true }, (s) => {
+    if (served < threads) return serve(s);
     sockets.add(s);
-    let holds = false;
-    s.on('close', () => {
+    s.once('close', () => {
       sockets.delete(s);
-      if (holds) {
-        served--;
-        serveNext();
-      }
+      const at = waitingConnections.indexOf(s);
+      if (at >= 0) waitingConnections.splice(at, 1);
     });
-    if (threads === undefined) return;
-    holds = true;
-    if (served < threads) served++;
-    else {
-      s.pause();
-      waitingConnections.push(s);
-    }
+    waitingConnections.push(s);
   });
 }
 
@@ -141,7 +148,8 @@ export function createSimServer(profile: SimProfile): SimServer {
       else ctx.sendError(res, 500, `sim internal error: ${(e as Error).message}`, 'InternalServerError');
     });
   });
-  limitConnections(server, surface.httpThreads?.(profile.maxRunningRequests), sockets);
+  // what listens: the HTTP server, or the gate in front of it that serves `threads` connections at once
+  const listener: Server | TcpServer = threadGate(server, surface.httpThreads?.(profile.maxRunningRequests), sockets) ?? server;
 
   return {
     server,
@@ -151,26 +159,26 @@ export function createSimServer(profile: SimProfile): SimServer {
     listen(host, port) {
       return new Promise((resolve, reject) => {
         const onError = (e: NodeJS.ErrnoException): void => {
-          server.off('listening', onListening);
+          listener.off('listening', onListening);
           if (e.code === 'EADDRINUSE') reject(new Error(`port ${port} is in use; pick another with --port or use --port 0`));
           else reject(e);
         };
         const onListening = (): void => {
-          server.off('error', onError);
-          const a = server.address() as AddressInfo;
+          listener.off('error', onError);
+          const a = listener.address() as AddressInfo;
           const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
           resolve(`http://${h}:${a.port}`);
         };
-        server.once('error', onError);
-        server.once('listening', onListening);
-        server.listen(port, host);
+        listener.once('error', onError);
+        listener.once('listening', onListening);
+        listener.listen(port, host);
       });
     },
     close() {
       loop.close();
       return new Promise((resolve) => {
         for (const s of sockets) s.destroy();
-        server.close(() => resolve());
+        listener.close(() => resolve());
       });
     },
   };

@@ -36,6 +36,31 @@ function simulate(profile = getSimProfile('tiny'), prompts: { text: string; max:
 }
 
 describe('sim engine (virtual time)', () => {
+  test('handingOver: a request given the place one finishing at that instant freed, until the next step is planned', () => {
+    const p = resolveSimProfile('tiny', { maxRunningRequests: 1, prefillPerTokenMs: 0, stepBaseMs: 10, stepPerRequestMs: 0, stepPerKvTokenMs: 0 });
+    const engine = new SimEngine(p);
+    const sink = { onAdmit() {}, onTokens() {} };
+    const a = new EngineRequest(hashPromptBlocks(words(10, 'a'), p.blockSize, p.prefixCaching), 3, Infinity, sink);
+    const b = new EngineRequest(hashPromptBlocks(words(10, 'b'), p.blockSize, p.prefixCaching), 3, Infinity, sink);
+    engine.submit(a, 0);
+    engine.submit(b, 0);
+    let now = 0;
+    const seen: string[] = [];
+    while (now < 1e5 && seen.length < 12) {
+      const plan = engine.runStep(now);
+      seen.push(`${engine.running.includes(b) ? 'b' : engine.running.includes(a) ? 'a' : '-'}${engine.running.some((r) => engine.handingOver(r)) ? '*' : ''}`);
+      if (plan.kind === 'step') now += plan.durationMs;
+      else if (plan.kind === 'wait') now = plan.untilMs;
+      else break;
+    }
+    // a admitted on an idle engine (no hand-over), b takes a's place the instant a finishes: handing
+    // over for that one step only
+    expect(seen.filter((x) => x.endsWith('*'))).toEqual(['b*']);
+    expect(seen[0]).toBe('a');
+    expect(seen.indexOf('b*')).toBe(seen.lastIndexOf('a') + 1);
+    expect(seen[seen.indexOf('b*') + 1]).toBe('b');
+  });
+
   test('a request aborted from its own sink mid-step (a close-after fault) does not delay the next one', () => {
     const p = resolveSimProfile('tiny', { prefillPerTokenMs: 0, stepBaseMs: 10, stepPerRequestMs: 0, stepPerKvTokenMs: 0 });
     const engine = new SimEngine(p);
