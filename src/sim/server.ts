@@ -23,6 +23,7 @@ import { TokenVocab } from './tokenizer.js';
 import { TruthStore } from './truth.js';
 
 export interface SimServer {
+  /** the HTTP server; for a personality with a connection limit (llama.cpp) a gate in front of it listens (threadGate) */
   server: Server;
   engine: SimEngine;
   loop: StepLoop;
@@ -124,9 +125,12 @@ function threadGate(server: Server, threads: number | undefined, sockets: Set<So
       if (!next.destroyed) serve(next);
     }
   };
-  return createTcpServer({ pauseOnConnect: true, noDelay: true }, (s) => {
+  // node:http's own listener options: half-open allowed (it ends the socket itself), no Nagle delay
+  return createTcpServer({ pauseOnConnect: true, noDelay: true, allowHalfOpen: true }, (s) => {
     if (served < threads) return serve(s);
     sockets.add(s);
+    // node:http handles a served socket's errors; one still waiting must not take the process down
+    s.on('error', () => {});
     s.once('close', () => {
       sockets.delete(s);
       const at = waitingConnections.indexOf(s);

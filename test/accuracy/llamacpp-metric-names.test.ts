@@ -66,7 +66,10 @@ async function cell(names: LlamacppMetricsNames, c: number, slots = true): Promi
   const s = await server(names, slots);
   let got = s.cells.get(c);
   if (!got) {
-    got = await runAccuracyCell(s.run, s.sim, { context: 0, concurrency: c, windowMs: 2_000, gateTimeoutMs: 10_000, metricsIntervalMs: METRICS_INTERVAL_MS });
+    // /slots with more streams than the HTTP threads: a scrape waits for a stream to end (a 384-token
+    // request, about 1 s here), so the window is longer to hold a few of them
+    const windowMs = names === 'off' && slots && c > SLOTS ? 4_000 : 2_000;
+    got = await runAccuracyCell(s.run, s.sim, { context: 0, concurrency: c, windowMs, gateTimeoutMs: 10_000, metricsIntervalMs: METRICS_INTERVAL_MS });
     s.cells.set(c, got);
   }
   return got;
