@@ -100,10 +100,8 @@ export class SimEngine {
   /** batch and KV tokens of the step in progress (for /_sim/state) */
   lastBatch = 0;
   lastStepMs = 0;
-  /** when the last step was planned, and when requests last finished and how many then (hand-overs) */
+  /** when the last step was planned (handingOver) */
   private lastPlanMs = -1;
-  private freedAtMs = -1;
-  private freedCount = 0;
 
   constructor(readonly profile: SimProfile) {
     this.kv = new KvCache(profile.kvCapacityTokens, profile.blockSize);
@@ -166,14 +164,15 @@ export class SimEngine {
    * On the first call (or after idle/wait) there is nothing to emit.
    */
   runStep(nowMs: number): StepPlan {
-    this.emitStep(nowMs);
-    return this.planStep(nowMs);
+    const finished = this.emitStep(nowMs);
+    return this.planStep(nowMs, finished);
   }
 
-  private emitStep(nowMs: number): void {
+  /** emits the step's tokens; returns how many requests finished (their places freed at `nowMs`) */
+  private emitStep(nowMs: number): number {
     const p = this.profile;
     const hold = p.frontendBlocksStreaming && nowMs < this.frontendFreeAtMs;
-    let finishedAny = false;
+    let finished = 0;
     const running = this.running;
     this.emitting = true;
     try {
@@ -198,12 +197,7 @@ export class SimEngine {
           r.generated >= r.maxTokens ? 'length' : r.generated >= r.eosAt ? 'stop' : undefined;
         if (finish) {
           r.finished = true;
-          finishedAny = true;
-          if (this.freedAtMs !== nowMs) {
-            this.freedAtMs = nowMs;
-            this.freedCount = 0;
-          }
-          this.freedCount++;
+          finished++;
           this.counters.requestsFinishedTotal++;
           this.releaseHeld(r);
         }
@@ -213,8 +207,9 @@ export class SimEngine {
     } finally {
       this.emitting = false;
     }
-    if (finishedAny || this.droppedWhileEmitting) this.running = running.filter((r) => !r.finished);
+    if (finished > 0 || this.droppedWhileEmitting) this.running = running.filter((r) => !r.finished);
     this.droppedWhileEmitting = false;
+    return finished;
   }
 
   private flush(r: EngineRequest, finish: FinishReason | undefined): void {
@@ -223,7 +218,8 @@ export class SimEngine {
     r.sink.onTokens(n, finish);
   }
 
-  private planStep(nowMs: number): StepPlan {
+  /** `freed`: requests that finished at `nowMs`, whose places the first admitted take over (hand-overs) */
+  private planStep(nowMs: number, freed: number): StepPlan {
     const p = this.profile;
     // frontend → waiting
     if (this.arriving.length > 0) {
@@ -233,7 +229,7 @@ export class SimEngine {
     }
     // admission, FIFO; the first as many as finished at this instant take over their places
     this.lastPlanMs = nowMs;
-    let handOvers = this.freedAtMs === nowMs ? this.freedCount : 0;
+    let handOvers = freed;
     while (this.waiting.length > 0 && this.running.length < p.maxRunningRequests) {
       const r = this.waiting[0] as EngineRequest;
       const lease = this.kv.tryAdmit(r.prompt, r.maxTokens);
