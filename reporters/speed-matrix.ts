@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, finishedKeys, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
-import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runningLine } from '../src/pages/progress-lines.js';
+import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runEndLine, runningLine } from '../src/pages/progress-lines.js';
 import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { testNameOfMeta } from '../src/shapes/labels.js';
 import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
@@ -30,6 +30,7 @@ import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
 import { absentFromMergeMessage, measuredTwiceMessage, type MergedParts, mixedRunsMessage, nothingMeasuredMessage, runInfosOf, startSpreadNote } from '../src/judge/merge.js';
 import { readMergedParts } from './merged-parts.js';
+import { testTally } from './test-tally.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -210,6 +211,8 @@ export default class SpeedMatrixReporter implements Reporter {
     if (paths) this.writeDiff(result, dirname(paths.jsonPath));
     this.appendStepSummary(result, missing);
     if (this.updating) this.updateThresholdFile(result);
+    // the tally Vitest prints after a test run and not after `vitest bench`
+    this.log(runEndLine(result, plannedCellKeys(result.info).length, testTally(testModules, (m) => this.inMatrixProject(m.project.name))));
   }
 
   /**

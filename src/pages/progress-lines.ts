@@ -5,10 +5,10 @@
  */
 import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, percent } from '../text/format.js';
 import { cellKey, rateCellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult } from '../shapes/result.js';
+import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
 import { formatRequestRate } from './rate-rows.js';
-import { rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
+import { matrixCells, RATE_STATUS_LABELS, rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
 
 export const PREFIX = '[speed-matrix]';
 
@@ -89,4 +89,48 @@ export function rateLine(cell: RateCellResult): string {
   const failing = (cell.thresholdFailures?.length ?? 0) + (cell.baselineFailures?.length ?? 0);
   if (failing > 0) parts.push(`fails ${failing} check${failing === 1 ? '' : 's'}`);
   return `${head} · ${parts.join(' · ')}`;
+}
+
+/** How the matrix's tests ended: `vitest bench` prints no tally of passed and failed tests. */
+export interface TestTally {
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** the failed tests' names, in run order */
+  failedNames: string[];
+}
+
+/** `9 Valid, 2 Requests queued, 1 Over capacity`: each status's count, in the labels' order. */
+function statusCounts<S extends string>(statuses: S[], labels: Record<S, string>): string {
+  const order = Object.keys(labels) as S[];
+  return order
+    .map((s) => [s, statuses.filter((x) => x === s).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${labels[s]}`)
+    .join(', ');
+}
+
+/**
+ * The run's last line, after the pages are written:
+ * `[speed-matrix] finished: 12 of 12 cells (9 Valid, 2 Requests queued, 1 Over capacity) · 2 prefill rows (2 Valid) · tests: 14 passed, 1 failed (decode 0/2)`.
+ * Counts by the cells' own status (the first of their statuses); an interrupted run says so.
+ */
+export function runEndLine(result: Pick<SpeedMatrixResult, 'cells' | 'prefill' | 'rateCells' | 'partial'>, planned: number, tally: TestTally | undefined): string {
+  const cells = matrixCells(result);
+  const finished = cells.filter((c) => c.status !== 'not-run');
+  const parts = [
+    `${result.partial ? 'interrupted' : 'finished'}: ${finished.length} of ${Math.max(planned, cells.length)} cells${finished.length > 0 ? ` (${statusCounts(finished.map((c) => c.status), STATUS_LABELS)})` : ''}`,
+  ];
+  const rates = (result.rateCells ?? []).filter((c) => !c.adaptive && c.status !== 'not-run');
+  if (rates.length > 0) parts.push(`${rates.length} rate cell${rates.length === 1 ? '' : 's'} (${statusCounts(rates.map((c) => c.status), RATE_STATUS_LABELS)})`);
+  const prefill = result.prefill;
+  if (prefill.length > 0) parts.push(`${prefill.length} prefill row${prefill.length === 1 ? '' : 's'} (${statusCounts(prefill.map((r) => r.status), STATUS_LABELS)})`);
+  if (tally !== undefined) {
+    const counts = [`${tally.passed} passed`, ...(tally.failed > 0 ? [`${tally.failed} failed`] : []), ...(tally.skipped > 0 ? [`${tally.skipped} skipped`] : [])];
+    const shown = tally.failedNames.slice(0, 5);
+    const more = tally.failedNames.length - shown.length;
+    const names = shown.length > 0 ? ` (${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : '';
+    parts.push(`tests: ${counts.join(', ')}${names}`);
+  }
+  return `${PREFIX} ${parts.join(' · ')}`;
 }

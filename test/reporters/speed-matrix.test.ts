@@ -149,16 +149,31 @@ describe('reporter on a real Vitest run', () => {
 
 describe('run end uses every test case (as after --merge-reports)', () => {
   const fakeModules = (metas: Array<SpeedMatrixMeta | undefined>): TestModule[] =>
-    [{ children: { *allTests() { for (const m of metas) yield { meta: () => (m ? { speedMatrix: m } : {}) }; } } }] as unknown as TestModule[];
+    [
+      {
+        project: { name: 'matrix' },
+        children: {
+          *allTests() {
+            for (const [i, m] of metas.entries()) {
+              // the third cell failed its checks
+              yield { name: `test ${i}`, meta: () => (m ? { speedMatrix: m } : {}), result: () => ({ state: i === 4 ? 'failed' : 'passed' }) };
+            }
+          },
+        },
+      },
+    ] as unknown as TestModule[];
 
-  test('the final page holds cells never seen live', () => {
+  test('the final page holds cells never seen live; the last line tallies the cells and the tests', () => {
     const out = tempDir();
-    const reporter = new SpeedMatrixReporter({ outDir: out, log: () => {} });
+    const lines: string[] = [];
+    const reporter = new SpeedMatrixReporter({ outDir: out, log: (l) => lines.push(l) });
     const cells = sglangCells();
     reporter.onTestRunEnd(fakeModules([{ kind: 'run', info: sglangInfo() }, undefined, ...cells.map((cell) => ({ kind: 'cell' as const, cell }))]));
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
     expect(json.cells).toHaveLength(40);
     expect(json.partial).toBe(false);
+    // `vitest bench` prints no tally of its own
+    expect(lines.at(-1)).toBe('[speed-matrix] finished: 40 of 40 cells (28 Valid, 11 Over capacity, 1 Requests queued) · tests: 41 passed, 1 failed (test 4)');
   });
 
   test('shards that measured different things (another workload): no page, exit 1, the difference and the fix named', () => {

@@ -1,0 +1,38 @@
+/**
+ * The run's last line (progress-lines.ts runEndLine): `vitest bench` prints no tally of passed and
+ * failed tests, so the reporter says how the cells ended and which tests failed.
+ */
+import { describe, expect, test } from 'vitest';
+import { runEndLine, type TestTally } from '../../src/pages/progress-lines.js';
+import { sglangResult } from '../results/fixtures/sglang-h200.js';
+import { rateResult } from '../results/fixtures/rate-cells.js';
+
+const tally = (over: Partial<TestTally> = {}): TestTally => ({ passed: 46, failed: 0, skipped: 0, failedNames: [], ...over });
+
+describe('runEndLine', () => {
+  test('counts the cells by status, in the legend order, and the prefill rows', () => {
+    expect(runEndLine(sglangResult(), 40, tally())).toBe(
+      '[speed-matrix] finished: 40 of 40 cells (28 Valid, 11 Over capacity, 1 Requests queued) · 6 prefill rows (6 Valid) · tests: 46 passed',
+    );
+  });
+
+  test('names the failed tests, five at most, and counts the rest', () => {
+    const names = ['decode 8K/1', 'decode 8K/2', 'decode 8K/4', 'decode 8K/8', 'decode 8K/16', 'decode 8K/32', 'prefill 8K'];
+    const line = runEndLine(sglangResult(), 40, tally({ passed: 39, failed: 7, skipped: 2, failedNames: names }));
+    expect(line).toMatch(/ · tests: 39 passed, 7 failed, 2 skipped \(decode 8K\/1, decode 8K\/2, decode 8K\/4, decode 8K\/8, decode 8K\/16, and 2 more\)$/);
+  });
+
+  test('an interrupted run says so, with the cells not run left out of the count', () => {
+    const result = sglangResult();
+    result.partial = true;
+    for (const cell of result.cells.slice(30)) cell.status = 'not-run';
+    expect(runEndLine(result, 40, undefined)).toMatch(/^\[speed-matrix\] interrupted: 30 of 40 cells \(/);
+    expect(runEndLine(result, 40, undefined)).not.toContain('tests:');
+  });
+
+  test('rate cells are counted apart, planned ones only, with their own status words', () => {
+    const line = runEndLine(rateResult(), 40, tally());
+    // rate-cells.ts: 2 Valid and 2 Saturated at 8K, then Valid, Errors, Client-limited, Over capacity and one not run
+    expect(line).toContain(' · 8 rate cells (3 Valid, 2 Saturated, 1 Over capacity, 1 Client-limited, 1 Errors) · ');
+  });
+});
