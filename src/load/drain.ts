@@ -33,10 +33,11 @@ export async function serverDownReason(session: LoadSession): Promise<string | u
   return undefined;
 }
 
+const DOWN_FIX = 'Check the server (and the gateway in front of it); LLM_BENCH_RESUME=<the speed-matrix.json> measures the cells left once it is back';
+
 function downError(reason: string, forMs: number, since: string): HttpCallError {
   return new HttpCallError(
-    `the server has not answered for ${(forMs / 1000).toFixed(0)} s (${reason}; down since ${since}): the cell cannot start. ` +
-      'Check the server (and the gateway in front of it); LLM_BENCH_RESUME=<the speed-matrix.json> measures the cells left once it is back',
+    `the server has not answered for ${(forMs / 1000).toFixed(0)} s (${reason}; down since ${since}): the cell cannot start. ${DOWN_FIX}`,
     'transport',
   );
 }
@@ -74,7 +75,12 @@ export async function unlessServerDown<T>(session: LoadSession, step: () => Prom
   try {
     return await step();
   } catch (error) {
-    noteServerDown(session, error, monoMs() - started);
+    const waitedMs = monoMs() - started;
+    noteServerDown(session, error, waitedMs);
+    // the first cell to give up says what the later ones' down error says: how long, and the fix
+    if (isUnreachable(error)) {
+      throw new HttpCallError(`${(error as Error).message}; still so after ${(waitedMs / 1000).toFixed(0)} s, so the cell cannot start. ${DOWN_FIX}`, 'transport');
+    }
     throw error;
   }
 }
