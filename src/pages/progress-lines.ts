@@ -121,6 +121,9 @@ export function runEndLine(result: Pick<SpeedMatrixResult, 'cells' | 'prefill' |
   const parts = [
     `${result.partial ? 'interrupted' : 'finished'}: ${finished.length} of ${Math.max(planned, cells.length)} cells${finished.length > 0 ? ` (${statusCounts(finished.map((c) => c.status), STATUS_LABELS)})` : ''}`,
   ];
+  // LLM_BENCH_RESUME: what this run kept rather than measured
+  const kept = finished.filter((c) => c.resumed === true).length + result.prefill.filter((r) => r.resumed === true).length;
+  if (kept > 0) parts.push(`${kept} kept from the resumed run`);
   const rates = (result.rateCells ?? []).filter((c) => !c.adaptive && c.status !== 'not-run');
   if (rates.length > 0) parts.push(`${rates.length} rate cell${rates.length === 1 ? '' : 's'} (${statusCounts(rates.map((c) => c.status), RATE_STATUS_LABELS)})`);
   const prefill = result.prefill;

@@ -30,6 +30,14 @@ describe('runEndLine', () => {
     expect(runEndLine(result, 40, undefined)).not.toContain('tests:');
   });
 
+  test('a resumed run says how many cells and rows it kept rather than measured', () => {
+    const result = sglangResult();
+    result.cells[0]!.resumed = true;
+    result.cells[1]!.resumed = true;
+    result.prefill[0]!.resumed = true;
+    expect(runEndLine(result, 40, undefined)).toMatch(/^\[speed-matrix\] finished: 40 of 40 cells \([^)]*\) · 3 kept from the resumed run · 6 prefill rows/);
+  });
+
   test('rate cells are counted apart, planned ones only, with their own status words', () => {
     const line = runEndLine(rateResult(), 40, tally());
     // rate-cells.ts: 2 Valid and 2 Saturated at 8K, then Valid, Errors, Client-limited, Over capacity and one not run
