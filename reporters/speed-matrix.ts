@@ -130,6 +130,9 @@ export default class SpeedMatrixReporter implements Reporter {
   }
 
   onTestCaseReady(testCase: TestCase): void {
+    // the cells say what they are doing themselves (timestamped phase lines); the reporter's own
+    // "running" line, which reaches it after the cell's first lines, only where those are off
+    if (!this.settings.quiet) return;
     const meta = testCase.meta().speedMatrix;
     // a cell the test name filter (-t) leaves out is not run: no "running" line for it
     if (testCase.options.mode === 'skip' || testCase.options.mode === 'todo') return;

@@ -20,6 +20,7 @@ import { judgePrefillRow, prefillStatus, type PrefillRules } from '../judge/inde
 import type { PlannedPrefill } from './plan.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
+import { formatCount } from '../text/format.js';
 import { prefillRepeats, type PrefillAttempt } from '../metrics/repeat-figures.js';
 
 /** why a prefill request gave no figures */
@@ -41,7 +42,7 @@ export function createPrefillRunner(run: RunContext) {
       const prompt = await run.prompts.rowPrompt(row.context, 1, variant);
       if (variant === 1) rowCalibration = calibrationRecord(prompt);
       const which = count > 1 ? ` (${count - variant + 1} of ${count})` : '';
-      progress(`prefill ${row.key}: one cold request of ${prompt.promptTokens ?? row.context} prompt tokens${which}`);
+      progress(`prefill ${row.key}: one cold request of ${formatCount(prompt.promptTokens ?? row.context)} prompt tokens${which}`);
       const t = await runPrefillRequest(run.opened.session, row.context, run.prompts.forCell(prompt, 1).scoutPrompts()[0]!, tc.signal, variant);
       // a server without usage: the prompt's count by the local tokenizer that sized it (marked)
       const localCount = t.promptTokens === undefined && prompt.countedBy === 'local-tokenizer';

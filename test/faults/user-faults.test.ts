@@ -99,11 +99,17 @@ describe('a test name filter (-t) that matches no cell', () => {
     const none = run('1k/2');
     expect(none.code, none.out).toBe(1);
     expect(none.out).toMatch(/no cell ran: the test name filter \(-t \/1k\\\/2\/\) matched none of the matrix's 2 tests, so nothing was measured or written\. Their names look like "decode 0\/2", "decode 1K\/2"/);
-    expect(none.out).not.toContain('running decode');
+    expect(none.out).not.toContain('window open');
     const one = run('1K/2');
     expect(one.code, one.out).toBe(0);
-    expect(one.out).toContain('running decode 1K/2');
-    expect(one.out).not.toContain('running decode 0/2');
+    expect(one.out).toContain('1K/2: window open');
+    expect(one.out).not.toContain('0/2: ');
+    // quiet: the reporter's own line for the cell that runs, none for the others
+    const quiet = run('1K/2', { LLM_BENCH_QUIET: '1' });
+    expect(quiet.code, quiet.out).toBe(0);
+    expect(quiet.out).toContain('running decode 1K/2');
+    expect(quiet.out).not.toContain('running decode 0/2');
+    expect(quiet.out).not.toContain('window open');
     expect(existsSync(join(one.dir, 'speed-matrix.json'))).toBe(true);
     // a filter that matches only a sweep's points: they run and skip themselves (their decode cells were left out); said so, not "matched none"
     const sweep = run('sweep', { LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_RATES: 'sweep:2' });

@@ -46,12 +46,17 @@ describe('reporter on a real Vitest run', () => {
     const out = tempDir();
     const lines: string[] = [];
     const before = process.env.LLM_BENCH_OUT;
+    const quiet = process.env.LLM_BENCH_QUIET;
     process.env.LLM_BENCH_OUT = out;
+    // the cells' own lines off: the reporter says which cell runs
+    process.env.LLM_BENCH_QUIET = '1';
     try {
       await runFixture(new SpeedMatrixReporter({ log: (l) => lines.push(l) }));
     } finally {
       if (before === undefined) delete process.env.LLM_BENCH_OUT;
       else process.env.LLM_BENCH_OUT = before;
+      if (quiet === undefined) delete process.env.LLM_BENCH_QUIET;
+      else process.env.LLM_BENCH_QUIET = quiet;
     }
     const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
     const outcome = validateResult(json);
@@ -94,6 +99,9 @@ describe('reporter on a real Vitest run', () => {
     await runFixture(reporter);
     expect(existsSync(join(out, 'speed-matrix.json'))).toBe(true);
     expect(lines).toContain(`[speed-matrix] wrote ${join(out, 'speed-matrix.md')}, ${join(out, 'speed-matrix.html')} and ${join(out, 'speed-matrix.json')}`);
+    // not quiet: the cells print their own phase lines, so the reporter prints no "running" line
+    expect(lines.filter((l) => l.startsWith('[speed-matrix] running '))).toEqual([]);
+    expect(lines.filter((l) => / done$/.test(l))).toHaveLength(4);
   });
 
   test('a reporter added by hand resolves its settings once, when constructed', () => {
