@@ -50,7 +50,8 @@
  * machine is shared and noisy (±0.15× between runs of one reader on the 2-core VM): `--rounds N`
  * measures the readers N times, round after round (every other round in the reverse order), each
  * round's ratios against that round's floor, and prints the median ratio of each reader over the
- * rounds.
+ * rounds; from 3 rounds, also their geometric mean with a 95 % interval, and for streamRequest
+ * whether that interval decides issue 24's 1.5× (within it, over it, or not decided).
  *
  *   LLM_BENCH_PERF_PROFILE=/tmp/prof npx tsx perf/client-floor.ts --readers streamRequest   (CPU profile of each reader's process)
  */
@@ -387,7 +388,33 @@ function printRatios(rounds: readonly ReadonlyMap<Reader, number>[]): void {
     const within = ratios.filter((x) => Math.round(x * 100) / 100 <= TARGET).length;
     const target = reader === 'streamRequest' && ratios.length > 1 ? `; within issue 24's ${TARGET}× in ${within} of ${ratios.length} rounds` : '';
     console.log(`${reader} / net = ${median.toFixed(2)}×${each}${target}`);
+    const interval = ratioInterval(ratios);
+    if (interval !== undefined) {
+      const [mean, low, high] = interval;
+      // whether the rounds decide the target, or more rounds (or a quieter machine) are needed
+      const verdict =
+        reader !== 'streamRequest' ? '' : high <= TARGET ? `: within ${TARGET}×` : low > TARGET ? `: over ${TARGET}×` : `: ${TARGET}× is inside it, not decided`;
+      console.log(`  geometric mean ${mean.toFixed(2)}×, 95 % interval ${low.toFixed(2)}–${high.toFixed(2)}× over the ${ratios.length} rounds${verdict}`);
+    }
   }
+}
+
+/** Student's t, two-sided 95 %, by degrees of freedom 1…30 (above 30: 2.0) */
+const T95 = [12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.2, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.1, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04];
+
+/**
+ * The rounds' geometric mean ratio and its 95 % confidence interval (a t interval on the logs: a
+ * ratio's noise is multiplicative, and a round whose floor read low should not weigh more than one
+ * whose floor read high); undefined under 3 rounds.
+ */
+function ratioInterval(ratios: readonly number[]): [mean: number, low: number, high: number] | undefined {
+  const logs = ratios.filter((x) => x > 0).map(Math.log);
+  const n = logs.length;
+  if (n < 3) return undefined;
+  const mean = logs.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  const half = (T95[n - 2] ?? 2.0) * (sd / Math.sqrt(n));
+  return [Math.exp(mean), Math.exp(mean - half), Math.exp(mean + half)];
 }
 
 const ci = process.argv.indexOf('--client');
