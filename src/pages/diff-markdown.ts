@@ -9,6 +9,7 @@ import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
 import { bindingText, formatRps } from '../text/capacity-line.js';
+import { RATE_STATUS_LABELS, STATUS_LABELS } from './view.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -42,7 +43,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
   if (improved.length > 0) {
     out.push('## Improvements', '');
     for (const [r, f] of improved) {
-      out.push(`- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key}${r.kind === 'rate' ? '/s' : ''} ${f.figure} ${formatValue(f.next!)} vs baseline ${formatValue(f.base!)}: ${formatChange(f.change!)}`);
+      out.push(`- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key}${r.kind === 'rate' ? '/s' : ''} ${f.figure} ${formatValue(f.next!)} vs baseline ${formatValue(f.base!)}: ${formatChange(f.change!)}${statusChange(r, ' (', ')')}`);
     }
     out.push('');
   }
@@ -108,9 +109,16 @@ function gridCell(r: RowComparison | undefined): string {
   if (!r) return '—';
   const f = r.figures.find((x) => x.figure === 'totalTokensPerSecond');
   if (!f) return r.baseStatus === r.nextStatus ? status(r.nextStatus) : `${status(r.baseStatus)} → ${status(r.nextStatus)}`;
-  if (f.change === undefined) return `${value(f.base)} → ${value(f.next)} · Missing`;
+  if (f.change === undefined) return `${value(f.base)} → ${value(f.next)} · Missing${statusChange(r, ' · ')}`;
   const text = `${formatValue(f.base!)} → ${formatValue(f.next!)} (${formatChange(f.change)})`;
-  return f.verdict === 'regressed' ? `**${text} Regressed**` : f.verdict === 'improved' ? `${text} Improved` : text;
+  // a cell whose status changed (a baseline cell with failed requests, say) is not a like-for-like change
+  const verdict = f.verdict === 'regressed' ? `**${text} Regressed**` : f.verdict === 'improved' ? `${text} Improved` : text;
+  return `${verdict}${statusChange(r, ' · ')}`;
+}
+
+/** `Errors → Valid` where the two runs' statuses of a row differ, between `open` and `close`; '' where they agree. */
+function statusChange(r: RowComparison, open: string, close = ''): string {
+  return r.baseStatus === r.nextStatus ? '' : `${open}${status(r.baseStatus)} → ${status(r.nextStatus)}${close}`;
 }
 
 function figureRow(r: RowComparison, f: FigureDelta): string[] {
@@ -131,8 +139,10 @@ function phase(r: RowComparison): string {
   return r.kind === 'prefill' ? 'Prefill' : r.kind === 'rate' ? 'Open-loop rate' : 'Sustained decode';
 }
 
+/** a status in the pages' words (view.ts): a decode cell's or prefill row's, else a rate cell's */
 function status(s: string | undefined): string {
-  return s ?? 'not run';
+  if (s === undefined) return STATUS_LABELS['not-run'];
+  return (STATUS_LABELS as Record<string, string>)[s] ?? (RATE_STATUS_LABELS as Record<string, string>)[s] ?? s;
 }
 
 function value(x: number | undefined): string {

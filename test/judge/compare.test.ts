@@ -215,6 +215,25 @@ describe('diff page', () => {
     expect(pass).toContain('**Pass** · 0 regressed');
     expect(pass).not.toContain('## Regressions');
   });
+
+  test("a cell whose status changed says so beside its change: a baseline cell with failed requests is not like for like", () => {
+    // a real llama.cpp server killed mid-cell made the baseline's 8K/2 Errors at a fifth of its rate, and its 8K/4 Not run
+    const base = sglangResult();
+    const broken = base.cells.find((c) => c.context === 8 * 1024 && c.concurrency === 2)!;
+    broken.status = 'errors';
+    broken.statuses = ['errors'];
+    broken.figures!.totalTokensPerSecond /= 5;
+    const gone = base.cells.find((c) => c.context === 8 * 1024 && c.concurrency === 4)!;
+    gone.status = 'not-run';
+    gone.statuses = ['not-run'];
+    delete gone.figures;
+    const next = sglangResult();
+    const md = renderDiffMarkdown({ base: base.info, next: next.info, comparison: compareResults(base, next, DEFAULT_TOLERANCES) });
+    expect(md).toContain('| 22.8 → 114.2 (+400.0%) Improved · Errors → Valid | — → 221.9 · Missing · Not run → Valid |');
+    expect(md).toContain('- 8K/2 totalTokensPerSecond 114.2 vs baseline 22.8: +400.0% (Errors → Valid)');
+    // unchanged statuses add nothing
+    expect(md).toContain('| 8K | 59.3 → 59.3 (±0.0%) | 22.8');
+  });
 });
 
 describe('open-loop rate cells in a comparison', () => {
@@ -382,15 +401,15 @@ describe('open-loop rate cells in a comparison', () => {
     const comparison = compareResults(rateResult(), next, DEFAULT_TOLERANCES);
     const page = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison, baseLabel: 'a.json', nextLabel: 'b.json' });
     expect(page).toContain('## Open-loop rate cells');
-    expect(page).toContain('| 8K | 1 req/s | valid | ttftFromScheduleP99Ms | 480.0 | 720.0 | +50.0% | tolerance 20%, at least 10 ms | **Regressed** |');
-    expect(page).toContain('| 32K | 4 req/s | over-capacity | — | — | — | — | — | — |');
+    expect(page).toContain('| 8K | 1 req/s | Valid | ttftFromScheduleP99Ms | 480.0 | 720.0 | +50.0% | tolerance 20%, at least 10 ms | **Regressed** |');
+    expect(page).toContain('| 32K | 4 req/s | Over capacity | — | — | — | — | — | — |');
     expect(page).toContain('- 8K@1/s ttftFromScheduleP99Ms 720.0 vs baseline 480.0: +50.0% (tolerance 20%, at least 10 ms)');
     const faster = compareResults(rateResult(), changed(0.5), DEFAULT_TOLERANCES);
     const fasterPage = renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: faster });
     expect(fasterPage).toContain('- 8K@1/s ttftFromScheduleMs 160.0 vs baseline 320.0: −50.0%');
     const other = compareResults(rateResult(), changed(1, undefined, 'constant'), DEFAULT_TOLERANCES);
     expect(renderDiffMarkdown({ base: rateResult().info, next: next.info, comparison: other })).toContain(
-      '| 8K | 1 req/s | valid | — | — | — | — | — | not compared: another schedule (arrival poisson → constant), so other requests fall in the window |',
+      '| 8K | 1 req/s | Valid | — | — | — | — | — | not compared: another schedule (arrival poisson → constant), so other requests fall in the window |',
     );
   });
 });
