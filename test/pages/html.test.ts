@@ -156,6 +156,23 @@ describe('renderCompareHtml', () => {
     const ratios = [...html.matchAll(/data-run="1" data-figure="totalTokensPerSecond" data-ratio="([\d.]+)"/g)].map((m) => Number(m[1]));
     expect(ratios.length).toBe(a.cells.filter((c) => c.figures).length);
     for (const r of ratios) expect(r).toBeCloseTo(0.5, 3);
+    // the same statuses in both: no cell names them
+    expect(html).not.toContain('data-statuses');
+  });
+
+  test("a cell whose status differs between the runs names each run's status beside its ratios", () => {
+    const a = sglangResult();
+    const b = sglangResult();
+    const broken = a.cells.find((c) => c.context === 8 * 1024 && c.concurrency === 2)!;
+    broken.status = 'errors';
+    broken.statuses = ['errors'];
+    broken.evidence = { ...broken.evidence, errors: { count: 32, byCode: { socket: 32 } } };
+    const html = renderCompareHtml([
+      { label: 'before', result: a },
+      { label: 'after', result: b },
+    ]);
+    expect(html).toContain('<td class="text">8K/2<br><small data-statuses>before: Errors (32) · after: Valid</small></td>');
+    expect(html.match(/data-statuses/g)).toHaveLength(1);
   });
 });
 
