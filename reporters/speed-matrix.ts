@@ -43,7 +43,7 @@ export const DIFF_HTML = 'speed-matrix-diff.html';
 export interface SpeedMatrixReporterOptions extends SettingsOptions {
   /** where progress lines go; default the Vitest logger */
   log?: (line: string) => void;
-  /** projects whose tests get a "running" line even before they carry meta; default ["matrix", "matrix-sharded"] */
+  /** the matrix's projects: their tests are tallied in the last line, get a "running" line (quiet) before they carry meta, and are checked by -t filters and merges; default ["matrix", "matrix-sharded"] */
   projects?: string[];
   /** the settings already resolved (withSpeedMatrix does); default resolved from these options and the environment, once */
   settings?: RunSettings;

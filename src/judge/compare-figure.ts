@@ -37,7 +37,16 @@ export interface RowComparison {
   note?: string;
   baseStatus?: string;
   nextStatus?: string;
+  /** a decode cell's other statuses and failed requests, each side: what its status change shows besides the first status */
+  baseDetail?: StatusDetail;
+  nextDetail?: StatusDetail;
   figures: FigureDelta[];
+}
+
+/** A decode cell's statuses (the first is its status) and its failed requests. */
+export interface StatusDetail {
+  statuses: string[];
+  failed?: number;
 }
 
 /** Relative change of `next` against `base`. */

@@ -119,7 +119,7 @@ async function openPool(session: LoadSession, C: number, signal: AbortSignal | u
       throw error;
     }
     return pool;
-  });
+  }, signal);
 }
 
 /** The cell's send: one request on the given client. */

@@ -69,17 +69,17 @@ export function noteServerDown(session: LoadSession, error: unknown, waitedMs: n
  * start while a server found down stays down (failIfStillDown), and a step that gives up on a
  * server that did not answer marks it down for the cells after it (noteServerDown).
  */
-export async function unlessServerDown<T>(session: LoadSession, step: () => Promise<T>): Promise<T> {
+export async function unlessServerDown<T>(session: LoadSession, step: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   await failIfStillDown(session);
   const started = monoMs();
   try {
     return await step();
   } catch (error) {
-    const waitedMs = monoMs() - started;
-    noteServerDown(session, error, waitedMs);
-    // the first cell to give up says what the later ones' down error says: how long, and the fix
-    if (isUnreachable(error)) {
-      throw new HttpCallError(`${(error as Error).message}; still so after ${(waitedMs / 1000).toFixed(0)} s, so the cell cannot start. ${DOWN_FIX}`, 'transport');
+    noteServerDown(session, error, monoMs() - started);
+    // the first step to give up on the server says what the later cells' down error says: the fix
+    // (not a step stopped by the run: its last try's error is not the server's fault)
+    if (isUnreachable(error) && signal?.aborted !== true) {
+      throw new HttpCallError(`${(error as Error).message}; the server stopped answering, through every retry. ${DOWN_FIX}`, 'transport');
     }
     throw error;
   }

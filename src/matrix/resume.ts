@@ -2,8 +2,8 @@
  * LLM_BENCH_RESUME=reports/speed-matrix.json: continue a partial run. Its finished cells and prefill
  * rows are kept as they were (resumed: true) and only the rest are measured, so an eight-hour matrix
  * killed at hour six loses one cell, not six hours. It refuses, naming each difference, when the
- * partial run measured something else: another target or model, another matrix, window, max output,
- * endpoint or repeat count.
+ * partial run measured something else: another target, model or engine, another matrix, window, max
+ * output, endpoint, repeat count, SLO, workload or simulator profile (resumeDifferences).
  */
 import { ConfigError } from '../errors.js';
 import { matrixDifferences } from '../judge/compare.js';

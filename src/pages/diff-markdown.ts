@@ -6,7 +6,7 @@ import { formatValue } from '../judge/thresholds.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/escape.js';
 import type { RunInfo } from '../shapes/result.js';
-import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
+import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type StatusDetail, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
 import { bindingText, formatRps } from '../text/capacity-line.js';
 import { RATE_STATUS_LABELS, STATUS_LABELS } from './view.js';
@@ -37,7 +37,12 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
       `${c.counts.regressed} regressed · ${c.counts.improved} improved · ${c.counts['within-noise']} within noise · ${c.counts.missing} missing`,
     '',
   );
-  if (failing > 0) out.push('## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), '');
+  if (failing > 0) {
+    // a regressed cell whose status changed too (Valid → Errors): said with its regressions
+    const changed = [...c.prefill, ...c.cells, ...c.rates].filter((r) => r.figures.some((f) => f.fails) && statusChange(r, '-') !== '');
+    const notes = changed.map((r) => `- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key}${r.kind === 'rate' ? '/s' : ''}: its status changed too, ${escapeCell(statusChange(r, ''))}`);
+    out.push('## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), ...notes, '');
+  }
 
   const improved = [...c.prefill, ...c.cells, ...c.rates].flatMap((r) => r.figures.filter((f) => f.verdict === 'improved').map((f) => [r, f] as const));
   if (improved.length > 0) {
@@ -116,9 +121,22 @@ function gridCell(r: RowComparison | undefined): string {
   return `${verdict}${statusChange(r, ' · ')}`;
 }
 
-/** `Errors → Valid` where the two runs' statuses of a row differ, between `open` and `close`; '' where they agree. */
+/**
+ * `Errors (32) → Valid` where the two runs' status words of a row differ (every status of a decode
+ * cell, and its failed requests, as its page writes them), between `open` and `close`; '' where they agree.
+ */
 function statusChange(r: RowComparison, open: string, close = ''): string {
-  return r.baseStatus === r.nextStatus ? '' : `${open}${status(r.baseStatus)} → ${status(r.nextStatus)}${close}`;
+  const before = sideStatus(r.baseStatus, r.baseDetail);
+  const after = sideStatus(r.nextStatus, r.nextDetail);
+  return before === after ? '' : `${open}${before} → ${after}${close}`;
+}
+
+/** one side's status words: its statuses but Valid, Errors with its count (view.ts statusWords); Valid when none */
+function sideStatus(first: string | undefined, detail: StatusDetail | undefined): string {
+  if (first === undefined || detail === undefined) return status(first);
+  const all = [first, ...detail.statuses.filter((s) => s !== first)].filter((s) => s !== 'valid');
+  if (all.length === 0) return status('valid');
+  return all.map((s) => (s === 'errors' && detail.failed !== undefined ? `${status(s)} (${detail.failed})` : status(s))).join(', ');
 }
 
 function figureRow(r: RowComparison, f: FigureDelta): string[] {

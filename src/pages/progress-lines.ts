@@ -100,7 +100,7 @@ export interface TestTally {
   failedNames: string[];
 }
 
-/** `9 Valid, 2 Requests queued, 1 Over capacity`: each status's count, in the labels' order. */
+/** `9 Valid, 1 Over capacity, 2 Requests queued`: each status's count, in the labels' order (view.ts STATUS_LABELS). */
 function statusCounts<S extends string>(statuses: S[], labels: Record<S, string>): string {
   const order = Object.keys(labels) as S[];
   return order
@@ -112,8 +112,9 @@ function statusCounts<S extends string>(statuses: S[], labels: Record<S, string>
 
 /**
  * The run's last line, after the pages are written:
- * `[speed-matrix] finished: 12 of 12 cells (9 Valid, 2 Requests queued, 1 Over capacity) · 2 prefill rows (2 Valid) · tests: 14 passed, 1 failed (decode 0/2)`.
- * Counts by the cells' own status (the first of their statuses); an interrupted run says so.
+ * `[speed-matrix] finished: 12 of 12 cells (9 Valid, 1 Over capacity, 2 Requests queued) · 2 prefill rows (2 Valid) · tests: 12 passed, 1 failed, 1 skipped (decode 0/2)`
+ * (an Over capacity cell is a skipped test). Counts by the cells' own status (the first of their
+ * statuses), leaving out the capacity search's adaptive cells; an interrupted run says so.
  */
 export function runEndLine(result: Pick<SpeedMatrixResult, 'cells' | 'prefill' | 'rateCells' | 'partial'>, planned: number, tally: TestTally | undefined): string {
   const cells = matrixCells(result);

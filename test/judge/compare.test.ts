@@ -222,6 +222,7 @@ describe('diff page', () => {
     const broken = base.cells.find((c) => c.context === 8 * 1024 && c.concurrency === 2)!;
     broken.status = 'errors';
     broken.statuses = ['errors'];
+    broken.evidence = { ...broken.evidence, errors: { count: 32, byCode: { socket: 32 } } };
     broken.figures!.totalTokensPerSecond /= 5;
     const gone = base.cells.find((c) => c.context === 8 * 1024 && c.concurrency === 4)!;
     gone.status = 'not-run';
@@ -229,10 +230,24 @@ describe('diff page', () => {
     delete gone.figures;
     const next = sglangResult();
     const md = renderDiffMarkdown({ base: base.info, next: next.info, comparison: compareResults(base, next, DEFAULT_TOLERANCES) });
-    expect(md).toContain('| 22.8 → 114.2 (+400.0%) Improved · Errors → Valid | — → 221.9 · Missing · Not run → Valid |');
-    expect(md).toContain('- 8K/2 totalTokensPerSecond 114.2 vs baseline 22.8: +400.0% (Errors → Valid)');
+    expect(md).toContain('| 22.8 → 114.2 (+400.0%) Improved · Errors (32) → Valid | — → 221.9 · Missing · Not run → Valid |');
+    expect(md).toContain('- 8K/2 totalTokensPerSecond 114.2 vs baseline 22.8: +400.0% (Errors (32) → Valid)');
     // unchanged statuses add nothing
     expect(md).toContain('| 8K | 59.3 → 59.3 (±0.0%) | 22.8');
+    // the other way round, a regression: said under Regressions too
+    const back = renderDiffMarkdown({ base: next.info, next: base.info, comparison: compareResults(next, base, DEFAULT_TOLERANCES) });
+    expect(back).toContain('- 8K/2: its status changed too, Valid → Errors (32)');
+  });
+
+  test('a status beside the first one counts: Requests queued with and without failed requests differ', () => {
+    const base = sglangResult();
+    const next = sglangResult();
+    const queued = (r: SpeedMatrixResult) => r.cells.find((c) => c.status === 'requests-queued')!;
+    const cell = queued(next);
+    cell.statuses = ['requests-queued', 'errors'];
+    cell.evidence = { ...cell.evidence, errors: { count: 3, byCode: { stall: 3 } } };
+    const md = renderDiffMarkdown({ base: base.info, next: next.info, comparison: compareResults(base, next, DEFAULT_TOLERANCES) });
+    expect(md).toContain('(±0.0%) · Requests queued → Requests queued, Errors (3) |');
   });
 });
 

@@ -10,7 +10,7 @@ import { rateResult } from '../results/fixtures/rate-cells.js';
 const tally = (over: Partial<TestTally> = {}): TestTally => ({ passed: 46, failed: 0, skipped: 0, failedNames: [], ...over });
 
 describe('runEndLine', () => {
-  test('counts the cells by status, in the legend order, and the prefill rows', () => {
+  test('counts the cells by status, in the status labels\' order, and the prefill rows', () => {
     expect(runEndLine(sglangResult(), 40, tally())).toBe(
       '[speed-matrix] finished: 40 of 40 cells (28 Valid, 11 Over capacity, 1 Requests queued) · 6 prefill rows (6 Valid) · tests: 46 passed',
     );
@@ -36,6 +36,16 @@ describe('runEndLine', () => {
     result.cells[1]!.resumed = true;
     result.prefill[0]!.resumed = true;
     expect(runEndLine(result, 40, undefined)).toMatch(/^\[speed-matrix\] finished: 40 of 40 cells \([^)]*\) · 3 kept from the resumed run · 6 prefill rows/);
+  });
+
+  test("the capacity search's adaptive cells are not the matrix's: left out of both counts", () => {
+    const result = sglangResult();
+    const extra = { ...structuredClone(result.cells[0]!), concurrency: 3, adaptive: true };
+    result.cells.push(extra);
+    const rates = rateResult();
+    rates.rateCells!.push({ ...structuredClone(rates.rateCells![0]!), rate: 0.75, adaptive: true });
+    expect(runEndLine(result, 40, undefined)).toMatch(/^\[speed-matrix\] finished: 40 of 40 cells \(28 Valid, 11 Over capacity, 1 Requests queued\)/);
+    expect(runEndLine(rates, 40, undefined)).toContain(' · 8 rate cells (3 Valid, ');
   });
 
   test('rate cells are counted apart, planned ones only, with their own status words', () => {
