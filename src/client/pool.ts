@@ -63,6 +63,18 @@ export interface WorkerDispatchers {
   prepareNext(index: number): void;
   /** connections each worker's Client opened (preconnect and prepared ones included) */
   connectionsOpened(): number;
+  /**
+   * The same, once every prepared connect still in flight has settled, and of them how many were
+   * prepared (prepareNext) and never taken by a request: the worker stopped first (a window's end).
+   */
+  connectionCounts(): Promise<{ opened: number; preparedUnused: number }>;
+  /**
+   * The cell's window is over: no connection is opened from now on. undici opens a connection for a
+   * request that was still queued when its socket closed, even one aborted meanwhile, so each
+   * request aborted at the window's end would otherwise open one more (a thread-per-connection
+   * server gives each a thread); those requests are aborted, so a refused connect changes no result.
+   */
+  stopConnecting(): void;
   /** close worker `index`'s Client now (it has no more requests to send) */
   retire(index: number): Promise<void>;
   /** open every client's connection with one cheap GET each */
@@ -164,7 +176,17 @@ export function createWorkerDispatchers(
     clients,
     preconnect,
     prepareNext: (index) => connectors[index]?.prepare(),
+    stopConnecting: () => {
+      for (const c of connectors) c.stop();
+    },
     connectionsOpened: () => connectors.reduce((n, c) => n + c.opened, 0),
+    connectionCounts: async () => {
+      const waiting = await Promise.all(connectors.map((c) => c.untaken()));
+      return {
+        opened: connectors.reduce((n, c) => n + c.opened, 0),
+        preparedUnused: connectors.reduce((n, c) => n + c.unused, 0) + waiting.filter((s) => s !== undefined).length,
+      };
+    },
     retire: async (index) => {
       const c = clients[index];
       connectors[index]?.discard();
@@ -191,10 +213,18 @@ export class NextConnection {
   private lastOptions: buildConnector.Options | undefined;
   /** connections opened through this connector (successful connects, used or not) */
   opened = 0;
+  /** prepared connections discarded without a request taken them */
+  unused = 0;
+  /** stop(): no more connections */
+  private stopped = false;
 
   constructor(private readonly base: buildConnector.connector) {}
 
   readonly connect: buildConnector.connector = (options, callback) => {
+    if (this.stopped) {
+      callback(new Error('no new connections: the cell has ended'), null);
+      return;
+    }
     this.lastOptions = options;
     const next = this.next;
     this.next = undefined;
@@ -212,18 +242,32 @@ export class NextConnection {
   };
 
   prepare(): void {
-    if (this.next !== undefined || this.lastOptions === undefined) return;
+    if (this.stopped || this.next !== undefined || this.lastOptions === undefined) return;
     const options = this.lastOptions;
     this.next = new Promise((resolve) => {
       this.open(options, (err, socket) => resolve(err ? undefined : (socket ?? undefined)));
     });
   }
 
+  /** open no connection from now on (a prepared one stays, counted untaken, until discard) */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** drop a prepared connection that will not be used */
   discard(): void {
     const next = this.next;
     this.next = undefined;
-    void next?.then((socket) => socket?.destroy());
+    void next?.then((socket) => {
+      if (socket === undefined) return;
+      this.unused++;
+      socket.destroy();
+    });
+  }
+
+  /** the prepared connection no request has taken yet, once its connect settles (undefined: none, or it failed) */
+  untaken(): Promise<Socket | undefined> {
+    return this.next ?? Promise.resolve(undefined);
   }
 
   /** undici's connector, counting the connections it opens; a throw comes back as a connect error */

@@ -45,6 +45,8 @@ export interface StreamsOutcome {
   threads?: ThreadSelfCheck[];
   /** connections opened by the threads' own clients */
   connectionsOpened: number;
+  /** of them, prepared for a worker's next request and never taken */
+  connectionsPreparedUnused: number;
 }
 
 export interface CellStreams {
@@ -137,7 +139,7 @@ export function cellThreadStreams(
     finished: ended.then(async () => {
       await Promise.all(workers);
       const { cpu: clientCpu, ...self } = meter!.stop();
-      return { ...self, clientCpu, connectionsOpened: 0 };
+      return { ...self, clientCpu, connectionsOpened: 0, connectionsPreparedUnused: 0 };
     }),
     control: noThreads(),
   };
@@ -161,7 +163,7 @@ export function threadStreams(session: LoadSession, o: ClientThreadsOptions): Ce
     },
     windowOpen: (endMs) => threads.windowOpen(endMs),
     stop: () => threads.stop(),
-    finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connectionsOpened: t.connectionsOpened })),
+    finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connectionsOpened: t.connectionsOpened, connectionsPreparedUnused: t.connectionsPreparedUnused })),
     control,
   };
 }

@@ -79,7 +79,7 @@ export interface CellRun {
   /** the server's own timings per request id, where its chunks carry them (llama.cpp), for the cross-check */
   serverTimings?: Map<string, ServerRequestTimings>;
   /** how the cell's load used connections */
-  connections: { opened: number; requests: number; serverClosesAfterResponse: boolean };
+  connections: { opened: number; preparedUnused: number; requests: number; serverClosesAfterResponse: boolean };
   /** multi-turn cells: every worker request's conversation and turn, by id (metrics/turns.ts reads it) */
   turns?: Map<string, RequestTurn>;
 }
@@ -307,6 +307,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     // End: no new requests, abort everything in flight (the engine's abort call where it has one).
     state.stopping = true;
     const aborting = [...state.inFlight];
+    // the aborted requests' clients would each open one more connection (pool.ts stopConnecting)
+    pool.stopConnecting();
     cellAbort.abort();
     // with client threads each thread calls it for its own requests (it knows the newest at once),
     // unless one failed: every thread is then terminated, and this thread calls it for what it knows
@@ -315,8 +317,10 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     await sampler;
     if (streams.control.failure) throw streams.control.failure;
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
+    const own = await pool.connectionCounts();
     const connections = {
-      opened: pool.connectionsOpened() + outcome.connectionsOpened,
+      opened: own.opened + outcome.connectionsOpened,
+      preparedUnused: own.preparedUnused + outcome.connectionsPreparedUnused,
       requests: scouts.length + state.timelines.length,
       serverClosesAfterResponse: session.connections.closesAfterResponse,
     };

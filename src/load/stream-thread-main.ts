@@ -140,6 +140,7 @@ async function main(): Promise<void> {
       } else if (m.kind === 'stop') {
         cellWindow.close();
         const running = [...inFlight];
+        pool.stopConnecting();
         controller.abort();
         // the engine's abort call for them: this thread knows its requests at once, where the cell's
         // thread hears of them in batches (up to NEWS_EVERY_MS late) and would miss the newest
@@ -243,10 +244,10 @@ class WorkerRequests {
 async function reportEnd(meter: SelfCheckMeter | undefined, dispose: () => void, pool: WorkerDispatchers, extra: Partial<Extract<FromThread, { kind: 'done' }>>): Promise<void> {
   const measured = meter?.stop();
   dispose();
-  const opened = pool.connectionsOpened();
+  const counts = await pool.connectionCounts();
   await pool.destroyAll();
   stopAlive();
-  post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connectionsOpened: opened, ...extra });
+  post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connectionsOpened: counts.opened, connectionsPreparedUnused: counts.preparedUnused, ...extra });
   port.close();
 }
 

@@ -30,9 +30,7 @@ import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-me
 import type { WorkerState } from './worker-state.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
-export class ClientThreadError extends Error {
-  override readonly name = 'ClientThreadError';
-}
+export class ClientThreadError extends Error { override readonly name = 'ClientThreadError'; }
 
 /**
  * Requests each worker holds before it needs them: its current one and the next, so a thread can
@@ -61,6 +59,7 @@ export const THREAD_CLOCK_TOLERANCE_MS = 1;
 export interface ThreadsOutcome {
   perThread: ThreadSelfCheck[];
   connectionsOpened: number;
+  connectionsPreparedUnused: number; // of them: prepared for a next request, never taken
 }
 
 export interface ClientThreadsOptions extends ThreadSetOptions {
@@ -290,6 +289,7 @@ export abstract class ThreadSetBase {
         ...(r.done?.cpu.coreWaitShare !== undefined ? { coreWaitShare: r.done.cpu.coreWaitShare } : {}),
       })),
       connectionsOpened: this.running.reduce((n, r) => n + (r.done?.connectionsOpened ?? 0), 0),
+      connectionsPreparedUnused: this.running.reduce((n, r) => n + (r.done?.connectionsPreparedUnused ?? 0), 0),
     };
   }
 

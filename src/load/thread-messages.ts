@@ -98,6 +98,8 @@ export type FromThread =
       arrivalLagMs?: ArrivalLagStats;
       cpu: CpuReading;
       connectionsOpened: number;
+      /** of them, prepared for a worker's next request and never taken (pool.ts connectionCounts) */
+      connectionsPreparedUnused: number;
       learnedClose?: { requestId: string; idleMs: number };
       /** a rate cell's thread: the most in flight at once on its lanes, sends that waited for one, due requests never sent */
       schedule?: { peak: number; waited: number; unsent: number };

@@ -163,7 +163,7 @@ export function connectionNotes(cells: readonly CellResult[]): string[] {
   if (closing) {
     const c = closing.connections!;
     out.push(
-      `Connections: the server closes the connection after each streamed response although it offers keep-alive, so requests said \`Connection: close\` and each worker's next connection was opened as its stream ended (${cellKey(closing.context, closing.concurrency)}: ${formatCount(c.opened)} connections for ${formatCount(c.requests)} requests).`,
+      `Connections: the server closes the connection after each streamed response although it offers keep-alive, so requests said \`Connection: close\` and each worker's next connection was opened as its stream ended (${cellKey(closing.context, closing.concurrency)}: ${formatCount(c.opened)} connections for ${formatCount(c.requests)} requests${c.preparedUnused ? `, ${formatCount(c.preparedUnused)} of them opened for a next request that the window's end left unsent` : ''}).`,
       '',
     );
   }

@@ -590,6 +590,10 @@ export interface CellResult {
      */
     opened: number;
     /**
+     * of opened: connections opened for a worker's next request as its stream ended (serverClosesAfterResponse) that no request took, because the window ended first; absent in results before it was counted
+     */
+    preparedUnused?: number;
+    /**
      * requests the cell sent (scouts and workers; a resend counts once)
      */
     requests: number;

@@ -55,8 +55,13 @@ describe('llama.cpp personality: what the real b4748 server does, end to end', (
       expect(x.figures.failedRequests).toBe(0);
       expect(x.raw.timelines.filter((t) => t.end?.kind === 'error')).toEqual([]);
       expect(x.raw.connections.serverClosesAfterResponse).toBe(true);
-      // one connection per request (the scout's and preconnect's included), never a second connect for one request
-      expect(x.raw.connections.opened).toBeLessThanOrEqual(x.raw.connections.requests + c + 1);
+      // one connection per request (the scout's and preconnect's included), never a second connect for
+      // one request. Not counted: a next connection opened as a stream ended and left unsent by the
+      // window's end, at most one per worker. (The requests aborted at the window's end used to open
+      // one each as their sockets closed, undici's reconnect for a queued request: 58 for 45 in CI.)
+      const unused = x.raw.connections.preparedUnused;
+      expect(unused).toBeLessThanOrEqual(c);
+      expect(x.raw.connections.opened - unused).toBeLessThanOrEqual(x.raw.connections.requests + c + 1);
       const check = crossCheckCell({
         timelines: x.raw.timelines,
         windowStartMs: x.raw.windowStartMs,

@@ -207,6 +207,8 @@ describe('a server that closes the connection after every streamed response (lla
     // connect for one request
     await sleep(50);
     expect(pool.connectionsOpened()).toBe(6);
+    // that last one is counted apart: prepared, never taken by a request
+    expect(await pool.connectionCounts()).toEqual({ opened: 6, preparedUnused: 1 });
     await pool.destroyAll();
     // the server saw at least one per request (the unused last one may be gone before it is accepted)
     expect(srv.connections).toBeGreaterThanOrEqual(5);
@@ -361,6 +363,23 @@ describe('NextConnection', () => {
     const c = await connect();
     expect(next.opened).toBe(4);
     expect(c.readyState).toBe('open');
+    // a prepared one the server closed is not counted unused: its request connected afresh (a second connect)
+    expect(next.unused).toBe(0);
+    // prepared and discarded without a request: unused; untaken() is the one still waiting
+    next.prepare();
+    expect(await next.untaken()).toBeInstanceOf(net.Socket);
+    next.discard();
+    await sleep(20);
+    expect(next.unused).toBe(1);
+    expect(await next.untaken()).toBeUndefined();
+    // the cell's end: nothing more is opened, prepared or not (undici's reconnect for an aborted queued request)
+    next.stop();
+    next.prepare();
+    expect(await next.untaken()).toBeUndefined();
+    await expect(connect()).rejects.toThrow('no new connections: the cell has ended');
+    await sleep(20);
+    expect(next.opened).toBe(5);
+    expect(accepted).toHaveLength(5);
     for (const s of [a, b, c]) s.destroy();
   });
 });

@@ -223,7 +223,11 @@ describe('failure causes and connections under All measurements', () => {
     const row = lines(md).find((l) => l.startsWith('| Sustained decode | 8K | 2 |'))!;
     expect(row).toContain('| 3 (+2 resent) |');
     expect(md).toMatch(/^Resent \(8K\/2: 2\): requests whose send on a reused keep-alive connection failed before any answer/m);
-    expect(md).toContain('8K/2: 40 connections for 38 requests');
+    expect(md).toContain('8K/2: 40 connections for 38 requests).');
+    // next connections the window's end left unused are counted apart
+    const unused = sglangResult();
+    unused.cells = [cells[0]!, { ...errored, connections: { opened: 42, preparedUnused: 2, requests: 38, serverClosesAfterResponse: true } }, ...cells.slice(2)];
+    expect(renderMarkdown(unused)).toContain("8K/2: 42 connections for 38 requests, 2 of them opened for a next request that the window's end left unsent).");
   });
   test('a clean page has none of these notes', () => {
     const clean = renderMarkdown(sglangResult());
