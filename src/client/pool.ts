@@ -33,6 +33,20 @@ export interface WorkerDispatchersOptions {
   keepAliveTimeoutMs?: number;
 }
 
+/** what a pool's connections came to (WorkerDispatchers.connectionCounts) */
+export interface ConnectionCounts {
+  opened: number;
+  preparedUnused: number;
+}
+
+/** the counts of several pools (a cell's own and its client threads'); an absent one adds nothing */
+export function sumConnectionCounts(counts: ReadonlyArray<ConnectionCounts | undefined>): ConnectionCounts {
+  return {
+    opened: counts.reduce((n, c) => n + (c?.opened ?? 0), 0),
+    preparedUnused: counts.reduce((n, c) => n + (c?.preparedUnused ?? 0), 0),
+  };
+}
+
 export interface PreconnectOptions {
   /** GET path answered cheaply by the server; default /v1/models */
   path?: string;
@@ -61,13 +75,12 @@ export interface WorkerDispatchers {
    * does not wait for a TCP (+TLS) connect; no-op when one is already open or opening
    */
   prepareNext(index: number): void;
-  /** connections each worker's Client opened (preconnect and prepared ones included) */
-  connectionsOpened(): number;
   /**
-   * The same, once every prepared connect still in flight has settled, and of them how many were
-   * prepared (prepareNext) and never taken by a request: the worker stopped first (a window's end).
+   * Connections each worker's Client opened (preconnect and prepared ones included), once every
+   * prepared connect still in flight has settled, and of them how many were prepared (prepareNext)
+   * and never taken by a request: the worker stopped first (a window's end).
    */
-  connectionCounts(): Promise<{ opened: number; preparedUnused: number }>;
+  connectionCounts(): Promise<ConnectionCounts>;
   /**
    * The cell's window is over: no connection is opened from now on. undici opens a connection for a
    * request that was still queued when its socket closed, even one aborted meanwhile, so each
@@ -179,7 +192,6 @@ export function createWorkerDispatchers(
     stopConnecting: () => {
       for (const c of connectors) c.stop();
     },
-    connectionsOpened: () => connectors.reduce((n, c) => n + c.opened, 0),
     connectionCounts: async () => {
       const waiting = await Promise.all(connectors.map((c) => c.untaken()));
       return {

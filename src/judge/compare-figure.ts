@@ -4,6 +4,7 @@
  * Apart from compare.ts so that the rate cells' comparison (compare-rate.ts) uses the same rule. Pure.
  */
 import { formatValue } from './thresholds.js';
+import type { CellResult } from '../shapes/result.js';
 import { HIGHER_IS_BETTER_FIGURES, type FigureTolerance } from '../thresholds/tolerances.js';
 
 export type Verdict = 'improved' | 'regressed' | 'within-noise' | 'missing';
@@ -37,17 +38,14 @@ export interface RowComparison {
   note?: string;
   baseStatus?: string;
   nextStatus?: string;
-  /** a decode cell's other statuses and failed requests, each side: what its status change shows besides the first status */
-  baseDetail?: StatusDetail;
-  nextDetail?: StatusDetail;
+  /** a decode cell's statuses, evidence and figures, each side: what its status words read (pages/view.ts statusWords) */
+  baseCell?: StatusCell;
+  nextCell?: StatusCell;
   figures: FigureDelta[];
 }
 
-/** A decode cell's statuses (the first is its status) and its failed requests. */
-export interface StatusDetail {
-  statuses: string[];
-  failed?: number;
-}
+/** What a decode cell's status words are made of. */
+export type StatusCell = Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures'>;
 
 /** Relative change of `next` against `base`. */
 export function relativeChange(base: number, next: number): number {

@@ -22,11 +22,11 @@ import type { CellResult, FigureSpread, PrefillRowResult, RunInfo, SpeedMatrixRe
 import { cellFigureValue, prefillFigureValue } from './thresholds.js';
 import { REGRESSION_CELL_FIGURES, REGRESSION_PREFILL_FIGURES, type ResolvedTolerances } from '../thresholds/tolerances.js';
 import { compareCapacity, compareRateCapacity, type CapacityDelta, type RateCapacityDelta } from './compare-capacity.js';
-import { compareFigure, unmeasuredNow, type FigureDelta, type RowComparison, type StatusDetail, type Verdict } from './compare-figure.js';
+import { compareFigure, unmeasuredNow, type FigureDelta, type RowComparison, type Verdict } from './compare-figure.js';
 import { compareRateCells } from './compare-rate.js';
 
 export { compareFigure, formatChange, relativeChange, toleranceNote } from './compare-figure.js';
-export type { FigureDelta, FigureInput, RowComparison, StatusDetail, Verdict } from './compare-figure.js';
+export type { FigureDelta, FigureInput, RowComparison, StatusCell, Verdict } from './compare-figure.js';
 
 export interface Comparison {
   cells: RowComparison[];
@@ -82,19 +82,13 @@ export function compareCell(
   if (base?.figures && next && !next.figures) unmeasuredNow(row, key, next.status, next.notRunReason);
   if (base) {
     row.baseStatus = base.status;
-    row.baseDetail = statusDetail(base);
+    row.baseCell = base;
   }
   if (next) {
     row.nextStatus = next.status;
-    row.nextDetail = statusDetail(next);
+    row.nextCell = next;
   }
   return row;
-}
-
-/** the cell's statuses and failed requests, as its page counts them (view.ts statusWords) */
-function statusDetail(cell: CellResult): StatusDetail {
-  const failed = cell.evidence.errors?.count ?? cell.figures?.failedRequests;
-  return { statuses: [...cell.statuses], ...(failed !== undefined ? { failed } : {}) };
 }
 
 /** Compare one prefill row with the baseline's row of the same context. */

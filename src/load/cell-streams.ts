@@ -17,6 +17,7 @@ import { startClientThreads, type ClientThreadError, type ClientThreadsOptions }
 import type { CellConversations } from './conversations.js';
 import type { CellRequestInput } from './session.js';
 import type { CellSend, WorkerState } from './worker-state.js';
+import type { ConnectionCounts } from '../client/pool.js';
 
 /** What of a cell's options decides where and how its workers run (cell.ts CellRunOptions has them). */
 export interface CellWorkersSpec {
@@ -43,10 +44,8 @@ export interface StreamsOutcome {
   arrivalLagMs?: ArrivalLagStats;
   clientCpu: CpuReading;
   threads?: ThreadSelfCheck[];
-  /** connections opened by the threads' own clients */
-  connectionsOpened: number;
-  /** of them, prepared for a worker's next request and never taken */
-  connectionsPreparedUnused: number;
+  /** connections of the threads' own clients (none without threads) */
+  connections: ConnectionCounts;
 }
 
 export interface CellStreams {
@@ -139,7 +138,7 @@ export function cellThreadStreams(
     finished: ended.then(async () => {
       await Promise.all(workers);
       const { cpu: clientCpu, ...self } = meter!.stop();
-      return { ...self, clientCpu, connectionsOpened: 0, connectionsPreparedUnused: 0 };
+      return { ...self, clientCpu, connections: { opened: 0, preparedUnused: 0 } };
     }),
     control: noThreads(),
   };
@@ -163,7 +162,7 @@ export function threadStreams(session: LoadSession, o: ClientThreadsOptions): Ce
     },
     windowOpen: (endMs) => threads.windowOpen(endMs),
     stop: () => threads.stop(),
-    finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connectionsOpened: t.connectionsOpened, connectionsPreparedUnused: t.connectionsPreparedUnused })),
+    finished: threads.finished.then((t): StreamsOutcome => ({ ...worstOfThreads(t.perThread), threads: t.perThread, connections: t.connections })),
     control,
   };
 }

@@ -8,7 +8,7 @@
 import { monoMs } from '../clock.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample, ServerRequestTimings } from '../shapes/engine.js';
-import { createWorkerDispatchers, type WorkerDispatchers } from '../client/pool.js';
+import { createWorkerDispatchers, sumConnectionCounts, type WorkerDispatchers } from '../client/pool.js';
 import { HttpCallError, retryWhileUnreachable } from '../engines/http.js';
 import { redactUrlCredentials } from '../redact.js';
 import type { CpuReading } from './client-cpu.js';
@@ -317,10 +317,8 @@ export async function runCell(session: LoadSession, opts: CellRunOptions): Promi
     await sampler;
     if (streams.control.failure) throw streams.control.failure;
     if (!windowCompleted) throw opts.signal?.reason ?? new Error('cell aborted before its window closed');
-    const own = await pool.connectionCounts();
     const connections = {
-      opened: own.opened + outcome.connectionsOpened,
-      preparedUnused: own.preparedUnused + outcome.connectionsPreparedUnused,
+      ...sumConnectionCounts([await pool.connectionCounts(), outcome.connections]),
       requests: scouts.length + state.timelines.length,
       serverClosesAfterResponse: session.connections.closesAfterResponse,
     };

@@ -247,7 +247,7 @@ async function reportEnd(meter: SelfCheckMeter | undefined, dispose: () => void,
   const counts = await pool.connectionCounts();
   await pool.destroyAll();
   stopAlive();
-  post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connectionsOpened: counts.opened, connectionsPreparedUnused: counts.preparedUnused, ...extra });
+  post({ kind: 'done', ...(measured ?? { cpu: { cores: 0, source: 'thread' } }), connections: counts, ...extra });
   port.close();
 }
 

@@ -28,6 +28,7 @@ import { requestOf, type CellRequestInput, type LoadSession } from './session.js
 import { watchForSilence, type Heard } from './thread-watch.js';
 import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
+import { sumConnectionCounts, type ConnectionCounts } from '../client/pool.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
 export class ClientThreadError extends Error { override readonly name = 'ClientThreadError'; }
@@ -58,8 +59,7 @@ export const THREAD_CLOCK_TOLERANCE_MS = 1;
 
 export interface ThreadsOutcome {
   perThread: ThreadSelfCheck[];
-  connectionsOpened: number;
-  connectionsPreparedUnused: number; // of them: prepared for a next request, never taken
+  connections: ConnectionCounts;
 }
 
 export interface ClientThreadsOptions extends ThreadSetOptions {
@@ -288,8 +288,7 @@ export abstract class ThreadSetBase {
         cpuCores: r.done?.cpu.cores ?? 0,
         ...(r.done?.cpu.coreWaitShare !== undefined ? { coreWaitShare: r.done.cpu.coreWaitShare } : {}),
       })),
-      connectionsOpened: this.running.reduce((n, r) => n + (r.done?.connectionsOpened ?? 0), 0),
-      connectionsPreparedUnused: this.running.reduce((n, r) => n + (r.done?.connectionsPreparedUnused ?? 0), 0),
+      connections: sumConnectionCounts(this.running.map((r) => r.done?.connections)),
     };
   }
 

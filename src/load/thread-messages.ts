@@ -10,6 +10,7 @@ import type { EventLoopDelayStats } from './loop-monitor.js';
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import type { DueRequest, ScheduledTimeline } from './schedule-follower.js';
+import type { ConnectionCounts } from '../client/pool.js';
 
 /** What a thread needs to send the cell's requests as the cell's own thread would. */
 export interface ThreadSetup {
@@ -97,9 +98,8 @@ export type FromThread =
       loopDelayMs?: EventLoopDelayStats;
       arrivalLagMs?: ArrivalLagStats;
       cpu: CpuReading;
-      connectionsOpened: number;
-      /** of them, prepared for a worker's next request and never taken (pool.ts connectionCounts) */
-      connectionsPreparedUnused: number;
+      /** the thread's pool's connections (pool.ts connectionCounts) */
+      connections: ConnectionCounts;
       learnedClose?: { requestId: string; idleMs: number };
       /** a rate cell's thread: the most in flight at once on its lanes, sends that waited for one, due requests never sent */
       schedule?: { peak: number; waited: number; unsent: number };

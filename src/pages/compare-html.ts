@@ -7,7 +7,7 @@
  */
 import { cellKey, compareCellKeys } from '../shapes/labels.js';
 import { summaryLine } from './run-items.js';
-import { configuredRateCells, matrixCells, RATE_SECTION, STATUS_LABELS, statusWords } from './view.js';
+import { configuredRateCells, matrixCells, RATE_SECTION, shortStatusWords, STATUS_LABELS } from './view.js';
 import { rateCharts } from './rate-html.js';
 import type { CellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { decodeCharts, prefillCharts } from './html.js';
@@ -64,22 +64,22 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
   // open-loop rate cells, when a run has them: latency against the rate, the runs overlaid, knees ringed
   const rateLines = rateCharts(runs.map((r) => ({ label: r.label, cells: configuredRateCells(r.result) })));
   if (rateLines.length > 0) body.push(`<h2>${escapeHtml(RATE_SECTION)}</h2>`, '<div class="charts">', ...rateLines, '</div>');
-  body.push(ratioTable(runs, cellsOf, runs.map((r) => matrixCells(r.result))));
+  body.push(ratioTable(runs, cellsOf));
   return htmlPage(`Speed matrix comparison: ${runs.map((r) => r.label).join(' vs ')}`, body.join('\n'));
 }
 
-function ratioTable(runs: readonly ComparedRun[], cellsOf: readonly CellResult[][], allCellsOf: readonly CellResult[][]): string {
+function ratioTable(runs: readonly ComparedRun[], cellsOf: readonly CellResult[][]): string {
   if (runs.length < 2) return '';
-  const maps = cellsOf.map((cells) => new Map(cells.map((c) => [cellKey(c.context, c.concurrency), c])));
-  const all = allCellsOf.map((cells) => new Map(cells.map((c) => [cellKey(c.context, c.concurrency), c])));
+  // every matrix cell of each run (a cell without figures has no ratios, but has a status)
+  const maps = runs.map((r) => new Map(matrixCells(r.result).map((c) => [cellKey(c.context, c.concurrency), c])));
   const keys = [...new Set(cellsOf.flat().map((c) => cellKey(c.context, c.concurrency)))].sort(compareCellKeys);
   const head = ['Cell', ...runs.slice(1).flatMap((r) => [`${r.label}: total tok/s`, `${r.label}: per request`, `${r.label}: TTFT`])];
   const rows = keys.map((key) => {
     const base = maps[0]!.get(key)?.figures;
     // a cell whose status differs between the runs (failed requests in one, say) is not like for like
-    const statuses = all.map((m) => {
+    const statuses = maps.map((m) => {
       const cell = m.get(key);
-      return cell === undefined || cell.status === 'not-run' ? STATUS_LABELS['not-run'] : statusWords(cell);
+      return cell === undefined ? STATUS_LABELS['not-run'] : shortStatusWords(cell);
     });
     const differ = statuses.some((s) => s !== statuses[0]);
     const note = differ ? `<br><small data-statuses>${statuses.map((s, i) => `${escapeHtml(runs[i]!.label)}: ${escapeHtml(s)}`).join(' · ')}</small>` : '';

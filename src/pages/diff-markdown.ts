@@ -6,10 +6,10 @@ import { formatValue } from '../judge/thresholds.js';
 import { cellKey, contextLabel } from '../shapes/labels.js';
 import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/escape.js';
 import type { RunInfo } from '../shapes/result.js';
-import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type StatusDetail, type Verdict } from '../judge/compare.js';
+import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
 import { bindingText, formatRps } from '../text/capacity-line.js';
-import { RATE_STATUS_LABELS, STATUS_LABELS } from './view.js';
+import { RATE_STATUS_LABELS, shortStatusWords, STATUS_LABELS } from './view.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -126,17 +126,9 @@ function gridCell(r: RowComparison | undefined): string {
  * cell, and its failed requests, as its page writes them), between `open` and `close`; '' where they agree.
  */
 function statusChange(r: RowComparison, open: string, close = ''): string {
-  const before = sideStatus(r.baseStatus, r.baseDetail);
-  const after = sideStatus(r.nextStatus, r.nextDetail);
+  const before = r.baseCell ? shortStatusWords(r.baseCell) : status(r.baseStatus);
+  const after = r.nextCell ? shortStatusWords(r.nextCell) : status(r.nextStatus);
   return before === after ? '' : `${open}${before} → ${after}${close}`;
-}
-
-/** one side's status words: its statuses but Valid, Errors with its count (view.ts statusWords); Valid when none */
-function sideStatus(first: string | undefined, detail: StatusDetail | undefined): string {
-  if (first === undefined || detail === undefined) return status(first);
-  const all = [first, ...detail.statuses.filter((s) => s !== first)].filter((s) => s !== 'valid');
-  if (all.length === 0) return status('valid');
-  return all.map((s) => (s === 'errors' && detail.failed !== undefined ? `${status(s)} (${detail.failed})` : status(s))).join(', ');
 }
 
 function figureRow(r: RowComparison, f: FigureDelta): string[] {

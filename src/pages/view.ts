@@ -121,6 +121,11 @@ export function statusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evid
     .join(', ');
 }
 
+/** statusWords without a Not run cell's reason: for a line or a table cell that names the status only */
+export function shortStatusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures'>): string {
+  return cell.status === 'not-run' ? STATUS_LABELS['not-run'] : statusWords(cell);
+}
+
 /**
  * `12 closed after finish_reason without [DONE], 3 unterminated last event (of 40 completed)`; ''
  * when every stream ended normally. `code` formats `[DONE]` (a Markdown code span by default; the
