@@ -152,7 +152,8 @@ export default class SpeedMatrixReporter implements Reporter {
     if (this.liveInfos.size > before && !this.liveMixed) this.liveMixed = mixedRunsMessage(this.liveInfos) !== undefined;
     const result = this.liveMixed ? undefined : collectResult(this.live, { partial: true });
     if (meta.kind === 'cell') {
-      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined));
+      const maxOutput = meta.info?.run.maxOutputTokens ?? result?.info.run.maxOutputTokens;
+      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined, maxOutput));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
     } else if (meta.kind === 'capacity') {

@@ -138,15 +138,16 @@ export interface RowRequestSizes {
 /**
  * What a row's requests ask of the server's KV cache: the largest decides a concurrency cell's
  * Over capacity (METHOD.md: C × (context + max output)), the mean a rate cell's (Little's law puts
- * the mean request in flight). The method's synthetic rows, sharedPrefix and multiTurn send the
- * row's context (multiTurn: its first turn; later turns are longer, as before) and ask for the run's
- * max output tokens; a lengths workload sends its drawn lengths (the largest: the top of both
- * distributions, which one draw can reach); a file its lines that are sent (prompt tokens where
- * the run counted them, else the row's 0; each line's output length, else the run's), the largest
- * being the line with the most of both together.
+ * the mean request in flight). The method's synthetic rows and sharedPrefix send the row's context
+ * and ask for the run's max output tokens; multiTurn's turns grow (multiTurnRequestSizes); a
+ * lengths workload sends its drawn lengths (the largest: the top of both distributions, which one
+ * draw can reach); a file its lines that are sent (prompt tokens where the run counted them, else
+ * the row's 0; each line's output length, else the run's), the largest being the line with the
+ * most of both together.
  */
 export function rowRequestSizes(run: RunWorkload, context: number, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
   const w = run.workload;
+  if (w.kind === 'multiTurn') return multiTurnRequestSizes(w, maxOutputTokens);
   if (w.kind === 'lengths') {
     return { mean: { input: drawnMean(w.input), output: drawnMean(w.output) }, largest: { input: distributionMax(w.input), output: distributionMax(w.output) } };
   }
@@ -171,6 +172,23 @@ export function rowRequestSizes(run: RunWorkload, context: number, maxOutputToke
   }
   const one = { input: context, output: maxOutputTokens };
   return { mean: one, largest: one };
+}
+
+/**
+ * A multiTurn row's requests: turn t sends the system message, t user messages and the t − 1
+ * replies before it with their template's tokens (multiTurnLengthNote's sum, less the max output
+ * it asks for), so the largest is the last turn's, every reply before it at the max output: what
+ * C conversations hold in the KV cache when they reach it. They reach it together, as they start
+ * together and their turns take about the same time; and a benchmark's replies run to the max
+ * output, so it is their size, not only a bound. (Until 2026-12-06 the row was held to its first
+ * turn, system + user + max output, and a cell that fitted that ran, and could outgrow the KV cache at its later turns.)
+ * The mean is over the turns, as a conversation sends them.
+ */
+function multiTurnRequestSizes(w: Extract<Workload, { kind: 'multiTurn' }>, maxOutputTokens: number): RowRequestSizes {
+  const input = (t: number): number => w.systemTokens + t * w.userTokens + (t - 1) * (maxOutputTokens + TEMPLATE_TOKENS_PER_REPLY);
+  let sum = 0;
+  for (let t = 1; t <= w.turns; t++) sum += input(t);
+  return { mean: { input: sum / w.turns, output: maxOutputTokens }, largest: { input: input(w.turns), output: maxOutputTokens } };
 }
 
 /**

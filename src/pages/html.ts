@@ -12,7 +12,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, ttftNote } from './view.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -48,6 +48,8 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push(`<h2>${escapeHtml(info.title)}</h2>`, infoSections(result));
 
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
+  const overCapacity = workloadOverCapacityNote(result);
+  if (overCapacity) body.push(`<p>${escapeHtml(overCapacity)}</p>`);
   body.push(`<p>${escapeHtml(ttftNote(result))}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
   const rates = rateSectionHtml(full);
   if (rates !== '') body.push(rates);

@@ -35,6 +35,7 @@ import {
   STATUS_LABELS,
   STATUS_LEGEND,
   ttftNote,
+  workloadOverCapacityNote,
 } from './view.js';
 
 /** The sustained-decode grid: its caption, a blank line, then the table (Total tok/s · TTFT per cell). */
@@ -100,6 +101,8 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   if (chart.length > 0) out.push(...chart, '');
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
+  const overCapacity = workloadOverCapacityNote(result);
+  if (overCapacity) out.push(overCapacity, '');
   out.push(ttftNote(result), '');
   // open-loop rate cells, only when the run has them
   out.push(...rateSection(full));

@@ -8,15 +8,19 @@ import { cellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
 import { formatRequestRate } from './rate-rows.js';
-import { matrixCells, RATE_STATUS_LABELS, rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
+import { matrixCells, overCapacitySum, RATE_STATUS_LABELS, rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
 
 export const PREFIX = '[speed-matrix]';
 
-export function cellLine(cell: CellResult, done: number, total: number | undefined): string {
+/** `maxOutputTokens`: the run's, for an Over capacity cell's sum (its request when the evidence has none) */
+export function cellLine(cell: CellResult, done: number, total: number | undefined, maxOutputTokens?: number): string {
   const head = `${PREFIX} ${cellKey(cell.context, cell.concurrency)}: ${statusWords(cell)}`;
   const progress = `${done}/${total ?? '?'} done`;
   const f = cell.figures;
-  if (!f) return `${head} · ${progress}`;
+  if (!f) {
+    const sum = cell.status === 'over-capacity' && maxOutputTokens !== undefined ? overCapacitySum(cell, maxOutputTokens) : undefined;
+    return `${head} · ${sum !== undefined ? `${sum} · ` : ''}${progress}`;
+  }
   const parts = [
     `${formatRate(f.totalTokensPerSecond)} tok/s total`,
     `${formatRate(f.perRequestTokensPerSecond)} tok/s/req`,

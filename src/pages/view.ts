@@ -6,7 +6,7 @@
  */
 import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
-import { parseCellKey, rateCellKey } from '../shapes/labels.js';
+import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
@@ -43,6 +43,34 @@ export function ttftNote(result: Pick<SpeedMatrixResult, 'info'>): string {
   const w = result.info.run.workload;
   if (!w || w.kind === 'synthetic') return TTFT_NOTE;
   return `Each request's prompt comes from the workload (${w.text}), so TTFT includes its prefill, less what the server's prefix cache held (the Workload section's hit rate).`;
+}
+
+/**
+ * `4 × 1,304 tokens a request (its prompt and max output) = 5,216 > KV capacity 4,096`: the numbers
+ * that made a cell Over capacity (METHOD.md: record them), or undefined without them.
+ */
+export function overCapacitySum(cell: Pick<CellResult, 'concurrency' | 'context' | 'evidence'>, maxOutputTokens: number): string | undefined {
+  const cap = cell.evidence.capacity;
+  if (cap === undefined) return undefined;
+  const request = cap.requestTokens ?? cell.context + maxOutputTokens;
+  return `${cell.concurrency} × ${formatCount(request)} tokens a request (its prompt and max output) = ${formatCount(cap.requiredTokens)} > KV capacity ${formatCount(cap.kvCapacityTokens)}`;
+}
+
+/**
+ * Under the legend of a workload's page: its Over capacity cells with their sums, where a request is
+ * not the row's context and the max output (the legend's "at this context"): a lengths or file
+ * row's largest request, a multiTurn row's last turn. Undefined when there are none.
+ */
+export function workloadOverCapacityNote(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): string | undefined {
+  const w = result.info.run.workload;
+  if (!w || w.kind === 'synthetic') return undefined;
+  const max = result.info.run.maxOutputTokens;
+  const sums = matrixCells(result)
+    .filter((c) => c.status === 'over-capacity' && c.evidence.capacity?.requestTokens !== undefined && c.evidence.capacity.requestTokens !== c.context + max)
+    .map((c) => `${cellKey(c.context, c.concurrency)}: ${overCapacitySum(c, max)!}`);
+  if (sums.length === 0) return undefined;
+  const largest = w.kind === 'multiTurn' ? "a conversation's last turn, every reply before it at the max output" : "the workload's largest request";
+  return `A workload row's requests are not its context: its Over capacity weighs ${largest}. ${sums.join('; ')}.`;
 }
 
 export const ALL_MEASUREMENTS_COLUMNS = [

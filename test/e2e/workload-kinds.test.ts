@@ -150,6 +150,31 @@ describe('workload kinds in a whole run', () => {
     expect(r.out).not.toContain('multiTurn: turn');
   });
 
+  test("multiTurn's Over capacity reads its last turn, which every conversation reaches, not its first", { timeout: 60_000 }, () => {
+    // turn 1: 256 + 128 + 200 = 584 (4 × 584 fit 4,096); turn 3: 256 + 3 × 128 + 2 × (200 + 32) + 200 = 1,304, and 4 × 1,304 = 5,216 do not
+    const r = runVitest(['bench', '--run'], {
+      ...base('last-turn'),
+      LLM_BENCH_QUIET: '0',
+      LLM_BENCH_SIM_OVERRIDES: '{"eosProbability":0,"kvCapacityTokens":4096}',
+      LLM_BENCH_WORKLOAD: 'multiTurn:turns=3,user=128,system=256,think=50ms',
+      LLM_BENCH_CONCURRENCY: '1,4',
+      LLM_BENCH_MAX_TOKENS: '200',
+      LLM_BENCH_DURATION_S: '1',
+    });
+    const cells = read('last-turn').cells;
+    expect(cells.map((c) => [c.concurrency, c.status])).toEqual([
+      [1, expect.not.stringMatching(/over-capacity|not-run/)],
+      [4, 'over-capacity'],
+    ]);
+    expect(cells[1]!.evidence.capacity).toMatchObject({ requestTokens: 1304, requiredTokens: 5216, kvCapacityTokens: 4096 });
+    // the numbers, on the progress line and the page (the legend's "at this context" is not the request here)
+    const sum = '4 × 1,304 tokens a request (its prompt and max output) = 5,216 > KV capacity 4,096';
+    expect(r.out).toContain(`384/4: Over capacity · ${sum} · 2/2 done`);
+    expect(readFileSync(join(dir, 'last-turn', 'speed-matrix.md'), 'utf8')).toContain(
+      `A workload row's requests are not its context: its Over capacity weighs a conversation's last turn, every reply before it at the max output. 384/4: ${sum}.`,
+    );
+  });
+
   test('sharedPrefix past the max model length: every column Not run, the one Over capacity would hold too', { timeout: 60_000 }, () => {
     // 512 + 128 + 512 = 1,152 > 1,000; 4 × 1,152 > the 4,096-token KV cache
     const r = runVitest(['bench', '--run'], {

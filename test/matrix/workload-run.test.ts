@@ -92,6 +92,22 @@ describe("rowRequestSizes: a row's requests as the KV cache holds them (Over cap
     expect(rowRequestSizes(shared, 4096, 256, undefined).largest).toEqual({ input: 4096, output: 256 });
   });
 
+  test("multiTurn: the last turn is the largest (system + every user message + each earlier reply at the max output with its template's tokens); the mean is over the turns", () => {
+    const w = { kind: 'multiTurn' as const, turns: 4, userTokens: 128, systemTokens: 128, thinkMs: { kind: 'fixed' as const, value: 100 }, seed: 1 };
+    const run = openRunWorkload(w, false);
+    const sizes = rowRequestSizes(run, 256, 512, undefined);
+    // turn 4: 128 + 4 × 128 + 3 × (512 + 32) = 2,272 prompt tokens, asking for 512 more
+    expect(sizes.largest).toEqual({ input: 2272, output: 512 });
+    // turns 1–4: 256, 928, 1,600, 2,272
+    expect(sizes.mean).toEqual({ input: (256 + 928 + 1600 + 2272) / 4, output: 512 });
+    // one turn: the first turn is the only one (the row's context + the max output)
+    expect(rowRequestSizes(openRunWorkload({ ...w, turns: 1 }, false), 256, 512, undefined).largest).toEqual({ input: 256, output: 512 });
+    // the plan: 4 × (256 + 512) = 3,072 fit 8,192 tokens, but 4 × 2,784 = 11,136 do not; 2 × 2,784 do
+    const matrix = { contexts: [256], concurrency: [2, 4], maxOutputTokens: 512, prefill: [] } as unknown as Parameters<typeof planMatrix>[0];
+    const cells = planMatrix(matrix, { kvCapacityTokens: 8192 }, largestRequests(run, 512, undefined)).cells;
+    expect(cells.map((c) => c.overCapacity)).toEqual([undefined, { requiredTokens: 11_136, kvCapacityTokens: 8192, requestTokens: 2784 }]);
+  });
+
   test("lengths: the drawn lengths, not the run's max output (a 4,096-token default made 8/s Over capacity for requests of at most 64 tokens)", () => {
     const run = openRunWorkload({ kind: 'lengths', input: { kind: 'fixed', value: 512 }, output: { kind: 'uniform', min: 16, max: 64 }, seed: 1 }, true);
     const sizes = rowRequestSizes(run, 512, 4096, undefined);

@@ -6,6 +6,8 @@ import { describe, expect, test } from 'vitest';
 import { renderMarkdown } from '../../src/pages/markdown.js';
 import { renderHtml } from '../../src/pages/html.js';
 import { workloadSection } from '../../src/pages/workload-rows.js';
+import { workloadOverCapacityNote } from '../../src/pages/view.js';
+import { cellLine } from '../../src/pages/progress-lines.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
 function workloadResult() {
@@ -40,6 +42,33 @@ describe('the Workload section', () => {
     const html = renderHtml(r);
     expect(html).toContain('<h2>Workload</h2>');
     expect(html).toContain('74.8 % (367,000 of 490,567 tokens)');
+  });
+
+  test("Over capacity's numbers: under the legend where a workload's request is not the row's context and the max output, and on the progress line", () => {
+    const r = sglangResult();
+    const over = r.cells.filter((c) => c.status === 'over-capacity');
+    expect(over.length).toBeGreaterThan(1);
+    // synthetic: the legend's "this many requests at this context" is the sum; nothing more on the page
+    expect(workloadOverCapacityNote(r)).toBeUndefined();
+    const a = over[0]!;
+    const b = over[1]!;
+    r.info.run.workload = { kind: 'multiTurn', text: 'multiTurn:turns=3,user=128,system=256,think=0s,seed=1' };
+    a.evidence.capacity = { requiredTokens: a.concurrency * 9000, kvCapacityTokens: 1_000_000, requestTokens: 9000 };
+    // a request that is the row's context and the max output needs no note
+    b.evidence.capacity = { requiredTokens: b.concurrency * (b.context + 4096), kvCapacityTokens: 1_000_000, requestTokens: b.context + 4096 };
+    const sum = `${a.concurrency} × 9,000 tokens a request (its prompt and max output) = ${(a.concurrency * 9000).toLocaleString('en-US')} > KV capacity 1,000,000`;
+    const note = `A workload row's requests are not its context: its Over capacity weighs a conversation's last turn, every reply before it at the max output. ${a.contextLabel}/${a.concurrency}: ${sum}.`;
+    expect(workloadOverCapacityNote(r)).toBe(note);
+    expect(renderMarkdown(r)).toContain(note);
+    expect(renderHtml(r)).toContain(note.replace(/'/g, '&#39;').replace('>', '&gt;'));
+    r.info.run.workload = { kind: 'lengths', text: 'lengths:in=uniform(100,9000),out=4096,seed=1' };
+    expect(workloadOverCapacityNote(r)).toContain("weighs the workload's largest request.");
+    // the progress line: with the request from the evidence, or the row's context and the run's max output without it
+    expect(cellLine(a, 3, 40, 4096)).toBe(`[speed-matrix] ${a.contextLabel}/${a.concurrency}: Over capacity · ${sum} · 3/40 done`);
+    delete b.evidence.capacity!.requestTokens;
+    expect(cellLine(b, 4, 40, 4096)).toContain(`: Over capacity · ${b.concurrency} × ${(b.context + 4096).toLocaleString('en-US')} tokens a request`);
+    delete b.evidence.capacity;
+    expect(cellLine(b, 4, 40, 4096)).toBe(`[speed-matrix] ${b.contextLabel}/${b.concurrency}: Over capacity · 4/40 done`);
   });
 
   test('a synthetic run has no Workload section and no Workload line', () => {
