@@ -34,6 +34,7 @@ import {
   SPREAD_COLUMN,
   STATUS_LABELS,
   STATUS_LEGEND,
+  rowsAreText,
   ttftNote,
   workloadOverCapacityNote,
 } from './view.js';
@@ -44,7 +45,7 @@ export function decodeGrid(result: SpeedMatrixResult, axes: { contexts: number[]
   const missing = missingText(result);
   const { contexts, levels } = axes;
   return [
-    'Total tok/s · rows are context length, columns are simultaneous requests.',
+    `Total tok/s · ${escapeText(rowsAreText(result))}, columns are simultaneous requests.`,
     '',
     markdownRow(['Context', ...levels.map(String)]),
     markdownRow(['---', ...levels.map(() => '---')]),

@@ -10,7 +10,7 @@ import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -31,7 +31,7 @@ export function rateGrid(result: SpeedMatrixResult): string[] {
   const how = rateSettingsText(result);
   const goodput = result.info.run.slo ? ' · goodput at the SLO' : '';
   return [
-    `Status · completed req/s${goodput} · rows are context length, columns are offered rates in requests/s${how ? ` (${escapeText(how)})` : ''}.`,
+    `Status · completed req/s${goodput} · ${escapeText(rowsAreText(result))}, columns are offered rates in requests/s${how ? ` (${escapeText(how)})` : ''}.`,
     '',
     markdownRow(['Context', ...rates.map((r) => `${rateText(r)}/s`)]),
     markdownRow(['---', ...rates.map(() => '---')]),

@@ -36,6 +36,25 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];
 
+/**
+ * What a grid's rows are: context lengths, or a workload's one row and what its key is (a
+ * workload's prompts are not one length: docs/workloads.md), so a file's row keyed 0 does not read
+ * as empty prompts.
+ */
+export function rowsAreText(result: Pick<SpeedMatrixResult, 'info'>): string {
+  const w = result.info.run.workload;
+  if (!w || w.kind === 'synthetic') return 'rows are context length';
+  const key =
+    w.kind === 'file'
+      ? `its prompts from ${w.file?.name ?? 'a file'}, each of its own length; keyed 0`
+      : w.kind === 'lengths'
+        ? 'keyed by its mean prompt length'
+        : w.kind === 'sharedPrefix'
+          ? 'keyed by its prefix + suffix'
+          : 'keyed by its first turn, system + user';
+  return `the row is the workload's (${key})`;
+}
+
 export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
 
 /** The TTFT note under the decode matrix: the synthetic prompts' (the reference pages'), or a workload's, whose prompts are its own */

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { renderMarkdown } from '../../src/pages/markdown.js';
 import { renderHtml } from '../../src/pages/html.js';
 import { workloadSection } from '../../src/pages/workload-rows.js';
-import { workloadOverCapacityNote } from '../../src/pages/view.js';
+import { rowsAreText, workloadOverCapacityNote } from '../../src/pages/view.js';
 import { cellLine } from '../../src/pages/progress-lines.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 
@@ -69,6 +69,18 @@ describe('the Workload section', () => {
     expect(cellLine(b, 4, 40, 4096)).toContain(`: Over capacity · ${b.concurrency} × ${(b.context + 4096).toLocaleString('en-US')} tokens a request`);
     delete b.evidence.capacity;
     expect(cellLine(b, 4, 40, 4096)).toBe(`[speed-matrix] ${b.contextLabel}/${b.concurrency}: Over capacity · 4/40 done`);
+  });
+
+  test("the grid says what its row is: a workload's one row and its key, not a context length (a file's row is keyed 0)", () => {
+    const r = sglangResult();
+    expect(renderMarkdown(r)).toContain('Total tok/s · rows are context length, columns are simultaneous requests.');
+    r.info.run.workload = { kind: 'file', text: 'file:my_prompts.jsonl,seed=1', file: { name: 'my_prompts.jsonl', sha256: 'ab'.repeat(32), lines: 3 } } as never;
+    expect(rowsAreText(r)).toBe("the row is the workload's (its prompts from my_prompts.jsonl, each of its own length; keyed 0)");
+    expect(renderMarkdown(r)).toContain("Total tok/s · the row is the workload's (its prompts from my_prompts.jsonl, each of its own length; keyed 0), columns are simultaneous requests.");
+    r.info.run.workload = { kind: 'multiTurn', text: 'multiTurn:turns=2,user=64,system=0,think=0s,seed=1' };
+    expect(rowsAreText(r)).toBe("the row is the workload's (keyed by its first turn, system + user)");
+    r.info.run.workload = { kind: 'lengths', text: 'lengths:in=100,out=10,seed=1' };
+    expect(rowsAreText(r)).toContain('mean prompt length');
   });
 
   test('a synthetic run has no Workload section and no Workload line', () => {
