@@ -13,7 +13,7 @@ import { arrivalText, parseArrival, type Arrival } from '../shapes/arrival.js';
 import { parseSweepText } from './sweep-input.js';
 import { ConfigError } from '../errors.js';
 import { readEnvOverrides, type EnvOverrides } from './env.js';
-import { SuiteSchema, type SuiteInput } from './schema.js';
+import { engineNameProblem, SuiteSchema, type SuiteInput } from './schema.js';
 import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engine.js';
 import { nominalContext, type Workload } from '../shapes/workload.js';
 import { contextLabel } from '../shapes/labels.js';
@@ -284,7 +284,7 @@ export function resolveSuite(
   let engine = suite.target.engine;
   if (o.engine !== undefined) {
     if (!(ENGINE_KINDS as readonly string[]).includes(o.engine)) {
-      throw new ConfigError(`LLM_BENCH_ENGINE: "${o.engine}" is not an engine; use one of ${ENGINE_KINDS.join(', ')}, e.g. LLM_BENCH_ENGINE=vllm`);
+      throw new ConfigError(`LLM_BENCH_ENGINE: ${engineNameProblem(o.engine)}`);
     }
     engine = o.engine as EngineKind;
   }

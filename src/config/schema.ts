@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import type { EngineInfoInput, HardwareInput, MatrixInput, SloInput, SuiteInput, TargetInput, TimeoutsInput, WorkloadObject } from './suite-input.js';
 
-import { ENGINE_KINDS } from '../shapes/engine.js';
+import { ENGINE_KINDS, type EngineKind } from '../shapes/engine.js';
+import { nearestName } from '../spelling.js';
 import { parseSweepText } from './sweep-input.js';
 import { parseArrival } from '../shapes/arrival.js';
 import { SloSchema } from '../slo/slo.js';
@@ -15,13 +16,32 @@ import { ConfigError } from '../errors.js';
 import { DAY_MS, MAX_WINDOW_S, MIN_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS_WHY, MIN_WINDOW_S } from './defaults.js';
 import { parseWorkloadInput } from './workload-input.js';
 
+/** the engines' other names, with case, dots, dashes and underscores dropped: what users write for them */
+const ENGINE_OTHER_NAMES: Record<string, EngineKind> = {
+  llamaserver: 'llamacpp',
+  tensorrtllm: 'trtllm',
+  textgenerationinference: 'tgi',
+  openaicompatible: 'openai',
+};
+
+/**
+ * Why `given` is not an engine (target.engine, LLM_BENCH_ENGINE): the names, and the one meant where
+ * it is another spelling of one (`llama.cpp`, `TensorRT-LLM`) or a likely typo.
+ */
+export function engineNameProblem(given: string): string {
+  const squeezed = given.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const meant = (ENGINE_KINDS as readonly string[]).includes(squeezed) ? (squeezed as EngineKind) : (ENGINE_OTHER_NAMES[squeezed] ?? nearestName(given, ENGINE_KINDS));
+  const hint = meant !== undefined ? `; did you mean "${meant}"?` : '';
+  return `${JSON.stringify(given)} is not an engine name; use one of ${ENGINE_KINDS.join(', ')}, or leave it out (the engine is detected)${hint}`;
+}
+
 const positiveInt = z.int().positive();
 const tokens = z.int().nonnegative();
 
 export const HardwareSchema = z.strictObject({
   type: z.string().optional(),
   gpu: z.string().optional(),
-  gpuCount: positiveInt.optional(),
+  gpuCount: z.int().positive({ error: 'must be 1 or more; for a server without a GPU leave gpu and gpuCount out, and say what it runs on in type or cpu (e.g. cpu: "2 × EPYC 9654")' }).optional(),
   vram: z.string().optional(),
   cpu: z.string().optional(),
   ram: z.string().optional(),
@@ -67,7 +87,7 @@ export const TargetSchema = z.strictObject({
   /** sent as a Bearer header, never stored or printed */
   apiKey: z.string().min(1).optional(),
   /** force an adapter instead of auto-detection */
-  engine: z.enum(ENGINE_KINDS).optional(),
+  engine: z.enum(ENGINE_KINDS, { error: (issue) => (typeof issue.input === 'string' ? engineNameProblem(issue.input) : undefined) }).optional(),
   endpoint: z.enum(['chat', 'completions']).optional(),
   /** KV-cache capacity in tokens, when the server does not expose it (or to override it) */
   kvCapacityTokens: positiveInt.optional(),

@@ -110,7 +110,14 @@ describe('resolveSuite', () => {
   });
 
   test('LLM_BENCH_ENGINE must name a known engine', () => {
-    expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'foo' })).toThrow('LLM_BENCH_ENGINE: "foo" is not an engine; use one of vllm, sglang');
+    expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'foo' })).toThrow('LLM_BENCH_ENGINE: "foo" is not an engine name; use one of vllm, sglang');
+    // the engines' other spellings, and typos, name the one meant (in the suite too)
+    expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'llama.cpp' })).toThrow(/LLM_BENCH_ENGINE: "llama.cpp" is not an engine name; .*, or leave it out \(the engine is detected\); did you mean "llamacpp"\?$/);
+    expect(() => resolveSuite({ target: { engine: 'TensorRT-LLM' as never } }, {})).toThrow('target.engine: "TensorRT-LLM" is not an engine name; use one of vllm, sglang, openai, llamacpp, tgi, trtllm, ollama, or leave it out (the engine is detected); did you mean "trtllm"?');
+    expect(() => resolveSuite({ target: { engine: 'vlm' as never } }, {})).toThrow('did you mean "vllm"?');
+    expect(() => resolveSuite({}, { LLM_BENCH_ENGINE: 'foo' })).not.toThrow(/did you mean/);
+    // a CPU server: gpuCount 0 says how to write it
+    expect(() => resolveSuite({ target: { hardware: { gpuCount: 0 } } }, {})).toThrow('target.hardware.gpuCount: must be 1 or more; for a server without a GPU leave gpu and gpuCount out');
   });
 });
 
