@@ -31,6 +31,7 @@ import { compareResults } from '../src/judge/compare.js';
 import { absentFromMergeMessage, measuredTwiceMessage, type MergedParts, mixedRunsMessage, nothingMeasuredMessage, runInfosOf, startSpreadNote } from '../src/judge/merge.js';
 import { readMergedParts } from './merged-parts.js';
 import { testTally } from './test-tally.js';
+import { CellTimes } from './cell-times.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
 import { resolveTolerances } from '../src/thresholds/tolerances.js';
@@ -70,6 +71,8 @@ export default class SpeedMatrixReporter implements Reporter {
   private vitest: Vitest | undefined;
   private updating = false;
   private live: SpeedMatrixMeta[] = [];
+  /** how long the measured cells took, for the time left */
+  private cellTimes = new CellTimes();
   /** the distinct run infos of the live results, and whether they are of runs that cannot share a page */
   private readonly liveInfos = new Map<string, RunInfo>();
   private liveMixed = false;
@@ -122,6 +125,7 @@ export default class SpeedMatrixReporter implements Reporter {
 
   onTestRunStart(): void {
     this.live = [];
+    this.cellTimes = new CellTimes();
   }
 
   /** a project whose tests are the matrix's cells (the reporter option `projects`, else the defaults) */
@@ -153,7 +157,10 @@ export default class SpeedMatrixReporter implements Reporter {
     const result = this.liveMixed ? undefined : collectResult(this.live, { partial: true });
     if (meta.kind === 'cell') {
       const maxOutput = meta.info?.run.maxOutputTokens ?? result?.info.run.maxOutputTokens;
-      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined, maxOutput));
+      this.cellTimes.add(meta.cell, testCase.diagnostic?.()?.duration);
+      // a merge replays finished cells: nothing is left to run
+      const left = result && !this.vitest?.config.mergeReports ? this.cellTimes.left(result) : undefined;
+      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined, maxOutput, left));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
     } else if (meta.kind === 'capacity') {

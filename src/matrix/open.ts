@@ -349,6 +349,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
     server: redactFacts(facts, [cfg.target.apiKey]),
     ...(launchCommand ? { launchCommand } : {}),
     plannedCells: plan.cells.map((c) => c.key),
+    ...(plan.cells.some((c) => c.overCapacity) ? { plannedOverCapacity: plan.cells.filter((c) => c.overCapacity).map((c) => c.key) } : {}),
     plannedPrefill: plan.prefill.map((p) => p.key),
     thresholdsPath: cfg.thresholdsPath,
     ...(cfg.baselinePath !== undefined ? { baselinePath: cfg.baselinePath } : {}),

@@ -5,6 +5,7 @@
  */
 import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, percent } from '../text/format.js';
 import { cellKey, rateCellKey } from '../shapes/labels.js';
+import { plannedCellKeys } from '../results/collect.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
 import { formatRequestRate } from './rate-rows.js';
@@ -12,10 +13,13 @@ import { matrixCells, overCapacitySum, RATE_STATUS_LABELS, rateStatusWords, STAT
 
 export const PREFIX = '[speed-matrix]';
 
-/** `maxOutputTokens`: the run's, for an Over capacity cell's sum (its request when the evidence has none) */
-export function cellLine(cell: CellResult, done: number, total: number | undefined, maxOutputTokens?: number): string {
+/**
+ * `maxOutputTokens`: the run's, for an Over capacity cell's sum (its request when the evidence has
+ * none); `left`: timeLeftText's words, after the count.
+ */
+export function cellLine(cell: CellResult, done: number, total: number | undefined, maxOutputTokens?: number, left?: string): string {
   const head = `${PREFIX} ${cellKey(cell.context, cell.concurrency)}: ${statusWords(cell)}`;
-  const progress = `${done}/${total ?? '?'} done`;
+  const progress = `${done}/${total ?? '?'} done${left !== undefined ? ` · ${left}` : ''}`;
   const f = cell.figures;
   if (!f) {
     const sum = cell.status === 'over-capacity' && maxOutputTokens !== undefined ? overCapacitySum(cell, maxOutputTokens) : undefined;
@@ -42,6 +46,30 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
   if (failing > 0) parts.push(`fails ${failing} check${failing === 1 ? '' : 's'}`);
   parts.push(progress);
   return `${head} · ${parts.join(' · ')}`;
+}
+
+/**
+ * The matrix cells a run still has to measure: planned, without a result yet, and not found Over
+ * capacity by the plan (those take no window).
+ */
+export function cellsLeftToMeasure(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): number {
+  const have = new Set(matrixCells(result).map((c) => cellKey(c.context, c.concurrency)));
+  const over = new Set(result.info.plannedOverCapacity ?? []);
+  return plannedCellKeys(result.info).filter((k) => !have.has(k) && !over.has(k)).length;
+}
+
+/**
+ * `about 9 min left`: the cells left at the mean time of the cells measured so far (window, gate,
+ * scout and drain; a larger context's cells take longer, so it is an estimate). `for the matrix
+ * cells` where the run has more to do after them (rate cells, capacity searches). Undefined before
+ * a cell was measured, and with none left.
+ */
+export function timeLeftText(meanCellMs: number | undefined, cellsLeft: number, more: boolean): string | undefined {
+  if (meanCellMs === undefined || !(meanCellMs > 0) || cellsLeft <= 0) return undefined;
+  const ms = meanCellMs * cellsLeft;
+  const minutes = ms / 60_000;
+  const amount = minutes < 1 ? 'under a minute' : minutes < 90 ? `about ${Math.round(minutes)} min` : `about ${formatNumber(minutes / 60, 1)} h`;
+  return `${amount} left${more ? ' for the matrix cells' : ''}`;
 }
 
 export function prefillLine(row: PrefillRowResult): string {

@@ -28,6 +28,7 @@ export function collectResult(
   let carriedInfo: RunInfo | undefined;
   const plannedCells = new Set<string>();
   const plannedPrefill = new Set<string>();
+  const plannedOverCapacity = new Set<string>();
   const cells = new Map<string, CellResult>();
   const prefill = new Map<number, PrefillRowResult>();
   const capacity = new Map<number, CapacityRow>();
@@ -38,6 +39,7 @@ export function collectResult(
   const plan = (i: RunInfo) => {
     for (const key of i.plannedCells ?? []) plannedCells.add(key);
     for (const key of i.plannedPrefill ?? []) plannedPrefill.add(key);
+    for (const key of i.plannedOverCapacity ?? []) plannedOverCapacity.add(key);
   };
 
   for (const meta of metas) {
@@ -83,6 +85,7 @@ export function collectResult(
   const earliest = starts.reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined);
   if (earliest !== undefined) resultInfo.startedAt = earliest;
   if (plannedCells.size > 0) resultInfo.plannedCells = [...plannedCells].sort(compareCellKeys);
+  if (plannedOverCapacity.size > 0) resultInfo.plannedOverCapacity = [...plannedOverCapacity].sort(compareCellKeys);
   if (plannedPrefill.size > 0) {
     resultInfo.plannedPrefill = [...plannedPrefill].sort((a, b) => parseContext(a) - parseContext(b));
   }

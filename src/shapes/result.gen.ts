@@ -133,6 +133,10 @@ export interface RunInfo {
    */
   plannedCells?: string[];
   /**
+   * the planned cells the plan found Over capacity before the run (not run: no window), for the progress lines' time left; absent when none
+   */
+  plannedOverCapacity?: string[];
+  /**
    * context labels of the prefill rows the run will produce
    */
   plannedPrefill?: string[];

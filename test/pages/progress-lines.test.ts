@@ -3,7 +3,9 @@
  * failed tests, so the reporter says how the cells ended and which tests failed.
  */
 import { describe, expect, test } from 'vitest';
-import { runEndLine, type TestTally } from '../../src/pages/progress-lines.js';
+import { cellsLeftToMeasure, runEndLine, timeLeftText, type TestTally } from '../../src/pages/progress-lines.js';
+import { CellTimes } from '../../reporters/cell-times.js';
+import { cellKey } from '../../src/shapes/labels.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
 import { rateResult } from '../results/fixtures/rate-cells.js';
 
@@ -52,5 +54,50 @@ describe('runEndLine', () => {
     const line = runEndLine(rateResult(), 40, tally());
     // rate-cells.ts: 2 Valid and 2 Saturated at 8K, then Valid, Errors, Client-limited, Over capacity and one not run
     expect(line).toContain(' · 8 rate cells (3 Valid, 2 Saturated, 1 Over capacity, 1 Client-limited, 1 Errors) · ');
+  });
+});
+
+describe('the time left on a cell line', () => {
+  test('cellsLeftToMeasure: planned cells without a result, less those the plan found Over capacity (no window)', () => {
+    const r = sglangResult();
+    const over = r.cells.filter((c) => c.status === 'over-capacity').map((c) => cellKey(c.context, c.concurrency));
+    expect(over).toHaveLength(11);
+    expect(cellsLeftToMeasure(r)).toBe(0);
+    const partial = { ...r, cells: r.cells.slice(0, 10) };
+    // no plan of Over capacity: every cell without a result counts
+    expect(cellsLeftToMeasure(partial)).toBe(30);
+    partial.info = { ...r.info, plannedOverCapacity: over };
+    const overLeft = over.filter((k) => !partial.cells.some((c) => cellKey(c.context, c.concurrency) === k)).length;
+    expect(overLeft).toBeGreaterThan(0);
+    expect(cellsLeftToMeasure(partial)).toBe(30 - overLeft);
+  });
+
+  test('timeLeftText: minutes, hours past 90 minutes, and nothing before a measured cell or with none left', () => {
+    expect(timeLeftText(35_000, 24, false)).toBe('about 14 min left');
+    expect(timeLeftText(20_000, 2, false)).toBe('under a minute left');
+    expect(timeLeftText(35_000, 200, false)).toBe('about 1.9 h left');
+    expect(timeLeftText(35_000, 24, true)).toBe('about 14 min left for the matrix cells');
+    expect(timeLeftText(undefined, 24, false)).toBeUndefined();
+    expect(timeLeftText(35_000, 0, false)).toBeUndefined();
+  });
+
+  test("CellTimes: the mean of the cells measured here; Over capacity, Not run, resumed and a capacity search's cells do not count", () => {
+    const r = sglangResult();
+    const times = new CellTimes();
+    const partial = { ...r, cells: r.cells.slice(0, 1) };
+    expect(times.left(partial)).toBeUndefined();
+    const valid = r.cells.find((c) => c.status === 'valid')!;
+    const over = r.cells.find((c) => c.status === 'over-capacity')!;
+    times.add(valid, 30_000);
+    times.add({ ...valid, resumed: true }, 10);
+    times.add({ ...valid, adaptive: true }, 10);
+    times.add({ ...valid, status: 'not-run' }, 10);
+    times.add(over, 10);
+    times.add(valid, undefined);
+    times.add(valid, 40_000);
+    // 39 cells left at 35 s each
+    expect(times.left(partial)).toBe('about 23 min left');
+    partial.info = { ...r.info, slo: r.info.run.slo } as never;
+    expect(times.left({ ...partial, info: { ...r.info, run: { ...r.info.run, rates: { rates: [1] } as never } } })).toBe('about 23 min left for the matrix cells');
   });
 });

@@ -1,0 +1,22 @@
+/** How long the matrix's measured cells took, for the progress line's time left (progress-lines.ts timeLeftText). */
+import type { CellResult, SpeedMatrixResult } from '../src/shapes/result.js';
+import { cellsLeftToMeasure, timeLeftText } from '../src/pages/progress-lines.js';
+
+export class CellTimes {
+  private sumMs = 0;
+  private count = 0;
+
+  /** a finished cell and its test's duration: counted when it was measured here (not Over capacity, not run, kept from a resumed run, or a capacity search's) */
+  add(cell: CellResult, durationMs: number | undefined): void {
+    if (durationMs === undefined || !(durationMs > 0)) return;
+    if (cell.adaptive === true || cell.resumed === true || cell.status === 'over-capacity' || cell.status === 'not-run') return;
+    this.sumMs += durationMs;
+    this.count++;
+  }
+
+  /** `about 9 min left` for the cells the run still has to measure, or undefined (none measured yet, or none left) */
+  left(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): string | undefined {
+    const more = result.info.run.rates !== undefined || result.info.run.slo !== undefined;
+    return timeLeftText(this.count > 0 ? this.sumMs / this.count : undefined, cellsLeftToMeasure(result), more);
+  }
+}
