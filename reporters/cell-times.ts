@@ -1,10 +1,18 @@
-/** How long the matrix's measured cells took, for the progress line's time left (progress-lines.ts timeLeftText). */
+/** How long the matrix's measured cells took, and which are left, for the progress line's time left (progress-lines.ts timeLeftText). */
+import type { TestCase } from 'vitest/node';
 import type { CellResult, SpeedMatrixResult } from '../src/shapes/result.js';
 import { cellsLeftToMeasure, timeLeftText } from '../src/pages/progress-lines.js';
 
 export class CellTimes {
   private sumMs = 0;
   private count = 0;
+  /** the names of the matrix's tests this process runs (collected, not left out by -t); empty until a file is collected */
+  private readonly runnable = new Set<string>();
+
+  /** a matrix file's tests, as collected: those -t leaves out (mode skip or todo) and another shard's files never run here */
+  collected(tests: Iterable<TestCase>): void {
+    for (const test of tests) if (test.options.mode !== 'skip' && test.options.mode !== 'todo') this.runnable.add(test.name);
+  }
 
   /** a finished cell and its test's duration: counted when it was measured here (not Over capacity, not run, kept from a resumed run, or a capacity search's) */
   add(cell: CellResult, durationMs: number | undefined): void {
@@ -14,9 +22,10 @@ export class CellTimes {
     this.count++;
   }
 
-  /** `about 9 min left` for the cells the run still has to measure, or undefined (none measured yet, or none left) */
+  /** `about 9 min left` for the cells this process still has to measure, or undefined (none measured yet, or none left) */
   left(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): string | undefined {
     const more = result.info.run.rates !== undefined || result.info.run.slo !== undefined;
-    return timeLeftText(this.count > 0 ? this.sumMs / this.count : undefined, cellsLeftToMeasure(result), more);
+    const runsHere = this.runnable.size > 0 ? this.runnable : undefined;
+    return timeLeftText(this.count > 0 ? this.sumMs / this.count : undefined, cellsLeftToMeasure(result, runsHere), more);
   }
 }

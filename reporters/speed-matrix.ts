@@ -71,8 +71,7 @@ export default class SpeedMatrixReporter implements Reporter {
   private vitest: Vitest | undefined;
   private updating = false;
   private live: SpeedMatrixMeta[] = [];
-  /** how long the measured cells took, for the time left */
-  private cellTimes = new CellTimes();
+  private cellTimes = new CellTimes(); // the measured cells' times and the cells left, for the time left
   /** the distinct run infos of the live results, and whether they are of runs that cannot share a page */
   private readonly liveInfos = new Map<string, RunInfo>();
   private liveMixed = false;
@@ -100,8 +99,7 @@ export default class SpeedMatrixReporter implements Reporter {
     this.updating = isUpdateMode(vitest);
     this.outDir = resolve(vitest.config.root, this.settings.outDir);
     // before anything is measured: a folder that cannot take the results stops the run now
-    const matrixProjects = this.options.projects ?? ['matrix', 'matrix-sharded'];
-    if (vitest.projects.some((p) => matrixProjects.includes(p.name))) {
+    if (vitest.projects.some((p) => this.inMatrixProject(p.name))) {
       try {
         checkResultsDir(this.outDir);
         this.lock = lockResultsDir(this.outDir);
@@ -126,6 +124,10 @@ export default class SpeedMatrixReporter implements Reporter {
   onTestRunStart(): void {
     this.live = [];
     this.cellTimes = new CellTimes();
+  }
+
+  onTestModuleCollected(module: TestModule): void {
+    if (this.inMatrixProject(module.project.name)) this.cellTimes.collected(module.children.allTests());
   }
 
   /** a project whose tests are the matrix's cells (the reporter option `projects`, else the defaults) */
@@ -158,8 +160,7 @@ export default class SpeedMatrixReporter implements Reporter {
     if (meta.kind === 'cell') {
       const maxOutput = meta.info?.run.maxOutputTokens ?? result?.info.run.maxOutputTokens;
       this.cellTimes.add(meta.cell, testCase.diagnostic?.()?.duration);
-      // a merge replays finished cells: nothing is left to run
-      const left = result && !this.vitest?.config.mergeReports ? this.cellTimes.left(result) : undefined;
+      const left = result && !this.vitest?.config.mergeReports ? this.cellTimes.left(result) : undefined; // a merge replays finished cells
       this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined, maxOutput, left));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));

@@ -147,7 +147,7 @@ export interface RowRequestSizes {
  */
 export function rowRequestSizes(run: RunWorkload, context: number, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
   const w = run.workload;
-  if (w.kind === 'multiTurn') return multiTurnRequestSizes(w, maxOutputTokens);
+  if (w.kind === 'multiTurn') return multiTurnRequestSizes(w, maxOutputTokens, maxModelLen);
   if (w.kind === 'lengths') {
     return { mean: { input: drawnMean(w.input), output: drawnMean(w.output) }, largest: { input: distributionMax(w.input), output: distributionMax(w.output) } };
   }
@@ -177,18 +177,23 @@ export function rowRequestSizes(run: RunWorkload, context: number, maxOutputToke
 /**
  * A multiTurn row's requests: turn t sends the system message, t user messages and the t − 1
  * replies before it with their template's tokens (multiTurnLengthNote's sum, less the max output
- * it asks for), so the largest is the last turn's, every reply before it at the max output: what
- * C conversations hold in the KV cache when they reach it. They reach it together, as they start
- * together and their turns take about the same time; and a benchmark's replies run to the max
- * output, so it is their size, not only a bound. (Until 2026-12-06 the row was held to its first
- * turn, system + user + max output, and a cell that fitted that ran, and could outgrow the KV cache at its later turns.)
- * The mean is over the turns, as a conversation sends them.
+ * it asks for), so the largest is the last turn's, every reply before it at the max output. C
+ * conversations hold C of those when all are at their last turn: they start together, and a
+ * benchmark's replies run to the max output, so with a fixed think time they stay close; drawn
+ * think times spread them, so it is a bound, as a lengths workload's largest request is. (Until
+ * 2026-12-06 the row was held to its first turn, system + user + max output, and a cell that fitted
+ * that ran, and could outgrow the KV cache at its later turns.) No request holds more than the
+ * server's max model length, where known: a server refuses a longer one or cuts its history
+ * (llama.cpp shifts its context), and multiTurnLengthNote says so at the run's start. The mean is
+ * over the turns, as a conversation sends them.
  */
-function multiTurnRequestSizes(w: Extract<Workload, { kind: 'multiTurn' }>, maxOutputTokens: number): RowRequestSizes {
-  const input = (t: number): number => w.systemTokens + t * w.userTokens + (t - 1) * (maxOutputTokens + TEMPLATE_TOKENS_PER_REPLY);
+function multiTurnRequestSizes(w: Extract<Workload, { kind: 'multiTurn' }>, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
+  const sent = (t: number): number => w.systemTokens + t * w.userTokens + (t - 1) * (maxOutputTokens + TEMPLATE_TOKENS_PER_REPLY);
+  // what the cache can hold of a prompt beside its max output (a first turn past the max model length makes the row Not run)
+  const held = (t: number): number => (maxModelLen !== undefined && sent(t) + maxOutputTokens > maxModelLen ? Math.max(0, maxModelLen - maxOutputTokens) : sent(t));
   let sum = 0;
-  for (let t = 1; t <= w.turns; t++) sum += input(t);
-  return { mean: { input: sum / w.turns, output: maxOutputTokens }, largest: { input: input(w.turns), output: maxOutputTokens } };
+  for (let t = 1; t <= w.turns; t++) sum += held(t);
+  return { mean: { input: sum / w.turns, output: maxOutputTokens }, largest: { input: held(w.turns), output: maxOutputTokens } };
 }
 
 /**

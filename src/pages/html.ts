@@ -12,7 +12,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, rowsAreText, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -94,13 +94,15 @@ function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: nu
     }),
   );
   const seen = new Set(result.cells.map((c) => c.status));
+  // a workload's one row is not a context length (view.ts rowsAreText)
+  const workload = result.info.run.workload !== undefined && result.info.run.workload.kind !== 'synthetic';
   return heatMap({
     name: 'heatmap',
-    title: 'Total tok/s by context and requests at once',
-    description: 'Each cell is coloured by its status and shows its total tok/s; select a cell for its details.',
+    title: workload ? "Total tok/s by the workload's row and requests at once" : 'Total tok/s by context and requests at once',
+    description: `${workload ? `${upperFirst(rowsAreText(result))}. ` : ''}Each cell is coloured by its status and shows its total tok/s; select a cell for its details.`,
     rows: contexts.map(contextLabel),
     cols: levels.map(String),
-    rowTitle: 'Context (tokens)',
+    rowTitle: workload ? 'Workload' : 'Context (tokens)',
     colTitle: 'Requests at once',
     cells: heat,
     legend: STATUS_ORDER.filter((s) => seen.has(s)).map((s) => ({ name: STATUS_LABELS[s], color: STATUS_COLORS[s].fill, box: true })),
@@ -381,4 +383,8 @@ function cellDetail(cell: CellResult, repeat: number | undefined): string {
   if (Object.keys(cell.evidence).length > 0) out.push('<h4>Evidence</h4>', `<pre>${escapeHtml(JSON.stringify(cell.evidence, null, 2))}</pre>`);
   out.push('</section>');
   return out.join('\n');
+}
+
+function upperFirst(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }

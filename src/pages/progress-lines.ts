@@ -4,7 +4,7 @@
  * Statuses in the pages' words (view.ts), as the rate cells' lines give them.
  */
 import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPrefillRate, formatRate, percent } from '../text/format.js';
-import { cellKey, rateCellKey } from '../shapes/labels.js';
+import { cellKey, rateCellKey, testNames } from '../shapes/labels.js';
 import { plannedCellKeys } from '../results/collect.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
@@ -50,12 +50,13 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
 
 /**
  * The matrix cells a run still has to measure: planned, without a result yet, and not found Over
- * capacity by the plan (those take no window).
+ * capacity by the plan (those take no window); with `runsHere`, the names of the tests this
+ * process runs, only those (a shard's, or what -t leaves in: the plan is the whole matrix's).
  */
-export function cellsLeftToMeasure(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): number {
+export function cellsLeftToMeasure(result: Pick<SpeedMatrixResult, 'info' | 'cells'>, runsHere?: ReadonlySet<string>): number {
   const have = new Set(matrixCells(result).map((c) => cellKey(c.context, c.concurrency)));
   const over = new Set(result.info.plannedOverCapacity ?? []);
-  return plannedCellKeys(result.info).filter((k) => !have.has(k) && !over.has(k)).length;
+  return plannedCellKeys(result.info).filter((k) => !have.has(k) && !over.has(k) && (runsHere === undefined || runsHere.has(testNames.decode(k)))).length;
 }
 
 /**

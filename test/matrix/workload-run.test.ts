@@ -106,6 +106,10 @@ describe("rowRequestSizes: a row's requests as the KV cache holds them (Over cap
     const matrix = { contexts: [256], concurrency: [2, 4], maxOutputTokens: 512, prefill: [] } as unknown as Parameters<typeof planMatrix>[0];
     const cells = planMatrix(matrix, { kvCapacityTokens: 8192 }, largestRequests(run, 512, undefined)).cells;
     expect(cells.map((c) => c.overCapacity)).toEqual([undefined, { requiredTokens: 11_136, kvCapacityTokens: 8192, requestTokens: 2784 }]);
+    // no request holds more than the max model length (llama.cpp -c 8192 -np 4: 2,048 a slot, which cuts turn 3 on): 4 × 2,048 fit 8,192
+    expect(rowRequestSizes(run, 256, 512, 2048)).toEqual({ mean: { input: (256 + 928 + 1536 + 1536) / 4, output: 512 }, largest: { input: 1536, output: 512 } });
+    expect(planMatrix(matrix, { kvCapacityTokens: 8192 }, largestRequests(run, 512, 2048)).cells.map((c) => c.overCapacity)).toEqual([undefined, undefined]);
+    expect(planMatrix(matrix, { kvCapacityTokens: 8000 }, largestRequests(run, 512, 2048)).cells[1]!.overCapacity).toEqual({ requiredTokens: 8192, kvCapacityTokens: 8000, requestTokens: 2048 });
   });
 
   test("lengths: the drawn lengths, not the run's max output (a 4,096-token default made 8/s Over capacity for requests of at most 64 tokens)", () => {

@@ -70,6 +70,10 @@ describe('the time left on a cell line', () => {
     const overLeft = over.filter((k) => !partial.cells.some((c) => cellKey(c.context, c.concurrency) === k)).length;
     expect(overLeft).toBeGreaterThan(0);
     expect(cellsLeftToMeasure(partial)).toBe(30 - overLeft);
+    // a shard, or a -t filter: only the tests this process runs
+    const here = new Set(r.cells.slice(0, 14).map((c) => `decode ${cellKey(c.context, c.concurrency)}`));
+    const hereLeft = r.cells.slice(10, 14).filter((c) => !over.includes(cellKey(c.context, c.concurrency))).length;
+    expect(cellsLeftToMeasure(partial, here)).toBe(hereLeft);
   });
 
   test('timeLeftText: minutes, hours past 90 minutes, and nothing before a measured cell or with none left', () => {
@@ -97,7 +101,12 @@ describe('the time left on a cell line', () => {
     times.add(valid, 40_000);
     // 39 cells left at 35 s each
     expect(times.left(partial)).toBe('about 23 min left');
-    partial.info = { ...r.info, slo: r.info.run.slo } as never;
-    expect(times.left({ ...partial, info: { ...r.info, run: { ...r.info.run, rates: { rates: [1] } as never } } })).toBe('about 23 min left for the matrix cells');
+    // the tests collected here (a shard's file, -t): those left out (skip, todo) and other files' do not count
+    const test = (name: string, mode: string) => ({ name, options: { mode } }) as never;
+    times.collected([test('decode 8K/2', 'run'), test('decode 8K/4', 'skip'), test('decode 8K/8', 'todo'), test('prefill 8K', 'run')]);
+    expect(times.left(partial)).toBe('under a minute left');
+    times.collected([test('decode 8K/4', 'run'), test('decode 8K/8', 'run')]);
+    expect(times.left(partial)).toBe('about 2 min left');
+    expect(times.left({ ...partial, info: { ...r.info, run: { ...r.info.run, rates: { rates: [1] } as never } } })).toBe('about 2 min left for the matrix cells');
   });
 });

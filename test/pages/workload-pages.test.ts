@@ -77,6 +77,12 @@ describe('the Workload section', () => {
     r.info.run.workload = { kind: 'file', text: 'file:my_prompts.jsonl,seed=1', file: { name: 'my_prompts.jsonl', sha256: 'ab'.repeat(32), lines: 3 } } as never;
     expect(rowsAreText(r)).toBe("the row is the workload's (its prompts from my_prompts.jsonl, each of its own length; keyed 0)");
     expect(renderMarkdown(r)).toContain("Total tok/s · the row is the workload's (its prompts from my_prompts.jsonl, each of its own length; keyed 0), columns are simultaneous requests.");
+    // the HTML heat map too: its title, its description and its row axis
+    const html = renderHtml(r);
+    expect(html).toContain('<title id="chart-heatmap-t">Total tok/s by the workload&#39;s row and requests at once</title>');
+    expect(html).toContain('The row is the workload&#39;s (its prompts from my_prompts.jsonl, each of its own length; keyed 0). Each cell is coloured');
+    expect(html).toContain('class="axis-title">Workload</text>');
+    expect(renderHtml(sglangResult())).toContain('class="axis-title">Context (tokens)</text>');
     r.info.run.workload = { kind: 'multiTurn', text: 'multiTurn:turns=2,user=64,system=0,think=0s,seed=1' };
     expect(rowsAreText(r)).toBe("the row is the workload's (keyed by its first turn, system + user)");
     r.info.run.workload = { kind: 'lengths', text: 'lengths:in=100,out=10,seed=1' };

@@ -76,15 +76,15 @@ describe('reporter on a real Vitest run', () => {
     expect(md).toContain('| 8K | 59.3 · Requests queued · 122 ms TTFT | **114.2** tok/s · 186 ms TTFT | **221.9** tok/s · 200 ms TTFT | Over capacity |');
     expect(md).not.toContain('Partial');
 
-    // the time left follows the count once a cell was measured (these fixture cells take milliseconds)
-    const line = (key: string) => lines.find((l) => l.startsWith(`[speed-matrix] ${key}: `));
-    expect(line('8K/2')).toMatch(
-      /^\[speed-matrix\] 8K\/2: Valid · 114\.2 tok\/s total · 57\.1 tok\/s\/req · TTFT 186 ms · TBT 17\.5 ms · active 3\.0 \(client 2\.0 ⚠\) · 2\/4 done( · under a minute left)?$/,
+    // the time left follows the count while cells are left to measure (8K/8 is planned Over capacity)
+    expect(lines).toContain(
+      '[speed-matrix] 8K/2: Valid · 114.2 tok/s total · 57.1 tok/s/req · TTFT 186 ms · TBT 17.5 ms · active 3.0 (client 2.0 ⚠) · 2/4 done · under a minute left',
     );
-    expect(line('8K/1')).toMatch(/^\[speed-matrix\] 8K\/1: Requests queued · 59\.3 tok\/s total · 59\.4 tok\/s\/req · TTFT 122 ms · TBT 16\.8 ms · active 1\.0 · 1\/4 done( · under a minute left)?$/);
+    expect(lines).toContain('[speed-matrix] 8K/1: Requests queued · 59.3 tok/s total · 59.4 tok/s/req · TTFT 122 ms · TBT 16.8 ms · active 1.0 · 1/4 done · under a minute left');
+    expect(lines.find((l) => l.startsWith('[speed-matrix] 8K/4: '))).toMatch(/ · 3\/4 done$/);
     expect(lines).toContain('[speed-matrix] prefill 8K: Valid · 10.4K prompt tok/s · TTFT 790 ms · 8,192 prompt tokens');
     // the running line names the cell by its meta when Vitest reports readiness late, else by the test name
-    expect(lines.some((l) => l === '[speed-matrix] running 8K × 1 …' || l === '[speed-matrix] running decode 8K/1 …')).toBe(true);
+    expect(lines).toContain('[speed-matrix] running decode 8K/1 …');
     expect(lines.some((l) => l.startsWith('[speed-matrix] wrote '))).toBe(true);
     expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
     expect(lines).toContain('[speed-matrix] 8K/8: Over capacity · 4/4 done'); // skipped test, meta from collection
@@ -104,6 +104,7 @@ describe('reporter on a real Vitest run', () => {
     // not quiet: the cells print their own phase lines, so the reporter prints no "running" line
     expect(lines.filter((l) => l.startsWith('[speed-matrix] running '))).toEqual([]);
     expect(lines.filter((l) => / done( · under a minute left)?$/.test(l))).toHaveLength(4);
+    expect(lines.filter((l) => / done · under a minute left$/.test(l))).toHaveLength(2);
   });
 
   test('a reporter added by hand resolves its settings once, when constructed', () => {

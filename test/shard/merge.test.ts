@@ -59,10 +59,14 @@ describe('sharded run merged', () => {
     expect(merge.code, merge.out).toBe(0);
     // each shard measured part of the matrix: two of the four row-group files each
     expect(merge.out).toMatch(/Test Files\s+4 passed \(4\)/);
+    // the merge replays finished cells: their lines say no time left, where the one-machine run's do (below)
+    expect(merge.out).toMatch(/\[speed-matrix\] 0\/1: .* done/);
+    expect(merge.out).not.toMatch(/ left( for the matrix cells)?\n/);
 
     const single = join(dir, 'single');
     const one = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: single });
     expect(one.code, one.out).toBe(0);
+    expect(one.out).toMatch(/ done · (under a minute|about \d+ min) left\n/);
 
     const a = read(single);
     const b = read(merged);
