@@ -88,7 +88,7 @@ export function workloadOverCapacityNote(result: Pick<SpeedMatrixResult, 'info' 
     .filter((c) => c.status === 'over-capacity' && c.evidence.capacity?.requestTokens !== undefined && c.evidence.capacity.requestTokens !== c.context + max)
     .map((c) => `${cellKey(c.context, c.concurrency)}: ${overCapacitySum(c, max)!}`);
   if (sums.length === 0) return undefined;
-  const largest = w.kind === 'multiTurn' ? "a conversation's last turn, every reply before it at the max output" : "the workload's largest request";
+  const largest = w.kind === 'multiTurn' ? "a conversation's last turn (every reply before it at the max output; at most the max model length)" : "the workload's largest request";
   return `A workload row's requests are not its context: its Over capacity weighs ${largest}. ${sums.join('; ')}.`;
 }
 
