@@ -74,6 +74,8 @@ function truth(boundMs: number): number {
 describe('the highest rate at the SLO against the sim step model', () => {
   let opened: OpenedRun;
   const measured = new Map<number, RateCellResult>();
+  /** a rate measured again (the search's confirmation), its latest cell */
+  const remeasured = new Map<number, RateCellResult>();
   beforeAll(async () => {
     const cfg = resolveSuite({ target: { simProfile: 'tiny' }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: WINDOW_MS / 1000, maxOutputTokens: OUTPUT } }, {});
     opened = await openRun({ ...cfg, simOverrides: { stepBaseMs: STEP_MS, eosProbability: 0, maxRunningRequests: RUNNING, prefillPerTokenMs: 0 } });
@@ -93,6 +95,7 @@ describe('the highest rate at the SLO against the sim step model', () => {
     const v = judgeRateStatus({ figures, inSystem: inSystemIntervals(run.requests, run.windowEndMs), windowStartMs: run.windowStartMs, windowEndMs: run.windowEndMs, timelines: run.requests.map((r) => r.timeline), loopDelayBoundMs: 50, clientCpuBoundCores: 0.9 });
     const cell: RateCellResult = { context: 0, contextLabel: '0', rate, arrival: 'poisson', seed: SEED, status: v.status, statuses: v.statuses, evidence: v.evidence, figures, finishedAt: new Date().toISOString() };
     if (!kept) measured.set(rate, cell);
+    else remeasured.set(rate, cell);
     return cell;
   }
   const judged = async (rate: number, slo: Slo, adaptive: boolean, fresh = false): Promise<RateJudged> => {
@@ -115,7 +118,15 @@ describe('the highest rate at the SLO against the sim step model', () => {
     expect(row.atLeast).toBe(false);
     expect(row.adaptiveCells).toBeLessThanOrEqual(7);
     expect(Math.abs(row.capacity - expected) / expected).toBeLessThanOrEqual(0.1);
-    // the answer measured once more (a fresh cell) still meets the SLO
-    expect(row.confirmation).toMatchObject({ rate: row.capacity, meets: true });
+    // the answer is measured once more, a fresh cell near the model there, and the row says whether it
+    // held (it sits within 5 % of the bound, so on a loaded machine it may not: the row then reads
+    // "unconfirmed", as a CI run once had it at 63 ms against a model's 53.6)
+    expect(row.confirmation?.rate).toBe(row.capacity);
+    const again = remeasured.get(row.capacity)?.figures?.ttftFromScheduleMs?.p90;
+    expect(again).toBeDefined();
+    const modelAt = modelTtftP90(row.capacity);
+    expect(Math.abs(again! - modelAt) / modelAt, `confirmation TTFT p90 ${again} ms against the model's ${modelAt.toFixed(1)}`).toBeLessThanOrEqual(0.25);
+    // Valid, it meets the SLO where its p90 is within the bound (Saturated or Client-limited never does)
+    expect(row.confirmation!.meets).toBe(remeasured.get(row.capacity)!.status === 'valid' && again! <= boundMs);
   }, 90_000);
 });

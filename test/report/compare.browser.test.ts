@@ -11,6 +11,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
+import { shortStatusWords } from '../../src/pages/view.js';
 import { root, runVitest } from '../compare/run-vitest.js';
 import { launchBrowser, pageProblems, screenshotPaths, skipWithoutBrowser, tempDir, type ReportBrowser } from './browser.js';
 
@@ -92,6 +93,9 @@ describe.skipIf(skip)('comparison HTML page in Chromium', () => {
       const ratios = await p.page.locator('table:has(.ratio)').evaluate((t) => ({
         head: [...t.querySelectorAll('thead th')].map((th) => (th.textContent ?? '').trim()),
         rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((td) => (td.textContent ?? '').trim())),
+        // the cell key, without the runs' statuses a cell shows under it when they differ
+        keys: [...t.querySelectorAll('tbody tr')].map((tr) => (tr.children[0]?.firstChild?.textContent ?? '').trim()),
+        notes: [...t.querySelectorAll('tbody tr')].map((tr) => (tr.querySelector('small[data-statuses]')?.textContent ?? '').trim()),
       }));
       const column = (header: string): number[] => {
         const i = ratios.head.indexOf(header);
@@ -103,7 +107,17 @@ describe.skipIf(skip)('comparison HTML page in Chromium', () => {
       };
       const cells = results[0]!.cells.filter((c) => !c.adaptive && c.figures).length;
       expect(ratios.rows).toHaveLength(cells);
-      expect(ratios.rows.map((r) => r[0])).toEqual(results[0]!.cells.filter((c) => !c.adaptive && c.figures).map((c) => `${c.contextLabel}/${c.concurrency}`));
+      expect(ratios.keys).toEqual(results[0]!.cells.filter((c) => !c.adaptive && c.figures).map((c) => `${c.contextLabel}/${c.concurrency}`));
+      // a cell whose runs read different statuses (the slowed run may queue) names them; the others do not
+      const statusOf = (run: number, key: string) => {
+        const cell = results[run]!.cells.find((c) => !c.adaptive && `${c.contextLabel}/${c.concurrency}` === key);
+        return cell === undefined ? 'Not run' : shortStatusWords(cell);
+      };
+      ratios.keys.forEach((key, i) => {
+        const differ = [1, 2].some((run) => statusOf(run, key) !== statusOf(0, key));
+        if (differ) expect(ratios.notes[i], `statuses under ${key}`).toMatch(/^base: .* · same: .* · slow: .*$/);
+        else expect(ratios.notes[i], `no statuses under ${key}`).toBe('');
+      });
       const slow = column('slow: total tok/s');
       for (const r of slow) expect(r, `slow total tok/s ratios ${slow.join(', ')}`).toBeLessThan(1);
       const same = column('same: total tok/s');
