@@ -1,7 +1,7 @@
 /** How long the matrix's measured cells took, and which are left, for the progress line's time left (progress-lines.ts timeLeftText). */
 import type { TestCase } from 'vitest/node';
 import type { CellResult, SpeedMatrixResult } from '../src/shapes/result.js';
-import { cellsLeftToMeasure, timeLeftText } from '../src/pages/progress-lines.js';
+import { cellsLeftToMeasure, cellsPlannedHere, timeLeftText } from '../src/pages/progress-lines.js';
 
 export class CellTimes {
   private sumMs = 0;
@@ -20,6 +20,11 @@ export class CellTimes {
     if (cell.adaptive === true || cell.resumed === true || cell.status === 'over-capacity' || cell.status === 'not-run') return;
     this.sumMs += durationMs;
     this.count++;
+  }
+
+  /** the planned matrix cells of this process (a shard's, what -t leaves in; those with a result already, as kept from a resumed run): the progress line's N/M */
+  plannedHere(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): number {
+    return cellsPlannedHere(result, this.runnable.size > 0 ? this.runnable : undefined);
   }
 
   /** `about 9 min left` for the cells this process still has to measure, or undefined (none measured yet, or none left) */

@@ -161,7 +161,7 @@ export default class SpeedMatrixReporter implements Reporter {
       const maxOutput = meta.info?.run.maxOutputTokens ?? result?.info.run.maxOutputTokens;
       this.cellTimes.add(meta.cell, testCase.diagnostic?.()?.duration);
       const left = result && !this.vitest?.config.mergeReports ? this.cellTimes.left(result) : undefined; // a merge replays finished cells
-      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? plannedCellKeys(result.info).length : undefined, maxOutput, left));
+      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? this.cellTimes.plannedHere(result) : undefined, maxOutput, left));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
     } else if (meta.kind === 'capacity') {

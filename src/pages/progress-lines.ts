@@ -60,6 +60,17 @@ export function cellsLeftToMeasure(result: Pick<SpeedMatrixResult, 'info' | 'cel
 }
 
 /**
+ * The planned matrix cells, with `runsHere` only those this process runs (its tests' names) or has
+ * a result for (kept from a resumed run): a shard's or a -t filter's N/M.
+ */
+export function cellsPlannedHere(result: Pick<SpeedMatrixResult, 'info' | 'cells'>, runsHere?: ReadonlySet<string>): number {
+  const planned = plannedCellKeys(result.info);
+  if (runsHere === undefined) return planned.length;
+  const have = new Set(matrixCells(result).map((c) => cellKey(c.context, c.concurrency)));
+  return planned.filter((k) => have.has(k) || runsHere.has(testNames.decode(k))).length;
+}
+
+/**
  * `about 9 min left`: the cells left at the mean time of the cells measured so far (window, gate,
  * scout and drain; a larger context's cells take longer, so it is an estimate). `for the matrix
  * cells` where the run has more to do after them (rate cells, capacity searches). Undefined before

@@ -3,7 +3,7 @@
  * failed tests, so the reporter says how the cells ended and which tests failed.
  */
 import { describe, expect, test } from 'vitest';
-import { cellsLeftToMeasure, runEndLine, timeLeftText, type TestTally } from '../../src/pages/progress-lines.js';
+import { cellsLeftToMeasure, cellsPlannedHere, runEndLine, timeLeftText, type TestTally } from '../../src/pages/progress-lines.js';
 import { CellTimes } from '../../reporters/cell-times.js';
 import { cellKey } from '../../src/shapes/labels.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
@@ -74,6 +74,10 @@ describe('the time left on a cell line', () => {
     const here = new Set(r.cells.slice(0, 14).map((c) => `decode ${cellKey(c.context, c.concurrency)}`));
     const hereLeft = r.cells.slice(10, 14).filter((c) => !over.includes(cellKey(c.context, c.concurrency))).length;
     expect(cellsLeftToMeasure(partial, here)).toBe(hereLeft);
+    // the N of N/M done: this process's cells, and those with a result (kept from a resumed run, say)
+    expect(cellsPlannedHere(partial)).toBe(40);
+    expect(cellsPlannedHere(partial, here)).toBe(14);
+    expect(cellsPlannedHere(partial, new Set(['decode 123K/1']))).toBe(11);
   });
 
   test('timeLeftText: minutes, hours past 90 minutes, and nothing before a measured cell or with none left', () => {

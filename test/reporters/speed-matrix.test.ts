@@ -87,7 +87,7 @@ describe('reporter on a real Vitest run', () => {
     expect(lines).toContain('[speed-matrix] running decode 8K/1 …');
     expect(lines.some((l) => l.startsWith('[speed-matrix] wrote '))).toBe(true);
     expect(lines.some((l) => l.includes('a test without meta'))).toBe(true); // matrix project: running line only
-    expect(lines).toContain('[speed-matrix] 8K/8: Over capacity · 4/4 done'); // skipped test, meta from collection
+    expect(lines).toContain('[speed-matrix] 8K/8: Over capacity · 4/4 done'); // a test that skips itself, its meta set first
     expect(lines.filter((l) => / done( · under a minute left)?$/.test(l))).toHaveLength(4);
   });
 
