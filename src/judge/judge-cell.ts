@@ -23,6 +23,7 @@ import { combineStatuses } from './repeat.js';
 import { evaluateCell } from './thresholds.js';
 import { sloVerdict } from './slo-verdict.js';
 import { baselineCellFailures, type Baseline } from './baseline-gate.js';
+import { overCapacitySum } from '../text/over-capacity.js';
 
 /** What a cell is judged against: the run's rules and the cell's own budget. */
 export interface CellRules {
@@ -69,11 +70,8 @@ export function judgeCell(key: string, cell: CellResult, rules: CellRules): Cell
 function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): CellJudgement {
   const out: CellJudgement = {};
   const budgetFailures = evaluateCell(key, cell, rules.budget, rules.tolerances);
-  const cap = cell.evidence.capacity;
   if (rules.budget !== undefined && budgetFailures.length > 0) {
-    const sum = cap
-      ? `${cell.concurrency} × ${(cap.requestTokens ?? cell.context + rules.maxOutputTokens).toLocaleString('en-US')} tokens a request (its prompt and max output) = ${cap.requiredTokens.toLocaleString('en-US')} tokens > KV capacity ${cap.kvCapacityTokens.toLocaleString('en-US')}`
-      : 'it would not fit in the KV cache';
+    const sum = overCapacitySum(cell, rules.maxOutputTokens) ?? 'it would not fit in the KV cache';
     out.thresholdFailures = [`${key} is Over capacity: ${sum}, but its budget expects it to run`, ...budgetFailures];
   }
   if (rules.slo) out.slo = sloVerdict(cell, rules.slo);

@@ -5,6 +5,7 @@
  * open-loop rate cell is judged by the same constraints on its own figures (rateSloVerdict). Pure.
  */
 import { formatCount, formatMs, formatNumber } from '../text/format.js';
+import { rateOverCapacitySum } from '../text/over-capacity.js';
 import type { CellResult, Distribution, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 
@@ -131,10 +132,8 @@ function figureMisses(f: JudgedFigures, slo: Slo): SloMiss[] {
 export function rateSloVerdict(cell: RateCellResult, slo: Slo): SloVerdict {
   const key = `${cell.contextLabel}@${cell.rate}/s`;
   if (cell.status === 'over-capacity') {
-    const o = cell.evidence.overCapacity;
-    const detail = o
-      ? `${cell.rate}/s would not fit: ${formatNumber(o.expectedInFlight, 1)} in flight × ${o.requestTokens !== undefined ? `${formatNumber(o.requestTokens, Number.isInteger(o.requestTokens) ? 0 : 1)} tokens a request` : `(${formatCount(cell.context)} + max output)`} = ${formatCount(o.requiredTokens)} tokens > KV capacity ${formatCount(o.kvCapacityTokens)}`
-      : `${cell.rate}/s would not fit in the KV cache`;
+    const sum = rateOverCapacitySum(cell);
+    const detail = sum !== undefined ? `${cell.rate}/s would not fit: ${sum}` : `${cell.rate}/s would not fit in the KV cache`;
     return verdictOf([{ constraint: 'kvCapacity', label: 'KV capacity', detail }]);
   }
   if (!cell.figures || cell.status === 'not-run') return verdictOf([{ constraint: 'unmeasured', label: 'not measured', detail: `${key} has no figures (${cell.status})` }]);

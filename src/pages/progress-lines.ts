@@ -8,8 +8,9 @@ import { cellKey, rateCellKey, testNames } from '../shapes/labels.js';
 import { plannedCellKeys } from '../results/collect.js';
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow, RateCellResult, SpeedMatrixResult } from '../shapes/result.js';
 import { describeCapacity, describeRateCapacity } from '../text/capacity-line.js';
+import { overCapacitySum, rateOverCapacitySum } from '../text/over-capacity.js';
 import { formatRequestRate } from './rate-rows.js';
-import { matrixCells, overCapacitySum, RATE_STATUS_LABELS, rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
+import { matrixCells, RATE_STATUS_LABELS, rateStatusWords, STATUS_LABELS, statusWords } from './view.js';
 
 export const PREFIX = '[speed-matrix]';
 
@@ -119,7 +120,10 @@ function shortDuration(ms: number | undefined): string {
 export function rateLine(cell: RateCellResult): string {
   const head = `${PREFIX} ${rateCellKey(cell.context, cell.rate)}/s: ${rateStatusWords(cell)}`;
   const f = cell.figures;
-  if (!f) return head;
+  if (!f) {
+    const sum = cell.status === 'over-capacity' ? rateOverCapacitySum(cell) : undefined;
+    return sum !== undefined ? `${head} · ${sum}` : head;
+  }
   const parts = [
     `offered/completed ${formatRequestRate(f.offeredRate)}/${formatRequestRate(f.completedRate)} req/s`,
     `TTFT p90 ${shortDuration(f.ttftFromScheduleMs?.p90)} (sched)`,

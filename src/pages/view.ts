@@ -5,7 +5,8 @@
  * format (src/pages/escape.ts), so the words are the same everywhere.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
+import { ABSENT, formatCount, percent } from '../text/format.js';
+import { overCapacitySum } from '../text/over-capacity.js';
 import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
 
@@ -62,17 +63,6 @@ export function ttftNote(result: Pick<SpeedMatrixResult, 'info'>): string {
   const w = result.info.run.workload;
   if (!w || w.kind === 'synthetic') return TTFT_NOTE;
   return `Each request's prompt comes from the workload (${w.text}), so TTFT includes its prefill, less what the server's prefix cache held (the Workload section's hit rate).`;
-}
-
-/**
- * `4 × 1,304 tokens a request (its prompt and max output) = 5,216 > KV capacity 4,096`: the numbers
- * that made a cell Over capacity (METHOD.md: record them), or undefined without them.
- */
-export function overCapacitySum(cell: Pick<CellResult, 'concurrency' | 'context' | 'evidence'>, maxOutputTokens: number): string | undefined {
-  const cap = cell.evidence.capacity;
-  if (cap === undefined) return undefined;
-  const request = cap.requestTokens ?? cell.context + maxOutputTokens;
-  return `${cell.concurrency} × ${formatCount(request)} tokens a request (its prompt and max output) = ${formatCount(cap.requiredTokens)} > KV capacity ${formatCount(cap.kvCapacityTokens)}`;
 }
 
 /**

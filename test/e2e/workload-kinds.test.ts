@@ -168,7 +168,7 @@ describe('workload kinds in a whole run', () => {
     ]);
     expect(cells[1]!.evidence.capacity).toMatchObject({ requestTokens: 1304, requiredTokens: 5216, kvCapacityTokens: 4096 });
     // the numbers, on the progress line and the page (the legend's "at this context" is not the request here)
-    const sum = '4 × 1,304 tokens a request (its prompt and max output) = 5,216 > KV capacity 4,096';
+    const sum = '4 × 1,304 tokens a request (its prompt and max output) = 5,216 tokens > KV capacity 4,096';
     expect(r.out).toContain(`384/4: Over capacity · ${sum} · 2/2 done`);
     expect(readFileSync(join(dir, 'last-turn', 'speed-matrix.md'), 'utf8')).toContain(
       `A workload row's requests are not its context: its Over capacity weighs a conversation's last turn (every reply before it at the max output; at most the max model length). 384/4: ${sum}.`,

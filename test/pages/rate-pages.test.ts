@@ -209,7 +209,10 @@ describe('the progress line and the job summary', () => {
     // a cell that fails its checks or the baseline says so, as a decode cell's line does
     const regressed = { ...cellOf(result, '8K@0.5'), baselineFailures: ['8K@0.5/s tbtMs 27.1 vs baseline 18.0: +50.0% (tolerance 5%, at least 0.5 ms)'] };
     expect(rateLine(regressed)).toMatch(/ · e2e p99 4\.4 s · fails 1 check$/);
-    expect(rateLine(cellOf(result, '32K@4'))).toBe('[speed-matrix] 32K@4/s: Over capacity');
+    // Over capacity with its numbers (METHOD.md: record them), as a concurrency cell's line has them
+    expect(rateLine(cellOf(result, '32K@4'))).toBe('[speed-matrix] 32K@4/s: Over capacity · 20.0 in flight × (32,768 + max output) = 737,280 tokens > KV capacity 500,000');
+    const bare = { ...cellOf(result, '32K@4'), evidence: {} };
+    expect(rateLine(bare)).toBe('[speed-matrix] 32K@4/s: Over capacity');
     expect(rateLine(cellOf(result, '64K@0.5'))).toBe(`[speed-matrix] 64K@0.5/s: Not run: ${NOT_RUN_REASON}`);
   });
 

@@ -56,7 +56,7 @@ describe('the Workload section', () => {
     a.evidence.capacity = { requiredTokens: a.concurrency * 9000, kvCapacityTokens: 1_000_000, requestTokens: 9000 };
     // a request that is the row's context and the max output needs no note
     b.evidence.capacity = { requiredTokens: b.concurrency * (b.context + 4096), kvCapacityTokens: 1_000_000, requestTokens: b.context + 4096 };
-    const sum = `${a.concurrency} × 9,000 tokens a request (its prompt and max output) = ${(a.concurrency * 9000).toLocaleString('en-US')} > KV capacity 1,000,000`;
+    const sum = `${a.concurrency} × 9,000 tokens a request (its prompt and max output) = ${(a.concurrency * 9000).toLocaleString('en-US')} tokens > KV capacity 1,000,000`;
     const note = `A workload row's requests are not its context: its Over capacity weighs a conversation's last turn (every reply before it at the max output; at most the max model length). ${a.contextLabel}/${a.concurrency}: ${sum}.`;
     expect(workloadOverCapacityNote(r)).toBe(note);
     expect(renderMarkdown(r)).toContain(note);
