@@ -1,7 +1,7 @@
 /** How long the matrix's measured cells took, and which are left, for the progress line's time left (progress-lines.ts timeLeftText). */
 import type { TestCase } from 'vitest/node';
 import type { CellResult, SpeedMatrixResult } from '../src/shapes/result.js';
-import { cellsLeftToMeasure, cellsPlannedHere, timeLeftText } from '../src/pages/progress-lines.js';
+import { plannedCellCounts, timeLeftText } from '../src/pages/progress-lines.js';
 
 export class CellTimes {
   private sumMs = 0;
@@ -22,15 +22,13 @@ export class CellTimes {
     this.count++;
   }
 
-  /** the planned matrix cells of this process (a shard's, what -t leaves in; those with a result already, as kept from a resumed run): the progress line's N/M */
-  plannedHere(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): number {
-    return cellsPlannedHere(result, this.runnable.size > 0 ? this.runnable : undefined);
-  }
-
-  /** `about 9 min left` for the cells this process still has to measure, or undefined (none measured yet, or none left) */
-  left(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): string | undefined {
+  /**
+   * The progress line's N/M count and time left (`about 9 min left`, undefined before a cell was
+   * measured or with none left), for the cells of this process (progress-lines.ts plannedCellCounts)
+   */
+  progress(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): { planned: number; left: string | undefined } {
+    const counts = plannedCellCounts(result, this.runnable.size > 0 ? this.runnable : undefined);
     const more = result.info.run.rates !== undefined || result.info.run.slo !== undefined;
-    const runsHere = this.runnable.size > 0 ? this.runnable : undefined;
-    return timeLeftText(this.count > 0 ? this.sumMs / this.count : undefined, cellsLeftToMeasure(result, runsHere), more);
+    return { planned: counts.planned, left: timeLeftText(this.count > 0 ? this.sumMs / this.count : undefined, counts.left, more) };
   }
 }

@@ -160,8 +160,8 @@ export default class SpeedMatrixReporter implements Reporter {
     if (meta.kind === 'cell') {
       const maxOutput = meta.info?.run.maxOutputTokens ?? result?.info.run.maxOutputTokens;
       this.cellTimes.add(meta.cell, testCase.diagnostic?.()?.duration);
-      const left = result && !this.vitest?.config.mergeReports ? this.cellTimes.left(result) : undefined; // a merge replays finished cells
-      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, result ? this.cellTimes.plannedHere(result) : undefined, maxOutput, left));
+      const progress = result ? this.cellTimes.progress(result) : undefined; // no time left in a merge: it replays finished cells
+      this.log(cellLine(meta.cell, result ? finishedCells(result) : 0, progress?.planned, maxOutput, this.vitest?.config.mergeReports ? undefined : progress?.left));
     } else if (meta.kind === 'prefill') {
       this.log(prefillLine(meta.row));
     } else if (meta.kind === 'capacity') {

@@ -112,7 +112,7 @@ export const TEMPLATE_TOKENS_PER_REPLY = 32;
  */
 export function multiTurnLengthNote(w: Workload, maxOutputTokens: number, maxModelLen: number | undefined): string | undefined {
   if (w.kind !== 'multiTurn' || maxModelLen === undefined) return undefined;
-  const at = (t: number): number => w.systemTokens + t * (w.userTokens + maxOutputTokens) + (t - 1) * TEMPLATE_TOKENS_PER_REPLY;
+  const at = (t: number): number => turnPromptTokens(w, t, maxOutputTokens) + maxOutputTokens;
   let turn = 1;
   while (turn <= w.turns && at(turn) <= maxModelLen) turn++;
   if (turn === 1 || turn > w.turns) return undefined;
@@ -124,6 +124,16 @@ export function multiTurnLengthNote(w: Workload, maxOutputTokens: number, maxMod
     `(a failed request: its cell reads Errors, and the conversation ends) or cut its history (llama.cpp shifts its context; the Workload section's prompt tokens per turn show it). ` +
     `To keep every turn within it, lower turns= or user= in LLM_BENCH_WORKLOAD, or LLM_BENCH_MAX_TOKENS`
   );
+}
+
+/**
+ * The prompt of a multiTurn conversation's turn t at its largest: the system message, t user
+ * messages and the t − 1 replies before it, each at the max output with its template's tokens
+ * (TEMPLATE_TOKENS_PER_REPLY). multiTurnLengthNote adds the max output it asks for; the row's
+ * KV-cache sizes (multiTurnRequestSizes) hold it beside that output.
+ */
+function turnPromptTokens(w: Extract<Workload, { kind: 'multiTurn' }>, t: number, maxOutputTokens: number): number {
+  return w.systemTokens + t * w.userTokens + (t - 1) * (maxOutputTokens + TEMPLATE_TOKENS_PER_REPLY);
 }
 
 /** A request's tokens in the KV cache: its prompt (input) and its max_tokens (output): plan.ts's LargestRequest. */
@@ -175,9 +185,8 @@ export function rowRequestSizes(run: RunWorkload, context: number, maxOutputToke
 }
 
 /**
- * A multiTurn row's requests: turn t sends the system message, t user messages and the t − 1
- * replies before it with their template's tokens (multiTurnLengthNote's sum, less the max output
- * it asks for), so the largest is the last turn's, every reply before it at the max output. C
+ * A multiTurn row's requests: turn t sends turnPromptTokens, so the largest is the last turn's,
+ * every reply before it at the max output. C
  * conversations hold C of those when all are at their last turn: they start together, and a
  * benchmark's replies run to the max output, so with a fixed think time they stay close; drawn
  * think times spread them, so it is a bound, as a lengths workload's largest request is. (Until
@@ -188,7 +197,7 @@ export function rowRequestSizes(run: RunWorkload, context: number, maxOutputToke
  * over the turns, as a conversation sends them.
  */
 function multiTurnRequestSizes(w: Extract<Workload, { kind: 'multiTurn' }>, maxOutputTokens: number, maxModelLen: number | undefined): RowRequestSizes {
-  const sent = (t: number): number => w.systemTokens + t * w.userTokens + (t - 1) * (maxOutputTokens + TEMPLATE_TOKENS_PER_REPLY);
+  const sent = (t: number): number => turnPromptTokens(w, t, maxOutputTokens);
   // what the cache can hold of a prompt beside its max output (a first turn past the max model length makes the row Not run)
   const held = (t: number): number => (maxModelLen !== undefined && sent(t) + maxOutputTokens > maxModelLen ? Math.max(0, maxModelLen - maxOutputTokens) : sent(t));
   let sum = 0;

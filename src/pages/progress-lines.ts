@@ -50,25 +50,26 @@ export function cellLine(cell: CellResult, done: number, total: number | undefin
 }
 
 /**
- * The matrix cells a run still has to measure: planned, without a result yet, and not found Over
- * capacity by the plan (those take no window); with `runsHere`, the names of the tests this
- * process runs, only those (a shard's, or what -t leaves in: the plan is the whole matrix's).
+ * The progress line's cell counts, from the plan (the whole matrix's). `planned`: its cells, with
+ * `runsHere` (the names of the tests this process runs: a shard's, or what -t leaves in) only
+ * those, and those with a result already (kept from a resumed run): the line's N/M. `left`: of
+ * those, the ones without a result yet and not found Over capacity by the plan (those take no
+ * window): what the time left counts.
  */
-export function cellsLeftToMeasure(result: Pick<SpeedMatrixResult, 'info' | 'cells'>, runsHere?: ReadonlySet<string>): number {
+export function plannedCellCounts(result: Pick<SpeedMatrixResult, 'info' | 'cells'>, runsHere?: ReadonlySet<string>): { planned: number; left: number } {
   const have = new Set(matrixCells(result).map((c) => cellKey(c.context, c.concurrency)));
   const over = new Set(result.info.plannedOverCapacity ?? []);
-  return plannedCellKeys(result.info).filter((k) => !have.has(k) && !over.has(k) && (runsHere === undefined || runsHere.has(testNames.decode(k)))).length;
-}
-
-/**
- * The planned matrix cells, with `runsHere` only those this process runs (its tests' names) or has
- * a result for (kept from a resumed run): a shard's or a -t filter's N/M.
- */
-export function cellsPlannedHere(result: Pick<SpeedMatrixResult, 'info' | 'cells'>, runsHere?: ReadonlySet<string>): number {
-  const planned = plannedCellKeys(result.info);
-  if (runsHere === undefined) return planned.length;
-  const have = new Set(matrixCells(result).map((c) => cellKey(c.context, c.concurrency)));
-  return planned.filter((k) => have.has(k) || runsHere.has(testNames.decode(k))).length;
+  let planned = 0;
+  let left = 0;
+  for (const k of plannedCellKeys(result.info)) {
+    const here = runsHere === undefined || runsHere.has(testNames.decode(k));
+    if (have.has(k)) planned++;
+    else if (here) {
+      planned++;
+      if (!over.has(k)) left++;
+    }
+  }
+  return { planned, left };
 }
 
 /**

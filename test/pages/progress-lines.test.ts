@@ -3,7 +3,7 @@
  * failed tests, so the reporter says how the cells ended and which tests failed.
  */
 import { describe, expect, test } from 'vitest';
-import { cellsLeftToMeasure, cellsPlannedHere, runEndLine, timeLeftText, type TestTally } from '../../src/pages/progress-lines.js';
+import { plannedCellCounts, runEndLine, timeLeftText, type TestTally } from '../../src/pages/progress-lines.js';
 import { CellTimes } from '../../reporters/cell-times.js';
 import { cellKey } from '../../src/shapes/labels.js';
 import { sglangResult } from '../results/fixtures/sglang-h200.js';
@@ -62,22 +62,22 @@ describe('the time left on a cell line', () => {
     const r = sglangResult();
     const over = r.cells.filter((c) => c.status === 'over-capacity').map((c) => cellKey(c.context, c.concurrency));
     expect(over).toHaveLength(11);
-    expect(cellsLeftToMeasure(r)).toBe(0);
+    expect(plannedCellCounts(r).left).toBe(0);
     const partial = { ...r, cells: r.cells.slice(0, 10) };
     // no plan of Over capacity: every cell without a result counts
-    expect(cellsLeftToMeasure(partial)).toBe(30);
+    expect(plannedCellCounts(partial).left).toBe(30);
     partial.info = { ...r.info, plannedOverCapacity: over };
     const overLeft = over.filter((k) => !partial.cells.some((c) => cellKey(c.context, c.concurrency) === k)).length;
     expect(overLeft).toBeGreaterThan(0);
-    expect(cellsLeftToMeasure(partial)).toBe(30 - overLeft);
+    expect(plannedCellCounts(partial).left).toBe(30 - overLeft);
     // a shard, or a -t filter: only the tests this process runs
     const here = new Set(r.cells.slice(0, 14).map((c) => `decode ${cellKey(c.context, c.concurrency)}`));
     const hereLeft = r.cells.slice(10, 14).filter((c) => !over.includes(cellKey(c.context, c.concurrency))).length;
-    expect(cellsLeftToMeasure(partial, here)).toBe(hereLeft);
+    expect(plannedCellCounts(partial, here).left).toBe(hereLeft);
     // the N of N/M done: this process's cells, and those with a result (kept from a resumed run, say)
-    expect(cellsPlannedHere(partial)).toBe(40);
-    expect(cellsPlannedHere(partial, here)).toBe(14);
-    expect(cellsPlannedHere(partial, new Set(['decode 123K/1']))).toBe(11);
+    expect(plannedCellCounts(partial).planned).toBe(40);
+    expect(plannedCellCounts(partial, here).planned).toBe(14);
+    expect(plannedCellCounts(partial, new Set(['decode 123K/1'])).planned).toBe(11);
   });
 
   test('timeLeftText: minutes, hours past 90 minutes, and nothing before a measured cell or with none left', () => {
@@ -93,7 +93,7 @@ describe('the time left on a cell line', () => {
     const r = sglangResult();
     const times = new CellTimes();
     const partial = { ...r, cells: r.cells.slice(0, 1) };
-    expect(times.left(partial)).toBeUndefined();
+    expect(times.progress(partial).left).toBeUndefined();
     const valid = r.cells.find((c) => c.status === 'valid')!;
     const over = r.cells.find((c) => c.status === 'over-capacity')!;
     times.add(valid, 30_000);
@@ -104,13 +104,13 @@ describe('the time left on a cell line', () => {
     times.add(valid, undefined);
     times.add(valid, 40_000);
     // 39 cells left at 35 s each
-    expect(times.left(partial)).toBe('about 23 min left');
+    expect(times.progress(partial).left).toBe('about 23 min left');
     // the tests collected here (a shard's file, -t): those left out (skip, todo) and other files' do not count
     const test = (name: string, mode: string) => ({ name, options: { mode } }) as never;
     times.collected([test('decode 8K/2', 'run'), test('decode 8K/4', 'skip'), test('decode 8K/8', 'todo'), test('prefill 8K', 'run')]);
-    expect(times.left(partial)).toBe('under a minute left');
+    expect(times.progress(partial).left).toBe('under a minute left');
     times.collected([test('decode 8K/4', 'run'), test('decode 8K/8', 'run')]);
-    expect(times.left(partial)).toBe('about 2 min left');
-    expect(times.left({ ...partial, info: { ...r.info, run: { ...r.info.run, rates: { rates: [1] } as never } } })).toBe('about 2 min left for the matrix cells');
+    expect(times.progress(partial).left).toBe('about 2 min left');
+    expect(times.progress({ ...partial, info: { ...r.info, run: { ...r.info.run, rates: { rates: [1] } as never } } }).left).toBe('about 2 min left for the matrix cells');
   });
 });
