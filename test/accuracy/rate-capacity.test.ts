@@ -86,6 +86,19 @@ describe('the highest rate at the SLO against the sim step model', () => {
   async function cellAt(rate: number, fresh = false): Promise<RateCellResult> {
     const kept = measured.get(rate);
     if (kept && !fresh) return kept;
+    // a Client-limited cell says the client, not the sim, set its timings (a loaded 2-core CI machine
+    // once had 12/s so, and the search rightly stopped below it): this test is of the search against
+    // the sim's truth, so such a cell is measured again, at most twice more, and says so
+    let cell = await measureOnce(rate);
+    for (let again = 1; again <= 2 && cell.status === 'client-limited'; again++) {
+      console.log(`${rate}/s was Client-limited (${JSON.stringify(cell.evidence)}): measured again (${again}/2)`);
+      cell = await measureOnce(rate);
+    }
+    if (!kept) measured.set(rate, cell);
+    else remeasured.set(rate, cell);
+    return cell;
+  }
+  async function measureOnce(rate: number): Promise<RateCellResult> {
     const s = schedule(rate);
     const run = await runRateCell(opened.session, {
       context: 0, rate, schedule: s, promptFor: (i) => `Rate capacity request ${i}: continue.`, scoutPrompts: [], windowMs: WINDOW_MS, maxInFlight: 256, drainTimeoutMs: 10_000, metricsIntervalMs: 500,
@@ -93,10 +106,7 @@ describe('the highest rate at the SLO against the sim step model', () => {
     const scheduledInWindow = Array.from(s.atMs).filter((x) => x >= RAMP_MS && x < RAMP_MS + WINDOW_MS).length;
     const figures = computeRateFigures({ requests: run.requests, scheduledInWindow, unsent: run.unsent, windowStartMs: run.windowStartMs, windowEndMs: run.windowEndMs, samples: run.samples });
     const v = judgeRateStatus({ figures, inSystem: inSystemIntervals(run.requests, run.windowEndMs), windowStartMs: run.windowStartMs, windowEndMs: run.windowEndMs, timelines: run.requests.map((r) => r.timeline), loopDelayBoundMs: 50, clientCpuBoundCores: 0.9 });
-    const cell: RateCellResult = { context: 0, contextLabel: '0', rate, arrival: 'poisson', seed: SEED, status: v.status, statuses: v.statuses, evidence: v.evidence, figures, finishedAt: new Date().toISOString() };
-    if (!kept) measured.set(rate, cell);
-    else remeasured.set(rate, cell);
-    return cell;
+    return { context: 0, contextLabel: '0', rate, arrival: 'poisson', seed: SEED, status: v.status, statuses: v.statuses, evidence: v.evidence, figures, finishedAt: new Date().toISOString() };
   }
   const judged = async (rate: number, slo: Slo, adaptive: boolean, fresh = false): Promise<RateJudged> => {
     const cell = { ...(await cellAt(rate, fresh)) };
