@@ -42,7 +42,7 @@
  *                    adapter without a scan is read);
  * - streamRequest-nocheck: streamRequest without the self-check: what the self-check costs.
  *
- *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1] [--pin]
+ *   npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1] [--pin]   (--help: this usage)
  * `--pin` runs the server on CPU 0 and each reader on CPU 1 (taskset), as issue 24's first
  * measurement did: less noise from the two sharing cores, at the price of a reader that can never
  * use the server's core.
@@ -305,7 +305,26 @@ function h1Chunked(onData: (chunk: Buffer) => void): (b: Buffer) => void {
 /** chunks recorded by every timeline so far (set up by the readers that keep timelines: streamRequest and net+h1+…) */
 let countChunks = (): number => 0;
 
+const USAGE = 'npx tsx perf/client-floor.ts [--streams 1024] [--gap-ms 20] [--seconds 5] [--readers net,streamRequest] [--rounds 1] [--pin]';
+const FLAGS_WITH_VALUES = ['--streams', '--gap-ms', '--seconds', '--readers', '--rounds'];
+
+/** --help prints the usage; an unknown flag or a flag without its value stops before anything is measured (an ignored typo once cost a full run of every reader) */
+function checkFlags(argv: readonly string[]): void {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(`${USAGE}\n(the readers: ${READERS.join(', ')}; this file's header says what each measures)`);
+    process.exit(0);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--pin') continue;
+    if (!FLAGS_WITH_VALUES.includes(a)) throw new Error(`unknown argument "${a}"; usage: ${USAGE}`);
+    if (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--')) throw new Error(`${a} needs a value; usage: ${USAGE}`);
+    i++;
+  }
+}
+
 async function main(): Promise<void> {
+  checkFlags(process.argv.slice(2));
   const streams = positive('streams', 1024);
   const gapMs = positive('gap-ms', 20);
   const seconds = positive('seconds', 5);
