@@ -15,7 +15,7 @@ import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -116,10 +116,10 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   if (all.length === 0) return '';
   const cells = rateCellMap(all);
   const { contexts, rates } = rateAxes(result);
-  const missing = missingText(result);
+  const missing = missingRateText(result);
   const how = rateSettingsText(result);
   const out: string[] = [`<h2>${escapeHtml(RATE_SECTION)}</h2>`];
-  out.push(`<p>Status · completed req/s${result.info.run.slo ? ' · goodput at the SLO' : ''} · ${escapeHtml(rowsAreText(result))}, columns are offered rates in requests/s${how ? ` (${escapeHtml(how)})` : ''}.</p>`);
+  out.push(`<p>Status · completed req/s${result.info.run.slo ? ' · goodput at the SLO' : ''} · ${escapeHtml(rowsAreText(result))}, columns are offered rates in requests/s${how ? ` (${escapeHtml(how)})` : ''}${escapeHtml(sweepGridNote(result))}.</p>`);
   // the grid: each cell's badge carries its status words, then its completed rate and goodput
   const grid = contexts.map((context) => [
     escapeHtml(contextLabel(context)),
@@ -143,12 +143,13 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
 
   const showGoodput = result.info.run.slo !== undefined;
   const rows = contexts.flatMap((context) =>
-    rates.map((rate) => {
+    rates.flatMap((rate) => {
       const cell = cells.get(rateCellKey(context, rate));
+      if (!cell && missing === NOT_IN_SWEEP) return [];
       const row = rateMeasurementRow(context, rate, cell, missing).map((x) => escapeHtml(x));
       if (cell) row[2] = badge(cell);
       if (showGoodput) row.push(escapeHtml(goodputText(cell)));
-      return row;
+      return [row];
     }),
   );
   out.push(`<div data-table="rate">${table([...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])], rows, [0, 2])}</div>`);

@@ -10,7 +10,7 @@ import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingText, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -27,11 +27,11 @@ export function rateCellMap(cells: readonly RateCellResult[]): Map<string, RateC
 export function rateGrid(result: SpeedMatrixResult): string[] {
   const cells = rateCellMap(configuredRateCells(result));
   const { contexts, rates } = rateAxes(result);
-  const missing = missingText(result);
+  const missing = missingRateText(result);
   const how = rateSettingsText(result);
   const goodput = result.info.run.slo ? ' · goodput at the SLO' : '';
   return [
-    `Status · completed req/s${goodput} · ${escapeText(rowsAreText(result))}, columns are offered rates in requests/s${how ? ` (${escapeText(how)})` : ''}.`,
+    `Status · completed req/s${goodput} · ${escapeText(rowsAreText(result))}, columns are offered rates in requests/s${how ? ` (${escapeText(how)})` : ''}${escapeText(sweepGridNote(result))}.`,
     '',
     markdownRow(['Context', ...rates.map((r) => `${rateText(r)}/s`)]),
     markdownRow(['---', ...rates.map(() => '---')]),
@@ -107,11 +107,12 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   const columns: string[] = [...RATE_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : [])];
   const cells = rateCellMap(all);
   const { contexts, rates } = rateAxes(result);
-  const missing = missingText(result);
+  const missing = missingRateText(result);
   out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of contexts) {
     for (const rate of rates) {
       const cell = cells.get(rateCellKey(context, rate));
+      if (!cell && missing === NOT_IN_SWEEP) continue;
       out.push(markdownRow([...rateMeasurementRow(context, rate, cell, missing).map(escapeText), ...(showGoodput ? [goodputText(cell)] : [])]));
     }
   }

@@ -114,6 +114,28 @@ describe('the grid and the measurements', () => {
     expect(lines(partial)).toContain('| 16K | … | … | … | … |');
   });
 
+  test('a sweep: each context has its own rates, so another context\'s rate is —, not Not run, and has no measurements row', () => {
+    // 8K swept 1 and 4/s, 32K swept 0.5 and 2/s (rates of their own; the settings' list is then [])
+    const swept = rateResult((cells) => cells.filter((c) => (c.context === 8192 && (c.rate === 1 || c.rate === 4)) || (c.context === 32768 && (c.rate === 0.5 || c.rate === 2))));
+    swept.info.run.rates = { ...swept.info.run.rates!, rates: [], sweep: { points: 2 } };
+    swept.info.run.contexts = [8192, 32768];
+    const page = lines(renderMarkdown(swept));
+    expect(page).toContain('| 8K | — | Valid · 1.0 req/s | — | Saturated · 1.7 req/s |');
+    expect(page).toContain('| 32K | Valid · 0.50 req/s | — | Client-limited · 1.9 req/s | — |');
+    expect(page.find((l) => l.startsWith('Status · completed req/s'))).toContain('each context sweeps rates of its own, so — marks another context\'s rate');
+    const rows = page.filter((l) => /^\| (8K|32K) \| [0-9.]+ \| /.test(l));
+    expect(rows.map((l) => l.split(' | ').slice(0, 2).join(' | '))).toEqual(['| 8K | 1', '| 8K | 4', '| 32K | 0.5', '| 32K | 2']);
+    expect(page.join('\n')).not.toContain('Not run');
+    const html = renderHtml(swept);
+    const table = /<div data-table="rate">(.*?)<\/div>/.exec(html)![1]!;
+    expect(table.match(/<tr><td class="text">(8K|32K)<\/td>/g)).toHaveLength(4);
+    const grid = /<div data-grid="rate">(.*?)<\/div>/.exec(html)![1]!;
+    expect(grid).not.toContain('Not run');
+    expect(grid.match(/<td class="text">—<\/td>/g)).toHaveLength(4);
+    // configured rates: a missing planned cell is still Not run
+    expect(lines(md)).toContain('| 64K | Not run: the server refused connections &lt;ECONNREFUSED&gt; \\\\| for 15 s | Not run | Not run | Not run |');
+  });
+
   test('numbers in the decode table\'s formats, — where a figure is absent', () => {
     expect(lines(md)).toContain('| 8K | 0.5 | Valid | 0.50 / 0.50 / 0.50 | 138.3 | 55.4 | 310 / 340 / 420 ms | 4,100 / 4,250 / 4,400 ms | 18.0 ms | 0.3 / 1.2 ms | 2.4 / 5 | 0.0 / 0 | 0 | 0 / 0 |');
     expect(lines(md)).toContain('| 8K | 4 | Saturated | 4.0 / 4.0 / 1.7 | 445.5 | 55.4 | 2,400 / 9,800 / 15,000 ms | 7,100 / 15,200 / 21,000 ms | 18.0 ms | 0.3 / 1.2 ms | 18.8 / 36 | 30.2 / 61 | 0 | 0 / 0 |');

@@ -347,6 +347,10 @@ describe('describeCapacity', () => {
     const judged = [j(32, true), j(47, true, true), j(48, false, true)];
     const row = capacityRow({ context: 8192, contextLabel: '8K', judged, confirmation: { concurrency: 47, verdict: misses(miss) } });
     expect(describeCapacity(row)).toBe(`8K: 47 users (binds: ${ttftMiss(48).detail} at 48); unconfirmed: the final cell at 47 missed TTFT p90 2,100 ms > 2,000 ms`);
+    // a confirming cell without figures to judge (Client-limited) was not missed: it could not be judged
+    const unmeasured: SloMiss = { constraint: 'unmeasured', label: 'status', detail: '8K/47 is Client-limited: its timings are partly the client\'s' };
+    const blind = capacityRow({ context: 8192, contextLabel: '8K', judged, confirmation: { concurrency: 47, verdict: misses(unmeasured) } });
+    expect(describeCapacity(blind)).toBe(`8K: 47 users (binds: ${ttftMiss(48).detail} at 48); unconfirmed: the final cell at 47 could not be judged (8K/47 is Client-limited: its timings are partly the client's)`);
     // a confirmation that met adds nothing
     const ok = capacityRow({ context: 8192, contextLabel: '8K', judged, confirmation: { concurrency: 47, verdict: MEETS } });
     expect(describeCapacity(ok)).not.toContain('unconfirmed');
