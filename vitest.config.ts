@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { ensureBuilt } from './scripts/build.mjs';
@@ -106,11 +107,11 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, ...timingTests, 'test/real/**'],
           // the project's own tests never run as benchmarks
           benchmark: { include: [] },
-          // two files at a time: Vitest's default is one fewer than the cores, one file at a time
-          // on CI's 2-core machine, where these files took 215 s one after another against 122 s
-          // two at a time (2026-12-07); their few timed checks (a stall limit, a worker thread's
-          // crash) have margins of seconds
-          maxWorkers: 2,
+          // at least two files at a time: Vitest's default is one fewer than the cores, one file at
+          // a time on CI's 2-core machine, where these files took 215 s one after another against
+          // 122 s two at a time (2026-12-07); their few timed checks (a stall limit, a worker
+          // thread's crash) have margins of seconds
+          maxWorkers: Math.max(2, availableParallelism() - 1),
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

@@ -232,7 +232,13 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
   out.push(`Searched: each concurrency judged, ✓ met the SLO, ✗ did not${ownCells ? "; * marks the search's own cells (listed below)" : ''}.`);
   const unconfirmed = rows.filter((r) => r.confirmation && !r.confirmation.meets);
   for (const r of unconfirmed) {
-    out.push('', `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} missed the SLO (${escapeText(r.confirmation!.binding?.detail ?? 'see the cell')}); the capacity sits at the edge of the SLO, so treat it as an upper bound.`);
+    const miss = r.confirmation!.binding;
+    out.push(
+      '',
+      miss?.constraint === 'unmeasured'
+        ? `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} could not be judged (${escapeText(miss.detail)}), so the capacity is not confirmed either way.`
+        : `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} missed the SLO (${escapeText(miss?.detail ?? 'see the cell')}); the capacity sits at the edge of the SLO, so treat it as an upper bound.`,
+    );
   }
   const adaptive = result.cells.filter((c) => c.adaptive).sort((a, b) => a.context - b.context || a.concurrency - b.concurrency);
   if (adaptive.length > 0) {

@@ -125,7 +125,7 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
     escapeHtml(contextLabel(context)),
     ...rates.map((rate) => {
       const cell = cells.get(rateCellKey(context, rate));
-      if (!cell) return escapeHtml(missing);
+      if (!cell) return escapeHtml(missing(context));
       return [badge(cell), ...rateGridFigures(cell).map(escapeHtml)].join(' · ');
     }),
   ]);
@@ -145,8 +145,8 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   const rows = contexts.flatMap((context) =>
     rates.flatMap((rate) => {
       const cell = cells.get(rateCellKey(context, rate));
-      if (!cell && missing === NOT_IN_SWEEP) return [];
-      const row = rateMeasurementRow(context, rate, cell, missing).map((x) => escapeHtml(x));
+      if (!cell && missing(context) === NOT_IN_SWEEP) return [];
+      const row = rateMeasurementRow(context, rate, cell, missing(context)).map((x) => escapeHtml(x));
       if (cell) row[2] = badge(cell);
       if (showGoodput) row.push(escapeHtml(goodputText(cell)));
       return [row];

@@ -35,7 +35,7 @@ export function rateGrid(result: SpeedMatrixResult): string[] {
     '',
     markdownRow(['Context', ...rates.map((r) => `${rateText(r)}/s`)]),
     markdownRow(['---', ...rates.map(() => '---')]),
-    ...contexts.map((context) => markdownRow([contextLabel(context), ...rates.map((r) => escapeText(rateGridText(cells.get(rateCellKey(context, r)), missing)))])),
+    ...contexts.map((context) => markdownRow([contextLabel(context), ...rates.map((r) => escapeText(rateGridText(cells.get(rateCellKey(context, r)), missing(context))))])),
   ];
 }
 
@@ -112,8 +112,8 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   for (const context of contexts) {
     for (const rate of rates) {
       const cell = cells.get(rateCellKey(context, rate));
-      if (!cell && missing === NOT_IN_SWEEP) continue;
-      out.push(markdownRow([...rateMeasurementRow(context, rate, cell, missing).map(escapeText), ...(showGoodput ? [goodputText(cell)] : [])]));
+      if (!cell && missing(context) === NOT_IN_SWEEP) continue;
+      out.push(markdownRow([...rateMeasurementRow(context, rate, cell, missing(context)).map(escapeText), ...(showGoodput ? [goodputText(cell)] : [])]));
     }
   }
   out.push('');

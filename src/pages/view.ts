@@ -276,17 +276,20 @@ export function kneeRates(cells: readonly RateCellResult[]): Map<number, number>
   return knees;
 }
 
-/** How the schedules were drawn: `poisson arrivals, seed 1, no ramp, at most 512 requests in flight`. */
 /** A rate grid's cell at another context's sweep rate: each context sweeps rates of its own (docs/open-loop.md). */
 export const NOT_IN_SWEEP = '—';
 
 /**
- * What a rate grid shows where a context has no cell at a rate: in a sweep, the rate is another
- * context's (each context sweeps its own, so no cell was ever planned there); otherwise, as for
- * the matrix, not yet (a partial page) or not run.
+ * What a rate grid shows where a context has no cell at a rate, per context: in a sweep, for a
+ * context with cells of its own, the rate is another context's (each context sweeps its own, so
+ * none was ever planned there); for a context with none yet, and with configured rates, as for the
+ * matrix: not yet (a partial page) or not run.
  */
-export function missingRateText(result: Pick<SpeedMatrixResult, 'partial' | 'info'>): string {
-  return result.info.run.rates?.sweep ? NOT_IN_SWEEP : missingText(result);
+export function missingRateText(result: Pick<SpeedMatrixResult, 'partial' | 'info' | 'rateCells'>): (context: number) => string {
+  const missing = missingText(result);
+  if (!result.info.run.rates?.sweep) return () => missing;
+  const swept = new Set(configuredRateCells(result).map((c) => c.context));
+  return (context) => (swept.has(context) ? NOT_IN_SWEEP : missing);
 }
 
 /** The grid's caption addition in a sweep, or '' (plain text). */
@@ -294,6 +297,7 @@ export function sweepGridNote(result: Pick<SpeedMatrixResult, 'info'>): string {
   return result.info.run.rates?.sweep ? `; each context sweeps rates of its own, so ${NOT_IN_SWEEP} marks another context's rate` : '';
 }
 
+/** How the schedules were drawn: `poisson arrivals, seed 1, no ramp, at most 512 requests in flight`. */
 export function rateSettingsText(result: Pick<SpeedMatrixResult, 'info'>): string | undefined {
   const s = result.info.run.rates;
   if (!s) return undefined;

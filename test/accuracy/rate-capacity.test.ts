@@ -10,7 +10,8 @@
  * admitted at a step's start gets its first token at that step's end, and holds its slot for 32
  * steps; an arrival at an idle engine starts a step at once), fed the very schedule the cell
  * sends (the same process, seed, window and ramp), its TTFT p90 taken from the scheduled time over
- * the requests scheduled in the window. Each rate is measured once and judged against both SLOs;
+ * the requests scheduled in the window. Each rate is measured once (again, at most twice, where the
+ * client was the limit: Client-limited) and judged against both SLOs;
  * the confirmation is a fresh measurement. The truth is the highest rate, on a 0.25 % grid, whose
  * modelled TTFT p90 meets the bound. One schedule seed at every rate: a Poisson schedule is then
  * the same draws scaled by 1/rate, so TTFT grows with the rate and the bracket is sharp.

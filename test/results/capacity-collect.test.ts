@@ -229,6 +229,13 @@ describe('renderMarkdown with an SLO', () => {
       // the miss's detail is escaped as text (> as &gt;)
       '⚠ 64K: the confirming cell at 6 missed the SLO (TTFT p90 1,020 ms &gt; 1,000 ms); the capacity sits at the edge of the SLO, so treat it as an upper bound.',
     ]);
+    // a confirming cell without figures to judge (Client-limited) was not a miss, and proves no upper bound
+    const blind = fullResult();
+    const row = blind.capacity!.rows.find((r) => r.contextLabel === '64K')!;
+    row.confirmation!.binding = { constraint: 'unmeasured', label: 'status', detail: "64K/6 is Client-limited: its timings are partly the client's" };
+    expect(renderMarkdown(blind).split('\n').filter((l) => l.startsWith('⚠ ') && l.includes('confirming cell'))).toEqual([
+      "⚠ 64K: the confirming cell at 6 could not be judged (64K/6 is Client-limited: its timings are partly the client's), so the capacity is not confirmed either way.",
+    ]);
   });
 
   test("the search's own cells are listed in their own table, not in All measurements", () => {

@@ -133,6 +133,14 @@ describe('the rate search', () => {
   test('the words: found, binding, unconfirmed', () => {
     const row = rateCapacityRow({ context: 8192, contextLabel: '8K', judged: [judgeAt(11.2)(11.2, true), judgeAt(11.2)(12.4, true)], confirmation: { rate: 11.2, verdict: miss(11.2) } });
     expect(describeRateCapacity(row)).toBe('8K: 11.2 req/s (binds: TTFT p90 624 ms > 500 ms at 12.4 req/s); unconfirmed: the final cell at 11.2 req/s missed TTFT p90 612 ms > 500 ms');
+    // a final cell without figures to judge (Client-limited) was not missed: it could not be judged
+    const unmeasured = { constraint: 'unmeasured' as const, label: 'status', detail: "8K@11.2/s is Client-limited: its latencies from the schedule are partly the client's" };
+    const blind = rateCapacityRow({ context: 8192, contextLabel: '8K', judged: [judgeAt(11.2)(11.2, true), judgeAt(11.2)(12.4, true)], confirmation: { rate: 11.2, verdict: { meets: false, misses: [unmeasured], binding: unmeasured } } });
+    expect(describeRateCapacity(blind)).toBe(`8K: 11.2 req/s (binds: TTFT p90 624 ms > 500 ms at 12.4 req/s); unconfirmed: the final cell at 11.2 req/s could not be judged (${unmeasured.detail})`);
+    // a final cell Over capacity names the KV capacity, as a binding does
+    const kv = { constraint: 'kvCapacity' as const, label: 'KV capacity', detail: '12.0 in flight × 4,160 tokens a request = 49,920 tokens > KV capacity 40,000' };
+    const full = rateCapacityRow({ context: 8192, contextLabel: '8K', judged: [judgeAt(11.2)(11.2, true), judgeAt(11.2)(12.4, true)], confirmation: { rate: 11.2, verdict: { meets: false, misses: [kv], binding: kv } } });
+    expect(describeRateCapacity(full)).toMatch(/; unconfirmed: the final cell at 11\.2 req\/s missed KV capacity: 12\.0 in flight × /);
   });
 
   test('a cell result becomes a judged entry only with a verdict; not-run cells are not measured', () => {
