@@ -12,7 +12,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, goodputText, gridAxes, matrixCells, missingText, STATUS_LABELS, rowsAreText, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, matrixCells, missingText, STATUS_LABELS, rowsAreText, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -138,12 +138,16 @@ export function decodeCharts(runs: readonly ChartRun[], contexts: readonly numbe
             .sort((a, b) => a.concurrency - b.concurrency)
             .map((c) => {
               const p = point(c);
-              return { x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), title: `${prefix}${cellKey(c.context, c.concurrency)}: ${what(c)}` };
+              const untrusted = clientLimited(c);
+              return {
+                x: p.x, y: p.y, ...(p.label ? { label: p.label } : {}), ...(untrusted ? { hollow: true } : {}),
+                title: `${prefix}${cellKey(c.context, c.concurrency)}: ${what(c)}${untrusted ? ' (Client-limited)' : ''}`,
+              };
             }),
         };
       }),
     );
-  const how = several ? ' Colour is the run, line style the context.' : '';
+  const how = `${hollowNote(runs.flatMap((r) => r.cells.filter((c) => c.figures && contexts.includes(c.context))))}${several ? ' Colour is the run, line style the context.' : ''}`;
   const total = (c: CellResult) => `${formatRate(c.figures?.totalTokensPerSecond)} tok/s total`;
   const perRequest = (c: CellResult) => `${formatRate(c.figures?.perRequestTokensPerSecond)} tok/s per request`;
   const xC = concurrencyAxis(levels);

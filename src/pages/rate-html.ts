@@ -15,7 +15,7 @@ import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
+import { clientLimited, configuredRateCells, GOODPUT_COLUMN, goodputText, hollowNote, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -63,6 +63,7 @@ export function rateCharts(runs: readonly RateChartRun[]): string[] {
               x: c.rate,
               y: pick(c),
               title: `${prefix}${rateCellKey(c.context, c.rate)}: ${what} ${formatMs(pick(c))} (${rateStatusWords(c)})`,
+              ...(clientLimited(c) ? { hollow: true } : {}),
               ...(c.rate === knee ? { knee: `knee ${ctx} ${rateText(c.rate)}/s` } : {}),
             })),
         };
@@ -80,7 +81,7 @@ export function rateCharts(runs: readonly RateChartRun[]): string[] {
       : unjudged > 0
         ? ` No rate judged was Saturated.${unjudgedNote}`
         : ' No rate was Saturated.';
-  const how = several ? ' Colour is the run, line style the context.' : '';
+  const how = `${hollowNote(measured)}${several ? ' Colour is the run, line style the context.' : ''}`;
   const x = { title: 'Offered rate (requests/s, log scale)', log: true, base: 2, ticks: rates };
   return [
     lineChart({

@@ -32,6 +32,8 @@ export interface Point {
   title?: string;
   /** a point marked on its line (the knee of a latency curve): a ring around it and this text beside it */
   knee?: string;
+  /** a point whose figures the tool does not trust (a Client-limited cell): drawn as a ring, not a dot */
+  hollow?: boolean;
 }
 
 export interface Series {
@@ -210,7 +212,8 @@ export function lineChart(spec: LineChartSpec): string {
       const cx = px(xs.at(p.x as number));
       const cy = px(ys.at(p.y as number));
       if (spec.markers !== false) {
-        out.push(`<circle class="mark" cx="${cx}" cy="${cy}" r="3" fill="${s.color}">${p.title ? `<title>${escapeHtml(p.title)}</title>` : ''}</circle>`);
+        const fill = p.hollow ? `fill="white" stroke="${s.color}" stroke-width="1.5" data-hollow="true"` : `fill="${s.color}"`;
+        out.push(`<circle class="mark" cx="${cx}" cy="${cy}" r="3" ${fill}>${p.title ? `<title>${escapeHtml(p.title)}</title>` : ''}</circle>`);
       }
       if (spec.labels && p.label) out.push(`<text class="point-label" x="${px(Number(cx) + 5)}" y="${px(Number(cy) - 5)}">${escapeHtml(p.label)}</text>`);
       if (p.knee !== undefined) {

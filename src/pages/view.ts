@@ -158,6 +158,16 @@ export function statusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evid
     .join(', ');
 }
 
+/** Is a cell's timing partly the client's (Client-limited, as its main status or another)? Its chart point is drawn hollow. */
+export function clientLimited(cell: { status: string; statuses: readonly string[] }): boolean {
+  return cell.status === 'client-limited' || cell.statuses.includes('client-limited');
+}
+
+/** A chart description's sentence where some of its points are hollow (clientLimited), or ''. */
+export function hollowNote(cells: ReadonlyArray<{ status: string; statuses: readonly string[] }>): string {
+  return cells.some(clientLimited) ? " Hollow points: Client-limited cells, whose timings are partly the client's." : '';
+}
+
 /** statusWords without a Not run cell's reason: for a line or a table cell that names the status only */
 export function shortStatusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures'>): string {
   return cell.status === 'not-run' ? STATUS_LABELS['not-run'] : statusWords(cell);

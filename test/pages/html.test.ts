@@ -111,6 +111,26 @@ describe('renderHtml', () => {
     for (const c of result.cells) expect(html).toContain(`href="#cell-${c.contextLabel}-${c.concurrency}"`);
   });
 
+  test('a Client-limited cell is a hollow point on every decode chart, named in its tooltip, and the charts say what hollow means', () => {
+    expect(html).not.toContain('data-hollow');
+    expect(html).not.toContain('Hollow points');
+    const r = sglangResult();
+    const cell = r.cells.find((c) => c.figures && c.status === 'valid')!;
+    cell.status = 'client-limited';
+    cell.statuses = ['client-limited'];
+    const page = renderHtml(r);
+    const key = `${cell.contextLabel}/${cell.concurrency}`;
+    for (const name of ['total', 'perRequest', 'pareto', 'ttft']) {
+      const chart = page.slice(page.indexOf(`data-chart="${name}"`));
+      const svg = chart.slice(0, chart.indexOf('</svg>'));
+      const hollow = [...svg.matchAll(/<circle class="mark"[^>]*data-hollow="true"><title>([^<]*)<\/title>/g)].map((m) => m[1]);
+      expect(hollow, name).toEqual([expect.stringMatching(new RegExp(`^${key}: .* \\(Client-limited\\)$`))]);
+      expect(svg.match(/<circle class="mark"/g)!.length, name).toBeGreaterThan(1);
+    }
+    // each of the four charts says it, in its <desc> and its caption
+    expect(page.match(/<figcaption>[^<]*Hollow points: Client-limited cells, whose timings are partly the client&#39;s\.[^<]*<\/figcaption>/g)).toHaveLength(4);
+  });
+
   test('the run sections as on the Markdown page', () => {
     for (const h of ['<h3>Hardware</h3>', '<h3>Engine</h3>', '<h3>Run</h3>']) expect(html).toContain(h);
     expect(html).toContain(escapeHtml(result.info.title));

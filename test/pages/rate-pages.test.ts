@@ -196,6 +196,20 @@ describe('the knee: each context\'s first Saturated rate', () => {
     expect(renderMarkdown(rateResult())).toContain('Knee (the first Saturated rate of each context): 8K at 2 req/s.');
   });
 
+  test('a Client-limited rate cell is a hollow point on both charts, and the charts say what hollow means', () => {
+    // the fixture's 32K@2 is Client-limited; every other measured cell is a filled dot
+    const html = renderHtml(rateResult());
+    for (const name of ['rateTtft', 'rateE2e']) {
+      const chart = new RegExp(`<figure class="chart" data-chart="${name}".*?</figure>`).exec(html)![0];
+      const hollow = [...chart.matchAll(/<circle class="mark"[^>]*data-hollow="true"><title>([^<]*)<\/title>/g)].map((m) => m[1]!.split(':')[0]);
+      expect(hollow, name).toEqual(['32K@2']);
+      expect(chart).toContain(escapeHtml("Hollow points: Client-limited cells, whose timings are partly the client's."));
+    }
+    const none = renderHtml(rateResult((cells) => cells.filter((c) => c.status !== 'client-limited')));
+    expect(none).not.toContain('data-hollow');
+    expect(none).not.toContain('Hollow points');
+  });
+
   test('the knee moves with the first Saturated rate', () => {
     const result = rateResult((cells) => cells.map((c) => (rateCellKey(c.context, c.rate) === '8K@1' ? { ...c, status: 'saturated' as const, statuses: ['saturated' as const] } : c)));
     const html = renderHtml(result);
