@@ -12,7 +12,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, matrixCells, missingText, STATUS_LABELS, rowsAreText, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -95,7 +95,7 @@ function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: nu
   );
   const seen = new Set(result.cells.map((c) => c.status));
   // a workload's one row is not a context length (view.ts rowsAreText)
-  const workload = result.info.run.workload !== undefined && result.info.run.workload.kind !== 'synthetic';
+  const workload = runWorkload(result.info) !== undefined;
   return heatMap({
     name: 'heatmap',
     title: workload ? "Total tok/s by the workload's row and requests at once" : 'Total tok/s by context and requests at once',

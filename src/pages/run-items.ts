@@ -4,9 +4,9 @@
  */
 import { formatCount, formatNumber } from '../text/format.js';
 import { contextLabel } from '../shapes/labels.js';
-import type { CellResult, RunInfo, SpeedMatrixResult } from '../shapes/result.js';
+import type { CellResult, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
 import type { CellFigures } from '../shapes/result.gen.js';
-import { isText, rateSettingsText, rateText, sortedUnique } from './view.js';
+import { isText, rateSettingsText, rateText, runWorkload, sortedUnique } from './view.js';
 
 /**
  * `<engine> · <version> · <quantization> · N contexts (min–max) × M concurrency levels (min–max) · prefill at …`;
@@ -16,7 +16,7 @@ export function summaryLine(info: RunInfo): string {
   const contexts = sortedUnique(info.run.contexts);
   const levels = sortedUnique(info.run.concurrency);
   const parts = [info.engine.engine, info.engine.version, info.engine.quantization].filter(isText);
-  const workload = info.run.workload && info.run.workload.kind !== 'synthetic' ? info.run.workload : undefined;
+  const workload = runWorkload(info);
   const rows = workload
     ? `1 workload row (${workload.kind === 'file' ? workload.file?.name ?? 'file' : `${workload.kind}, ${contexts.map(contextLabel).join(', ')}`})`
     : countRange(contexts.length, 'context', 'contexts', contexts.map(contextLabel));
@@ -77,7 +77,7 @@ export function runItems(result: SpeedMatrixResult): Array<[string, string | und
     ['Prompt sizes', calibrationText(result)],
     ['Output tokens', tokenSourceText(result.cells)],
     ['Time per measurement', `${formatNumber(run.windowS, Number.isInteger(run.windowS) ? 0 : 1)} s`],
-    ['Workload', workloadItem(run.workload)],
+    ['Workload', workloadItem(runWorkload(result.info))],
     ['Open-loop rates', run.rates ? `${run.rates.sweep ? `a sweep of ${run.rates.sweep.points} rates from the synchronous rate to the throughput limit` : `${run.rates.rates.map(rateText).join(', ')} requests/s`} per context: ${rateSettingsText(result)}` : undefined],
     ['Repeats per cell', run.repeat !== undefined && run.repeat > 1 ? `${run.repeat} (figures are the medians)` : undefined],
     ['Max output', `${formatCount(run.maxOutputTokens)} tokens`],
@@ -155,8 +155,8 @@ function tokenSourceText(cells: readonly CellResult[]): string | undefined {
 }
 
 /** The Run section's workload line: absent for the synthetic one (the method's own prompts). */
-function workloadItem(w: RunInfo['run']['workload']): string | undefined {
-  if (!w || w.kind === 'synthetic') return undefined;
+function workloadItem(w: WorkloadInfo | undefined): string | undefined {
+  if (!w) return undefined;
   return w.file ? `${w.text} (sha256 ${w.file.sha256.slice(0, 12)}…)` : w.text;
 }
 

@@ -8,7 +8,7 @@ import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, percent } from '../text/format.js';
 import { overCapacitySum } from '../text/over-capacity.js';
 import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, SpeedMatrixResult } from '../shapes/result.js';
+import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -37,14 +37,20 @@ export const STATUS_LEGEND: ReadonlyArray<[CellStatus, string]> = [
   ['not-run', 'the cell could not start (the reason follows); nothing was measured.'],
 ];
 
+/** The run's workload, where it is one (not the synthetic prompts of METHOD.md's rows); undefined otherwise, and for files written before workloads. */
+export function runWorkload(info: Pick<RunInfo, 'run'>): WorkloadInfo | undefined {
+  const w = info.run.workload;
+  return w && w.kind !== 'synthetic' ? w : undefined;
+}
+
 /**
  * What a grid's rows are: context lengths, or a workload's one row and what its key is (a
  * workload's prompts are not one length: docs/workloads.md), so a file's row keyed 0 does not read
  * as empty prompts.
  */
 export function rowsAreText(result: Pick<SpeedMatrixResult, 'info'>): string {
-  const w = result.info.run.workload;
-  if (!w || w.kind === 'synthetic') return 'rows are context length';
+  const w = runWorkload(result.info);
+  if (!w) return 'rows are context length';
   const key =
     w.kind === 'file'
       ? `its prompts from ${w.file?.name ?? 'a file'}, each of its own length; keyed 0`
@@ -60,8 +66,8 @@ export const TTFT_NOTE = "TTFT is measured after the benchmark warms the server'
 
 /** The TTFT note under the decode matrix: the synthetic prompts' (the reference pages'), or a workload's, whose prompts are its own */
 export function ttftNote(result: Pick<SpeedMatrixResult, 'info'>): string {
-  const w = result.info.run.workload;
-  if (!w || w.kind === 'synthetic') return TTFT_NOTE;
+  const w = runWorkload(result.info);
+  if (!w) return TTFT_NOTE;
   return `Each request's prompt comes from the workload (${w.text}), so TTFT includes its prefill, less what the server's prefix cache held (the Workload section's hit rate).`;
 }
 
@@ -71,8 +77,8 @@ export function ttftNote(result: Pick<SpeedMatrixResult, 'info'>): string {
  * row's largest request, a multiTurn row's last turn. Undefined when there are none.
  */
 export function workloadOverCapacityNote(result: Pick<SpeedMatrixResult, 'info' | 'cells'>): string | undefined {
-  const w = result.info.run.workload;
-  if (!w || w.kind === 'synthetic') return undefined;
+  const w = runWorkload(result.info);
+  if (!w) return undefined;
   const max = result.info.run.maxOutputTokens;
   const sums = matrixCells(result)
     .filter((c) => c.status === 'over-capacity' && c.evidence.capacity?.requestTokens !== undefined && c.evidence.capacity.requestTokens !== c.context + max)

@@ -10,6 +10,7 @@ import { escapeHtml } from '../text/escape.js';
 import { ABSENT, formatCount, formatMs, formatNumber } from '../text/format.js';
 import { markdownRow } from '../text/escape.js';
 import { table } from './html-frame.js';
+import { runWorkload } from './view.js';
 
 export const WORKLOAD_COLUMNS = ['Cell', 'Requests', 'Input tokens mean (p50 / p90, min–max)', 'Output tokens mean (p50 / p90)', 'Prefix-cache hit rate'] as const;
 export const TURN_COLUMNS = ['Cell', 'Turn', 'Requests', 'Prompt tokens (mean)', 'TTFT p50', 'TTFT p90'] as const;
@@ -64,8 +65,8 @@ function notes(result: SpeedMatrixResult, rows: readonly WorkloadRow[]): string[
 
 /** The Markdown page's section; [] for a synthetic run. */
 export function workloadSection(result: SpeedMatrixResult): string[] {
-  const w = result.info.run.workload;
-  if (!w || w.kind === 'synthetic') return [];
+  const w = runWorkload(result.info);
+  if (!w) return [];
   const rows = workloadRows(result);
   const out = ['### Workload', ''];
   if (rows.length > 0) {
@@ -79,8 +80,8 @@ export function workloadSection(result: SpeedMatrixResult): string[] {
 
 /** The HTML report's section; '' for a synthetic run. */
 export function workloadSectionHtml(result: SpeedMatrixResult): string {
-  const w = result.info.run.workload;
-  if (!w || w.kind === 'synthetic') return '';
+  const w = runWorkload(result.info);
+  if (!w) return '';
   const rows = workloadRows(result);
   const esc = (cells: string[]) => cells.map(escapeHtml);
   const parts = ['<h2>Workload</h2>'];
