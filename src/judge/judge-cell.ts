@@ -23,7 +23,7 @@ import { combineStatuses } from './repeat.js';
 import { evaluateCell } from './thresholds.js';
 import { sloVerdict } from './slo-verdict.js';
 import { baselineCellFailures, type Baseline } from './baseline-gate.js';
-import { overCapacitySum } from '../text/over-capacity.js';
+import { overCapacityReason } from '../text/over-capacity.js';
 
 /** What a cell is judged against: the run's rules and the cell's own budget. */
 export interface CellRules {
@@ -71,8 +71,7 @@ function judgeOverCapacity(key: string, cell: CellResult, rules: CellRules): Cel
   const out: CellJudgement = {};
   const budgetFailures = evaluateCell(key, cell, rules.budget, rules.tolerances);
   if (rules.budget !== undefined && budgetFailures.length > 0) {
-    const sum = overCapacitySum(cell, rules.maxOutputTokens) ?? 'it would not fit in the KV cache';
-    out.thresholdFailures = [`${key} is Over capacity: ${sum}, but its budget expects it to run`, ...budgetFailures];
+    out.thresholdFailures = [`${key} is Over capacity: ${overCapacityReason(cell, rules.maxOutputTokens)}, but its budget expects it to run`, ...budgetFailures];
   }
   if (rules.slo) out.slo = sloVerdict(cell, rules.slo);
   // a cell the baseline measured is a regression now (the KV cache holds less): one line, as compare gives

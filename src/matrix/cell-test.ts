@@ -33,7 +33,7 @@ import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import { unmanagedCellBudget } from '../thresholds/schema.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
-import { overCapacitySum } from '../text/over-capacity.js';
+import { overCapacityReason } from '../text/over-capacity.js';
 
 /** The Over capacity result of a planned cell (not run): the numbers that decide it. */
 export function overCapacityResult(cell: PlannedCell): CellResult {
@@ -279,7 +279,7 @@ export function createCellRunner(run: RunContext) {
       publishCell(run, cell.key, result, judgement, tc);
       const failures = [...(judgement.thresholdFailures ?? []), ...(judgement.baselineFailures ?? [])];
       if (failures.length > 0 && !run.updating) throw new CellFailure(failures, run.debug === true);
-      tc.skip(`Over capacity: ${overCapacitySum(result, run.cfg.matrix.maxOutputTokens) ?? 'it would not fit in the KV cache'}`);
+      tc.skip(`Over capacity: ${overCapacityReason(result, run.cfg.matrix.maxOutputTokens)}`);
       return;
     }
     const result = tooLong !== undefined ? notRunResult(cell, tooLong) : await measureCell(run, cell, tc.signal);

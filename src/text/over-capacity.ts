@@ -17,6 +17,11 @@ export function overCapacitySum(cell: Pick<CellResult, 'concurrency' | 'context'
   return `${cell.concurrency} × ${formatCount(request)} tokens a request (its prompt and max output) = ${formatCount(cap.requiredTokens)} tokens > KV capacity ${formatCount(cap.kvCapacityTokens)}`;
 }
 
+/** overCapacitySum, or where the evidence holds none (a result written before it was recorded), that it would not fit. */
+export function overCapacityReason(cell: Pick<CellResult, 'concurrency' | 'context' | 'evidence'>, maxOutputTokens: number): string {
+  return overCapacitySum(cell, maxOutputTokens) ?? 'it would not fit in the KV cache';
+}
+
 /**
  * A rate cell's: `12.5 in flight × 4,160 tokens a request = 52,000 tokens > KV capacity 40,000`
  * (Little's law puts the rate × one request's service time in flight), or undefined without the evidence.
