@@ -21,6 +21,7 @@ import { workloadSection } from './workload-rows.js';
 import {
   ALL_MEASUREMENTS_COLUMNS,
   capacityGoodputText,
+  clientLimited,
   finishedCells,
   gridAxes,
   GOODPUT_COLUMN,
@@ -183,19 +184,24 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
 export function mermaidChart(result: SpeedMatrixResult, axes: { contexts: number[]; levels: number[] } = gridAxes(result)): string[] {
   const cells = new Map(matrixCells(result).map((c) => [cellKey(c.context, c.concurrency), c]));
   const lines: Array<{ label: string; values: number[] }> = [];
+  /** drawn points whose timing is partly the client's: Mermaid draws every point alike, so the caption names them */
+  const untrusted: string[] = [];
   for (const context of axes.contexts) {
     const values: number[] = [];
     for (const c of axes.levels) {
-      const v = cells.get(cellKey(context, c))?.figures?.totalTokensPerSecond;
+      const cell = cells.get(cellKey(context, c));
+      const v = cell?.figures?.totalTokensPerSecond;
       if (v === undefined || !Number.isFinite(v)) break;
       values.push(Math.round(v * 10) / 10);
+      if (clientLimited(cell!)) untrusted.push(cellKey(context, c));
     }
     if (values.length > 0) lines.push({ label: contextLabel(context), values });
   }
   if (lines.length === 0) return [];
   const top = Math.max(...lines.flatMap((l) => l.values));
+  const untrustedNote = untrusted.length > 0 ? ` Client-limited, so their timing is partly the client's: ${untrusted.join(', ')}.` : '';
   return [
-    `Total tok/s by requests at once; one line per context, in order: ${lines.map((l) => l.label).join(', ')} (a line stops at its first cell without figures).`,
+    `Total tok/s by requests at once; one line per context, in order: ${lines.map((l) => l.label).join(', ')} (a line stops at its first cell without figures).${untrustedNote}`,
     '',
     '```mermaid',
     'xychart-beta',

@@ -222,6 +222,15 @@ describe('mermaidChart', () => {
     expect(renderMarkdown(result)).toContain(block);
   });
 
+  test('Mermaid draws every point alike, so the caption names the Client-limited ones drawn; none, nothing said', () => {
+    const result = sglangResult();
+    expect(mermaidChart(result)[0]).not.toContain('Client-limited');
+    const cell = result.cells.find((c) => c.figures && c.concurrency === 1)!;
+    cell.status = 'client-limited';
+    cell.statuses = ['client-limited'];
+    expect(mermaidChart(result)[0]).toMatch(new RegExp(` Client-limited, so their timing is partly the client's: ${cell.contextLabel}/1\\.$`));
+  });
+
   test('nothing measured: no chart', () => {
     const result = sglangResult();
     result.cells = [];
