@@ -199,7 +199,7 @@ export function mermaidChart(result: SpeedMatrixResult, axes: { contexts: number
   }
   if (lines.length === 0) return [];
   const top = Math.max(...lines.flatMap((l) => l.values));
-  const untrustedNote = untrusted.length > 0 ? ` Client-limited, so their timing is partly the client's: ${untrusted.join(', ')}.` : '';
+  const untrustedNote = untrusted.length > 0 ? ` Drawn but Client-limited (timings partly the client's): ${untrusted.join(', ')}.` : '';
   return [
     `Total tok/s by requests at once; one line per context, in order: ${lines.map((l) => l.label).join(', ')} (a line stops at its first cell without figures).${untrustedNote}`,
     '',

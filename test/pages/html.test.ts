@@ -228,7 +228,7 @@ describe('mermaidChart', () => {
     const cell = result.cells.find((c) => c.figures && c.concurrency === 1)!;
     cell.status = 'client-limited';
     cell.statuses = ['client-limited'];
-    expect(mermaidChart(result)[0]).toMatch(new RegExp(` Client-limited, so their timing is partly the client's: ${cell.contextLabel}/1\\.$`));
+    expect(mermaidChart(result)[0]).toMatch(new RegExp(` Drawn but Client-limited \\(timings partly the client's\\): ${cell.contextLabel}/1\\.$`));
   });
 
   test('nothing measured: no chart', () => {
