@@ -51,6 +51,12 @@ export class ShapeMemo {
       const shape = shapes[i]!;
       if (this.matches(shape, b, start, end)) {
         shape.used = ++this.clock;
+        // the shape matched last is tried first next time: a stream's first chunk (the role delta)
+        // is learned first, and every token chunk after it would be compared with it in vain
+        if (i > 0) {
+          shapes.copyWithin(1, 0, i);
+          shapes[0] = shape;
+        }
         this.place(shape, fields);
         return true;
       }

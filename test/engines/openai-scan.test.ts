@@ -273,6 +273,38 @@ describe('the shape memo (a chunk read by comparing bytes with one read before)'
       ShapeMemo.prototype.match = match;
     }
   });
+  it('the shape matched last is compared first: a stream\'s role chunk, learned first, is not tried before each token chunk', () => {
+    const plan = new ScanPlan([['choices', 0, 'delta', 'content'], ['usage', 'completion_tokens']]);
+    const scanner = new JsonFieldScanner(plan);
+    const role = Buffer.from('{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}');
+    const compared: Buffer[] = [];
+    const proto = ShapeMemo.prototype as unknown as { matches(shape: { bytes: Buffer }, ...rest: unknown[]): boolean };
+    const matches = proto.matches;
+    proto.matches = function (this: unknown, shape: { bytes: Buffer }, ...rest: unknown[]) {
+      compared.push(shape.bytes);
+      return matches.call(this, shape, ...rest);
+    };
+    try {
+      expect(scanner.scan(role, 0, role.length)).toBe(true); // learned: the first shape
+      for (let n = 1; n <= 5; n++) {
+        const token = Buffer.from(vllmToken(n));
+        compared.length = 0;
+        expect(scanner.scan(token, 0, token.length)).toBe(true);
+        expect(scanner.number(plan.slotOf(['usage', 'completion_tokens']))).toBe(n);
+        // the first token chunk is learned after failing the role's shape; the second finds its
+        // shape second and moves it to the front; from the third on it is the only one compared
+        if (n === 1) expect(compared.map((b) => b.equals(role))).toEqual([true]);
+        else if (n === 2) expect(compared.map((b) => b.equals(role))).toEqual([true, false]);
+        else expect(compared.map((b) => b.equals(role))).toEqual([false]);
+      }
+      // the role's shape is still kept, and still read by the memo
+      compared.length = 0;
+      expect(scanner.scan(role, 0, role.length)).toBe(true);
+      expect(compared.length).toBe(2);
+    } finally {
+      proto.matches = matches;
+    }
+  });
 });
 
 describe("every adapter's two readings agree", () => {
