@@ -15,7 +15,7 @@ import { runContextStyle } from './chart-style.js';
 import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
-import { clientLimited, configuredRateCells, GOODPUT_COLUMN, goodputText, hollowNote, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
+import { clientLimited, configuredRateCells, GOODPUT_COLUMN, goodputText, hollowNote, kneeRates, missingRateText, notPlannedRate, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -143,10 +143,11 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   if (charts.length > 0) out.push('<div class="charts">', ...charts, '</div>');
 
   const showGoodput = result.info.run.slo !== undefined;
+  const notPlanned = notPlannedRate(result);
   const rows = contexts.flatMap((context) =>
     rates.flatMap((rate) => {
       const cell = cells.get(rateCellKey(context, rate));
-      if (!cell && missing(context) === NOT_IN_SWEEP) return [];
+      if (!cell && notPlanned(context)) return [];
       const row = rateMeasurementRow(context, rate, cell, missing(context)).map((x) => escapeHtml(x));
       if (cell) row[2] = badge(cell);
       if (showGoodput) row.push(escapeHtml(goodputText(cell)));

@@ -10,7 +10,7 @@ import type { RateCapacityRow, RateCellResult, RateCellStatus, SpeedMatrixResult
 import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
-import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, NOT_IN_SWEEP, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
+import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, notPlannedRate, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -108,11 +108,12 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   const cells = rateCellMap(all);
   const { contexts, rates } = rateAxes(result);
   const missing = missingRateText(result);
+  const notPlanned = notPlannedRate(result);
   out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of contexts) {
     for (const rate of rates) {
       const cell = cells.get(rateCellKey(context, rate));
-      if (!cell && missing(context) === NOT_IN_SWEEP) continue;
+      if (!cell && notPlanned(context)) continue;
       out.push(markdownRow([...rateMeasurementRow(context, rate, cell, missing(context)).map(escapeText), ...(showGoodput ? [goodputText(cell)] : [])]));
     }
   }

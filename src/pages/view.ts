@@ -165,12 +165,13 @@ export function statusWords(cell: Pick<CellResult, 'status' | 'statuses' | 'evid
 }
 
 /** Is a cell's timing partly the client's (Client-limited, as its main status or another)? Its chart point is drawn hollow. */
-export function clientLimited(cell: { status: string; statuses: readonly string[] }): boolean {
-  return cell.status === 'client-limited' || cell.statuses.includes('client-limited');
+export function clientLimited(cell: { statuses: readonly string[] }): boolean {
+  // a cell's statuses hold its main status too
+  return cell.statuses.includes('client-limited');
 }
 
 /** A chart description's sentence where some of its points are hollow (clientLimited), or ''. */
-export function hollowNote(cells: ReadonlyArray<{ status: string; statuses: readonly string[] }>): string {
+export function hollowNote(cells: ReadonlyArray<{ statuses: readonly string[] }>): string {
   return cells.some(clientLimited) ? " Hollow points: Client-limited cells, whose timings are partly the client's." : '';
 }
 
@@ -293,19 +294,25 @@ export function kneeRates(cells: readonly RateCellResult[]): Map<number, number>
 }
 
 /** A rate grid's cell at another context's sweep rate: each context sweeps rates of its own (docs/open-loop.md). */
-export const NOT_IN_SWEEP = '—';
+const NOT_IN_SWEEP = '—';
 
 /**
- * What a rate grid shows where a context has no cell at a rate, per context: in a sweep, for a
- * context with cells of its own, the rate is another context's (each context sweeps its own, so
- * none was ever planned there); for a context with none yet, and with configured rates, as for the
- * matrix: not yet (a partial page) or not run.
+ * Per context, whether a rate it has no cell at was never planned for it: in a sweep, a context
+ * with cells of its own swept rates of its own, so another context's rate is none of its
+ * (docs/open-loop.md). A context with no cell yet, and every context with configured rates, is
+ * shown as the matrix shows a missing cell (missingRateText).
  */
+export function notPlannedRate(result: Pick<SpeedMatrixResult, 'info' | 'rateCells'>): (context: number) => boolean {
+  if (!result.info.run.rates?.sweep) return () => false;
+  const swept = new Set(configuredRateCells(result).map((c) => c.context));
+  return (context) => swept.has(context);
+}
+
+/** What a rate grid shows where a context has no cell at a rate, per context: NOT_IN_SWEEP where none was planned (notPlannedRate), else not yet (a partial page) or not run. */
 export function missingRateText(result: Pick<SpeedMatrixResult, 'partial' | 'info' | 'rateCells'>): (context: number) => string {
   const missing = missingText(result);
-  if (!result.info.run.rates?.sweep) return () => missing;
-  const swept = new Set(configuredRateCells(result).map((c) => c.context));
-  return (context) => (swept.has(context) ? NOT_IN_SWEEP : missing);
+  const notPlanned = notPlannedRate(result);
+  return (context) => (notPlanned(context) ? NOT_IN_SWEEP : missing);
 }
 
 /** The grid's caption addition in a sweep, or '' (plain text). */
