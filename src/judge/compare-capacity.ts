@@ -17,7 +17,7 @@
  * the capacity tolerance's absolute floor is in users and does not apply to a rate.
  */
 import type { CapacityRow, RateCapacityRow, SpeedMatrixResult } from '../shapes/result.js';
-import { bindingText, formatRps } from '../text/capacity-line.js';
+import { bindingText, CAPACITY_NOT_FOUND, capacityNotFound, capacityRpsText, capacityUsersText, formatRps, notFoundReason } from '../text/capacity-line.js';
 import { wholeOrTenths } from '../text/format.js';
 import type { FigureTolerance } from '../thresholds/tolerances.js';
 
@@ -36,7 +36,7 @@ export interface CapacityDelta {
   message?: string;
 }
 
-const users = (row: CapacityRow) => `${row.atLeast ? '≥ ' : ''}${row.capacity}`;
+const users = capacityUsersText;
 
 /** One row's capacity, baseline against new. */
 export function compareCapacityRow(base: CapacityRow | undefined, next: CapacityRow | undefined, tolerance: FigureTolerance): CapacityDelta {
@@ -56,7 +56,11 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
     out.message = `the new matrix's largest column (${next.capacity}) is below the baseline's capacity ${users(base)}; add a larger column to compare`;
     return out;
   }
-  if (drop > allowed) {
+  if (drop > allowed && capacityNotFound(next)) {
+    // a capacity the new run could not measure is no regression of the server; the gate still fails
+    out.fails = true;
+    out.message = `capacity ${next.contextLabel}: ${CAPACITY_NOT_FOUND} vs baseline ${users(base)}: ${notFoundReason(next, 'concurrency')}`;
+  } else if (drop > allowed) {
     out.verdict = 'regressed';
     out.fails = true;
     const binds = next.binding ? `; binds: ${bindingText(next.binding, next.bindingConcurrency)}` : '';
@@ -102,7 +106,7 @@ export interface RateCapacityDelta {
   message?: string;
 }
 
-const rps = (row: RateCapacityRow) => `${row.atLeast ? '≥ ' : ''}${formatRps(row.capacity)}`;
+const rps = capacityRpsText;
 
 /** One context's highest rate at the SLO, baseline against new (the rule in this file's header). */
 export function compareRateCapacityRow(base: RateCapacityRow | undefined, next: RateCapacityRow | undefined, tolerance: FigureTolerance): RateCapacityDelta {
@@ -121,7 +125,10 @@ export function compareRateCapacityRow(base: RateCapacityRow | undefined, next: 
     out.message = `the new run's highest rate (${formatRps(next.capacity)}) is below the baseline's rate capacity ${rps(base)}; add a higher rate to compare`;
     return out;
   }
-  if (drop > allowed) {
+  if (drop > allowed && capacityNotFound(next)) {
+    out.fails = true;
+    out.message = `rate capacity ${next.contextLabel}: ${CAPACITY_NOT_FOUND} vs baseline ${rps(base)}: ${notFoundReason(next, 'rate')}`;
+  } else if (drop > allowed) {
     out.verdict = 'regressed';
     out.fails = true;
     const binds = next.binding ? `; binds: ${bindingText(next.binding)}${next.bindingRate !== undefined ? ` at ${formatRps(next.bindingRate)}` : ''}` : '';

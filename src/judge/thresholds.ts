@@ -6,7 +6,7 @@
  * tolerances.acceptStatuses); judge-cell.ts adds its own client-limited rule (config allowClientLimited).
  */
 import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow } from '../shapes/result.js';
-import { bindingText, formatRps } from '../text/capacity-line.js';
+import { bindingText, CAPACITY_NOT_FOUND, capacityNotFound, formatRps, notFoundReason } from '../text/capacity-line.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
 
@@ -133,6 +133,7 @@ export function capacityBudgetFailures(row: CapacityRow, min: number | undefined
   if (row.atLeast) {
     return [`capacity ${row.contextLabel}: every column met the SLO, but the largest is ${row.capacity} < budget ${shown}; add a column of at least ${min} to measure it`];
   }
+  if (capacityNotFound(row)) return [`capacity ${row.contextLabel}: ${CAPACITY_NOT_FOUND}, budget ${shown}: ${notFoundReason(row, 'concurrency')}`];
   const binds = row.binding ? `; binds: ${bindingText(row.binding, row.bindingConcurrency)}` : '';
   return [`capacity ${row.contextLabel}: ${row.capacity} users < budget ${shown}${binds}`];
 }
@@ -151,6 +152,7 @@ export function rateCapacityBudgetFailures(row: RateCapacityRow, min: number | u
   if (row.atLeast) {
     return [`rate capacity ${row.contextLabel}: every rate met the SLO, but the highest is ${formatRps(row.capacity)}, below its budget ${shown}; add a rate of at least ${formatRps(min)} to measure it`];
   }
+  if (capacityNotFound(row)) return [`rate capacity ${row.contextLabel}: ${CAPACITY_NOT_FOUND}, budget ${shown}: ${notFoundReason(row, 'rate')}`];
   const binds = row.binding ? `; binds: ${bindingText(row.binding)}${row.bindingRate !== undefined ? ` at ${formatRps(row.bindingRate)}` : ''}` : '';
   return [`rate capacity ${row.contextLabel}: the highest rate at the SLO is ${formatRps(row.capacity)}, below its budget ${shown}${binds}`];
 }

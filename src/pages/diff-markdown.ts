@@ -8,7 +8,7 @@ import { codeSpan, escapeCell, escapeText, markdownRow as row } from '../text/es
 import type { RunInfo } from '../shapes/result.js';
 import { formatChange, toleranceNote, type Comparison, type FigureDelta, type RowComparison, type Verdict } from '../judge/compare.js';
 import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
-import { bindingText, formatRps } from '../text/capacity-line.js';
+import { bindingText, capacityRpsText, capacityUsersText, formatRps } from '../text/capacity-line.js';
 import { RATE_STATUS_LABELS, shortStatusWords, STATUS_LABELS } from './view.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
@@ -170,7 +170,7 @@ const CAPACITY_VERDICTS: Record<CapacityDelta['verdict'], string> = {
 function capacityLines(c: Comparison, next: RunInfo): string[] {
   if (c.capacityNote) return ['## Capacity at the SLO', '', escapeText(c.capacityNote), ''];
   if (c.capacity.length === 0) return [];
-  const users = (r: CapacityDelta['base']) => (r ? `${r.atLeast ? '≥ ' : ''}${r.capacity}` : '—');
+  const users = (r: CapacityDelta['base']) => (r ? capacityUsersText(r) : '—');
   const out = ['## Capacity at the SLO', '', `Users at once per context at ${codeSpan(next.run.slo?.text ?? '')}, baseline → new.`, ''];
   out.push(row(['Context', 'Baseline', 'New', 'Allowed drop', 'Binds (new)', 'Verdict']), row(Array<string>(6).fill('---')));
   for (const d of c.capacity) {
@@ -187,7 +187,7 @@ function rateCapacityLines(c: Comparison, next: RunInfo): string[] {
   const title = '## Highest rate at the SLO';
   if (c.rateCapacityNote) return [title, '', escapeText(c.rateCapacityNote), ''];
   if (!c.rateCapacity || c.rateCapacity.length === 0) return [];
-  const rps = (r: RateCapacityDelta['base']) => (r ? `${r.atLeast ? '≥ ' : ''}${formatRps(r.capacity)}` : '—');
+  const rps = (r: RateCapacityDelta['base']) => (r ? capacityRpsText(r) : '—');
   const out = [title, '', `Open-loop requests/s per context at ${codeSpan(next.run.slo?.text ?? '')}, baseline → new.`, ''];
   out.push(row(['Context', 'Baseline', 'New', 'Allowed drop', 'Binds (new)', 'Verdict']), row(Array<string>(6).fill('---')));
   for (const d of c.rateCapacity) {

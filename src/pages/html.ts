@@ -14,7 +14,7 @@ import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow } from './markdown-rows.js';
 import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
-import { bindingText } from '../text/capacity-line.js';
+import { bindingText, capacityUsersText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { rateSectionHtml } from './rate-html.js';
@@ -281,7 +281,7 @@ function capacityHtml(result: SpeedMatrixResult): string {
       ['Context', 'Users at once', 'Binds', 'Goodput at capacity', 'Searched'],
       rows.map((r) => [
         escapeHtml(r.contextLabel),
-        escapeHtml(r.atLeast ? `≥ ${r.capacity} (every column met it)` : `${r.capacity}${r.confirmation && !r.confirmation.meets ? ' (unconfirmed)' : ''}`),
+        escapeHtml(r.atLeast ? `≥ ${r.capacity} (every column met it)` : `${capacityUsersText(r)}${r.confirmation && !r.confirmation.meets ? ' (unconfirmed)' : ''}`),
         escapeHtml(!r.atLeast && r.binding ? bindingText(r.binding, r.bindingConcurrency) : '—'),
         escapeHtml(r.goodput ? capacityGoodputText(r) : '—'),
         r.searched

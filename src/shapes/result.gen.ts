@@ -1408,7 +1408,7 @@ export interface CapacityRow {
   context: number;
   contextLabel: string;
   /**
-   * the largest concurrency whose cell met the SLO, below the first that did not (0: not even 1)
+   * the largest concurrency whose cell met the SLO, below the first that did not (0: not even 1; with a binding whose constraint is unmeasured, the lowest concurrency could not be judged and pages say not found)
    */
   capacity: number;
   /**
@@ -1458,7 +1458,7 @@ export interface RateCapacityRow {
   context: number;
   contextLabel: string;
   /**
-   * the highest rate (requests/s) whose cell met the SLO, below the first that did not (0: not even the lowest rate)
+   * the highest rate (requests/s) whose cell met the SLO, below the first that did not (0: not even the lowest rate; with a binding whose constraint is unmeasured, the lowest rate could not be judged and pages say not found)
    */
   capacity: number;
   /**

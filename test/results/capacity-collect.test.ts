@@ -13,6 +13,7 @@ import { describe, expect, test } from 'vitest';
 import { collectResult, plannedCellKeys } from '../../src/results/collect.js';
 import { capacityLine, cellLine } from '../../src/pages/progress-lines.js';
 import { decodeGrid, renderMarkdown } from '../../src/pages/markdown.js';
+import { renderHtml } from '../../src/pages/html.js';
 import { gridAxes } from '../../src/pages/view.js';
 import { renderStepSummary } from '../../src/pages/step-summary.js';
 import type { CapacityRow, CellResult, Goodput, RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../../src/shapes/result.js';
@@ -236,6 +237,17 @@ describe('renderMarkdown with an SLO', () => {
     expect(renderMarkdown(blind).split('\n').filter((l) => l.startsWith('⚠ ') && l.includes('confirming cell'))).toEqual([
       "⚠ 64K: the confirming cell at 6 could not be judged (64K/6 is Client-limited: its timings are partly the client's), so the capacity is not confirmed either way.",
     ]);
+  });
+
+  test('a row whose lowest concurrency could not be judged reads "not found" in the Markdown and HTML tables, not 0', () => {
+    const blind = fullResult();
+    const row = blind.capacity!.rows.find((r) => r.contextLabel === '64K')!;
+    const unjudged = { constraint: 'unmeasured' as const, label: 'Client-limited', detail: '64K/1 is Client-limited: its figures may be wrong' };
+    Object.assign(row, { capacity: 0, binding: unjudged, bindingConcurrency: 1 });
+    delete row.confirmation;
+    delete row.goodput;
+    expect(renderMarkdown(blind)).toContain('| 64K | not found | 64K/1 is Client-limited: its figures may be wrong at 1 |');
+    expect(renderHtml(blind)).toMatch(/<td>64K<\/td><td>not found<\/td>/);
   });
 
   test("the search's own cells are listed in their own table, not in All measurements", () => {

@@ -2,7 +2,9 @@ import { describe, expect, test } from 'vitest';
 import type { CellResult, Goodput, SloMiss, SloVerdict } from '../../src/shapes/result.js';
 import { searchCapacity, bracket, maxSearchCells, nextProbe, resolutionAt, type Judged } from '../../src/slo/capacity.js';
 import { capacityRow, judgedOf, type CapacityInput } from '../../src/judge/capacity-row.js';
-import { bindingText, describeCapacity } from '../../src/text/capacity-line.js';
+import { bindingText, capacityNotFound, capacityUsersText, describeCapacity } from '../../src/text/capacity-line.js';
+import { capacityBudgetFailures } from '../../src/judge/thresholds.js';
+import { compareCapacityRow } from '../../src/judge/compare-capacity.js';
 import { unmeasuredVerdict } from '../../src/judge/slo-verdict.js';
 
 const MEETS: SloVerdict = { meets: true, misses: [] };
@@ -328,6 +330,29 @@ describe('describeCapacity', () => {
   test('capacity 0', () => {
     const row = capacityRow({ context: 131072, contextLabel: '128K', judged: [j(1, false), j(2, false)] });
     expect(describeCapacity(row)).toBe(`128K: 0 users (binds: ${ttftMiss(1).detail} at 1)`);
+  });
+
+  test('the lowest concurrency could not be judged: "not found", not "0 users" (the JSON keeps 0); gates still fail, saying why; a capacity above such a cell is one', () => {
+    const clientLimited: SloMiss = { constraint: 'unmeasured', label: 'Client-limited', detail: '8K/1 is Client-limited: its figures may be wrong' };
+    const row = capacityRow({ context: 8192, contextLabel: '8K', judged: [{ concurrency: 1, verdict: misses(clientLimited), adaptive: false }, j(2, true)] });
+    expect(row.capacity).toBe(0);
+    expect(capacityNotFound(row)).toBe(true);
+    expect(describeCapacity(row)).toBe('8K: not found: the lowest concurrency searched could not be judged (8K/1 is Client-limited: its figures may be wrong)');
+    expect(capacityUsersText(row)).toBe('not found');
+    expect(capacityBudgetFailures(row, 4, 0)).toEqual(['capacity 8K: not found, budget 4: the lowest concurrency searched could not be judged (8K/1 is Client-limited: its figures may be wrong)']);
+    const base = capacityRow({ context: 8192, contextLabel: '8K', judged: [j(1, true), j(2, true), j(4, false)] });
+    const delta = compareCapacityRow(base, row, { absolute: 0, relative: 0.1 });
+    expect(delta).toMatchObject({ verdict: 'not-comparable', fails: true });
+    expect(delta.message).toBe('capacity 8K: not found vs baseline 2: the lowest concurrency searched could not be judged (8K/1 is Client-limited: its figures may be wrong)');
+    // a real miss at 1 is a capacity of 0, and a regression
+    const zero = capacityRow({ context: 8192, contextLabel: '8K', judged: [j(1, false)] });
+    expect(capacityNotFound(zero)).toBe(false);
+    expect(capacityUsersText(zero)).toBe('0');
+    expect(compareCapacityRow(base, zero, { absolute: 0, relative: 0.1 })).toMatchObject({ verdict: 'regressed', fails: true });
+    // every concurrency below the unjudged one met the SLO: that is a capacity
+    const above = capacityRow({ context: 8192, contextLabel: '8K', judged: [j(1, true), { concurrency: 2, verdict: misses(clientLimited), adaptive: false }] });
+    expect(capacityNotFound(above)).toBe(false);
+    expect(describeCapacity(above)).toBe('8K: 1 user (binds: 8K/1 is Client-limited: its figures may be wrong at 2)');
   });
 
   test('one user', () => {

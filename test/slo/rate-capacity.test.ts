@@ -8,7 +8,7 @@ import type { RateCapacityRow, RateCellResult, RateFigures, SloVerdict } from '.
 import { MAX_RATE_PROBES, nextRateProbe, rateResolutionAt, searchRateCapacity, threeDigits, type RateJudged } from '../../src/slo/rate-capacity.js';
 import { judgeRateCapacityRow, rateCapacityRow, rateJudgedOf } from '../../src/judge/rate-capacity-row.js';
 import { rateSloVerdict, sloVerdict } from '../../src/judge/slo-verdict.js';
-import { describeRateCapacity } from '../../src/text/capacity-line.js';
+import { capacityRpsText, describeRateCapacity } from '../../src/text/capacity-line.js';
 import { rateCapacityBudgetFailures } from '../../src/judge/thresholds.js';
 import { compareRateCapacityRow } from '../../src/judge/compare-capacity.js';
 import { parseSloText } from '../../src/slo/slo.js';
@@ -121,6 +121,20 @@ describe('the rate search', () => {
     const noneRow = rateCapacityRow({ context: 0, contextLabel: '0', judged: none.judged });
     expect(noneRow).toMatchObject({ capacity: 0, atLeast: false, bindingRate: 1 });
     expect(describeRateCapacity(noneRow)).toBe('0: 0 req/s (binds: TTFT p90 510 ms > 500 ms at 1 req/s)');
+    expect(capacityRpsText(noneRow)).toBe('0 req/s');
+  });
+
+  test('the lowest rate could not be judged (Client-limited): "not found", not "0 req/s"; the budget and the baseline fail saying why', () => {
+    const unjudged = { constraint: 'unmeasured' as const, label: 'Client-limited', detail: "0@1/s is Client-limited: its latencies from the schedule are partly the client's" };
+    const row = rateCapacityRow({ context: 0, contextLabel: '0', judged: [{ rate: 1, verdict: { meets: false, misses: [unjudged], binding: unjudged }, adaptive: false }, judgeAt(99)(2)] });
+    expect(row.capacity).toBe(0);
+    expect(describeRateCapacity(row)).toBe("0: not found: the lowest rate searched could not be judged (0@1/s is Client-limited: its latencies from the schedule are partly the client's)");
+    expect(capacityRpsText(row)).toBe('not found');
+    expect(rateCapacityBudgetFailures(row, 0.5, 0)).toEqual(["rate capacity 0: not found, budget 0.5 req/s: the lowest rate searched could not be judged (0@1/s is Client-limited: its latencies from the schedule are partly the client's)"]);
+    const base = rateCapacityRow({ context: 0, contextLabel: '0', judged: [1, 2, 4].map((r) => judgeAt(2)(r)) });
+    const delta = compareRateCapacityRow(base, row, { absolute: 0, relative: 0.1 });
+    expect(delta).toMatchObject({ verdict: 'not-comparable', fails: true });
+    expect(delta.message).toMatch(/^rate capacity 0: not found vs baseline 2 req\/s: the lowest rate searched could not be judged/);
   });
 
   test('a rate that meets above the first failing one does not raise the capacity', async () => {
