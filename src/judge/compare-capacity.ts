@@ -48,6 +48,7 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
     out.message = base ? 'not searched in the new run' : 'not in the baseline';
     return out;
   }
+  if (notFoundEither(out, base, next, users, 'concurrency')) return out;
   const allowed = Math.max(tolerance.absolute, tolerance.relative * base.capacity, base.resolution);
   out.allowed = allowed;
   const drop = base.capacity - next.capacity;
@@ -56,11 +57,7 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
     out.message = `the new matrix's largest column (${next.capacity}) is below the baseline's capacity ${users(base)}; add a larger column to compare`;
     return out;
   }
-  if (drop > allowed && capacityNotFound(next)) {
-    // a capacity the new run could not measure is no regression of the server; the gate still fails
-    out.fails = true;
-    out.message = `capacity ${next.contextLabel}: ${CAPACITY_NOT_FOUND} vs baseline ${users(base)}: ${notFoundReason(next, 'concurrency')}`;
-  } else if (drop > allowed) {
+  if (drop > allowed) {
     out.verdict = 'regressed';
     out.fails = true;
     const binds = next.binding ? `; binds: ${bindingText(next.binding, next.bindingConcurrency)}` : '';
@@ -71,6 +68,31 @@ export function compareCapacityRow(base: CapacityRow | undefined, next: Capacity
     out.verdict = 'within-noise';
   }
   return out;
+}
+
+/**
+ * A capacity not found (capacityNotFound) on either side is not compared: its 0 is no measurement
+ * of the server. Where the new run's is not found and the baseline had one, the gate still fails,
+ * saying why; a baseline's not found fails nothing. True when it decided `out`.
+ */
+function notFoundEither<R extends CapacityRow | RateCapacityRow>(
+  out: { verdict: CapacityVerdict; fails: boolean; message?: string },
+  base: R,
+  next: R,
+  shown: (row: R) => string,
+  axis: 'concurrency' | 'rate',
+): boolean {
+  const what = axis === 'rate' ? 'rate capacity' : 'capacity';
+  if (capacityNotFound(next)) {
+    out.fails = base.capacity > 0;
+    out.message = `${what} ${next.contextLabel}: ${CAPACITY_NOT_FOUND} vs baseline ${shown(base)}: ${notFoundReason(next, axis)}`;
+    return true;
+  }
+  if (capacityNotFound(base)) {
+    out.message = `${what} ${base.contextLabel}: ${CAPACITY_NOT_FOUND} in the baseline: ${notFoundReason(base, axis)}`;
+    return true;
+  }
+  return false;
 }
 
 /** Every row of both results (their union), or a reason when the two were judged against different SLOs. */
@@ -118,6 +140,7 @@ export function compareRateCapacityRow(base: RateCapacityRow | undefined, next: 
     out.message = base ? 'not searched in the new run' : 'not in the baseline';
     return out;
   }
+  if (notFoundEither(out, base, next, rps, 'rate')) return out;
   const allowed = Math.max(tolerance.relative * base.capacity, base.resolution);
   out.allowed = allowed;
   const drop = base.capacity - next.capacity;
@@ -125,10 +148,7 @@ export function compareRateCapacityRow(base: RateCapacityRow | undefined, next: 
     out.message = `the new run's highest rate (${formatRps(next.capacity)}) is below the baseline's rate capacity ${rps(base)}; add a higher rate to compare`;
     return out;
   }
-  if (drop > allowed && capacityNotFound(next)) {
-    out.fails = true;
-    out.message = `rate capacity ${next.contextLabel}: ${CAPACITY_NOT_FOUND} vs baseline ${rps(base)}: ${notFoundReason(next, 'rate')}`;
-  } else if (drop > allowed) {
+  if (drop > allowed) {
     out.verdict = 'regressed';
     out.fails = true;
     const binds = next.binding ? `; binds: ${bindingText(next.binding)}${next.bindingRate !== undefined ? ` at ${formatRps(next.bindingRate)}` : ''}` : '';

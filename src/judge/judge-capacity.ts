@@ -10,6 +10,7 @@ import type { CapacityRow, CellResult, Slo } from '../shapes/result.js';
 import { capacityRow, type CapacityInput } from './capacity-row.js';
 import { capacityBudgetFailures } from './thresholds.js';
 import { baselineCapacityFailures, type Baseline } from './baseline-gate.js';
+import { capacityNotFound } from '../text/capacity-line.js';
 
 export interface CapacityRules {
   slo: Slo;
@@ -38,6 +39,6 @@ export function judgeCapacityRow(input: CapacityInput, cells: readonly CellResul
   }
   const unmeasured = cells
     .filter((c) => c.status === 'not-run')
-    .map((c) => `capacity ${row.contextLabel}: the search's cell at ${c.concurrency} could not be measured (${c.notRunReason ?? 'not run'}), so ${row.capacity} is only a lower bound`);
+    .map((c) => `capacity ${row.contextLabel}: the search's cell at ${c.concurrency} could not be measured (${c.notRunReason ?? 'not run'}), so ${capacityNotFound(row) ? 'no capacity was found' : `${row.capacity} is only a lower bound`}`);
   return { row, unmeasured };
 }

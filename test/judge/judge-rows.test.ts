@@ -76,5 +76,11 @@ describe('judgeCapacityRow', () => {
     expect(judgeCapacityRow(input, [notRun], rules).unmeasured).toEqual([
       "capacity 8K: the search's cell at 6 could not be measured (ECONNREFUSED), so 4 is only a lower bound",
     ]);
+    // below the lowest column: no capacity was found at all, and the line does not call 0 a bound
+    const unjudged: SloVerdict = { meets: false, misses: [], binding: { constraint: 'unmeasured', label: 'not measured', detail: '8K/1 has no figures (not-run)' } };
+    const low = { context: 8 * K, contextLabel: '8K', judged: [{ concurrency: 1, adaptive: true, verdict: unjudged }, { concurrency: 2, adaptive: false, verdict: miss(2) }] };
+    expect(judgeCapacityRow(low, [{ ...notRun, concurrency: 1 }], rules).unmeasured).toEqual([
+      "capacity 8K: the search's cell at 1 could not be measured (ECONNREFUSED), so no capacity was found",
+    ]);
   });
 });

@@ -344,6 +344,16 @@ describe('describeCapacity', () => {
     const delta = compareCapacityRow(base, row, { absolute: 0, relative: 0.1 });
     expect(delta).toMatchObject({ verdict: 'not-comparable', fails: true });
     expect(delta.message).toBe('capacity 8K: not found vs baseline 2: the lowest concurrency searched could not be judged (8K/1 is Client-limited: its figures may be wrong)');
+    // a baseline of 1 user with 1 allowed: a real 0 would be within noise, a not found still fails
+    const one = capacityRow({ context: 8192, contextLabel: '8K', judged: [j(1, true), j(2, false)] });
+    expect(compareCapacityRow(one, row, { absolute: 1, relative: 0.1 })).toMatchObject({ verdict: 'not-comparable', fails: true });
+    // a baseline not found is compared with nothing: not Improved, not Within noise, no failure
+    expect(compareCapacityRow(row, base, { absolute: 1, relative: 0.1 })).toEqual(expect.objectContaining({
+      verdict: 'not-comparable',
+      fails: false,
+      message: 'capacity 8K: not found in the baseline: the lowest concurrency searched could not be judged (8K/1 is Client-limited: its figures may be wrong)',
+    }));
+    expect(compareCapacityRow(row, row, { absolute: 1, relative: 0.1 })).toMatchObject({ verdict: 'not-comparable', fails: false });
     // a real miss at 1 is a capacity of 0, and a regression
     const zero = capacityRow({ context: 8192, contextLabel: '8K', judged: [j(1, false)] });
     expect(capacityNotFound(zero)).toBe(false);

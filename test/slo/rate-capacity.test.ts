@@ -135,6 +135,10 @@ describe('the rate search', () => {
     const delta = compareRateCapacityRow(base, row, { absolute: 0, relative: 0.1 });
     expect(delta).toMatchObject({ verdict: 'not-comparable', fails: true });
     expect(delta.message).toMatch(/^rate capacity 0: not found vs baseline 2 req\/s: the lowest rate searched could not be judged/);
+    // a baseline not found: not Improved (its 0 is no measurement), no failure
+    const back = compareRateCapacityRow(row, base, { absolute: 0, relative: 0.1 });
+    expect(back).toMatchObject({ verdict: 'not-comparable', fails: false });
+    expect(back.message).toMatch(/^rate capacity 0: not found in the baseline: /);
   });
 
   test('a rate that meets above the first failing one does not raise the capacity', async () => {
