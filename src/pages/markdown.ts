@@ -11,7 +11,7 @@ import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
-import { bindingText, capacityUsersText, confirmationUnjudged } from '../text/capacity-line.js';
+import { bindingText, capacityUsersText, unjudged } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeLine, escapeText, markdownRow } from '../text/escape.js';
 import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
@@ -241,7 +241,7 @@ export function capacitySection(result: SpeedMatrixResult): string[] {
     const miss = r.confirmation!.binding;
     out.push(
       '',
-      confirmationUnjudged(miss)
+      unjudged(miss)
         ? `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} could not be judged (${escapeText(miss.detail)}), so the capacity is not confirmed either way.`
         : `⚠ ${r.contextLabel}: the confirming cell at ${r.confirmation!.concurrency} missed the SLO (${escapeText(miss?.detail ?? 'see the cell')}); the capacity sits at the edge of the SLO, so treat it as an upper bound.`,
     );

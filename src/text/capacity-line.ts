@@ -17,7 +17,7 @@ export function describeCapacity(row: CapacityRow): string {
  */
 function confirmationMiss(miss: SloMiss | undefined): string {
   if (miss === undefined) return 'missed the SLO';
-  if (confirmationUnjudged(miss)) return `could not be judged (${miss.detail})`;
+  if (unjudged(miss)) return `could not be judged (${miss.detail})`;
   return `missed ${bindingText(miss)}`;
 }
 
@@ -30,7 +30,7 @@ export const CAPACITY_NOT_FOUND = 'not found';
  * bound by such a cell is still one: every cell below it met the SLO.
  */
 export function capacityNotFound(row: { capacity: number; binding?: SloMiss | undefined }): boolean {
-  return row.capacity === 0 && confirmationUnjudged(row.binding);
+  return row.capacity === 0 && unjudged(row.binding);
 }
 
 /** "the lowest rate searched could not be judged (8K@2/s is Client-limited: …)" */
@@ -48,8 +48,8 @@ export function capacityRpsText(row: RateCapacityRow): string {
   return capacityNotFound(row) ? CAPACITY_NOT_FOUND : `${row.atLeast ? '≥ ' : ''}${formatRps(row.capacity)}`;
 }
 
-/** The confirming cell had no figures to judge (Client-limited, not run): its capacity is not confirmed either way, and not missed. */
-export function confirmationUnjudged(miss: SloMiss | undefined): miss is SloMiss & { constraint: 'unmeasured' } {
+/** A miss that is no judgement: its cell had no figures to judge (Client-limited, not run). A confirming cell's leaves the capacity confirmed neither way; a binding's leaves it unmeasured (capacityNotFound at 0). */
+export function unjudged(miss: SloMiss | undefined): miss is SloMiss & { constraint: 'unmeasured' } {
   return miss?.constraint === 'unmeasured';
 }
 
