@@ -62,18 +62,43 @@ const waitTests = [
   'test/e2e/rate-sweep.test.ts',
 ];
 
-/** The project's own tests that measure time or run whole matrices (project `timing`). */
-const timingTests = [
-  'test/accuracy/**/*.test.ts',
-  'test/e2e/**/*.test.ts',
-  'test/shard/**/*.test.ts',
-  'test/compare/seeded-regression.test.ts',
-  'test/faults/**/*.test.ts',
-  'test/gateway/**/*.test.ts',
-  'test/**/*.e2e.test.ts',
-  // the HTML report in headless Chromium (test/report/browser.ts)
-  'test/report/**/*.browser.test.ts',
+/**
+ * The live checks of the fast tier (project `core`, in `npm test`): the few that decide the core
+ * figures against the simulator's truth (TTFT, time between tokens, total and per-request tok/s,
+ * output tokens; Over capacity and Requests queued where the sim's settings put them; cells that
+ * never overlap) and one user's run end to end (a breach, -u, a rerun). One file at a time, after
+ * the unit files, so no other file of the run takes the CPU they measure on.
+ */
+const coreTests = [
+  'test/accuracy/timing.test.ts',
+  'test/accuracy/tokens.test.ts',
+  'test/accuracy/capacity.test.ts',
+  'test/accuracy/isolation.test.ts',
+  'test/e2e/matrix-run.test.ts',
 ];
+
+/**
+ * The slow tier's files that measure time against the truth or run whole matrices (project
+ * `timing`, in `npm run test:slow`): one file at a time.
+ */
+const timingTests = [
+  'test/accuracy/active-think.test.ts',
+  'test/accuracy/client-limited.test.ts',
+  'test/accuracy/faults.test.ts',
+  'test/accuracy/llamacpp-personality.test.ts',
+  'test/accuracy/multi-turn.test.ts',
+  'test/accuracy/sglang-abort.test.ts',
+  'test/accuracy/tick-server.test.ts',
+  'test/accuracy/workload-lengths.test.ts',
+  'test/compare/rate-baseline.e2e.test.ts',
+  'test/compare/seeded-regression.test.ts',
+  'test/e2e/gates.test.ts',
+  'test/e2e/workloads.test.ts',
+  'test/engines/personalities.e2e.test.ts',
+];
+
+/** every file of the slow tier (`npm run test:slow`); the unit project takes the rest */
+const slowTests = [...timingTests, ...waitTests, ...flowTests, 'test/real/**'];
 
 /**
  * The Client-limited bound for this suite's own runs: 50 ms (METHOD.md's), not the 5 ms default.
@@ -104,7 +129,7 @@ export default defineConfig({
           name: 'unit',
           env: testEnv,
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...timingTests, 'test/real/**'],
+          exclude: [...configDefaults.exclude, ...coreTests, ...slowTests],
           // the project's own tests never run as benchmarks
           benchmark: { include: [] },
           // at least two files at a time: Vitest's default is one fewer than the cores, one file at
@@ -118,13 +143,25 @@ export default defineConfig({
       },
       {
         test: {
-          // Tests that compare timings with the simulator's ground truth, or run whole matrices:
-          // one file at a time, after the unit project, so other test files do not steal the CPU
-          // they are measuring on a 2-core machine.
+          // the fast tier's live checks (coreTests): one file at a time, after the unit files
+          name: 'core',
+          env: testEnv,
+          include: coreTests,
+          benchmark: { include: [] },
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+          testTimeout: 300_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          // The slow tier's tests that compare timings with the simulator's ground truth, or run
+          // whole matrices (timingTests): one file at a time, first in `npm run test:slow`, so other
+          // test files do not steal the CPU they are measuring on a 2-core machine.
           name: 'timing',
           env: testEnv,
           include: timingTests,
-          exclude: [...configDefaults.exclude, ...flowTests, ...waitTests],
           benchmark: { include: [] },
           fileParallelism: false,
           sequence: { groupOrder: 1 },

@@ -1,7 +1,8 @@
 /**
- * `npm test` runs every test file: each `test/**\/*.test.ts` belongs to exactly one of the Vitest
- * projects that package.json's test script names. A file outside them (a new folder no project
- * includes, a project missing from the script) would pass CI without ever running.
+ * The two tiers run every test file: each `test/**\/*.test.ts` belongs to exactly one of the Vitest
+ * projects that package.json's `test` (the fast tier) and `test:slow` scripts name, and no project
+ * is in both. A file outside them (a new folder no project includes, a project missing from the
+ * scripts) would pass CI without ever running.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -17,10 +18,15 @@ function testFiles(dir: string): string[] {
   });
 }
 
-test("every test file runs under npm test, in one project (fix: add its folder to a project's include in vitest.config.ts, or the project to package.json's test script)", () => {
-  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
-  const projects = [...script.matchAll(/--project[ =](\S+)/g)].map((m) => m[1]!);
-  expect(projects.length).toBeGreaterThan(0);
+test("every test file runs under npm test or npm run test:slow, in one project (fix: add its folder to a project's include in vitest.config.ts, or the project to package.json's test or test:slow script)", () => {
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const projectsOf = (script: string | undefined) => [...(script ?? '').matchAll(/--project[ =](\S+)/g)].map((m) => m[1]!);
+  const fast = projectsOf(scripts.test);
+  const slow = projectsOf(scripts['test:slow']);
+  expect(fast.length, 'projects of npm test').toBeGreaterThan(0);
+  expect(slow.length, 'projects of npm run test:slow').toBeGreaterThan(0);
+  expect(fast.filter((p) => slow.includes(p)), 'projects in both tiers (they would run twice in CI)').toEqual([]);
+  const projects = [...fast, ...slow];
   const listed = JSON.parse(
     execFileSync(...vitestArgv(['list', '--filesOnly', '--json', ...projects.flatMap((p) => ['--project', p])]), {
       cwd: root,
@@ -34,7 +40,7 @@ test("every test file runs under npm test, in one project (fix: add its folder t
   const byFile = new Map<string, string[]>();
   for (const { file, projectName } of listed) byFile.set(relative(root, file), [...(byFile.get(relative(root, file)) ?? []), projectName]);
   const onDisk = testFiles(join(root, 'test')).sort();
-  expect(onDisk.filter((f) => !byFile.has(f)), 'test files no project of npm test runs').toEqual([]);
+  expect(onDisk.filter((f) => !byFile.has(f)), 'test files no project of either tier runs').toEqual([]);
   expect([...byFile].filter(([, p]) => p.length > 1), 'test files in two projects (they would run twice)').toEqual([]);
   expect(onDisk.length).toBeGreaterThan(100);
 });
