@@ -79,7 +79,7 @@ function judged(cell: AccuracyCell, concurrency: number) {
 
 describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => {
   test('2,048 streams on one thread: the true error is over the bound, and the cell is Client-limited with its evidence', { timeout: 180_000 }, async () => {
-    const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 2048, windowMs: 3_000, gateTimeoutMs: 60_000, metricsIntervalMs: 1_000, threads: 1 });
+    const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 2048, windowMs: 3_000, gateTimeoutMs: 60_000, metricsIntervalMs: 1_000, threads: 1, attempts: 1 });
     const truthP99 = arrivalErrorP99(cell);
     const verdict = judged(cell, 2048);
     const e = verdict.evidence.clientLimited;
@@ -101,7 +101,7 @@ describe(`the Client-limited rule against the truth (bound ${BOUND} ms)`, () => 
     const seen: string[] = [];
     let wrongMarks = 0;
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 64, windowMs: 2_000, threads: 1 });
+      const cell = await runAccuracyCell(run, sim, { context: 0, concurrency: 64, windowMs: 2_000, threads: 1, attempts: 1 });
       const truthP99 = arrivalErrorP99(cell);
       const verdict = judged(cell, 64);
       const line =

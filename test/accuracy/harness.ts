@@ -200,6 +200,13 @@ export interface AccuracyCellOptions {
   /** client threads for the cell's streams (runCell's `threads`) */
   threads?: number;
   onStreamsStarted?: CellRunOptions['onStreamsStarted'];
+  /**
+   * Measurements of the cell in all while it comes out Client-limited at the suite's 50 ms bound
+   * (default 3; 1 never retakes): a loaded machine that held the client up turns a cell of a test
+   * about something else Client-limited, and the cell is then measured again, saying so (issue 58).
+   * A test about the Client-limited rule itself passes 1.
+   */
+  attempts?: number;
 }
 
 export interface AccuracyCell {
@@ -230,7 +237,26 @@ export function accuracyStatuses(cell: AccuracyCell, concurrency: number) {
   });
 }
 
+/**
+ * Runs the cell (runCell, the truth fetched right after it returned, the product's figures); a
+ * cell that comes out Client-limited at the suite's 50 ms bound is measured again, up to
+ * `o.attempts` times in all (default 3), each retake logged with the client's evidence. The last
+ * measurement is returned whatever its status, so a test that checks the status still sees it.
+ */
 export async function runAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: AccuracyCellOptions): Promise<AccuracyCell> {
+  const attempts = o.attempts ?? 3;
+  for (let attempt = 1; ; attempt++) {
+    const cell = await measureAccuracyCell(run, sim, o);
+    if (attempt >= attempts) return cell;
+    const { statuses, evidence } = accuracyStatuses(cell, o.concurrency);
+    if (!statuses.includes('client-limited')) return cell;
+    console.log(
+      `[accuracy] ${o.context}/${o.concurrency} came out Client-limited (${JSON.stringify(evidence.clientLimited)}): the machine held the client up, so it is measured again (attempt ${attempt + 1} of ${attempts})`,
+    );
+  }
+}
+
+async function measureAccuracyCell(run: OpenedAccuracyRun, sim: SimAt, o: AccuracyCellOptions): Promise<AccuracyCell> {
   const { session } = run.opened;
   const row = await run.prompts.rowPrompt(o.context, session.maxOutputTokens);
   const prompts = run.prompts.forCell(row, o.concurrency);

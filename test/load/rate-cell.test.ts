@@ -84,8 +84,14 @@ describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
       // never sent before its time; late by a timer's slack at most (wide: a loaded 2-core machine)
       expect(r.timeline.sendMs).toBeGreaterThanOrEqual(r.scheduledMs - 0.001);
       expect(r.timeline.sendMs - r.scheduledMs).toBeLessThan(250);
-      expect(r.timeline.end?.kind).toBe('done');
+      // each request is answered in about 20 ms, so every one ends done, but one still streaming
+      // when the window closed: the cell aborts that by design (a loaded machine once sent the
+      // last one late enough for that), and only at the window's end
+      const end = r.timeline.end;
+      if (end?.kind === 'aborted') expect(end.atMs, `${r.timeline.id} aborted before the window's end`).toBeGreaterThanOrEqual(run.windowEndMs);
+      else expect(end?.kind, r.timeline.id).toBe('done');
     });
+    expect(run.requests.filter((r) => r.timeline.end?.kind === 'aborted').length, 'requests aborted at the window end').toBeLessThanOrEqual(2 * threads);
     expect(run.windowEndMs - run.windowStartMs).toBeGreaterThanOrEqual(1500);
     // request i is the schedule's i-th, whichever thread sent it
     expect(run.requests.map((r) => r.timeline.id)).toEqual(run.requests.map((_, i) => `rate-r0x40-q${i}`));
@@ -123,21 +129,23 @@ describe.each([1, 2])('runRateCell, %i client thread(s)', (threads) => {
 });
 
 describe('runRateCell over client threads', () => {
-  const { url: urlOf } = serverForTheBlock(() => 100);
+  const { fake, url: urlOf } = serverForTheBlock(() => 100);
 
   test('a thread killed mid-cell fails the cell, naming the thread and its lanes', async () => {
     // a 6 s window: the cell must end at the kill (0.4 s after its threads started), well before the
     // window's end; a 2 s window left too little room on a loaded 2-core machine, where starting
     // the threads alone took over a second (CI's unit files two at a time, 2026-12-07: 1,986 ms)
     const schedule = arrivalSchedule({ rate: 40, process: { kind: 'constant' }, seed: 1, windowMs: 6000 });
-    const started = monoMs();
+    fake.arrivals.length = 0;
     const run = runRateCell(session(urlOf()), {
       context: 0, rate: 40, schedule, promptFor: (i) => `Hi ${i}`, scoutPrompts: [], windowMs: 6000, maxInFlight: 64, drainTimeoutMs: 1000, metricsIntervalMs: 1000, threads: 2,
       onThreads: (kill) => void setTimeout(() => void kill(1), 400),
     });
     await expect(run).rejects.toThrow(/^client thread 2 of 2 \(lanes 32–63\) exited \(code 1\) before it reported its requests; the cell's figures are not reported$/);
-    // the cell ended at the failure, not at its window's end
-    expect(monoMs() - started).toBeLessThan(5000);
+    // the cell ended at the failure, not at its window's end: the server got a part of the
+    // schedule's 240 requests (about 16 in the 0.4 s before the kill), not all of them (counted,
+    // where a wall-clock bound on the cell failed for the machine's load)
+    expect(fake.arrivals.length).toBeLessThan(schedule.atMs.length / 2);
   });
 });
 
