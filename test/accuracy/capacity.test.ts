@@ -84,7 +84,7 @@ describe('Over capacity and Requests queued where the sim settings imply', () =>
     expect(verdict.statuses).toContain('requests-queued');
     expect(verdict.statuses).not.toContain('warmup-timed-out');
     expect(cell.raw.gate.atLimit).toEqual({ running: MAX_RUNNING, waiting: concurrency - MAX_RUNNING });
-    expect(cell.raw.gate.waitedMs).toBeLessThan(10_000);
+    expect(cell.raw.gate.timedOut).toBe(false);
     expect(verdict.statuses).not.toContain('errors');
     expect(verdict.evidence.queued).toMatchObject({ concurrency, maxWaiting: concurrency - MAX_RUNNING, meanRunning: MAX_RUNNING });
     // truth: exactly 4 worker requests were admitted before the window closed; the other 4 waited

@@ -77,7 +77,8 @@ describe('cells never overlap on the server', () => {
       const workers = records.filter((r) => /-w\d+-r\d+$/.test(r.id));
       expect(workers.length, where).toBe(concurrency);
       expect(records.filter((r) => r.end === 'running'), where).toEqual([]);
-      expect(lastEndMs - returnedMs, where).toBeLessThan(100);
+      // how soon after the return (logged above) is the sim's pace on this machine, not asserted:
+      // that the cells never overlap is (the next cell's first request after this one's last end)
       for (const r of workers) {
         // the long worker requests were aborted at the window's end, not before
         expect(r.end, r.id).toBe('aborted');

@@ -119,7 +119,9 @@ describe('signals', () => {
         });
       });
       expect(sentAt, log).toBeGreaterThan(0);
-      expect(Date.now() - sentAt).toBeLessThan(10_000);
+      // it ended at once: no cell after the one in progress opened its window (a wall-clock bound
+      // here failed for the machine's load, not the code's)
+      expect(log.slice(log.search(/1K\/2: window open/))).not.toMatch(/4K\/\d+: (window open|scout|starting)/);
       expect(code).not.toBe(0);
       const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
       expect(result.partial).toBe(true);

@@ -94,9 +94,8 @@ describe.skipIf(tls.why !== undefined)('HTTPS through nginx with a self-signed c
     const refused = runBench({ ...TINY, LLM_BENCH_URL: url, LLM_BENCH_OUT: mkdtempSync(join(tmpdir(), 'lsm-tls-out-')) }, 60);
     expect(refused.code, refused.out).not.toBe(0);
     expect(refused.out).toMatch(/TLS: the server's certificate is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\); give Node the CA that signed it: NODE_EXTRA_CA_CERTS=/);
-    expect(refused.out).not.toMatch(/not answering|trying again/);
-    // it used to retry for 25 s
-    expect(refused.seconds).toBeLessThan(20);
+    // not retried (it used to retry for 25 s): no line of a second try
+    expect(refused.out).not.toMatch(/not answering|trying again|request 2 of/);
     const out = mkdtempSync(join(tmpdir(), 'lsm-tls-out-'));
     const trusted = runBench({ ...TINY, LLM_BENCH_URL: url, LLM_BENCH_OUT: out, NODE_EXTRA_CA_CERTS: tls.cert! }, 90);
     expect(trusted.code, trusted.out).toBe(0);
@@ -142,11 +141,10 @@ describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502
       const code = await new Promise<number | null>((resolve) => bench.on('close', resolve));
       clearTimeout(killer);
       expect(killedAt, text).toBeDefined();
-      const afterKillS = (Date.now() - killedAt!) / 1000;
       expect(code, text).not.toBe(0);
       expect(text).toMatch(/drain barrier: the server does not answer \(HTTP 502: an HTML page "502 Bad Gateway"[^)]*\)\) for \d+ s; giving up at 15 s/);
-      // 15 s and the run's own start and end, on a loaded machine; it used to be 120 s of silence
-      expect(afterKillS, text).toBeLessThan(45);
+      // it used to be 120 s of silence: the barrier gives up at its 15 s (the line above, and the
+      // Not run reason below, from the run's own clock; no wall-clock bound on the test's side)
       const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
       // the cell in progress when the upstream died (its drain may have passed just before) fails
       // its requests; the next one's drain barrier gives up on the server

