@@ -45,6 +45,7 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(json.cells).toHaveLength(1);
     expect(json.cells[0].figures.totalTokensPerSecond).toBeGreaterThan(0);
     expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toContain('## ');
+    expect(readFileSync(join(out, 'speed-matrix.html'), 'utf8')).toContain('<html');
 
     // a wide headroom (LLM_BENCH_HEADROOM) so the rerun is not failed by a 2-core machine's TTFT jitter
     const update = runBench({ ...env, LLM_BENCH_HEADROOM: '0.9' }, ['-u']);

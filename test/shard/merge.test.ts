@@ -2,7 +2,9 @@
  * Distributed runs end to end: the matrix split into row-group files (project matrix-sharded) run
  * as two Vitest shards with the blob reporter, then `vitest --merge-reports` gives one
  * speed-matrix page and JSON of the same form as a one-machine run of the same matrix: same cells,
- * same prefill rows, same statuses' form, same page sections, not partial; the job summary renders.
+ * same prefill rows, same statuses' form, same capacity rows (an SLO is set), same page sections,
+ * not partial; the job summary renders; and the compare CLI takes the merged page and the
+ * one-machine page as two runs of one matrix (these were steps of .ci/run of their own).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
 import type { CellResult, SpeedMatrixResult } from '../../src/shapes/result.js';
 import { runVitest } from '../compare/run-vitest.js';
+import { runCompareCli } from '../../src/compare/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lsm-shard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,6 +28,8 @@ const matrix = {
   LLM_BENCH_DURATION_S: '1',
   LLM_BENCH_MAX_TOKENS: '32',
   LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+  // capacity rows too: each shard finds its own rows' capacities, and the merge must hold them all
+  LLM_BENCH_SLO: 'perRequest>=50',
 };
 
 const read = (out: string): SpeedMatrixResult => JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
@@ -42,7 +47,7 @@ const form = (c: CellResult) => ({
 });
 
 describe('sharded run merged', () => {
-  test('2 shards + merge = the one-machine page', { timeout: 300_000 }, () => {
+  test('2 shards + merge = the one-machine page', { timeout: 300_000 }, async () => {
     const blobs = join(dir, 'blobs');
     for (const shard of ['1/2', '2/2']) {
       const r = runVitest(
@@ -81,6 +86,15 @@ describe('sharded run merged', () => {
     expect(b.prefill.map((p) => p.contextLabel)).toEqual(['1K', '2K', '3K']);
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
     expect(headings(merged)).toEqual(headings(single));
+    expect(b.capacity?.rows.map((r) => r.contextLabel)).toEqual(['0', '1K']);
+    expect(b.capacity?.rows.map((r) => [r.contextLabel, r.capacity, r.atLeast])).toEqual(a.capacity?.rows.map((r) => [r.contextLabel, r.capacity, r.atLeast]));
+    // the compare CLI takes them as two runs of one matrix: 0 or 1 (a regression between two runs
+    // is data here), never 2 (files it cannot compare)
+    const io = { out: () => {}, err: (t: string) => console.log(`[compare] ${t}`), env: {} };
+    expect(await runCompareCli([join(single, 'speed-matrix.json'), join(merged, 'speed-matrix.json'), '--out', join(dir, 'diff.md')], io)).not.toBe(2);
+    expect(readFileSync(join(dir, 'diff.md'), 'utf8')).toContain('0/1');
+    // a run against itself passes
+    expect(await runCompareCli([join(single, 'speed-matrix.json'), join(single, 'speed-matrix.json'), '--out', join(dir, 'self.md')], io)).toBe(0);
     expect(readFileSync(join(merged, 'speed-matrix.md'), 'utf8')).not.toMatch(/Partial|Incomplete|Not run/);
 
     const md = readFileSync(summary, 'utf8');
