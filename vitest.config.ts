@@ -15,55 +15,7 @@ const { speedMatrixBenchmarkReporters, speedMatrixProjects, speedMatrixReporters
 )) as typeof import('llm-speed-matrix/vitest');
 
 /**
- * Whole runs checked for what the user sees (exit codes, the line that names the fault, which cells
- * the files hold, the requests the server or the proxy got) rather than for figures against truth
- * or against a budget another run wrote: most spawn `vitest bench` children that mostly wait
- * out their windows (workload-files runs its own simulator beside them), so two files run at once
- * (project `flows`), after the timing and waits files. Their runs use METHOD's 50 ms Client-limited bound
- * (testEnv below); the few time-bound checks among them have wide margins (a 2 s window's stall
- * limit within 50 ms; a gateway's Not run within 45 s).
- */
-const flowTests = [
-  'test/faults/matrix-faults.test.ts',
-  'test/faults/server-faults.test.ts',
-  'test/faults/user-faults.test.ts',
-  'test/faults/resume.test.ts',
-  'test/e2e/workload-files.test.ts',
-  'test/e2e/workload-kinds.test.ts',
-  'test/shard/merge.test.ts',
-  'test/meta/secrets.e2e.test.ts',
-  'test/gateway/nginx.test.ts',
-  // the HTML pages in headless Chromium: their matrices are checked for what the pages show (a
-  // slowed run's ratios under 1, a rerun's over 0.8), not for figures against truth
-  'test/report/compare.browser.test.ts',
-  'test/report/report.browser.test.ts',
-];
-
-/**
- * Tests against the simulator's truth whose runs mostly wait out their windows and schedules: a
- * third of a core or less over the file, measured alone on the 2-core VM (user + system time
- * over wall time, 2026-12-06: 0.18–0.34; the timing files left alone read 0.57–0.78). Two of
- * them run at once (project `waits`), after the timing files and before the flows, which took
- * the 2 × 260 s they spent one after the other out of CI's wait. Their bounds (±10 % of a TTFT
- * p90, ±1 user, 2 points of a hit rate, a KS test at p > 0.01) are wide against what a second
- * file at a fifth of a core takes from them.
- */
-const waitTests = [
-  'test/accuracy/rate-saturation.test.ts',
-  'test/accuracy/client-status.test.ts',
-  'test/accuracy/capacity-slo.test.ts',
-  'test/accuracy/rate-capacity.test.ts',
-  'test/accuracy/prefix-cache.test.ts',
-  'test/accuracy/llamacpp-metric-names.test.ts',
-  'test/accuracy/bare.test.ts',
-  'test/compare/seeded-rate-capacity.e2e.test.ts',
-  'test/compare/seeded-capacity.e2e.test.ts',
-  'test/e2e/rate-cells.test.ts',
-  'test/e2e/rate-sweep.test.ts',
-];
-
-/**
- * The live checks of the fast tier (project `core`, in `npm test`): the few that decide the core
+ * The fast tier's live checks (project `core`, in `npm test`): the few that decide the core
  * figures against the simulator's truth (TTFT, time between tokens, total and per-request tok/s,
  * output tokens; Over capacity and Requests queued where the sim's settings put them; cells that
  * never overlap) and one user's run end to end (a breach, -u, a rerun). One file at a time, after
@@ -78,8 +30,8 @@ const coreTests = [
 ];
 
 /**
- * The slow tier's files that measure time against the truth or run whole matrices (project
- * `timing`, in `npm run test:slow`): one file at a time.
+ * The slow tier's checks of figures against the simulator's truth that keep a client busy (project
+ * `timing`, first in `npm run test:slow`): one file at a time.
  */
 const timingTests = [
   'test/accuracy/active-think.test.ts',
@@ -90,15 +42,54 @@ const timingTests = [
   'test/accuracy/sglang-abort.test.ts',
   'test/accuracy/tick-server.test.ts',
   'test/accuracy/workload-lengths.test.ts',
-  'test/compare/rate-baseline.e2e.test.ts',
-  'test/compare/seeded-regression.test.ts',
-  'test/e2e/gates.test.ts',
-  'test/e2e/workloads.test.ts',
   'test/engines/personalities.e2e.test.ts',
 ];
 
+/**
+ * The rest of the slow tier (project `waits`, after the timing files), three files at a time:
+ * - checks against the simulator's truth whose runs mostly wait out their windows and schedules
+ *   (a third of a core or less over the file, measured alone on the 2-core VM, user + system time
+ *   over wall time, 2026-12-06: 0.18–0.34; the timing files read 0.57–0.78), with bounds wide
+ *   against what another file takes from them (±10 % of a TTFT p90, ±1 user, 2 points of a hit
+ *   rate, a KS test at p > 0.01), and a cell the machine disturbed measured again;
+ * - whole runs checked for what the user sees (exit codes, the line that names the fault, which
+ *   cells the files hold, the requests the server or the proxy got, the HTML pages in headless
+ *   Chromium) rather than for figures against truth: most spawn `vitest bench` children that wait
+ *   out their windows after a start-up of about 2.5 s of CPU.
+ * Every file passes with another process spinning on one of the two cores (scripts/flake-hunt.mjs,
+ * docs/ci.md), so a third file beside two others is load they are built for.
+ */
+const waitTests = [
+  'test/accuracy/rate-saturation.test.ts',
+  'test/accuracy/client-status.test.ts',
+  'test/accuracy/capacity-slo.test.ts',
+  'test/accuracy/rate-capacity.test.ts',
+  'test/accuracy/prefix-cache.test.ts',
+  'test/accuracy/llamacpp-metric-names.test.ts',
+  'test/accuracy/bare.test.ts',
+  'test/compare/seeded-rate-capacity.e2e.test.ts',
+  'test/compare/seeded-capacity.e2e.test.ts',
+  'test/compare/seeded-regression.test.ts',
+  'test/compare/rate-baseline.e2e.test.ts',
+  'test/e2e/rate-cells.test.ts',
+  'test/e2e/rate-sweep.test.ts',
+  'test/e2e/gates.test.ts',
+  'test/e2e/workloads.test.ts',
+  'test/e2e/workload-files.test.ts',
+  'test/e2e/workload-kinds.test.ts',
+  'test/faults/matrix-faults.test.ts',
+  'test/faults/server-faults.test.ts',
+  'test/faults/user-faults.test.ts',
+  'test/faults/resume.test.ts',
+  'test/shard/merge.test.ts',
+  'test/meta/secrets.e2e.test.ts',
+  'test/gateway/nginx.test.ts',
+  'test/report/compare.browser.test.ts',
+  'test/report/report.browser.test.ts',
+];
+
 /** every file of the slow tier (`npm run test:slow`); the unit project takes the rest */
-const slowTests = [...timingTests, ...waitTests, ...flowTests, 'test/real/**'];
+const slowTests = [...timingTests, ...waitTests, 'test/real/**'];
 
 /**
  * The Client-limited bound for this suite's own runs: 50 ms (METHOD.md's), not the 5 ms default.
@@ -109,13 +100,6 @@ const slowTests = [...timingTests, ...waitTests, ...flowTests, 'test/real/**'];
  * bounds explicitly and run at the default.
  */
 const testEnv = { LLM_BENCH_CLIENT_LIMIT_MS: '50' };
-
-/** A project whose files mostly wait (waitTests, flowTests): two at a time, in its turn (groupOrder). */
-function twoFilesAtATime(name: string, include: string[], groupOrder: number) {
-  return {
-    test: { name, env: testEnv, include, benchmark: { include: [] }, maxWorkers: 2, sequence: { groupOrder }, testTimeout: 300_000, hookTimeout: 60_000 },
-  };
-}
 
 export default defineConfig({
   test: {
@@ -156,9 +140,7 @@ export default defineConfig({
       },
       {
         test: {
-          // The slow tier's tests that compare timings with the simulator's ground truth, or run
-          // whole matrices (timingTests): one file at a time, first in `npm run test:slow`, so other
-          // test files do not steal the CPU they are measuring on a 2-core machine.
+          // the slow tier's timing files (timingTests): one file at a time, first in `npm run test:slow`
           name: 'timing',
           env: testEnv,
           include: timingTests,
@@ -169,9 +151,10 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      // waitTests, then flowTests, two files at a time (see there), after the timing files
-      twoFilesAtATime('waits', waitTests, 2),
-      twoFilesAtATime('flows', flowTests, 3),
+      {
+        // waitTests: three files at a time (see there), after the timing files
+        test: { name: 'waits', env: testEnv, include: waitTests, benchmark: { include: [] }, maxWorkers: 3, sequence: { groupOrder: 2 }, testTimeout: 300_000, hookTimeout: 60_000 },
+      },
       {
         test: {
           // The tool against a real server (LLM_BENCH_REAL_URL); without one it says why it skipped.
@@ -179,7 +162,7 @@ export default defineConfig({
           include: ['test/real/**/*.test.ts'],
           benchmark: { include: [] },
           fileParallelism: false,
-          sequence: { groupOrder: 4 },
+          sequence: { groupOrder: 3 },
           testTimeout: 600_000,
           hookTimeout: 60_000,
         },
