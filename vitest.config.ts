@@ -35,6 +35,7 @@ const coreTests = [
  */
 const timingTests = [
   'test/accuracy/active-think.test.ts',
+  'test/accuracy/arrival-log.test.ts',
   'test/accuracy/client-limited.test.ts',
   'test/accuracy/faults.test.ts',
   'test/accuracy/llamacpp-personality.test.ts',

@@ -7,67 +7,18 @@
  *   the queue forms in the client: TTFT from the scheduled time grows through the window while
  *   TTFT from the send does not, and the cell says Client-limited. With the queue on the server
  *   (a high ceiling) both grow, and the one from the schedule is never the smaller.
- * - Arrivals match the process: the simulator's arrival log (GET /_sim/arrivals) passes
- *   Kolmogorov–Smirnov for Poisson gaps, and constant gaps keep their period.
  *
  * Constant arrivals in the saturation cases: with fixed service times (a forced output length) the
  * queue then holds still below μ and climbs linearly above it, so a short window decides; Poisson
  * arrivals need about 400 arrivals a window (test/judge/saturation.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { resolveSuite } from '../../src/config/resolve.js';
-import { openRun, type OpenedRun } from '../../src/matrix/open.js';
-import { arrivalSchedule } from '../../src/load/arrivals.js';
-import { runRateCell, type RateRun } from '../../src/load/rate-cell.js';
-import { computeRateFigures, inSystemIntervals } from '../../src/metrics/rate-figures.js';
-import { judgeRateStatus } from '../../src/judge/judge-rate.js';
-import { exponentialCdf, gammaCdf, ksTest } from '../../src/metrics/distributions.js';
+import type { RateRun } from '../../src/load/rate-cell.js';
 import { median } from '../../src/metrics/stats.js';
 import { serviceLimitPerS } from '../../src/sim/service-limit.js';
 import { resolveSimProfile } from '../../src/sim/profiles.js';
-import type { Arrival } from '../../src/shapes/arrival.js';
-
-const OUTPUT = 32;
-const RUNNING = 8;
-
-async function open(stepBaseMs: number): Promise<OpenedRun> {
-  const cfg = resolveSuite(
-    {
-      target: { simProfile: 'tiny' },
-      matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 6, maxOutputTokens: OUTPUT },
-    },
-    {},
-  );
-  // the sim's own knobs: a fixed step, every request to its full length, 8 running at most
-  return openRun({ ...cfg, simOverrides: { stepBaseMs, eosProbability: 0, maxRunningRequests: RUNNING } });
-}
-
-async function measure(opened: OpenedRun, rate: number, arrival: Arrival, o: { windowMs: number; rampMs: number; maxInFlight: number; seed?: number }) {
-  const schedule = arrivalSchedule({ rate, process: arrival, seed: o.seed ?? 1, windowMs: o.windowMs, rampMs: o.rampMs });
-  const run = await runRateCell(opened.session, {
-    context: 0,
-    rate,
-    schedule,
-    promptFor: (i) => `Rate test request ${i}: continue.`,
-    scoutPrompts: [],
-    windowMs: o.windowMs,
-    maxInFlight: o.maxInFlight,
-    drainTimeoutMs: 10_000,
-    metricsIntervalMs: 500,
-  });
-  const scheduledInWindow = Array.from(schedule.atMs).filter((t) => t >= o.rampMs && t < o.rampMs + o.windowMs).length;
-  const figures = computeRateFigures({ requests: run.requests, scheduledInWindow, unsent: run.unsent, windowStartMs: run.windowStartMs, windowEndMs: run.windowEndMs, samples: run.samples });
-  const verdict = judgeRateStatus({
-    figures,
-    inSystem: inSystemIntervals(run.requests, run.windowEndMs),
-    windowStartMs: run.windowStartMs,
-    windowEndMs: run.windowEndMs,
-    timelines: run.requests.map((r) => r.timeline),
-    loopDelayBoundMs: 50,
-    clientCpuBoundCores: 0.9,
-  });
-  return { run, figures, verdict };
-}
+import type { OpenedRun } from '../../src/matrix/open.js';
+import { measure, open, OUTPUT, RUNNING } from './rate-run.js';
 
 /** medians of a per-request latency over the first and the last third of the window, by scheduled time */
 function thirds(run: RateRun, of: (r: RateRun['requests'][number]) => number | undefined): { first: number; last: number } {
@@ -128,51 +79,5 @@ describe('latency from the schedule', () => {
     expect(fromSchedule.last).toBeGreaterThanOrEqual(fromSend.last);
     expect(verdict.statuses).toContain('saturated');
     expect(verdict.statuses).not.toContain('client-limited');
-  }, 60_000);
-});
-
-describe("the simulator's arrival log", () => {
-  let opened: OpenedRun;
-  beforeAll(async () => {
-    opened = await open(2);
-  }, 60_000);
-  afterAll(() => opened?.close());
-  const arrivals = async (ids: Set<string>) => {
-    const log = (await (await fetch(`${opened.sim!.url}/_sim/arrivals`)).json()) as Array<[string, number]>;
-    return log.filter(([id]) => ids.has(id)).map(([, at]) => at);
-  };
-
-  // A right process fails Kolmogorov–Smirnov at p < 0.01 once in 100 schedules (the schedules
-  // themselves are tested over 20 seeds in test/load/arrivals.test.ts). Here the question is what
-  // the server saw, so the seed is one whose schedule is typical of its process (p ≥ 0.1, checked
-  // first): a failure then says the sends or the network bent the process. The gamma case is
-  // gamma:2 (smoother than Poisson): a bursty b < 1 draws many gaps under 1 ms, which the loopback
-  // network blurs by its own jitter of about that size, a limit of any client, not of the schedule.
-  const cases: Array<[string, Arrival, (rate: number) => (x: number) => number]> = [
-    ['poisson', { kind: 'poisson' }, (r) => exponentialCdf(1 / r)],
-    ['gamma:2', { kind: 'gamma', burstiness: 2 }, (r) => gammaCdf(2, 1 / (r * 2))],
-  ];
-  test.each(cases)('%s at 40/s over 15 s (≥ 500 arrivals): the gaps the server saw pass Kolmogorov–Smirnov at p > 0.01', async (name, arrival, cdf) => {
-    const schedule = arrivalSchedule({ rate: 40, process: arrival, seed: 1, windowMs: 15_000 }).atMs;
-    expect(ksTest(Array.from(schedule).slice(1).map((t, i) => (t - schedule[i]!) / 1000), cdf(40)).p).toBeGreaterThanOrEqual(0.1);
-    const { run } = await measure(opened, 40, arrival, { windowMs: 15_000, rampMs: 0, maxInFlight: 256, seed: 1 });
-    const at = await arrivals(new Set(run.requests.map((r) => r.timeline.id)));
-    // every scheduled request reached the server
-    expect(at.length).toBe(schedule.length);
-    expect(at.length).toBeGreaterThanOrEqual(500);
-    const gaps = at.slice(1).map((t, i) => (t - at[i]!) / 1000);
-    const ks = ksTest(gaps, cdf(40));
-    console.log(`sim arrival log, ${name} 40/s: ${at.length} arrivals, KS D = ${ks.d.toFixed(4)}, p = ${ks.p.toFixed(3)}`);
-    expect(ks.p).toBeGreaterThan(0.01);
-  }, 60_000);
-
-  test('constant at 50/s: the gaps the server saw are 20 ms, the median within 1 ms', async () => {
-    const { run } = await measure(opened, 50, { kind: 'constant' }, { windowMs: 6000, rampMs: 0, maxInFlight: 256 });
-    const at = await arrivals(new Set(run.requests.map((r) => r.timeline.id)));
-    const errors = at.slice(1).map((t, i) => Math.abs(t - at[i]! - 20)).sort((a, b) => a - b);
-    const p90 = errors[Math.floor(0.9 * (errors.length - 1))]!;
-    console.log(`sim arrival log, constant 50/s: ${at.length} arrivals, |gap − 20 ms| median ${median(errors)!.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms`);
-    expect(at.length).toBeGreaterThanOrEqual(295);
-    expect(median(errors)!).toBeLessThan(1);
   }, 60_000);
 });

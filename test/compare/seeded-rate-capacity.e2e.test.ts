@@ -20,6 +20,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { validateResult } from '../../src/results/validate.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
 import { runVitest } from './run-vitest.js';
+import { clientLimitedByTiming } from '../helpers/client-limited.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lsm-rate-capacity-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,14 +69,16 @@ describe('rate capacity gate against the simulator', () => {
       expect(base.code, base.out).toBe(0);
       return read(baseOut);
     };
-    let baseJson = baseline();
     // A Client-limited cell is the tool saying it could not measure then (CI once had the first
     // rate cell, 6/s, Client-limited on its loaded 2-core machine, which voids the search from its
-    // start). This test is about the gate, not the client: said here with the evidence, and the
-    // baseline measured once more.
-    const limited = (baseJson.rateCells ?? []).filter((c) => c.statuses.includes('client-limited'));
-    if (limited.length > 0) {
-      for (const c of limited) console.log(`[rate capacity] baseline ${c.rate}/s was Client-limited (${JSON.stringify(c.evidence.clientLimited)}, loop ${JSON.stringify(c.clientEventLoopDelayMs)}): measuring the baseline once more`);
+    // start; a run beside three other test files and a busy core had three of the search's cells
+    // so, and -u then rightly wrote no budget from them). This test is about the gate, not the
+    // client: said here with the evidence, and the baseline measured again, three runs at most.
+    let baseJson = baseline();
+    for (let run = 2; run <= 3; run++) {
+      const limited = (baseJson.rateCells ?? []).filter((c) => clientLimitedByTiming(c));
+      if (limited.length === 0) break;
+      for (const c of limited) console.log(`[rate capacity] baseline ${c.rate}/s was Client-limited (${JSON.stringify(c.evidence.clientLimited)}, loop ${JSON.stringify(c.clientEventLoopDelayMs)}): measuring the baseline again (run ${run} of 3)`);
       baseJson = baseline();
     }
     const row = baseJson.rateCapacity!.rows[0]!;
@@ -113,10 +116,11 @@ describe('rate capacity gate against the simulator', () => {
     let slow = slowed();
     // as for the baseline: a Client-limited first rate leaves the slowed capacity not found (the
     // search cannot start), which is the tool saying it could not measure then; said with the
-    // evidence, and the slowed run measured once more
-    const firstLimited = (read(slowOut).rateCells ?? []).filter((c) => c.rate === 6 && c.statuses.includes('client-limited'));
-    if (firstLimited.length > 0) {
-      for (const c of firstLimited) console.log(`[rate capacity] slowed ${c.rate}/s was Client-limited (${JSON.stringify(c.evidence.clientLimited)}, loop ${JSON.stringify(c.clientEventLoopDelayMs)}): measuring the slowed run once more`);
+    // evidence, and the slowed run measured again, three runs at most
+    for (let run = 2; run <= 3; run++) {
+      const firstLimited = (read(slowOut).rateCells ?? []).filter((c) => c.rate === 6 && clientLimitedByTiming(c));
+      if (firstLimited.length === 0) break;
+      for (const c of firstLimited) console.log(`[rate capacity] slowed ${c.rate}/s was Client-limited (${JSON.stringify(c.evidence.clientLimited)}, loop ${JSON.stringify(c.clientEventLoopDelayMs)}): measuring the slowed run again (run ${run} of 3)`);
       slow = slowed();
     }
     expect(slow.code, slow.out).toBe(1);

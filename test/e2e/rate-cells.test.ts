@@ -2,7 +2,9 @@
  * Open-loop rate cells end to end, as a user runs them: `LLM_BENCH_RATES=5,16,40 npx vitest bench
  * --run` against the embedded simulator (tiny profile: 8 running requests, 10 ms steps, 64 output
  * tokens: a service limit of 12.5 requests/s, src/sim/service-limit.ts). Constant arrivals, so a
- * 5 s window decides (a request takes about 0.65 s; the Saturated test needs 6 of them after the fill-up). Per context: 5/s Valid, 16/s Saturated completing at the limit, 40/s not run
+ * 6 s window decides: a request takes about 0.65 s, and the Saturated test needs 6 of them after
+ * the fill-up, so requests up to 0.9 s still leave it room (a loaded 2-core machine once slowed
+ * 1K@16's first requests to 0.8 s, and its 5 s window then could not judge saturation). Per context: 5/s Valid, 16/s Saturated completing at the limit, 40/s not run
  * after the knee and skipped with the reason; the JSON validates (schema v2) and the page has the
  * Open-loop section with the knee. The schedule goes out over 2 client threads
  * (LLM_BENCH_CLIENT_THREADS=2, issue 24: request i from thread i mod 2), which must change none of
@@ -32,7 +34,7 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
         LLM_BENCH_CONTEXTS: '0,1K',
         LLM_BENCH_CONCURRENCY: '1',
         LLM_BENCH_PREFILL: 'none',
-        LLM_BENCH_DURATION_S: '5',
+        LLM_BENCH_DURATION_S: '6',
         LLM_BENCH_MAX_TOKENS: '64',
         LLM_BENCH_RATES: '40,5,16',
         LLM_BENCH_ARRIVAL: 'constant',
@@ -65,9 +67,12 @@ describe('rate cells end to end (embedded simulator, tiny profile)', () => {
       expect(c.evidence.saturation!.p).toBeLessThan(0.01);
     }
     for (const c of cells.filter((x) => x.status !== 'not-run')) {
-      // after the 1 s ramp, L·L/R of the fill-up is left out (L about 0.65 s): blocks at least L wide
+      // after the 1 s ramp, L·L/R of the fill-up is left out (about 0.42 s where a request takes
+      // L = 0.65 s; less than the ramp while L is), and the blocks are at least L wide; the rule
+      // itself is tested on recorded requests in test/judge/saturation.test.ts, so here the bound
+      // is the ramp, not the model's L, which a loaded machine moves
       expect(c.evidence.saturation!.fromMs).toBeGreaterThan(0);
-      expect(c.evidence.saturation!.fromMs).toBeLessThan(650);
+      expect(c.evidence.saturation!.fromMs).toBeLessThan(1000);
       expect(c.evidence.saturation!.notJudged).toBeUndefined();
       expect(c.evidence.saturation!.blockMeans.length).toBeGreaterThanOrEqual(6);
     }

@@ -8,14 +8,15 @@
  *    cell has its workload figures (input P + S, output = LLM_BENCH_MAX_TOKENS, the prefix-cache
  *    hit rate from the server's counters, near P / (P + S)); the page has the Run line and the
  *    Workload section; the threshold file -u wrote names the workload and budgets each cell.
- * 2. The same workload against that file passes; a synthetic run against it is refused before any
- *    cell, naming both workloads.
- * 3. `llm-speed-matrix compare` of a synthetic run of the same matrix and the workload run refuses,
- *    naming the workload difference.
- * 4. The workload run as two Vitest shards of the row-group files, merged: the same cells, workload
- *    figures and page sections as the one-machine run. A non-synthetic workload has ONE row, so
- *    one row-group file measures it and the other three are empty wherever they land: what this
- *    shows is that empty groups and the merge keep the workload (its info, its figures, its page).
+ * 2. The same workload against that file passes, run as two Vitest shards of the row-group files
+ *    and merged: the same cells, workload figures and page sections as the one-machine run. A
+ *    non-synthetic workload has ONE row, so one row-group file measures it and the other three are
+ *    empty wherever they land: what this shows is that empty groups and the merge keep the
+ *    workload (its info, its figures, its page), and each shard gates. (The gated rerun was a
+ *    one-machine run of its own: the shards are that rerun now, one live run fewer.)
+ * 3. A synthetic run against that file is refused before any cell, naming both workloads.
+ * 4. `llm-speed-matrix compare` of a synthetic run of the same matrix and the workload run refuses,
+ *    naming the workload difference; two runs of the workload compare.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,7 +83,7 @@ const headings = (out: string) =>
     .filter((l) => l.startsWith('#'))
     .map((l) => l.replace(/127\.0\.0\.1:\d+/, '127.0.0.1:PORT'));
 
-const outs = { updated: join(dir, 'updated'), gated: join(dir, 'gated'), synthetic: join(dir, 'synthetic') };
+const outs = { updated: join(dir, 'updated'), gated: join(dir, 'merged'), synthetic: join(dir, 'synthetic') };
 
 describe(`a ${WORKLOAD} run end to end`, () => {
   test('-u: the JSON and the page name the workload, each cell has its figures, the threshold file its workload and budgets', { timeout: 120_000 }, () => {
@@ -132,11 +133,36 @@ describe(`a ${WORKLOAD} run end to end`, () => {
     expect(file.cells['1280/1'].min.totalTokensPerSecond).toBeGreaterThan(0);
   });
 
-  test('the same workload against that file passes; a synthetic run against it is refused naming both workloads', { timeout: 120_000 }, () => {
-    const gated = runVitest(['bench', '--run'], { ...workloadRun, LLM_BENCH_OUT: outs.gated });
-    expect(gated.code, gated.out).toBe(0);
-    expect(read(outs.gated).cells.map(statusOf)).toEqual(['valid', 'valid']);
+  test('the same workload against that file passes, as two shards of the row-group files merged: the same cells, workload figures and page as one machine', { timeout: 120_000 }, () => {
+    const blobs = join(dir, 'blobs');
+    // gated by the file -u wrote (workloadRun's LLM_BENCH_THRESHOLDS): each shard passes its budgets
+    for (const shard of ['1/2', '2/2']) {
+      const r = runVitest(
+        ['run', '--project', 'matrix-sharded', `--shard=${shard}`, '--reporter=blob', `--outputFile=${join(blobs, `blob-${shard.replace('/', '-')}.json`)}`],
+        workloadRun,
+      );
+      expect(r.code, r.out).toBe(0);
+    }
+    const merged = outs.gated;
+    const merge = runVitest([`--merge-reports=${blobs}`], { LLM_BENCH_OUT: merged });
+    expect(merge.code, merge.out).toBe(0);
+    // one row: one row-group file measured it, the other three had no rows
+    expect(merge.out).toMatch(/Test Files\s+1 passed \| 3 skipped \(4\)/);
 
+    const one = read(outs.updated);
+    const both = read(merged);
+    expect(both.cells.map(statusOf)).toEqual(['valid', 'valid']);
+    expect(both.partial).toBe(false);
+    expect(both.info.run.workload).toEqual(one.info.run.workload);
+    expect(both.info.plannedCells).toEqual(one.info.plannedCells);
+    expect(both.cells.map(form)).toEqual(one.cells.map(form));
+    expect(both.cells.every((c) => c.workload?.prefixCache !== undefined)).toBe(true);
+    expect(headings(merged)).toEqual(headings(outs.updated));
+    expect(page(merged)).toContain(`- **Workload**: ${TEXT}`);
+    expect(page(merged)).not.toMatch(/Partial|Incomplete|Not run/);
+  });
+
+  test('a synthetic run against that file is refused naming both workloads', { timeout: 120_000 }, () => {
     // with progress lines (LLM_BENCH_QUIET=0), so the log would show a cell that ran
     const synthetic = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_QUIET: '0', LLM_BENCH_CONTEXTS: String(P + S), LLM_BENCH_THRESHOLDS: thresholds, LLM_BENCH_OUT: join(dir, 'refused') });
     expect(synthetic.code, synthetic.out).not.toBe(0);
@@ -162,44 +188,15 @@ describe(`a ${WORKLOAD} run end to end`, () => {
         encoding: 'utf8',
         timeout: 60_000,
       });
-    const refused = compare(outs.synthetic, outs.gated);
+    const refused = compare(outs.synthetic, outs.updated);
     expect(refused.status, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('are runs of different matrices, so their cells cannot be compared');
     // the same cells, the same settings: the workload is the one difference
     expect(refused.stderr).toMatch(new RegExp(`compared:\\n  workload: baseline synthetic, new ${TEXT.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\nRun the new matrix`));
     expect(refused.stderr).toContain('LLM_BENCH_WORKLOAD');
-    // two runs of the workload compare
+    // two runs of the workload compare (the one-machine -u run and the sharded, merged one)
     const same = compare(outs.updated, outs.gated);
     expect(same.status === 0 || same.status === 1, same.stderr).toBe(true);
     expect(same.stdout).toMatch(/(PASS|FAIL): \d+ regressed/);
-  });
-
-  test('two shards of the row-group files, merged: the same cells, workload figures and page as one machine', { timeout: 120_000 }, () => {
-    const blobs = join(dir, 'blobs');
-    const empty = join(dir, 'shard-thresholds.json');
-    writeFileSync(empty, JSON.stringify({ cells: {}, prefill: {} }));
-    for (const shard of ['1/2', '2/2']) {
-      const r = runVitest(
-        ['run', '--project', 'matrix-sharded', `--shard=${shard}`, '--reporter=blob', `--outputFile=${join(blobs, `blob-${shard.replace('/', '-')}.json`)}`],
-        { ...workloadRun, LLM_BENCH_THRESHOLDS: empty },
-      );
-      expect(r.code, r.out).toBe(0);
-    }
-    const merged = join(dir, 'merged');
-    const merge = runVitest([`--merge-reports=${blobs}`], { LLM_BENCH_OUT: merged });
-    expect(merge.code, merge.out).toBe(0);
-    // one row: one row-group file measured it, the other three had no rows
-    expect(merge.out).toMatch(/Test Files\s+1 passed \| 3 skipped \(4\)/);
-
-    const one = read(outs.gated);
-    const both = read(merged);
-    expect(both.partial).toBe(false);
-    expect(both.info.run.workload).toEqual(one.info.run.workload);
-    expect(both.info.plannedCells).toEqual(one.info.plannedCells);
-    expect(both.cells.map(form)).toEqual(one.cells.map(form));
-    expect(both.cells.every((c) => c.workload?.prefixCache !== undefined)).toBe(true);
-    expect(headings(merged)).toEqual(headings(outs.gated));
-    expect(page(merged)).toContain(`- **Workload**: ${TEXT}`);
-    expect(page(merged)).not.toMatch(/Partial|Incomplete|Not run/);
   });
 });
