@@ -162,15 +162,14 @@ describe('openRun against a server still loading its model', () => {
 
   test('past LLM_BENCH_RETRY_S: stops naming the status, the server\'s words and the fix', { timeout: 30_000 }, async () => {
     const s = await sim({ wire: { loadingMs: 600_000 } });
-    const started = performance.now();
-    const { result } = await linesOf(() => openRun(cfgFor(s.url, { LLM_BENCH_RETRY_S: '1' })));
+    const { lines, result } = await linesOf(() => openRun(cfgFor(s.url, { LLM_BENCH_RETRY_S: '1' })));
     expect(result.status).toBe('rejected');
     const message = String((result as PromiseRejectedResult).reason?.message);
     // the health check's wait goes on at its end; the models list's decides
     expect(message).toContain('the server is not ready: GET /v1/models answered HTTP 503: Loading model');
     expect(message).toContain('raise it for a model that loads longer');
-    // it waited its budget, not once
-    expect(performance.now() - started).toBeGreaterThan(900);
+    // it waited its budget, trying again, not giving up at the first answer (counted, not timed)
+    expect(lines.filter((l) => l.includes('trying again in')).length, lines.join('')).toBeGreaterThan(0);
   });
 });
 
