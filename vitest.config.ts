@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -31,7 +32,8 @@ const coreTests = [
 
 /**
  * The slow tier's checks of figures against the simulator's truth that keep a client busy (project
- * `timing`, first in `npm run test:slow`): one file at a time.
+ * `timing`, in `npm run test:slow` after the waits files): one file at a time. (In CI the package
+ * check runs beside the waits files, and is done before these start: .ci/run.)
  */
 const timingTests = [
   'test/accuracy/active-think.test.ts',
@@ -51,7 +53,7 @@ const timingTests = [
 ];
 
 /**
- * The rest of the slow tier (project `waits`, after the timing files), three files at a time:
+ * The rest of the slow tier (project `waits`, first in `npm run test:slow`), three files at a time:
  * - checks against the simulator's truth whose runs mostly wait out their windows and schedules
  *   (a third of a core or less over the file, measured alone on the 2-core VM, user + system time
  *   over wall time, 2026-12-06: 0.18–0.34; the timing files read 0.57–0.78), with bounds wide
@@ -95,6 +97,12 @@ const waitTests = [
 /** every file of the slow tier (`npm run test:slow`); the unit project takes the rest */
 const slowTests = [...timingTests, ...waitTests, 'test/real/**'];
 
+// a misspelt or moved file in a list would fall to the unit project (its files run several at a
+// time, with a 30 s timeout) without a word
+for (const file of [...coreTests, ...timingTests, ...waitTests]) {
+  if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts: ${file} (in a list of this file's test projects) does not exist: fix its path, or take it out of the list`);
+}
+
 /**
  * The Client-limited bound for this suite's own runs: 50 ms (METHOD.md's), not the 5 ms default.
  * CI's 2-core machine runs vitest, each bench child and its simulator thread on two cores, and
@@ -104,6 +112,13 @@ const slowTests = [...timingTests, ...waitTests, 'test/real/**'];
  * bounds explicitly and run at the default.
  */
 const testEnv = { LLM_BENCH_CLIENT_LIMIT_MS: '50' };
+
+/** A project of live checks: `maxWorkers` files at a time, in its turn among the projects run together (groupOrder). */
+function liveProject(name: string, include: string[], o: { maxWorkers: number; groupOrder: number }) {
+  return {
+    test: { name, env: testEnv, include, benchmark: { include: [] }, maxWorkers: o.maxWorkers, sequence: { groupOrder: o.groupOrder }, testTimeout: 300_000, hookTimeout: 60_000 },
+  };
+}
 
 export default defineConfig({
   test: {
@@ -129,36 +144,12 @@ export default defineConfig({
           hookTimeout: 30_000,
         },
       },
-      {
-        test: {
-          // the fast tier's live checks (coreTests): one file at a time, after the unit files
-          name: 'core',
-          env: testEnv,
-          include: coreTests,
-          benchmark: { include: [] },
-          fileParallelism: false,
-          sequence: { groupOrder: 1 },
-          testTimeout: 300_000,
-          hookTimeout: 60_000,
-        },
-      },
-      {
-        test: {
-          // the slow tier's timing files (timingTests): one file at a time, first in `npm run test:slow`
-          name: 'timing',
-          env: testEnv,
-          include: timingTests,
-          benchmark: { include: [] },
-          fileParallelism: false,
-          sequence: { groupOrder: 1 },
-          testTimeout: 300_000,
-          hookTimeout: 60_000,
-        },
-      },
-      {
-        // waitTests: three files at a time (see there), after the timing files
-        test: { name: 'waits', env: testEnv, include: waitTests, benchmark: { include: [] }, maxWorkers: 3, sequence: { groupOrder: 2 }, testTimeout: 300_000, hookTimeout: 60_000 },
-      },
+      // the fast tier's live checks: one file at a time, after the unit files
+      liveProject('core', coreTests, { maxWorkers: 1, groupOrder: 1 }),
+      // the slow tier: the files that mostly wait, three at a time, then the timing files one at a
+      // time (every project its own turn, so a plain `vitest run` of all of them runs them in order)
+      liveProject('waits', waitTests, { maxWorkers: 3, groupOrder: 2 }),
+      liveProject('timing', timingTests, { maxWorkers: 1, groupOrder: 3 }),
       {
         test: {
           // The tool against a real server (LLM_BENCH_REAL_URL); without one it says why it skipped.
@@ -166,7 +157,7 @@ export default defineConfig({
           include: ['test/real/**/*.test.ts'],
           benchmark: { include: [] },
           fileParallelism: false,
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
           testTimeout: 600_000,
           hookTimeout: 60_000,
         },

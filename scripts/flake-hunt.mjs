@@ -17,7 +17,7 @@
  * The table it prints is what docs/ci.md records.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -48,7 +48,7 @@ function parseArgs(argv) {
     if (value === undefined || value.startsWith('--')) usage(`${a} needs a value`);
     i++;
     if (a === '--tier') {
-      if (!(value in TIERS)) usage(`--tier is fast or slow, not ${value}`);
+      if (!Object.hasOwn(TIERS, value)) usage(`--tier is fast or slow, not ${value}`);
       o.tier = value;
     } else if (a === '--out') {
       o.out = resolve(value);
@@ -62,19 +62,32 @@ function parseArgs(argv) {
   return o;
 }
 
-/** a process that spins until it is killed: one core's worth of another job */
+/** the spinning processes alive now: killed when a run ends, and whenever this script ends */
+const hogs = new Set();
+const killHogs = () => {
+  for (const h of hogs) h.kill('SIGKILL');
+  hogs.clear();
+};
+process.on('exit', killHogs);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    killHogs();
+    process.exit(130);
+  });
+}
+
+/** processes that spin until they are killed: each one core's worth of another job */
 function startHogs(n) {
-  const hogs = [];
-  for (let i = 0; i < n; i++) hogs.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-  return () => {
-    for (const h of hogs) h.kill('SIGKILL');
-  };
+  for (let i = 0; i < n; i++) hogs.add(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  return killHogs;
 }
 
 function runOnce(o, dir, index) {
   const json = join(dir, `run-${index}.json`);
   const log = join(dir, `run-${index}.log`);
   const args = [...TIERS[o.tier], '--', '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, ...o.vitestArgs];
+  // a report left by an earlier hunt in the same folder must not stand in for this run's
+  rmSync(json, { force: true });
   const stopHogs = startHogs(o.hogs);
   const started = Date.now();
   const load = [];
@@ -84,6 +97,7 @@ function runOnce(o, dir, index) {
     const chunks = [];
     child.stdout.on('data', (b) => chunks.push(b));
     child.stderr.on('data', (b) => chunks.push(b));
+    child.on('error', (err) => chunks.push(Buffer.from(`\nflake-hunt: could not start npm: ${err.message}\n`)));
     child.on('close', (code) => {
       clearInterval(sampler);
       stopHogs();
@@ -106,9 +120,10 @@ function readRun(run) {
     // a file that failed outside its tests (a hook, an import)
     if (file.status === 'failed' && failedTests.length === 0) failures.push({ key: `${name} (the file)`, message: firstLine(file.message) });
   }
+  // a run that failed with no failed test (an unhandled error, a crash after the tests) is a failure too
+  if (run.code !== 0 && failures.length === 0) failures.push({ key: `run (exit ${run.code}, no failed test)`, message: `see ${run.log}` });
   return {
     tests: { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + (r.numTodoTests ?? 0) },
-    files: r.numTotalTestSuites,
     failures,
   };
 }

@@ -55,7 +55,6 @@ export async function measure(opened: OpenedRun, rate: number, arrival: Arrival,
   return { run, figures, verdict };
 }
 
-
 type Measured = Awaited<ReturnType<typeof measure>>;
 
 /** whether the cell is Client-limited by the client's timing alone (its sends late, its loop held up), not by its in-flight ceiling */

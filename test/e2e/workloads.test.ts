@@ -83,7 +83,7 @@ const headings = (out: string) =>
     .filter((l) => l.startsWith('#'))
     .map((l) => l.replace(/127\.0\.0\.1:\d+/, '127.0.0.1:PORT'));
 
-const outs = { updated: join(dir, 'updated'), gated: join(dir, 'merged'), synthetic: join(dir, 'synthetic') };
+const outs = { updated: join(dir, 'updated'), merged: join(dir, 'merged'), synthetic: join(dir, 'synthetic') };
 
 describe(`a ${WORKLOAD} run end to end`, () => {
   test('-u: the JSON and the page name the workload, each cell has its figures, the threshold file its workload and budgets', { timeout: 120_000 }, () => {
@@ -143,7 +143,7 @@ describe(`a ${WORKLOAD} run end to end`, () => {
       );
       expect(r.code, r.out).toBe(0);
     }
-    const merged = outs.gated;
+    const merged = outs.merged;
     const merge = runVitest([`--merge-reports=${blobs}`], { LLM_BENCH_OUT: merged });
     expect(merge.code, merge.out).toBe(0);
     // one row: one row-group file measured it, the other three had no rows
@@ -195,7 +195,7 @@ describe(`a ${WORKLOAD} run end to end`, () => {
     expect(refused.stderr).toMatch(new RegExp(`compared:\\n  workload: baseline synthetic, new ${TEXT.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\nRun the new matrix`));
     expect(refused.stderr).toContain('LLM_BENCH_WORKLOAD');
     // two runs of the workload compare (the one-machine -u run and the sharded, merged one)
-    const same = compare(outs.updated, outs.gated);
+    const same = compare(outs.updated, outs.merged);
     expect(same.status === 0 || same.status === 1, same.stderr).toBe(true);
     expect(same.stdout).toMatch(/(PASS|FAIL): \d+ regressed/);
   });

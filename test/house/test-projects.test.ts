@@ -44,3 +44,11 @@ test("every test file runs under npm test or npm run test:slow, in one project (
   expect([...byFile].filter(([, p]) => p.length > 1), 'test files in two projects (they would run twice)').toEqual([]);
   expect(onDisk.length).toBeGreaterThan(100);
 });
+
+test('CI runs both tiers (fix: .ci/run runs npm test and npm run test:slow)', () => {
+  const ci = readFileSync(join(root, '.ci', 'run'), 'utf8')
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#'));
+  expect(ci.filter((l) => /^\s*npm test\s*$/.test(l)), 'a line running npm test').toHaveLength(1);
+  expect(ci.filter((l) => /\bnpm run test:slow\b/.test(l) && !l.trimStart().startsWith('echo')), 'a line running npm run test:slow').toHaveLength(1);
+});

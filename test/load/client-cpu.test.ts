@@ -16,10 +16,14 @@ describe('the load generator\'s CPU', () => {
     let x = 0;
     while (Date.now() < until) x += Math.sqrt(x + 1);
     expect(x).toBeGreaterThan(0);
-    // wide bounds: a loaded 2-core machine may give this thread half a core; ticks are 10 ms
-    const b = busy.stop().cores;
-    expect(b).toBeGreaterThan(0.3);
-    expect(b).toBeLessThan(1.2);
+    // ticks are 10 ms. A loaded machine gives this thread what it can (0.298 of a core beside a
+    // spinning process and two test files): where the meter reads the thread's wait for a core
+    // (Linux), the loop ran or waited for one all along, so the two add up to about one
+    const b = busy.stop();
+    expect(b.cores).toBeGreaterThan(0);
+    expect(b.cores).toBeLessThan(1.2);
+    if (b.coreWaitShare !== undefined) expect(b.cores + b.coreWaitShare, JSON.stringify(b)).toBeGreaterThan(0.75);
+    else expect(b.cores).toBeGreaterThan(0.3);
     const idle = startCpuMeter();
     await new Promise((r) => setTimeout(r, 300));
     expect(idle.stop().cores).toBeLessThan(0.2);

@@ -142,10 +142,11 @@ describe('runRateCell over client threads', () => {
       onThreads: (kill) => void setTimeout(() => void kill(1), 400),
     });
     await expect(run).rejects.toThrow(/^client thread 2 of 2 \(lanes 32–63\) exited \(code 1\) before it reported its requests; the cell's figures are not reported$/);
-    // the cell ended at the failure, not at its window's end: the server got a part of the
-    // schedule's 240 requests (about 16 in the 0.4 s before the kill), not all of them (counted,
-    // where a wall-clock bound on the cell failed for the machine's load)
-    expect(fake.arrivals.length).toBeLessThan(schedule.atMs.length / 2);
+    // the cell ended at the failure, not at its window's end: the server got a small part of the
+    // schedule's 240 requests (about 16 in the 0.4 s before the kill; the surviving thread's half
+    // of the schedule, had the cell gone on, would be 120), counted where a wall-clock bound on
+    // the cell failed for the machine's load
+    expect(fake.arrivals.length).toBeLessThan(schedule.atMs.length / 4);
   });
 });
 

@@ -96,7 +96,7 @@ describe('sharded run merged', () => {
     const diff = readFileSync(join(dir, 'diff.md'), 'utf8');
     // every cell and both capacity rows were compared (none missing)
     expect(diff).toMatch(/ · 0 missing\n/);
-    expect(diff).toMatch(/## Capacity at the SLO[\s\S]*\| 0 \| ≥ 1 \| ≥ 1 \|[\s\S]*\| 1K \| ≥ 1 \| ≥ 1 \|/);
+    expect(diff).toMatch(/## Capacity at the SLO[\s\S]*\n\| 0 \| [^\n]*\n\| 1K \| /);
     // a run against itself passes
     expect(await runCompareCli([join(single, 'speed-matrix.json'), join(single, 'speed-matrix.json'), '--out', join(dir, 'self.md')], io)).toBe(0);
     expect(readFileSync(join(merged, 'speed-matrix.md'), 'utf8')).not.toMatch(/Partial|Incomplete|Not run/);
