@@ -103,11 +103,15 @@ describe('-u without churn', () => {
     const { cleanEnv, root, vitestArgv } = await import('../faults/helpers.js');
     const t = withThresholds({ cells: {}, prefill: {} });
     const path = t.env.LLM_BENCH_THRESHOLDS!;
-    // short requests in a 2 s window: each cell's TTFT is a median over tens of requests, not two.
-    // No prefill row: its figures come from one cold request, which on CI's loaded 2-core machine
-    // measured 26 % slower in the second run than the first (a budget breached, so moved): churn
-    // of a one-sample figure, not of -u, whose prefill budgets test/thresholds covers
-    const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: 'none', LLM_BENCH_DURATION_S: '2', LLM_BENCH_MAX_TOKENS: '16', ...t.env };
+    // short requests in a 3 s window: each cell's TTFT is a median over 9 to 18 requests, not two,
+    // and the gaps between a stream's requests (a TTFT each) are a twentieth of its time, so a
+    // loaded machine's slower turnover moves total tok/s by less than -u's 5 % noise (with 16-token
+    // requests in 2 s, a tenth: 1K/1 read 5.5 % under its first run beside a spinning process and
+    // two other test files, and -u rightly moved its budget). No prefill row: its figures come from
+    // one cold request, which on CI's loaded 2-core machine measured 26 % slower in the second run
+    // than the first (a budget breached, so moved): churn of a one-sample figure, not of -u, whose
+    // prefill budgets test/thresholds covers
+    const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: 'none', LLM_BENCH_DURATION_S: '3', LLM_BENCH_MAX_TOKENS: '32', ...t.env };
     const update = () => spawnSync(...vitestArgv(['bench', '--run', '-u']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 100_000 });
     const first = update();
     expect(first.status, first.stdout + first.stderr).toBe(0);
