@@ -48,6 +48,25 @@ const matrix = {
   LLM_BENCH_THRESHOLDS: thresholds,
 };
 
+/**
+ * A run of the matrix whose simulator kept its own step: the tiny profile's time between tokens is
+ * its step (`stepMs`: no cost per request or per KV token), and the client reads it to the
+ * microsecond, so a cell whose time between tokens is more than 3 % over the step had a simulator
+ * the loaded machine slowed (a run beside a spinning process and two other test files read 13.5 ms
+ * at a 12 ms step): run again, three runs at most, each retake logged. The last run is returned
+ * whatever it read.
+ */
+function runKeepingStep(label: string, out: string, stepMs: number, run: () => { code: number | null; out: string }) {
+  for (let attempt = 1; ; attempt++) {
+    const r = run();
+    const page = join(out, 'speed-matrix.json');
+    if (!existsSync(page)) return r; // no page: the caller's assertions say why
+    const tbt = (JSON.parse(readFileSync(page, 'utf8')) as { cells: Array<{ figures?: { timeBetweenTokensMs?: { median: number } } }> }).cells[0]?.figures?.timeBetweenTokensMs?.median;
+    if (attempt >= 3 || tbt === undefined || tbt <= stepMs * 1.03) return r;
+    console.log(`[seeded regression] the ${label} run's simulator wrote a token every ${tbt.toFixed(2)} ms at a ${stepMs} ms step (slowed by the machine): run again (${attempt + 1} of 3)`);
+  }
+}
+
 async function compare(base: string, next: string) {
   const lines: string[] = [];
   const code = await runCompareCli([base, next, '--thresholds', thresholds, '--out', join(dir, 'cli-diff.md')], {
@@ -61,7 +80,7 @@ async function compare(base: string, next: string) {
 describe('baseline gate against the simulator', () => {
   test('step time +20 % fails the gate; an unchanged rerun passes', { timeout: 240_000 }, async () => {
     const baseOut = join(dir, 'base');
-    const base = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_REPEAT: '2' });
+    const base = runKeepingStep('baseline', baseOut, 10, () => runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_REPEAT: '2' }));
     expect(base.code, base.out).toBe(0);
     const baseline = join(baseOut, 'speed-matrix.json');
     const baseJson = JSON.parse(readFileSync(baseline, 'utf8'));
@@ -75,13 +94,16 @@ describe('baseline gate against the simulator', () => {
     const slowOut = join(dir, 'slow');
     const summary = join(dir, 'step-summary.md');
     const junit = join(dir, 'junit.xml');
-    const slow = runVitest(['bench', '--run'], {
-      ...matrix,
-      LLM_BENCH_OUT: slowOut,
-      LLM_BENCH_BASELINE: baseline,
-      LLM_BENCH_SIM_OVERRIDES: '{"stepBaseMs":12}',
-      GITHUB_STEP_SUMMARY: summary,
-      LLM_BENCH_JUNIT: junit,
+    const slow = runKeepingStep('slowed', slowOut, 12, () => {
+      rmSync(summary, { force: true });
+      return runVitest(['bench', '--run'], {
+        ...matrix,
+        LLM_BENCH_OUT: slowOut,
+        LLM_BENCH_BASELINE: baseline,
+        LLM_BENCH_SIM_OVERRIDES: '{"stepBaseMs":12}',
+        GITHUB_STEP_SUMMARY: summary,
+        LLM_BENCH_JUNIT: junit,
+      });
     });
     expect(slow.code, slow.out).toBe(1);
     const tbt = /0\/2 timeBetweenTokensMs 1[12]\.\d vs baseline (9|10)\.\d: \+\d+\.\d% \(tolerance 10%( \+ spread [\d.]+%)?, at least 0\.5 ms\)/;
@@ -109,7 +131,7 @@ describe('baseline gate against the simulator', () => {
 
     // unchanged rerun
     const sameOut = join(dir, 'same');
-    const same = runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: sameOut, LLM_BENCH_BASELINE: baseline });
+    const same = runKeepingStep('unchanged', sameOut, 10, () => runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: sameOut, LLM_BENCH_BASELINE: baseline }));
     expect(same.code, same.out).toBe(0);
     const sameJson = JSON.parse(readFileSync(join(sameOut, 'speed-matrix.json'), 'utf8'));
     expect(sameJson.cells[0].baselineFailures).toEqual([]);
