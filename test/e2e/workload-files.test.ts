@@ -75,7 +75,10 @@ describe('file workload: the same file and seed send the same requests in the sa
     const other = await fileRun(2, 'seed2');
     const n = Math.min(first.hashes.length, second.hashes.length, other.hashes.length);
     console.log(`[files] requests in the cells: ${first.hashes.length}, ${second.hashes.length}, ${other.hashes.length} (seed 2)`);
-    expect(n).toBeGreaterThanOrEqual(20);
+    // enough requests for the order to say something: 8 of the file's 300 lines in one order by
+    // chance is (1/300)^8. (A bound of 20 failed at 19 beside a spinning process and a compiler: the
+    // count is the machine's speed, the order is the assertion)
+    expect(n).toBeGreaterThanOrEqual(8);
     // the runs' windows end at different requests: compare the requests both sent
     expect(second.hashes.slice(0, n)).toEqual(first.hashes.slice(0, n));
     expect(first.hashes.slice(0, n)).toEqual(expectedHashes(1, n));
