@@ -11,8 +11,8 @@
 /** @type {Record<string, { path: string; may: string[]; doc: string }>} */
 const LAYERS = {
   shapes: { path: '^src/shapes/', may: [], doc: 'the shapes every layer shares: timelines, chunks, metric samples, result types, cell keys' },
-  base: { path: '^src/(errors|clock|random|redact|spelling)\\.ts$', may: ['shapes'], doc: 'error classes, the monotonic clock, seeded randomness, secret redaction, spelling hints' },
-  text: { path: '^src/text/', may: ['shapes'], doc: 'words for people: Markdown and HTML escaping, number formats, a capacity row in one line' },
+  base: { path: '^src/(errors|clock|random|redact|spelling|extent)\\.ts$', may: ['shapes'], doc: 'error classes, the monotonic clock, seeded randomness, secret redaction, spelling hints, extremes and appends of any size' },
+  text: { path: '^src/text/', may: ['shapes', 'base'], doc: 'words for people: Markdown and HTML escaping, number formats, a capacity row in one line' },
   meta: { path: '^src/meta/', may: ['shapes', 'base'], doc: 'facts about this machine, this package and its peers; CLI argument conventions' },
   slo: { path: '^src/slo/', may: ['shapes', 'base'], doc: 'the SLO (parse, text) and the capacity search (bracket, bisection)' },
   config: { path: '^src/config/', may: ['shapes', 'base', 'meta', 'slo'], doc: 'the one reader of the environment; the suite input, defaults, the resolved configuration' },

@@ -78,6 +78,7 @@ const waitTests = [
   'test/compare/seeded-regression.test.ts',
   'test/compare/rate-baseline.e2e.test.ts',
   'test/e2e/rate-cells.test.ts',
+  'test/e2e/stalls.test.ts',
   'test/e2e/rate-sweep.test.ts',
   'test/e2e/gates.test.ts',
   'test/e2e/workloads.test.ts',

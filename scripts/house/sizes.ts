@@ -35,7 +35,7 @@ export const SAME_ROLE_NAMES: Readonly<Record<string, string>> = {
 export interface Breach {
   file: string;
   line: number;
-  rule: 'file-lines' | 'function-lines' | 'process-env' | 'same-name';
+  rule: 'file-lines' | 'function-lines' | 'process-env' | 'same-name' | 'spread-argument';
   text: string;
 }
 
@@ -56,6 +56,19 @@ function functionName(node: ts.Node, sf: ts.SourceFile): string {
   if (parent && ts.isVariableDeclaration(parent)) return parent.name.getText(sf);
   if (parent && ts.isPropertyAssignment(parent)) return parent.name.getText(sf);
   return '(anonymous)';
+}
+
+/**
+ * A spread of the enclosing function's own rest parameter (`(...args) => f(...args)`): it passes on
+ * the arguments the function was called with, no more than a call already took.
+ */
+function forwardsRest(spread: ts.SpreadElement): boolean {
+  if (!ts.isIdentifier(spread.expression)) return false;
+  const name = spread.expression.text;
+  for (let node: ts.Node | undefined = spread.parent; node; node = node.parent) {
+    if (ts.isFunctionLike(node)) return node.parameters.some((p) => p.dotDotDotToken !== undefined && ts.isIdentifier(p.name) && p.name.text === name);
+  }
+  return false;
 }
 
 /** The breaches of one file's text (path relative to the repository root). */
@@ -82,6 +95,9 @@ export function breachesOf(file: string, text: string): Breach[] {
       node.expression.text === 'process'
     ) {
       breaches.push({ file, line: lineOf(node.getStart(sf)), rule: 'process-env', text: `process.env read outside ${ENV_FOLDER}: take the value from the resolved configuration` });
+    }
+    if (ts.isSpreadElement(node) && (ts.isCallExpression(node.parent) || ts.isNewExpression(node.parent)) && !forwardsRest(node)) {
+      breaches.push({ file, line: lineOf(node.getStart(sf)), rule: 'spread-argument', text: `${node.parent.getText(sf).slice(0, 60)}: one call argument per element` });
     }
     ts.forEachChild(node, visit);
   };

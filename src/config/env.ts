@@ -2,7 +2,6 @@
  * Environment overrides for CI and quick runs (LLM_BENCH_*). Each bad value is an error naming
  * the variable, what was wrong and an example of a good value.
  */
-import { parseContext } from '../shapes/labels.js';
 import { ConfigError } from '../errors.js';
 import { decimalNumber } from '../shapes/decimal.js';
 import { DAY_MS, MAX_WINDOW_S, MIN_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS_WHY, MIN_WINDOW_S } from './defaults.js';
@@ -14,6 +13,9 @@ import { editDistance } from '../spelling.js';
 import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
 import { withoutUrlUserinfo } from '../redact.js';
 import { urlPortProblem } from './schema.js';
+import type { ExtraColumn } from '../shapes/columns.js';
+import { parseColumns } from './columns-input.js';
+import { intList, tokenList } from './env-lists.js';
 
 export interface EnvOverrides {
   url?: string;
@@ -48,6 +50,8 @@ export interface EnvOverrides {
   resume?: string;
   /** LLM_BENCH_SLO: the service-level objective, e.g. perRequest>=20,ttftP90<=2000 */
   slo?: Slo;
+  /** LLM_BENCH_COLUMNS: the all-measurements table's columns after METHOD's set ([] for `method`) */
+  columns?: ExtraColumn[];
   /** LLM_BENCH_TOKENIZER: path to a Hugging Face tokenizer.json (the local tokenizer) */
   tokenizer?: string;
   /** LLM_BENCH_RATES: open-loop rate cells' offered rates, requests/s ([] for `none`: no rate cells), or a sweep (`sweep`, `sweep:8`) */
@@ -79,7 +83,7 @@ export const RUN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_UPDATE', 'LLM_BENCH_RESUME', 'LLM_BENCH_SLO', 'LLM_BENCH_NAME', 'LLM_BENCH_LAUNCH_COMMAND',
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
   'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
-  'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS', 'LLM_BENCH_CLIENT_LIMIT_MS',
+  'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS', 'LLM_BENCH_CLIENT_LIMIT_MS', 'LLM_BENCH_COLUMNS',
 ];
 
 /**
@@ -163,38 +167,6 @@ function checkFlags(env: Env): void {
 function nonEmpty(env: Env, name: string): string | undefined {
   const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
-
-function tokenList(env: Env, name: string, example: string, allowEmpty: boolean): number[] | undefined {
-  const raw = env[name];
-  if (raw === undefined) return undefined;
-  const trimmed = raw.trim();
-  // empty is unset, as for every variable (a CI input left blank keeps the default), but where an
-  // empty list means something: none (LLM_BENCH_PREFILL)
-  if (trimmed === '') return allowEmpty ? [] : undefined;
-  if (allowEmpty && trimmed.toLowerCase() === 'none') return [];
-  const parts = trimmed.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (parts.length === 0) throw new ConfigError(`${name} is empty; give a comma-separated list such as ${name}=${example}`);
-  return parts.map((p) => {
-    try {
-      return parseContext(p);
-    } catch {
-      throw new ConfigError(`${name}: "${p}" is not a token count; use numbers or K-suffixed sizes (K = 1024), e.g. ${name}=${example}`);
-    }
-  });
-}
-
-function intList(env: Env, name: string, example: string): number[] | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  // a stray comma ("4," or "1,,4") leaves an empty item: skipped, as in a token list
-  const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (parts.length === 0) throw new ConfigError(`${name} is empty; give a comma-separated list such as ${name}=${example}`);
-  return parts.map((s) => {
-    const n = Number(s);
-    if (!/^\d+$/.test(s) || n < 1) throw new ConfigError(`${name}: "${s}" is not a positive whole number; e.g. ${name}=${example}`);
-    return n;
-  });
 }
 
 /** A positive number (whole with `integer`), at most `max` where given: a bad value names the variable, the rule and an example. */
@@ -346,6 +318,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (tokenizer !== undefined) out.tokenizer = tokenizer;
   const slo = nonEmpty(env, 'LLM_BENCH_SLO');
   if (slo !== undefined) out.slo = parseSloText(slo);
+  const columns = nonEmpty(env, 'LLM_BENCH_COLUMNS');
+  if (columns !== undefined) out.columns = parseColumns(columns);
   const workload = nonEmpty(env, 'LLM_BENCH_WORKLOAD');
   return { ...out, ...readRateOverrides(env), ...(workload !== undefined ? { workload: parseWorkloadInput(workload, 'LLM_BENCH_WORKLOAD') } : {}) };
 }
@@ -397,3 +371,4 @@ export function readRateOverrides(env: Env): Pick<EnvOverrides, 'rates' | 'arriv
   }
   return out;
 }
+

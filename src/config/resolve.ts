@@ -18,6 +18,7 @@ import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engi
 import { nominalContext, type Workload } from '../shapes/workload.js';
 import { contextLabel } from '../shapes/labels.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
+import type { ExtraColumn } from '../shapes/columns.js';
 
 export interface ResolvedMatrix {
   contexts: number[];
@@ -83,6 +84,8 @@ export interface ResolvedSuite {
   promptMode: 'shared' | 'distinct';
   /** times each cell is measured (LLM_BENCH_REPEAT); its figures are the medians; default 1 */
   repeat: number;
+  /** the all-measurements table's columns after METHOD's set (LLM_BENCH_COLUMNS); none by default */
+  columns: ExtraColumn[];
   /** result file every cell is compared with (LLM_BENCH_BASELINE) */
   baselinePath?: string;
   /** partial result to continue (LLM_BENCH_RESUME): its finished cells are kept, the rest measured */
@@ -333,6 +336,7 @@ export function resolveSuite(
     allowErrors: o.allowErrors ?? suite.allowErrors,
     promptMode: suite.promptMode,
     repeat: o.repeat ?? 1,
+    columns: o.columns ?? [],
     ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),
     ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),

@@ -70,10 +70,21 @@ export interface P99Max {
   p99: MaxLimit;
 }
 
+/** The 95th percentile meets an upper bound. */
+export interface P95Max {
+  /**
+   * The bound on the 95th percentile.
+   * @example { max: 150 }
+   */
+  p95: MaxLimit;
+}
+
 /** `{ min }` (on the median) or one quantile's: `{ p10: { min } }`. */
 export type MinBoundInput = MinLimit | MedianMin | P10Min | P1Min;
 /** `{ max }` (on the median) or one quantile's: `{ p90: { max } }`. */
 export type MaxBoundInput = MaxLimit | MedianMax | P90Max | P99Max;
+/** `{ max }` (on the median) or one quantile's, p95 among them: `{ p99: { max } }`. */
+export type ItlBoundInput = MaxBoundInput | P95Max;
 
 /**
  * The service-level objective capacity is measured against (docs/capacity.md): per context, the
@@ -98,6 +109,18 @@ export interface SloInput {
    * @example { p99: { max: 100 } }
    */
   timeBetweenTokensMs?: MaxBoundInput;
+  /**
+   * Inter-token latency over every gap of the cell (not per request: goodput does not judge it), in ms.
+   * @default no constraint
+   * @example { p99: { max: 200 } }
+   */
+  interTokenLatencyMs?: ItlBoundInput;
+  /**
+   * The cell's longest gap between two tokens of one request, in ms (judged on the cell).
+   * @default no constraint
+   * @example { max: 2000 }
+   */
+  maxGapMs?: MaxLimit;
   /**
    * Failed requests of the cell (count).
    * @default no constraint

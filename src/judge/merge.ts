@@ -9,6 +9,7 @@
 import type { RunInfo, SpeedMatrixMeta } from '../shapes/result.js';
 import { testNameOfMeta, testNames } from '../shapes/labels.js';
 import { mergeDifferences } from './compare.js';
+import { maxOf, minOf } from '../extent.js';
 
 /** The distinct run infos the metas carry (every cell of one run carries the same; a merge one per shard). */
 export function runInfosOf(metas: readonly SpeedMatrixMeta[], into = new Map<string, RunInfo>()): Map<string, RunInfo> {
@@ -139,8 +140,8 @@ export const STALE_SPREAD_HOURS = 12;
 export function startSpreadNote(infos: readonly RunInfo[]): string | undefined {
   const starts = infos.map((i) => Date.parse(i.startedAt)).filter((t) => Number.isFinite(t));
   if (starts.length < 2) return undefined;
-  const first = Math.min(...starts);
-  const last = Math.max(...starts);
+  const first = minOf(starts);
+  const last = maxOf(starts);
   const hours = (last - first) / 3_600_000;
   if (hours <= STALE_SPREAD_HOURS) return undefined;
   return (

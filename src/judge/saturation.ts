@@ -33,6 +33,7 @@
  */
 import { mannKendall, senSlope } from '../metrics/trend.js';
 import { mean, quantile } from '../metrics/stats.js';
+import { maxOf, minOf } from '../extent.js';
 
 export const SATURATION = {
   blocks: 10,
@@ -122,11 +123,11 @@ export function requestLatency(requests: readonly FillRequest[], windowEndMs: nu
     .sort((a, b) => a.scheduledMs - b.scheduledMs)
     .slice(0, FILL_UP.requests);
   if (first.length === 0) return undefined;
-  const ttft = Math.min(...first.map((r) => Math.max(0, r.firstTokenMs! - r.scheduledMs)));
+  const ttft = minOf(first.map((r) => Math.max(0, r.firstTokenMs! - r.scheduledMs)));
   const ended = (r: FillRequest) => r.endMs !== undefined && r.endMs <= windowEndMs;
   const decodeOf = (r: FillRequest) => Math.max(0, (ended(r) ? r.endMs! : windowEndMs) - r.firstTokenMs!);
   const finished = first.filter(ended).map(decodeOf);
-  const longest = finished.length > 0 ? Math.max(...finished) : -Infinity;
+  const longest = finished.length > 0 ? maxOf(finished) : -Infinity;
   const runningLonger = first.filter((r) => !ended(r)).map(decodeOf).filter((d) => d >= longest);
   const decode = [...finished, ...runningLonger].sort((a, b) => a - b);
   return { latencyMs: ttft + quantile(decode, FILL_UP.quantile)!, unfinished: runningLonger.length > 0 };

@@ -6,10 +6,11 @@
  */
 import { formatCount, formatMs, formatNumber } from '../text/format.js';
 import { rateOverCapacitySum } from '../text/over-capacity.js';
-import type { CellResult, Distribution, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
+import type { CellResult, Distribution, InterTokenLatency, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
+import { appendAll } from '../extent.js';
 
-const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p99: ' p99' };
+const STAT_LABEL: Record<string, string> = { median: '', p10: ' p10', p1: ' p1', p90: ' p90', p95: ' p95', p99: ' p99' };
 
 /**
  * How far past its bound a miss is, as a ratio that treats minimums and maximums alike: a maximum
@@ -54,7 +55,7 @@ export function sloVerdict(cell: CellResult, slo: Slo): SloVerdict {
     misses.push({ constraint: 'unmeasured', label: 'Stream buffered', detail: `${cell.contextLabel}/${cell.concurrency}'s stream was buffered on the way: its TTFT and time between tokens are the proxy's` });
   } else {
     const f = cell.figures;
-    misses.push(...figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond, timeBetweenTokensMs: f.timeBetweenTokensMs, ttftMs: f.ttftMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo));
+    appendAll(misses, figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond, timeBetweenTokensMs: f.timeBetweenTokensMs, ttftMs: f.ttftMs, interTokenLatencyMs: f.interTokenLatencyMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo));
   }
   return verdictOf(misses);
 }
@@ -80,6 +81,8 @@ export interface JudgedFigures {
   perRequestTokensPerSecond?: number;
   timeBetweenTokensMs?: Distribution;
   ttftMs?: Distribution;
+  /** every gap's ITL (its max is the longest gap) */
+  interTokenLatencyMs?: InterTokenLatency;
   failedRequests: number;
   goodputShare?: number;
 }
@@ -105,6 +108,21 @@ function figureMisses(f: JudgedFigures, slo: Slo): SloMiss[] {
     const show = key === 'ttftMs' ? formatMs : (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
     if (!(value !== undefined && value <= c.max)) {
       misses.push({ constraint: key, label, ...(value !== undefined ? { value } : {}), bound: c.max, detail: `${label} ${apart(value, c.max, show)} > ${apart(c.max, value, show)}` });
+    }
+  }
+  const ms = (x: number | undefined) => (x === undefined ? '—' : `${formatNumber(x, 1)} ms`);
+  if (slo.interTokenLatencyMs) {
+    const { stat, max } = slo.interTokenLatencyMs;
+    const value = f.interTokenLatencyMs?.[stat];
+    const label = `ITL${STAT_LABEL[stat]}`;
+    if (!(value !== undefined && value <= max)) {
+      misses.push({ constraint: 'interTokenLatencyMs', label, ...(value !== undefined ? { value } : {}), bound: max, detail: `${label} ${apart(value, max, ms)} > ${apart(max, value, ms)}` });
+    }
+  }
+  if (slo.maxGapMs) {
+    const value = f.interTokenLatencyMs?.max;
+    if (!(value !== undefined && value <= slo.maxGapMs.max)) {
+      misses.push({ constraint: 'maxGapMs', label: 'longest gap', ...(value !== undefined ? { value } : {}), bound: slo.maxGapMs.max, detail: `longest gap ${apart(value, slo.maxGapMs.max, ms)} > ${apart(slo.maxGapMs.max, value, ms)}` });
     }
   }
   if (slo.failedRequests && f.failedRequests > slo.failedRequests.max) {

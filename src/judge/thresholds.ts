@@ -9,6 +9,7 @@ import type { CapacityRow, CellResult, PrefillRowResult, RateCapacityRow } from 
 import { bindingText, CAPACITY_NOT_FOUND, capacityNotFound, formatRps, notFoundReason } from '../text/capacity-line.js';
 import type { CellBudget, CellFigureName, PrefillBudget, PrefillFigureName, Tolerances } from '../thresholds/schema.js';
 import { CELL_FIGURES, PREFILL_FIGURES } from '../thresholds/schema.js';
+import { appendAll } from '../extent.js';
 
 /** The value a cell budget compares: medians for the distributions, undefined when absent. */
 export function cellFigureValue(cell: CellResult | undefined, name: CellFigureName): number | undefined {
@@ -19,6 +20,10 @@ export function cellFigureValue(cell: CellResult | undefined, name: CellFigureNa
       return f.ttftMs?.median;
     case 'timeBetweenTokensMs':
       return f.timeBetweenTokensMs?.median;
+    case 'itlP99Ms':
+      return f.interTokenLatencyMs?.p99;
+    case 'maxGapMs':
+      return f.interTokenLatencyMs?.max;
     default:
       return f[name];
   }
@@ -54,7 +59,7 @@ export function evaluateCell(
     failures.push(`${key} status ${cell.status}, expected ${budget.status}`);
   }
   for (const name of CELL_FIGURES) {
-    failures.push(...checkFigure(key, name, cellFigureValue(cell, name), budget.min?.[name], budget.max?.[name], tolerances));
+    appendAll(failures, checkFigure(key, name, cellFigureValue(cell, name), budget.min?.[name], budget.max?.[name], tolerances));
   }
   return failures;
 }
@@ -73,9 +78,7 @@ export function evaluatePrefill(
     failures.push(`prefill ${key} status ${row.status}, expected ${budget.status}`);
   }
   for (const name of PREFILL_FIGURES) {
-    failures.push(
-      ...checkFigure(`prefill ${key}`, name, prefillFigureValue(row, name), budget.min?.[name], budget.max?.[name], tolerances),
-    );
+    appendAll(failures, checkFigure(`prefill ${key}`, name, prefillFigureValue(row, name), budget.min?.[name], budget.max?.[name], tolerances));
   }
   return failures;
 }

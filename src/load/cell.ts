@@ -19,6 +19,7 @@ import type { CellConversations, RequestTurn } from './conversations.js';
 import { cellThreads, cellThreadStreams, threadStreams, type StreamsControl } from './cell-streams.js';
 import type { ThreadSelfCheck } from './self-check.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
+import { appendAll } from '../extent.js';
 
 export interface CellRunOptions {
   context: number;
@@ -242,7 +243,7 @@ async function measureWindow(
     inFlight: () => state.inFlight.size,
     signal,
     stopped: () => state.stopping,
-  }).then((s) => void samples.push(...s));
+  }).then((s) => void appendAll(samples, s));
   await waitUntil(windowDue, signal);
   // an abort that comes after the window closed does not throw away a measured cell
   const windowCompleted = !signal.aborted;

@@ -21,6 +21,7 @@ import { requestOf, type CellRequestInput, type LoadSession } from './session.js
 import { ThreadSetBase, type ThreadSetOptions, type ThreadsOutcome } from './stream-threads.js';
 import { threadShares } from './thread-count.js';
 import type { RequestNews } from './thread-messages.js';
+import { maxOf } from '../extent.js';
 
 /** a request reaches its thread this long before it is due */
 export const LOOKAHEAD_MS = 500;
@@ -53,7 +54,7 @@ export interface RateThreadsOutcome extends ThreadsOutcome {
  */
 export function requestThreads(shares: ReadonlyArray<{ workerCount: number }>): number[] {
   const cycle: number[] = [];
-  const most = Math.max(0, ...shares.map((s) => s.workerCount));
+  const most = maxOf([0, ...shares.map((s) => s.workerCount)]);
   for (let round = 0; round < most; round++) for (const [k, s] of shares.entries()) if (s.workerCount > round) cycle.push(k);
   return cycle;
 }

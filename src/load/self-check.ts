@@ -8,6 +8,7 @@
 import { startArrivalLagMeter, type ArrivalLagStats } from '../client/arrival-clock.js';
 import { startCpuMeter, type CpuReading } from './client-cpu.js';
 import { startLoopMonitor, type EventLoopDelayStats } from './loop-monitor.js';
+import { maxOf } from '../extent.js';
 
 export interface SelfCheck {
   loopDelayMs?: EventLoopDelayStats;
@@ -59,6 +60,6 @@ export function worstOfThreads(perThread: readonly ThreadSelfCheck[]): { loopDel
   return {
     ...(worstLoop?.loopDelayMs ? { loopDelayMs: worstLoop.loopDelayMs } : {}),
     ...(worstLag ? { arrivalLagMs: worstLag } : {}),
-    clientCpu: { cores: Math.max(0, ...perThread.map((x) => x.cpuCores)), source: 'thread', ...(waits.length > 0 ? { coreWaitShare: Math.max(...waits) } : {}) },
+    clientCpu: { cores: maxOf([0, ...perThread.map((x) => x.cpuCores)]), source: 'thread', ...(waits.length > 0 ? { coreWaitShare: maxOf(waits) } : {}) },
   };
 }

@@ -29,6 +29,7 @@ import { watchForSilence, type Heard } from './thread-watch.js';
 import type { FromThread, RequestNews, ThreadSetup, ToThread } from './thread-messages.js';
 import type { WorkerState } from './worker-state.js';
 import { sumConnectionCounts, type ConnectionCounts } from '../client/pool.js';
+import { maxOf } from '../extent.js';
 
 /** A client thread failed: the cell has no figures (the cell test stores it as not run, with this message). */
 export class ClientThreadError extends Error { override readonly name = 'ClientThreadError'; }
@@ -156,7 +157,7 @@ export abstract class ThreadSetBase {
         break;
       }
     }
-    const readyWithinMs = threadReadyTimeoutMs(Math.max(0, ...shares.map((x) => x.workerCount)), session.timeouts.headersMs);
+    const readyWithinMs = threadReadyTimeoutMs(maxOf([0, ...shares.map((x) => x.workerCount)]), session.timeouts.headersMs);
     this.readyTimer = setTimeout(() => {
       const late = this.running.findIndex((r) => !r.ready);
       if (late >= 0) this.fail(late, `was not ready within ${readyWithinMs / 1000} s`);

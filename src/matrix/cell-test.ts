@@ -1,7 +1,7 @@
 /**
  * Body of one generated cell test, as four steps: measure the cell (load/cell.ts runCell, every
- * repeat), compute its figures (metrics/), judge it (judge/: status, budgets, the cell rules, SLO,
- * baseline), publish it (stored in task meta for the reporter; a failing cell throws, an Over
+ * repeat), compute its figures (cell-outcome.ts over metrics/), judge it (judge/: status, budgets,
+ * the cell rules, SLO, baseline), publish it (stored in task meta for the reporter; a failing cell throws, an Over
  * capacity one is skipped).
  */
 import { availableParallelism } from 'node:os';
@@ -12,22 +12,11 @@ import { serverPlace } from './open.js';
 import type {} from './task-meta.js';
 import type { TestContext } from 'vitest';
 import { runCell } from '../load/cell.js';
-import { usageDisagreement } from '../metrics/usage-check.js';
-import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
 import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { isUnreachable } from '../engines/http.js';
-import { computeCellFigures } from '../metrics/figures.js';
-import { MATRIX_TTFT_FROM } from '../metrics/request.js';
-import { clientLoad } from '../metrics/client-load.js';
-import { cellFailures } from '../metrics/failures.js';
-import { streamEndings } from '../metrics/stream-endings.js';
-import { crossCheckCell } from '../metrics/crosscheck.js';
-import { cellSeries } from '../metrics/series.js';
-import { medianFigures, repeatsOf } from '../metrics/repeat-figures.js';
-import type { ServerCrossCheck } from '../shapes/result.gen.js';
-import type { CellFigures, CellResult, Goodput, WorkloadFigures } from '../shapes/result.js';
-import { computeGoodput, judgeCell, judgeCellStatus, sumGoodput, type CellJudgement, type CellRules } from '../judge/index.js';
-import type { CellStatusInput, CellStatusResult } from '../judge/status.js';
+import type { CellResult } from '../shapes/result.js';
+import { judgeCell, judgeCellStatus, type CellJudgement, type CellRules } from '../judge/index.js';
+import { cellResultOf, repeatFigures, type CellOutcomeSettings, type Raw, type Repeat } from './cell-outcome.js';
 import { baselineCellFailures } from '../judge/baseline-gate.js';
 import { gateTimeoutMs, type PlannedCell } from './plan.js';
 import { unmanagedCellBudget } from '../thresholds/schema.js';
@@ -62,17 +51,15 @@ function notRunResult(cell: PlannedCell, reason: string): CellResult {
   };
 }
 
-type Raw = Awaited<ReturnType<typeof runCell>>;
-
-/** One measured repeat of a cell: its raw run, its figures, what its status and goodput are judged on. */
-interface Repeat {
-  raw: Raw;
-  figures: CellFigures;
-  status: CellStatusInput;
-  goodput?: Goodput;
-  crossCheck?: ServerCrossCheck;
-  /** what a non-synthetic workload sent (its figures) */
-  workload?: WorkloadFigures;
+/** What the post-window work of this run's cells reads of its configuration. */
+function outcomeSettings(run: RunContext): CellOutcomeSettings {
+  const { cfg } = run;
+  return {
+    ...(cfg.stallLimitMs !== undefined ? { stallLimitMs: cfg.stallLimitMs } : {}),
+    clientLimitedLoopDelayMs: cfg.clientLimitedLoopDelayMs,
+    ...(cfg.slo ? { slo: cfg.slo } : {}),
+    engine: run.opened.session.adapter.kind,
+  };
 }
 
 /**
@@ -124,7 +111,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       if (!signal.aborted && error instanceof ClientThreadError) return notRun(error);
       throw error;
     }
-    repeats.push({ ...repeatFigures(run, cell, raw, say), workload: load.figures(raw) });
+    repeats.push({ ...repeatFigures(outcomeSettings(run), cell, raw, say), workload: load.figures(raw) });
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
   return cellResultOf(cell, first?.row, repeats, verdict, say);
@@ -142,99 +129,6 @@ export function cellClientThreads(run: RunContext, concurrency: number): number 
  */
 function expectedRequests(run: RunContext, cell: PlannedCell): number {
   return Math.min(20_000, Math.max(512, cell.concurrency * Math.max(64, Math.ceil(run.cfg.matrix.windowS * 8))));
-}
-
-/**
- * The figures of one repeat, and what the judge reads of it: the status inputs (the client load
- * computed once, for the figures and the Requests-queued rule alike) and, with an SLO, its goodput.
- * The server's own counts and speeds are checked beside the client's (flagged at > 10 % apart).
- */
-function repeatFigures(run: RunContext, cell: PlannedCell, raw: Raw, say: (m: string) => void): Repeat {
-  const { cfg } = run;
-  const window = { windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs };
-  const own = clientLoad(raw.timelines, raw.windowStartMs, raw.windowEndMs, MATRIX_TTFT_FROM);
-  const figures = computeCellFigures({
-    timelines: raw.timelines,
-    ...window,
-    metricsSamples: raw.samples,
-    // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
-    ttftFrom: MATRIX_TTFT_FROM,
-    stallLimit: cfg.stallLimitMs ?? 'cell',
-    clientLoad: own,
-  });
-  const status: CellStatusInput = {
-    concurrency: cell.concurrency,
-    figures,
-    timelines: raw.timelines,
-    failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
-    streamEndings: streamEndings(raw.timelines, raw.windowStartMs, raw.windowEndMs),
-    samples: raw.samples,
-    ...window,
-    clientLoad: own,
-    gateTimedOut: raw.gate.timedOut,
-    gateWaitedMs: raw.gate.waitedMs,
-    drainTimedOut: raw.drain.timedOut,
-    drainWaitedMs: raw.drain.waitedMs,
-    loopDelayMs: raw.loopDelayMs,
-    loopDelayBoundMs: cfg.clientLimitedLoopDelayMs,
-    ...(raw.clientCpu ? { clientCpuCores: raw.clientCpu.cores } : {}),
-    ...(raw.clientCpu?.coreWaitShare !== undefined ? { clientCoreWaitShare: raw.clientCpu.coreWaitShare } : {}),
-    ...(raw.clientThreads ? { clientThreads: raw.clientThreads } : {}),
-    ...(raw.arrivalLagMs ? { arrivalLagMs: raw.arrivalLagMs } : {}),
-  };
-  const out: Repeat = { raw, figures, status };
-  if (cfg.slo) {
-    const stall = figures.stallLimitMs !== undefined ? { stallLimitMs: figures.stallLimitMs } : {};
-    out.goodput = computeGoodput({ timelines: raw.timelines, ...window, ttftFrom: MATRIX_TTFT_FROM, ...stall, slo: cfg.slo });
-  }
-  const check = crossCheckCell({ timelines: raw.timelines, ...window, samples: raw.samples, figures, serverTimings: raw.serverTimings, engine: run.opened.session.adapter.kind });
-  if (check) {
-    out.crossCheck = check;
-    for (const i of check.items.filter((x) => x.disagree)) {
-      say(`⚠ server and client disagree on ${i.figure}: server ${i.server.toFixed(1)}, client ${i.client.toFixed(1)} (${i.source})`);
-    }
-  }
-  return out;
-}
-
-/** A measured cell's result record from its repeats (figures: the medians) and its status. */
-function cellResultOf(cell: PlannedCell, prompt: CalibratedPrompt | undefined, repeats: readonly Repeat[], verdict: CellStatusResult, say: (m: string) => void): CellResult {
-  const figures = medianFigures(repeats.map((x) => x.figures));
-  const goodputs = repeats.flatMap((x) => (x.goodput ? [x.goodput] : []));
-  const crossChecks = repeats.flatMap((x) => (x.crossCheck ? [x.crossCheck] : []));
-  // the client's worst event-loop delay over the repeats
-  const raw = repeats.reduce((worst, x) => ((x.raw.loopDelayMs?.p99 ?? 0) > (worst.raw.loopDelayMs?.p99 ?? 0) ? x : worst)).raw;
-  const lastRepeat = repeats[repeats.length - 1]!;
-  const last = lastRepeat.raw;
-  // final usage that disagrees with the stream (the counts stay the stream's), over every repeat
-  const usageDisagrees = usageDisagreement(repeats.flatMap((x) => x.raw.timelines));
-  if (usageDisagrees) {
-    say(`⚠ the server's usage.completion_tokens disagrees with the streamed tokens in ${usageDisagrees.requests} of ${usageDisagrees.of} requests (e.g. usage ${usageDisagrees.example.usage}, streamed ${usageDisagrees.example.counted}); counting the stream`);
-  }
-  return {
-    context: cell.context,
-    contextLabel: cell.contextLabel,
-    concurrency: cell.concurrency,
-    status: verdict.status,
-    statuses: verdict.statuses,
-    evidence: usageDisagrees ? { ...verdict.evidence, usageDisagrees } : verdict.evidence,
-    figures,
-    ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
-    ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
-    ...(raw.arrivalLagMs ? { clientArrivalLagMs: raw.arrivalLagMs } : {}),
-    // what the HTML report draws, from the last repeat
-    series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
-    ...(raw.clientCpu ? { clientCpu: { ...raw.clientCpu, ...(raw.clientThreads && raw.clientThreads.length > 1 ? { threads: raw.clientThreads.length } : {}) } } : {}),
-    ...(prompt?.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
-    ...(prompt ? { calibration: calibrationRecord(prompt) } : {}),
-    // a workload's figures: the last repeat's (lengths and cache figures do not combine as medians)
-    ...(lastRepeat.workload ? { workload: lastRepeat.workload } : {}),
-    ...(repeats.length > 1 ? { repeats: repeatsOf(repeats.map((x) => x.figures)) } : {}),
-    // a repeat whose numbers disagree is the one kept; else the last
-    ...(crossChecks.length > 0 ? { serverCrossCheck: crossChecks.find((c) => c.disagree) ?? crossChecks[crossChecks.length - 1]! } : {}),
-    connections: last.connections,
-    finishedAt: new Date().toISOString(),
-  };
 }
 
 /** The rules a cell of this run is judged against (src/judge/judge-cell.ts). */

@@ -16,7 +16,7 @@
  *   burst of its own tokens).
  * Whether that makes the cell Stream buffered is the judge's (src/judge/buffered.ts).
  */
-import { distribution } from './stats.js';
+import { countedDistribution } from './stats.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 
 /** two chunks of one request closer than this arrived together */
@@ -39,7 +39,13 @@ export function streamBunching(timelines: readonly RequestTimeline[], windowStar
   let zeroGaps = 0;
   let requests = 0;
   let oneBurstRequests = 0;
-  const bursts: number[] = [];
+  // tokens per burst, counted (a burst is a few tokens; a cell holds millions of them)
+  const bursts = new Map<number, number>();
+  let largest = 0;
+  const burstDone = (tokens: number): void => {
+    bursts.set(tokens, (bursts.get(tokens) ?? 0) + 1);
+    if (tokens > largest) largest = tokens;
+  };
   for (const t of timelines) {
     const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
     let prevMs: number | undefined;
@@ -57,25 +63,25 @@ export function streamBunching(timelines: readonly RequestTimeline[], windowStar
           prevMs = at;
           continue;
         }
-        bursts.push(burst);
+        burstDone(burst);
         requestBursts++;
       }
       burst = k;
       prevMs = at;
     }
     if (prevMs === undefined) continue;
-    bursts.push(burst);
+    burstDone(burst);
     requestBursts++;
     requests++;
     if (requestBursts === 1) oneBurstRequests++;
   }
   if (requests === 0) return undefined;
-  const d = distribution(bursts)!;
+  const d = countedDistribution(bursts)!;
   const zeroGapShare = gaps > 0 ? zeroGaps / gaps : 0;
   return {
     gaps,
     zeroGapShare,
-    burstTokens: { median: d.median, p90: d.p90, p99: d.p99, max: Math.max(...bursts), bursts: d.samples },
+    burstTokens: { median: d.median, p90: d.p90, p99: d.p99, max: largest, bursts: d.samples },
     oneBurstRequests,
     requests,
   };

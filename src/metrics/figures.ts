@@ -13,6 +13,8 @@ import { requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftS
 import { samplesLoad, type SamplesLoad } from './server-load.js';
 import { clientActiveRequests, clientBusy, clientLoad, type ClientLoad } from './client-load.js';
 import { cellFailures, stallLimitMs } from './failures.js';
+import { cellGaps } from './gaps.js';
+import { requestLatencies } from './latency.js';
 
 /** server and client active-request counts disagree when they differ by more than this share */
 export const ACTIVE_REQUESTS_DISAGREE_SHARE = 0.1;
@@ -160,6 +162,15 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   if (tbt !== undefined) figures.timeBetweenTokensMs = tbt;
   const ttft = distribution(ttftValues);
   if (ttft !== undefined) figures.ttftMs = ttft;
+  const latencies = requestLatencies(timelines, ws, we, input.ttftFrom ?? 'send');
+  if (latencies.tpotMs) figures.tpotMs = latencies.tpotMs;
+  if (latencies.e2eLatencyMs) figures.e2eLatencyMs = latencies.e2eLatencyMs;
+  figures.requestsPerSecond = completedRequests / measuredForS;
+  const gaps = cellGaps(timelines, ws, we);
+  if (gaps !== undefined) {
+    figures.interTokenLatencyMs = gaps.interTokenLatencyMs;
+    figures.longestGap = gaps.longestGap;
+  }
   const notComputed = whyNotComputed(timelines, ws, we, tbt === undefined, ttft === undefined);
   if (notComputed !== undefined) figures.notComputed = notComputed;
   if (server !== undefined) figures.serverActiveRequests = server;

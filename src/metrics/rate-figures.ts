@@ -11,6 +11,7 @@ import type { RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { distribution } from './stats.js';
 import { MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from './request.js';
+import { maxOf } from '../extent.js';
 
 /** A request of a rate cell (load/rate.ts ScheduledTimeline). */
 export interface ScheduledRequest {
@@ -97,6 +98,6 @@ export function computeRateFigures(input: RateFiguresInput): RateFigures {
     unsent: input.unsent,
     ceilingWaited: scheduled.filter((r) => r.waitedForCeiling).length,
     inSystem: countOverWindow(inSystemIntervals(input.requests, we), ws, we),
-    ...(waiting.length > 0 ? { serverWaiting: { mean: waiting.reduce((a, b) => a + b, 0) / waiting.length, max: Math.max(...waiting) } } : {}),
+    ...(waiting.length > 0 ? { serverWaiting: { mean: waiting.reduce((a, b) => a + b, 0) / waiting.length, max: maxOf(waiting) } } : {}),
   };
 }

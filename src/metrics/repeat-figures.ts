@@ -5,14 +5,16 @@
  * Figures: every numeric field is the median over the repeats that have it (integer fields —
  * token and request counts, distribution sample counts — rounded to a whole number); a field no
  * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token,
- * active-request and running sources are the first repeat's.
+ * active-request and running sources are the first repeat's; the ITL max and the longest gap are the
+ * largest over the repeats (a stall in one repeat stays visible).
  * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
  * A prefill row measured n times (each with its own cold prompt): its figures are the medians over
  * the repeats that gave figures, with the same spread (`prefillRepeats`).
  */
 import { median } from './stats.js';
-import type { CellFigures, Distribution, PrefillFigures } from '../shapes/result.js';
+import type { CellFigures, Distribution, InterTokenLatency, LongestGap, PrefillFigures } from '../shapes/result.js';
 import type { CellRepeats, FigureSpread, PrefillRepeats } from '../shapes/result.js';
+import { maxOf, minOf } from '../extent.js';
 
 function medianOf(values: Array<number | undefined>, integer = false): number | undefined {
   const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
@@ -29,6 +31,21 @@ function medianDistribution(list: Array<Distribution | undefined>): Distribution
     p99: medianOf(present.map((d) => d.p99))!,
     samples: medianOf(present.map((d) => d.samples), true)!,
   };
+}
+
+/** ITL over repeats: each quantile's median, the largest max, the median gap count. */
+function medianItl(list: Array<InterTokenLatency | undefined>): InterTokenLatency | undefined {
+  const present = list.filter((d): d is InterTokenLatency => d !== undefined);
+  if (present.length === 0) return undefined;
+  const of = (k: 'median' | 'p90' | 'p95' | 'p99') => medianOf(present.map((d) => d[k]))!;
+  return { median: of('median'), p90: of('p90'), p95: of('p95'), p99: of('p99'), max: maxOf(present.map((d) => d.max)), gaps: medianOf(present.map((d) => d.gaps), true)! };
+}
+
+/** The longest of the repeats' longest gaps: a stall in one repeat stays visible. */
+function longestOf(list: Array<LongestGap | undefined>): LongestGap | undefined {
+  let out: LongestGap | undefined;
+  for (const g of list) if (g && (!out || g.ms > out.ms)) out = g;
+  return out;
 }
 
 /** Median figures of the repeats (see the file header). Throws on an empty list. */
@@ -54,6 +71,11 @@ export function medianFigures(list: readonly CellFigures[]): CellFigures {
     perRequestTokensPerSecond: medianOf(pick('perRequestTokensPerSecond')),
     timeBetweenTokensMs: medianDistribution(list.map((f) => f.timeBetweenTokensMs)),
     ttftMs: medianDistribution(list.map((f) => f.ttftMs)),
+    interTokenLatencyMs: medianItl(list.map((f) => f.interTokenLatencyMs)),
+    longestGap: longestOf(list.map((f) => f.longestGap)),
+    tpotMs: medianDistribution(list.map((f) => f.tpotMs)),
+    e2eLatencyMs: medianDistribution(list.map((f) => f.e2eLatencyMs)),
+    requestsPerSecond: medianOf(pick('requestsPerSecond')),
     serverActiveRequests: medianOf(pick('serverActiveRequests')),
     maxWaitingRequests: medianOf(pick('maxWaitingRequests')),
     promptTokens: medianOf(pick('promptTokens')),
@@ -72,8 +94,8 @@ export function medianFigures(list: readonly CellFigures[]): CellFigures {
 export function figureSpread(values: Array<number | undefined>): FigureSpread | undefined {
   const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
   if (present.length === 0) return undefined;
-  const min = Math.min(...present);
-  const max = Math.max(...present);
+  const min = minOf(present);
+  const max = maxOf(present);
   const m = median(present)!;
   const spread: FigureSpread = { values: present, min, max };
   if (m !== 0) spread.relativeHalfRange = (max - min) / 2 / Math.abs(m);

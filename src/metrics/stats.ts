@@ -7,10 +7,21 @@ import type { Distribution } from '../shapes/result.js';
 /** The quantiles a distribution reports (and the per-request p99 of goodput): written once here. */
 export const QUANTILES = { median: 0.5, p90: 0.9, p99: 0.99 } as const;
 
-function finiteSorted(values: readonly number[]): number[] {
-  const out: number[] = [];
-  for (const v of values) if (Number.isFinite(v)) out.push(v);
-  return out.sort((a, b) => a - b);
+/**
+ * The finite values, ascending, as a Float64Array: its sort is numeric and native (no comparator
+ * call per comparison), several times faster than an array's over the millions of gaps a GPU
+ * server's cell holds, in 8 B a value.
+ */
+function finiteSorted(values: ArrayLike<number>): Float64Array {
+  let n = 0;
+  for (let i = 0; i < values.length; i++) if (Number.isFinite(values[i])) n++;
+  const out = new Float64Array(n);
+  let j = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (Number.isFinite(v)) out[j++] = v;
+  }
+  return out.sort();
 }
 
 /**
@@ -20,7 +31,7 @@ function finiteSorted(values: readonly number[]): number[] {
  * and the median of an even count is the mean of the middle two. `undefined` for an empty array.
  * The array must already be sorted ascending (not checked).
  */
-export function quantile(sorted: readonly number[], q: number): number | undefined {
+export function quantile(sorted: ArrayLike<number>, q: number): number | undefined {
   if (!(q >= 0 && q <= 1)) throw new RangeError(`quantile q must be within [0, 1] (got ${q})`);
   const n = sorted.length;
   if (n === 0) return undefined;
@@ -33,15 +44,16 @@ export function quantile(sorted: readonly number[], q: number): number | undefin
 }
 
 /** Median (quantile 0.5) of the finite values; `undefined` when there are none. */
-export function median(values: readonly number[]): number | undefined {
+export function median(values: ArrayLike<number>): number | undefined {
   return quantile(finiteSorted(values), QUANTILES.median);
 }
 
 /** Arithmetic mean of the finite values; `undefined` when there are none. */
-export function mean(values: readonly number[]): number | undefined {
+export function mean(values: ArrayLike<number>): number | undefined {
   let sum = 0;
   let n = 0;
-  for (const v of values) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
     if (Number.isFinite(v)) {
       sum += v;
       n++;
@@ -51,8 +63,37 @@ export function mean(values: readonly number[]): number | undefined {
 }
 
 /** Median, p90 and p99 (type 7 quantiles) and the sample count; `undefined` without finite values. */
-export function distribution(values: readonly number[]): Distribution | undefined {
+export function distribution(values: ArrayLike<number>): Distribution | undefined {
   const s = finiteSorted(values);
   if (s.length === 0) return undefined;
   return { median: quantile(s, QUANTILES.median)!, p90: quantile(s, QUANTILES.p90)!, p99: quantile(s, QUANTILES.p99)!, samples: s.length };
+}
+
+/**
+ * `distribution` of values given as counts (value → how many times), for values that repeat a lot
+ * (tokens per burst: small whole numbers over millions of chunks): the same type 7 quantiles, in
+ * memory that grows with the distinct values, not with the samples. Non-finite values and
+ * non-positive counts are left out.
+ */
+export function countedDistribution(counts: ReadonlyMap<number, number>): Distribution | undefined {
+  const entries = [...counts].filter(([v, n]) => Number.isFinite(v) && n > 0).sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  for (const [, n] of entries) total += n;
+  if (total === 0) return undefined;
+  /** the value at 0-based rank r of the sorted samples */
+  const at = (r: number): number => {
+    let seen = 0;
+    for (const [v, n] of entries) {
+      seen += n;
+      if (r < seen) return v;
+    }
+    return entries[entries.length - 1]![0];
+  };
+  const q = (p: number): number => {
+    const h = (total - 1) * p;
+    const lo = Math.floor(h);
+    const a = at(lo);
+    return lo + 1 >= total ? a : a + (h - lo) * (at(lo + 1) - a);
+  };
+  return { median: q(QUANTILES.median), p90: q(QUANTILES.p90), p99: q(QUANTILES.p99), samples: total };
 }

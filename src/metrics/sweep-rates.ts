@@ -9,6 +9,7 @@
  * significant digits (a rate a person can read; rounding may merge neighbours on a narrow span).
  */
 import type { CellFigures } from '../shapes/result.js';
+import { maxOf } from '../extent.js';
 
 /** completed requests per second of a decode cell */
 export function completedPerS(f: Pick<CellFigures, 'completedRequests' | 'measuredForS'>): number | undefined {
@@ -26,7 +27,7 @@ export function sweepAnchors(cells: readonly { concurrency: number; figures?: Pi
   const synchronous = single?.figures ? completedPerS(single.figures) : undefined;
   if (synchronous === undefined) return { error: 'the decode cell at concurrency 1 completed no request in this run, so the sweep has no synchronous rate' };
   const rates = cells.map((c) => (c.figures ? completedPerS(c.figures) : undefined)).filter((r): r is number => r !== undefined);
-  return { synchronous, limit: Math.max(synchronous, ...rates) };
+  return { synchronous, limit: maxOf([synchronous, ...rates]) };
 }
 
 /** N rates from `from` to `to` (both included), evenly spaced, to 3 significant digits. */

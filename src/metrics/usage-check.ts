@@ -13,6 +13,7 @@
  * Pure; the cell test puts the result in `evidence.usageDisagrees`.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
+import { maxOf, minOf } from '../extent.js';
 
 export const USAGE_TOLERANCE_TOKENS = 2;
 export const USAGE_TOLERANCE_FRACTION = 0.02;
@@ -54,8 +55,8 @@ export function usageDisagreement(timelines: readonly RequestTimeline[]): UsageD
   let constant = false;
   if (checked.length >= 2 && checked.every((x) => x.usage === checked[0]!.usage)) {
     const lengths = checked.map((x) => x.counted);
-    const lo = Math.min(...lengths);
-    const hi = Math.max(...lengths);
+    const lo = minOf(lengths);
+    const hi = maxOf(lengths);
     constant = hi - lo > usageTolerance(lo);
   }
   const bad = checked.filter((x) => x.disagrees || (constant && x.usage !== x.counted));

@@ -14,6 +14,7 @@ import { decodeCharts, prefillCharts } from './html.js';
 import { htmlPage, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { PALETTE } from './svg.js';
+import { appendAll } from '../extent.js';
 
 export interface ComparedRun {
   label: string;
@@ -59,11 +60,11 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
       [1, 2, 3],
     ),
   );
-  body.push('<h2>Sustained decode</h2>', '<div class="charts">', ...charts, '</div>');
-  if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>');
+  appendAll(body, ['<h2>Sustained decode</h2>', '<div class="charts">', ...charts, '</div>']);
+  if (prefill.length > 0) appendAll(body, ['<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>']);
   // open-loop rate cells, when a run has them: latency against the rate, the runs overlaid, knees ringed
   const rateLines = rateCharts(runs.map((r) => ({ label: r.label, cells: configuredRateCells(r.result) })));
-  if (rateLines.length > 0) body.push(`<h2>${escapeHtml(RATE_SECTION)}</h2>`, '<div class="charts">', ...rateLines, '</div>');
+  if (rateLines.length > 0) appendAll(body, [`<h2>${escapeHtml(RATE_SECTION)}</h2>`, '<div class="charts">', ...rateLines, '</div>']);
   body.push(ratioTable(runs, cellsOf));
   return htmlPage(`Speed matrix comparison: ${runs.map((r) => r.label).join(' vs ')}`, body.join('\n'));
 }

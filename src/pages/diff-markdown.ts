@@ -10,6 +10,7 @@ import { formatChange, toleranceNote, type Comparison, type FigureDelta, type Ro
 import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity.js';
 import { bindingText, capacityRpsText, capacityUsersText, formatRps } from '../text/capacity-line.js';
 import { RATE_STATUS_LABELS, shortStatusWords, STATUS_LABELS } from './view.js';
+import { appendAll } from '../extent.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -41,7 +42,7 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
     // a regressed cell whose status changed too (Valid → Errors): said with its regressions
     const changed = [...c.prefill, ...c.cells, ...c.rates].filter((r) => r.figures.some((f) => f.fails) && statusChange(r, '-') !== '');
     const notes = changed.map((r) => `- ${r.kind === 'prefill' ? 'prefill ' : ''}${r.key}${r.kind === 'rate' ? '/s' : ''}: its status changed too, ${escapeCell(statusChange(r, ''))}`);
-    out.push('## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), ...notes, '');
+    appendAll(out, ['## Regressions', '', ...c.failures.map((f) => `- ${escapeCell(f)}`), ...notes, '']);
   }
 
   const improved = [...c.prefill, ...c.cells, ...c.rates].flatMap((r) => r.figures.filter((f) => f.verdict === 'improved').map((f) => [r, f] as const));
@@ -53,10 +54,10 @@ export function renderDiffMarkdown(input: DiffPageInput): string {
     out.push('');
   }
 
-  out.push(...capacityLines(c, input.next));
-  out.push(...rateCapacityLines(c, input.next));
-  out.push(...gridLines(c.cells));
-  out.push(...rateLines(c.rates));
+  appendAll(out, capacityLines(c, input.next));
+  appendAll(out, rateCapacityLines(c, input.next));
+  appendAll(out, gridLines(c.cells));
+  appendAll(out, rateLines(c.rates));
   if (c.rateSweepNote) out.push(escapeText(c.rateSweepNote), '');
   out.push('## All compared figures', '');
   out.push(row(['Phase', 'Context', 'Requests at once', 'Figure', 'Baseline', 'New', 'Change', 'Allowed', 'Verdict']));

@@ -11,8 +11,9 @@
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
-import { cellMeasurementRow } from './markdown-rows.js';
-import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, streamEndingsText, ttftNote, workloadOverCapacityNote } from './view.js';
+import { cellMeasurementRow, extraColumnTexts } from './markdown-rows.js';
+import { EXTRA_COLUMN_TITLES } from '../shapes/columns.js';
+import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, longGapLines, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText, capacityUsersText } from '../text/capacity-line.js';
 import { htmlPage, infoSections, MISSING_COLOR, STATUS_COLORS, STATUS_ORDER, table } from './html-frame.js';
@@ -20,12 +21,11 @@ import { escapeHtml } from '../text/escape.js';
 import { rateSectionHtml } from './rate-html.js';
 import { workloadSectionHtml } from './workload-rows.js';
 import { runContextStyle } from './chart-style.js';
-import { heatMap, histogram, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
+import { heatMap, lineChart, PALETTE, type Axis, type HeatCell, type Series } from './svg.js';
+import { appendAll } from '../extent.js';
+import { cellAnchor, cellDetail } from './cell-html.js';
 
-/** `#cell-8K-16` */
-export function cellAnchor(context: number, concurrency: number): string {
-  return `cell-${contextLabel(context)}-${concurrency}`;
-}
+export { cellAnchor };
 
 /** a concurrency axis: log 2, ticked at the matrix's columns */
 export function concurrencyAxis(levels: readonly number[]): Axis {
@@ -50,17 +50,19 @@ export function renderHtml(full: SpeedMatrixResult): string {
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
   const overCapacity = workloadOverCapacityNote(result);
   if (overCapacity) body.push(`<p>${escapeHtml(overCapacity)}</p>`);
-  body.push(`<p>${escapeHtml(ttftNote(result))}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>');
+  appendAll(body, [`<p>${escapeHtml(ttftNote(result))}</p>`, '<div class="charts">', ...decodeCharts([{ cells: result.cells }], contexts, levels), '</div>']);
   const rates = rateSectionHtml(full);
   if (rates !== '') body.push(rates);
   const workload = workloadSectionHtml(full);
   if (workload !== '') body.push(workload);
 
   const prefill = prefillCharts([{ name: 'prefill', rows: result.prefill }]);
-  if (prefill.length > 0) body.push('<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result));
+  if (prefill.length > 0) appendAll(body, ['<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>', prefillTable(result)]);
 
   if (info.run.slo) body.push(capacityHtml(full));
   body.push('<h2>All measurements</h2>', measurementsTable(result, contexts, levels, cells));
+  const [stallHead, ...stalls] = longGapLines(result.cells);
+  if (stallHead !== undefined) body.push(`<p class="note">${escapeHtml(stallHead)}</p>`, `<ul>${stalls.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   body.push('<h2>Cells</h2>', '<p>Select a cell in the heat map to see its details here.</p>');
   for (const cell of result.cells) body.push(cellDetail(cell, info.run.repeat));
   for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.repeat));
@@ -249,6 +251,7 @@ function prefillTable(result: SpeedMatrixResult): string {
 function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
   const missing = missingText(result);
   const showGoodput = result.info.run.slo !== undefined;
+  const extra = result.info.run.columns ?? [];
   const rows: string[][] = [];
   for (const context of contexts) {
     for (const c of levels) {
@@ -256,11 +259,12 @@ function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels
       const row = cellMeasurementRow(context, c, cell, missing).map((x) => escapeHtml(x));
       if (cell?.status === 'not-run') row[3] = escapeHtml(statusWords(cell));
       else if (cell) row[3] = `<a href="#${cellAnchor(context, c)}">${escapeHtml(statusWords(cell))}</a>`;
+      for (const x of extraColumnTexts(cell, extra)) row.push(escapeHtml(x));
       if (showGoodput) row.push(escapeHtml(goodputText(cell)));
       rows.push(row);
     }
   }
-  return table([...ALL_MEASUREMENTS_COLUMNS, ...(showGoodput ? ['Goodput'] : [])], rows, [0, 3]);
+  return table([...ALL_MEASUREMENTS_COLUMNS, ...extra.map((c) => EXTRA_COLUMN_TITLES[c]), ...(showGoodput ? ['Goodput'] : [])], rows, [0, 3]);
 }
 
 function capacityHtml(result: SpeedMatrixResult): string {
@@ -295,98 +299,6 @@ function capacityHtml(result: SpeedMatrixResult): string {
     ),
   );
   return out.join('');
-}
-
-/** One cell's detail view (shown when its anchor is the page's target). */
-function cellDetail(cell: CellResult, repeat: number | undefined): string {
-  const key = cellKey(cell.context, cell.concurrency);
-  const f = cell.figures;
-  const out: string[] = [`<section class="cell-detail" id="${cellAnchor(cell.context, cell.concurrency)}" data-cell="${escapeHtml(key)}">`];
-  const color = STATUS_COLORS[cell.status];
-  out.push(
-    `<h3>${escapeHtml(key)}${cell.adaptive ? ' (capacity search)' : ''} <span class="status" style="background:${color.fill};color:${color.text}">${escapeHtml(statusWords(cell))}</span> <a href="#chart-heatmap">back to the grid</a></h3>`,
-  );
-  if (cell.notRunReason) out.push(`<p>${escapeHtml(cell.notRunReason)}</p>`);
-  if (f) {
-    const items: Array<[string, string]> = [
-      ['Total tok/s', formatRate(f.totalTokensPerSecond)],
-      ['Per-request tok/s', formatRate(f.perRequestTokensPerSecond)],
-      ['TTFT median / p90 / p99', f.ttftMs ? `${formatMs(f.ttftMs.median)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}` : '—'],
-      ['Time between tokens median / p90 / p99', f.timeBetweenTokensMs ? `${formatNumber(f.timeBetweenTokensMs.median, 1)} / ${formatNumber(f.timeBetweenTokensMs.p90, 1)} / ${formatNumber(f.timeBetweenTokensMs.p99, 1)} ms` : '—'],
-      ['Average active requests', formatRate(f.averageActiveRequests)],
-      ['Completed requests', formatNumber(f.completedRequests, 0)],
-      ['Failed requests', formatNumber(f.failedRequests, 0)],
-      ['Output tokens', formatNumber(f.outputTokens, 0)],
-      ['Measured for', `${formatNumber(f.measuredForS, 1)} s`],
-    ];
-    if (cell.goodput) items.push(['Goodput', goodputText(cell)]);
-    if (cell.slo) items.push(['SLO', cell.slo.meets ? 'met' : `missed: ${cell.slo.binding?.detail ?? ''}`]);
-    out.push(table(['Figure', 'Value'], items.map(([k, v]) => [escapeHtml(k), escapeHtml(v)]), [0]));
-  }
-  if (cell.repeats && cell.repeats.count > 1) {
-    const spread = Object.entries(cell.repeats.spread ?? {}).map(([figure, s]) => [
-      escapeHtml(figure),
-      escapeHtml((s?.values ?? []).map((v) => formatNumber(v, 1)).join(', ')),
-      escapeHtml(`± ${formatNumber((s?.relativeHalfRange ?? 0) * 100, 1)} %`),
-    ]);
-    out.push(`<h4>Spread over ${cell.repeats.count} repeats${repeat ? '' : ''}</h4>`, table(['Figure', 'Repeats', 'Half range / median'], spread, [0, 1]));
-  }
-  if (cell.serverCrossCheck) {
-    out.push(
-      '<h4>Server cross-check</h4>',
-      table(
-        ['Figure', 'Server', 'Client', 'Source', 'Disagree'],
-        cell.serverCrossCheck.items.map((i) => [escapeHtml(i.figure), formatNumber(i.server, 1), formatNumber(i.client, 1), escapeHtml(i.source), i.disagree ? '⚠ yes' : 'no']),
-        [0, 3],
-      ),
-    );
-  }
-  const metrics = cell.series?.metrics;
-  if (metrics && metrics.atS.length > 0) {
-    const line = (name: 'running' | 'waiting', color: string): Series => ({
-      name,
-      color,
-      points: metrics.atS.map((t, i) => ({ x: t, y: metrics[name]?.[i] ?? null })),
-    });
-    const series = [metrics.running ? line('running', PALETTE[0]) : undefined, metrics.waiting ? line('waiting', PALETTE[1]) : undefined].filter((s): s is Series => s !== undefined);
-    if (metrics.kvUsage) {
-      // KV usage (0..1) drawn in % on the same axis as the request counts
-      series.push({ name: 'KV usage %', color: PALETTE[2], dash: '4 3', points: metrics.atS.map((t, i) => ({ x: t, y: metrics.kvUsage![i] == null ? null : metrics.kvUsage![i]! * 100 })) });
-    }
-    out.push(
-      lineChart({
-        name: 'metrics',
-        key: `metrics-${cellAnchor(cell.context, cell.concurrency)}`,
-        markers: false,
-        title: `${key}: server metrics in the window`,
-        description: 'Running and waiting requests as the server reported them (KV usage in % of its cache), sampled through the window.',
-        x: { title: 'Time since the window opened (s)' },
-        y: { title: 'Requests (KV usage: %)' },
-        series,
-        legend: series.map((s) => ({ name: s.name, color: s.color, ...(s.dash ? { dash: s.dash } : {}) })),
-      }),
-    );
-  }
-  const tbt = cell.series?.requestTbtMs ?? [];
-  if (tbt.length > 0) {
-    out.push(
-      histogram({
-        name: 'tbt',
-        key: `tbt-${cellAnchor(cell.context, cell.concurrency)}`,
-        title: `${key}: time between tokens per request`,
-        description: `Each request’s mean time between tokens in the window (${tbt.length} requests); the cell’s TBT figures are quantiles of these.`,
-        x: { title: 'Time between tokens (ms)' },
-        y: { title: 'Requests' },
-        values: tbt,
-        color: PALETTE[0],
-      }),
-    );
-  }
-  const endings = cell.evidence.streamEndings ? streamEndingsText(cell.evidence.streamEndings, (t) => `<code>${escapeHtml(t)}</code>`) : '';
-  if (endings !== '') out.push(`<p class="note">Stream endings: ${endings}; read as completed requests.</p>`);
-  if (Object.keys(cell.evidence).length > 0) out.push('<h4>Evidence</h4>', `<pre>${escapeHtml(JSON.stringify(cell.evidence, null, 2))}</pre>`);
-  out.push('</section>');
-  return out.join('\n');
 }
 
 function upperFirst(s: string): string {

@@ -1,15 +1,16 @@
 /**
  * The Markdown page's notes under All measurements, each only when a cell calls for it: why
  * requests failed, resent requests and closing connections, usage that disagrees, stream endings,
- * where the running figure came from, buffered streams, cells the client could not time, figures
- * not computed.
+ * where the running figure came from, buffered streams, stalls inside streams, cells the client
+ * could not time, figures not computed.
  */
 import { formatCount, formatNumber, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CellResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
 import { clientLimitedAdvice, clientSelfCheckText } from '../judge/judge-cell.js';
-import { streamEndingsText } from './view.js';
+import { longGapLines, streamEndingsText } from './view.js';
+import { appendAll } from '../extent.js';
 
 /** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */
 export function errorNotes(cells: readonly CellResult[]): string[] {
@@ -84,7 +85,7 @@ export function runningSourceNotes(cells: readonly CellResult[]): string[] {
       const q = c.evidence.queued!;
       return `- ${cellKey(c.context, c.concurrency)}: at most ${formatCount(q.peakRunning)} of ${formatCount(q.concurrency)} ran at once, held there with requests waiting ${formatNumber((q.heldAtPeakShare ?? 0) * 100, 0)} % of the window (mean running ${formatRate(q.meanRunning)}, waiting ${formatRate(q.meanWaiting)})`;
     };
-    out.push('Requests queued (client-side): the server never ran all requests at once and held its peak while others waited:', '', ...clientQueued.map(line), '');
+    appendAll(out, ['Requests queued (client-side): the server never ran all requests at once and held its peak while others waited:', '', ...clientQueued.map(line), '']);
   }
   return out;
 }
@@ -107,6 +108,13 @@ export function bufferedNotes(cells: readonly CellResult[]): string[] {
     ...flagged.map(line),
     '',
   ];
+}
+
+/** Cells with a long stall inside a stream (view.ts longGapLines), as a list. */
+export function longGapNotes(cells: readonly CellResult[]): string[] {
+  const [head, ...lines] = longGapLines(cells);
+  if (head === undefined) return [];
+  return [escapeText(head), '', ...lines.map((l) => `- ${escapeText(l)}`), ''];
 }
 
 /**

@@ -8,6 +8,7 @@ import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
 import { NOT_YET, STATUS_LABELS, statusWords } from './view.js';
+import type { ExtraColumn } from '../shapes/columns.js';
 
 /** Status text of a cell for the Markdown page: its status words (src/pages/view.ts), escaped. */
 export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
@@ -71,6 +72,27 @@ export function cellMeasurementRow(context: number, concurrency: number, cell: C
     failedText(cell),
     `${formatRate(f.clientActiveRequests)}${f.activeRequestsDisagree ? ' ⚠' : ''}`,
   ];
+}
+
+/** The extra columns' texts of a cell (LLM_BENCH_COLUMNS), in `columns` order; — where it has no figure. */
+export function extraColumnTexts(cell: CellResult | undefined, columns: readonly ExtraColumn[]): string[] {
+  const f = cell?.figures;
+  const ms = (xs: Array<number | undefined>, digits: number) => (xs.every((x) => x !== undefined) ? `${xs.map((x) => formatNumber(x, digits)).join(' / ')} ms` : ABSENT);
+  return columns.map((c) => {
+    if (!f) return ABSENT;
+    switch (c) {
+      case 'itl':
+        return ms([f.interTokenLatencyMs?.median, f.interTokenLatencyMs?.p95, f.interTokenLatencyMs?.p99], 1);
+      case 'maxGap':
+        return f.interTokenLatencyMs ? `${formatNumber(f.interTokenLatencyMs.max, 1)} ms` : ABSENT;
+      case 'tpot':
+        return ms([f.tpotMs?.median, f.tpotMs?.p90, f.tpotMs?.p99], 1);
+      case 'e2e':
+        return ms([f.e2eLatencyMs?.median, f.e2eLatencyMs?.p90, f.e2eLatencyMs?.p99], 0);
+      case 'requestsPerSecond':
+        return f.requestsPerSecond !== undefined ? formatNumber(f.requestsPerSecond, 2) : ABSENT;
+    }
+  });
 }
 
 /** `0`, or `0 (+4 resent)` when requests were resent on a fresh connection (not failures) */

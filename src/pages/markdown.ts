@@ -13,8 +13,9 @@ import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import { bindingText, capacityUsersText, unjudged } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeLine, escapeText, markdownRow } from '../text/escape.js';
-import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
-import { cellMeasurementRow, crossCheckText, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
+import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, longGapNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
+import { cellMeasurementRow, crossCheckText, extraColumnTexts, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
+import { EXTRA_COLUMN_TITLES } from '../shapes/columns.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import { rateSection } from './rate-markdown.js';
 import { workloadSection } from './workload-rows.js';
@@ -39,6 +40,7 @@ import {
   ttftNote,
   workloadOverCapacityNote,
 } from './view.js';
+import { appendAll, maxOf } from '../extent.js';
 
 /** The sustained-decode grid: its caption, a blank line, then the table (Total tok/s · TTFT per cell). */
 export function decodeGrid(result: SpeedMatrixResult, axes: { contexts: number[]; levels: number[] } = gridAxes(result)): string[] {
@@ -72,18 +74,18 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     const profile = info.simProfile ? ` (profile ${info.simProfile})` : '';
     out.push(`The server was the embedded simulated server${profile}; these figures are not from real hardware.`, '');
   }
-  out.push(...progressLines(result, planned, plannedPrefill));
+  appendAll(out, progressLines(result, planned, plannedPrefill));
   out.push(`## ${escapeText(info.title)}`, '', escapeText(summaryLine(info)), '');
 
-  out.push('### Hardware', '', ...bullets(hardwareItems(info)), '');
-  out.push('### Engine', '', ...bullets(engineItems(info)), '');
-  out.push('### Run', '', ...bullets(runItems(result)), '');
+  appendAll(out, ['### Hardware', '', ...bullets(hardwareItems(info)), '']);
+  appendAll(out, ['### Engine', '', ...bullets(engineItems(info)), '']);
+  appendAll(out, ['### Run', '', ...bullets(runItems(result)), '']);
   if (info.launchCommand) {
-    out.push('### Launch command', '', ...codeBlock(redactSecrets(info.launchCommand), 'sh'), '');
+    appendAll(out, ['### Launch command', '', ...codeBlock(redactSecrets(info.launchCommand), 'sh'), '']);
   }
 
   if (prefillContexts.length > 0) {
-    const prefillRuns = Math.max(1, ...result.prefill.map((p) => p.repeats?.count ?? 1));
+    const prefillRuns = maxOf([1, ...result.prefill.map((p) => p.repeats?.count ?? 1)]);
     const how = prefillRuns > 1 ? `median of ${prefillRuns} requests, each with a cold prompt` : 'one request, cold prompt';
     out.push('### Prefill', '', `Prompt tok/s by context length (${how}).`, '');
     out.push(markdownRow(['Context', 'Prompt tok/s', 'TTFT', 'Prompt tokens']), markdownRow(['---', '---', '---', '---']));
@@ -98,51 +100,50 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   for (const c of result.cells) for (const s of [c.status, ...c.statuses]) seen.add(s);
   for (const p of result.prefill) seen.add(p.status);
 
-  out.push('### Sustained decode', '', ...decodeGrid(result, { contexts, levels }), '');
+  appendAll(out, ['### Sustained decode', '', ...decodeGrid(result, { contexts, levels }), '']);
   const chart = mermaidChart(result, { contexts, levels });
-  if (chart.length > 0) out.push(...chart, '');
+  if (chart.length > 0) appendAll(out, [...chart, '']);
   const legend = legendLine(seen);
   if (legend) out.push(legend, '');
   const overCapacity = workloadOverCapacityNote(result);
   if (overCapacity) out.push(overCapacity, '');
   out.push(ttftNote(result), '');
   // open-loop rate cells, only when the run has them
-  out.push(...rateSection(full));
+  appendAll(out, rateSection(full));
   // what a non-synthetic workload sent, and what the prefix cache did
-  out.push(...workloadSection(full));
+  appendAll(out, workloadSection(full));
 
-  if (info.run.slo) out.push(...capacitySection(full), '');
+  if (info.run.slo) appendAll(out, [...capacitySection(full), '']);
 
   out.push('### All measurements', '', 'Latencies are medians. Total tok/s is output across all simultaneous requests.', '');
   // repeated cells (LLM_BENCH_REPEAT > 1): one more column with the spread of the repeats
   const showSpread = result.cells.some((c) => (c.repeats?.count ?? 1) > 1) || result.prefill.some((p) => (p.repeats?.count ?? 1) > 1);
   // with an SLO: the share of each cell's requests that met it
   const showGoodput = info.run.slo !== undefined;
-  const columns: string[] = [...ALL_MEASUREMENTS_COLUMNS, ...(showGoodput ? [GOODPUT_COLUMN] : []), ...(showSpread ? [SPREAD_COLUMN] : [])];
+  // LLM_BENCH_COLUMNS: the figures asked for after METHOD's set
+  const extra = info.run.columns ?? [];
+  const columns: string[] = [...ALL_MEASUREMENTS_COLUMNS, ...extra.map((c) => EXTRA_COLUMN_TITLES[c]), ...(showGoodput ? [GOODPUT_COLUMN] : []), ...(showSpread ? [SPREAD_COLUMN] : [])];
   out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of prefillContexts) {
     const r = prefill.get(context);
-    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...(showGoodput ? [ABSENT] : []), ...(showSpread ? [prefillSpreadText(r)] : [])]));
+    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...extra.map(() => ABSENT), ...(showGoodput ? [ABSENT] : []), ...(showSpread ? [prefillSpreadText(r)] : [])]));
   }
   for (const context of contexts) {
     for (const c of levels) {
       const key = cellKey(context, c);
       const cell = cells.get(key);
       if (cell || planned.includes(key)) {
-        out.push(markdownRow([...cellMeasurementRow(context, c, cell, missing), ...(showGoodput ? [goodputText(cell)] : []), ...(showSpread ? [spreadText(cell)] : [])]));
+        out.push(markdownRow([...cellMeasurementRow(context, c, cell, missing), ...extraColumnTexts(cell, extra), ...(showGoodput ? [goodputText(cell)] : []), ...(showSpread ? [spreadText(cell)] : [])]));
       }
     }
   }
   out.push('');
   if (legend) out.push(legend, '');
   if (result.cells.some((c) => c.figures?.activeRequestsDisagree)) {
-    out.push(
-      "⚠ Client active: the client's own time-weighted count of requests in flight. Flagged where it differs from the server's running-requests figure (Average active requests) by more than 10 %.",
-      '',
-    );
+    out.push("⚠ Client active: the client's own time-weighted count of requests in flight. Flagged where it differs from the server's running-requests figure (Average active requests) by more than 10 %.", '');
   }
 
-  out.push(...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...clientLimitedNotes(result.cells), ...notComputedNotes(result.cells));
+  appendAll(out, [...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...longGapNotes(result.cells), ...clientLimitedNotes(result.cells), ...notComputedNotes(result.cells)]);
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {
@@ -165,12 +166,12 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   const rateCells = [...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])];
   const failures = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) {
-    out.push('### Threshold failures', '', ...failures.map((f) => `- ${escapeLine(f)}`), '');
+    appendAll(out, ['### Threshold failures', '', ...failures.map((f) => `- ${escapeLine(f)}`), '']);
   }
   const regressions = [...result.prefill, ...result.cells, ...capacityRows, ...rateCells].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) {
     const from = info.baselinePath ? ` (${escapeText(info.baselinePath)})` : '';
-    out.push(`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeLine(f)}`), '');
+    appendAll(out, [`### Regressions against the baseline${from}`, '', ...regressions.map((f) => `- ${escapeLine(f)}`), '']);
   }
   return out.join('\n');
 }
@@ -198,7 +199,7 @@ export function mermaidChart(result: SpeedMatrixResult, axes: { contexts: number
     if (values.length > 0) lines.push({ label: contextLabel(context), values });
   }
   if (lines.length === 0) return [];
-  const top = Math.max(...lines.flatMap((l) => l.values));
+  const top = maxOf(lines.flatMap((l) => l.values));
   const untrustedNote = untrusted.length > 0 ? ` Drawn but Client-limited (timings partly the client's): ${untrusted.join(', ')}.` : '';
   return [
     `Total tok/s by requests at once; one line per context, in order: ${lines.map((l) => l.label).join(', ')} (a line stops at its first cell without figures).${untrustedNote}`,

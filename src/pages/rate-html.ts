@@ -16,6 +16,7 @@ import { lineChart, type Series } from './svg.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridFigures, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { offeredRateSpreadNote, rateCapacityLines, rateCellMap, rateLegendLine, SEARCHED_RATE_CELLS_HEAD } from './rate-markdown.js';
 import { clientLimited, configuredRateCells, GOODPUT_COLUMN, goodputText, hollowNote, kneeRates, missingRateText, notPlannedRate, RATE_SECTION, rateAxes, rowsAreText, rateSettingsText, rateStatusWords, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
+import { appendAll } from '../extent.js';
 
 /** Status fills of the rate cells: the decode statuses' hues where the meaning is alike (Saturated as Requests queued). */
 export const RATE_STATUS_COLORS: Record<RateCellStatus, { fill: string; text: string }> = {
@@ -140,7 +141,7 @@ export function rateSectionHtml(result: SpeedMatrixResult): string {
   const legend = rateLegendLine(new Set(all.flatMap((c) => [c.status, ...c.statuses])));
   if (legend) out.push(`<p>${escapeHtml(legend)}</p>`);
   const charts = rateCharts([{ cells: all }]);
-  if (charts.length > 0) out.push('<div class="charts">', ...charts, '</div>');
+  if (charts.length > 0) appendAll(out, ['<div class="charts">', ...charts, '</div>']);
 
   const showGoodput = result.info.run.slo !== undefined;
   const notPlanned = notPlannedRate(result);

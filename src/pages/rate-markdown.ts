@@ -11,6 +11,7 @@ import { describeRateCapacity } from '../text/capacity-line.js';
 import { rateClientLimitedWhy } from '../judge/judge-rate.js';
 import { kneeText, RATE_MEASUREMENTS_COLUMNS, RATE_TABLE_NOTE, rateGridText, rateMeasurementRow, SEARCHED_RATE_COLUMNS, searchedRateCells, searchedRateRow } from './rate-rows.js';
 import { configuredRateCells, GOODPUT_COLUMN, goodputText, kneeRates, missingRateText, notPlannedRate, RATE_SECTION, RATE_STATUS_LABELS, RATE_STATUS_LEGEND, rateAxes, rowsAreText, rateSettingsText, rateText, SATURATION_NOT_JUDGED_HEAD, saturationNotJudgedLines, sweepGridNote } from './view.js';
+import { appendAll, minOf } from '../extent.js';
 
 /** The legend of the rate statuses among `seen`, one paragraph; undefined when only Valid was seen. */
 export function rateLegendLine(seen: ReadonlySet<RateCellStatus>): string | undefined {
@@ -68,7 +69,7 @@ export function offeredRateSpreadNote(result: Pick<SpeedMatrixResult, 'rateCapac
   const burstiness = arrival === 'poisson' ? 1 : arrival.startsWith('gamma:') ? Number(arrival.slice('gamma:'.length)) : undefined;
   const found = (result.rateCapacity?.rows ?? []).filter((r) => r.capacity > 0).map((r) => r.capacity);
   if (burstiness === undefined || !(burstiness > 0) || found.length === 0) return undefined;
-  const rate = Math.min(...found);
+  const rate = minOf(found);
   const windowS = result.info.run.windowS;
   const spread = 1 / Math.sqrt(burstiness * rate * windowS);
   if (spread <= 0.05) return undefined;
@@ -98,7 +99,7 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   const knees = kneeRates(all);
   if (knees.size > 0) out.push(`Knee (the first Saturated rate of each context): ${kneeText(knees)}.`, '');
   const lines = rateCapacityLines(result);
-  if (lines.length > 0) out.push(...lines.map((l) => `- ${escapeLine(l)}`), '', rateCapacityNote(result), '');
+  if (lines.length > 0) appendAll(out, [...lines.map((l) => `- ${escapeLine(l)}`), '', rateCapacityNote(result), '']);
   const seen = new Set<RateCellStatus>(all.flatMap((c) => [c.status, ...c.statuses]));
   const legend = rateLegendLine(seen);
   if (legend) out.push(legend, '');
@@ -120,10 +121,10 @@ export function rateSection(result: SpeedMatrixResult): string[] {
   out.push('');
   out.push(escapeText(RATE_TABLE_NOTE), '');
   if (showGoodput) out.push(`${GOODPUT_COLUMN}: the share of the rate cell's requests that met the SLO's per-request constraints (${codeSpan(result.info.run.slo!.text)}); a failed request never meets.`, '');
-  out.push(...searchedRateTable(result));
-  out.push(...rateClientLimitedNotes(all));
+  appendAll(out, searchedRateTable(result));
+  appendAll(out, rateClientLimitedNotes(all));
   const notJudged = saturationNotJudgedLines(all);
-  if (notJudged.length > 0) out.push(SATURATION_NOT_JUDGED_HEAD, '', ...notJudged.map((l) => `- ${escapeText(l)}`), '');
+  if (notJudged.length > 0) appendAll(out, [SATURATION_NOT_JUDGED_HEAD, '', ...notJudged.map((l) => `- ${escapeText(l)}`), '']);
   return out;
 }
 

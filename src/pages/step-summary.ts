@@ -13,6 +13,7 @@ import type { SpeedMatrixResult } from '../shapes/result.js';
 import { contextLabel } from '../shapes/labels.js';
 import { configuredRateCells, kneeRates, RATE_SECTION, rateText } from './view.js';
 import { rateCapacityLines } from './rate-markdown.js';
+import { appendAll, maxOf } from '../extent.js';
 
 export function renderStepSummary(result: SpeedMatrixResult, run: { missingThresholds?: string } = {}): string {
   const { info } = result;
@@ -21,24 +22,24 @@ export function renderStepSummary(result: SpeedMatrixResult, run: { missingThres
   const out: string[] = [`## Speed matrix: ${escapeText(info.title)}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
   out.push(`${finishedCells(result)} of ${Math.max(planned.length, matrixCells(result).length)} cells · ${info.run.windowS} s windows${repeat}`, '');
-  out.push(...decodeGrid(result), '');
+  appendAll(out, [...decodeGrid(result), '']);
   const chart = mermaidChart(result);
-  if (chart.length > 0) out.push(...chart, '');
+  if (chart.length > 0) appendAll(out, [...chart, '']);
   const capacity = result.capacity?.rows ?? [];
   if (info.run.slo && capacity.length > 0) {
-    out.push(`### Capacity at ${codeSpan(info.run.slo.text)}`, '', ...capacity.map((r) => `- ${escapeCell(describeCapacity(r))}`), '');
+    appendAll(out, [`### Capacity at ${codeSpan(info.run.slo.text)}`, '', ...capacity.map((r) => `- ${escapeCell(describeCapacity(r))}`), '']);
   }
 
-  out.push(...rateSummary(result));
+  appendAll(out, rateSummary(result));
 
   const rows = [...result.prefill, ...result.cells, ...capacity, ...(result.rateCells ?? []), ...(result.rateCapacity?.rows ?? [])];
   const regressions = rows.flatMap((r) => r.baselineFailures ?? []);
   const thresholds = rows.flatMap((r) => r.thresholdFailures ?? []);
   if (info.baselinePath !== undefined) {
     out.push(`### Regressions against the baseline ${codeSpan(info.baselinePath)}`, '');
-    out.push(...(regressions.length > 0 ? regressions.map((f) => `- ${escapeLine(f)}`) : ['None: every compared figure is within its tolerance.']), '');
+    appendAll(out, [...(regressions.length > 0 ? regressions.map((f) => `- ${escapeLine(f)}`) : ['None: every compared figure is within its tolerance.']), '']);
   }
-  if (thresholds.length > 0) out.push('### Threshold failures', '', ...thresholds.map((f) => `- ${escapeLine(f)}`), '');
+  if (thresholds.length > 0) appendAll(out, ['### Threshold failures', '', ...thresholds.map((f) => `- ${escapeLine(f)}`), '']);
   // a gate that was off is said where the job's reader looks, not only in one shard's log
   if (run.missingThresholds !== undefined) {
     out.push(
@@ -64,7 +65,7 @@ export function rateSummary(result: SpeedMatrixResult): string[] {
   const lines = contexts.map((context) => {
     const valid = cells.filter((c) => c.context === context && c.status === 'valid' && c.statuses.every((s) => s === 'valid')).map((c) => c.rate);
     const knee = knees.get(context);
-    const best = valid.length > 0 ? `highest Valid rate ${rateText(Math.max(...valid))} req/s` : 'no rate was Valid';
+    const best = valid.length > 0 ? `highest Valid rate ${rateText(maxOf(valid))} req/s` : 'no rate was Valid';
     return `- ${contextLabel(context)}: ${best}${knee !== undefined ? ` (first Saturated at ${rateText(knee)} req/s)` : ''}`;
   });
   return [`### ${RATE_SECTION}`, '', ...lines, ...rateCapacityLines(result).map((l) => `- ${escapeCell(l)}`), ''];

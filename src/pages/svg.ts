@@ -5,6 +5,7 @@
  * `<figure class="chart" data-chart="NAME">` with a title, a description and axis titles with units.
  */
 import { escapeHtml } from '../text/escape.js';
+import { maxOf, minOf } from '../extent.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies (yellow left out: too light on white). */
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#000000', '#999933'] as const;
@@ -105,18 +106,18 @@ function scale(axis: Axis, values: number[], from: number, to: number): Scale {
     const base = axis.base ?? 10;
     const lg = (v: number) => Math.log(v) / Math.log(base);
     const vals = values.length > 0 ? values : [1, base];
-    const a = Math.floor(lg(Math.min(...vals)));
-    const z = Math.max(a + 1, Math.ceil(lg(Math.max(...vals))));
+    const a = Math.floor(lg(minOf(vals)));
+    const z = Math.max(a + 1, Math.ceil(lg(maxOf(vals))));
     let ticks = axis.ticks ?? Array.from({ length: z - a + 1 }, (_, i) => base ** (a + i));
     // two decades or less: 1, 2, 5 in each, so a short axis still reads
     if (!axis.ticks && base === 10 && z - a <= 2) ticks = ticks.flatMap((t, i) => (i < ticks.length - 1 ? [t, 2 * t, 5 * t] : [t]));
-    const lo = Math.min(lg(Math.min(...vals, ...ticks)), a);
-    const hi = Math.max(lg(Math.max(...vals, ...ticks)), z);
+    const lo = Math.min(lg(minOf([...vals, ...ticks])), a);
+    const hi = Math.max(lg(maxOf([...vals, ...ticks])), z);
     return { ticks, at: (v) => from + ((lg(v) - lo) / (hi - lo || 1)) * (to - from) };
   }
   const vals = values.length > 0 ? values : [0, 1];
-  let lo = Math.min(axis.min ?? 0, ...vals);
-  let hi = Math.max(...vals);
+  let lo = minOf([axis.min ?? 0, ...vals]);
+  let hi = maxOf(vals);
   if (hi === lo) hi = lo + 1;
   const step = niceStep(hi - lo, 5);
   lo = Math.floor(lo / step) * step;
@@ -305,8 +306,8 @@ export function histogram(spec: HistogramSpec): string {
   const width = spec.width ?? 640;
   const height = spec.height ?? 300;
   const values = spec.values.filter((v) => Number.isFinite(v));
-  const lo = values.length > 0 ? Math.min(...values) : 0;
-  const hi = values.length > 0 ? Math.max(...values) : 1;
+  const lo = values.length > 0 ? minOf(values) : 0;
+  const hi = values.length > 0 ? maxOf(values) : 1;
   const n = Math.max(1, Math.min(spec.bins ?? 30, Math.ceil(Math.sqrt(values.length)) || 1));
   const step = (hi - lo) / n || 1;
   const counts = new Array<number>(n).fill(0);
@@ -323,6 +324,46 @@ export function histogram(spec: HistogramSpec): string {
         `<title>${tickText(lo + i * step)}–${tickText(lo + (i + 1) * step)}: ${count}</title></rect>`,
     );
   });
+  out.push('</g>');
+  return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
+}
+
+export interface BinnedHistogramSpec {
+  name: string;
+  key?: string;
+  title: string;
+  description: string;
+  x: Axis;
+  y: Axis;
+  /** bins counted already, ascending, each over [lo, hi) (lo > 0: both axes are log) */
+  bins: ReadonlyArray<{ lo: number; hi: number; count: number }>;
+  color: string;
+  width?: number;
+  height?: number;
+}
+
+/**
+ * Counts already binned (a cell's gaps, src/metrics/gaps.ts), drawn on log axes: gaps span 0.1 ms
+ * to seconds and a single long stall beside a million short gaps must still show (a count of 1 is a
+ * bar from half of 1). One rect per non-empty bin, its range and count in its tooltip.
+ */
+export function binnedHistogram(spec: BinnedHistogramSpec): string {
+  const width = spec.width ?? 640;
+  const height = spec.height ?? 300;
+  const bins = spec.bins.filter((b) => b.count > 0 && b.lo > 0);
+  const xs = scale({ ...spec.x, log: true }, bins.length > 0 ? [bins[0]!.lo, bins[bins.length - 1]!.hi] : [], MARGIN.left, width - MARGIN.right);
+  const top = maxOf([1, ...bins.map((b) => b.count)]);
+  const ticks = Array.from({ length: Math.ceil(Math.log10(top)) + 1 }, (_, i) => 10 ** i);
+  const ys = scale({ ...spec.y, log: true, ticks }, [0.5, top], height - MARGIN.bottom, MARGIN.top);
+  const out: string[] = [axes(xs, ys, spec.x, spec.y, width, height), `<g fill="${spec.color}">`];
+  for (const b of bins) {
+    const x0 = xs.at(b.lo);
+    const x1 = xs.at(b.hi);
+    out.push(
+      `<rect class="mark" x="${px(x0)}" y="${px(ys.at(b.count))}" width="${px(Math.max(1, x1 - x0 - 1))}" height="${px(ys.at(0.5) - ys.at(b.count))}">` +
+        `<title>${tickText(b.lo)}–${tickText(b.hi)} ms: ${b.count}</title></rect>`,
+    );
+  }
   out.push('</g>');
   return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
 }

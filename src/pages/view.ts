@@ -8,7 +8,9 @@ import { plannedCellKeys } from '../results/collect.js';
 import { ABSENT, formatCount, percent } from '../text/format.js';
 import { overCapacitySum } from '../text/over-capacity.js';
 import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
-import type { CapacityRow, CellResult, CellStatus, RateCellResult, RateCellStatus, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
+import type { CapacityRow, CellResult, CellStatus, InterTokenLatency, LongestGap, RateCellResult, RateCellStatus, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
+import { formatNumber } from '../text/format.js';
+import { LONG_GAP_MULTIPLE, longGap } from '../metrics/gaps.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -326,4 +328,31 @@ export function rateSettingsText(result: Pick<SpeedMatrixResult, 'info'>): strin
   if (!s) return undefined;
   const ramp = s.rampS > 0 ? `a ${s.rampS} s linear ramp before each window` : 'no ramp';
   return `${s.arrival} arrivals, seed ${s.seed}, ${ramp}, at most ${s.maxInFlight} requests in flight`;
+}
+
+/** A distribution in ms, median / p90 / p99 with `digits` decimals, or — */
+export function distText(d: { median: number; p90: number; p99: number } | undefined, digits: number): string {
+  return d ? `${[d.median, d.p90, d.p99].map((x) => formatNumber(x, digits)).join(' / ')} ms` : ABSENT;
+}
+
+/** A cell's ITL: median / p90 / p95 / p99 / max in ms, or — */
+export function itlText(d: InterTokenLatency | undefined): string {
+  if (!d) return ABSENT;
+  return `${[d.median, d.p90, d.p95, d.p99, d.max].map((x) => formatNumber(x, 1)).join(' / ')} ms`;
+}
+
+/** A longest gap in words: `3,012 ms (301 median gaps) in request r-17, 4.2 s into the window`. */
+export function longestGapText(g: LongestGap): string {
+  const times = g.medianGaps !== null ? ` (${formatNumber(g.medianGaps, g.medianGaps < 10 ? 1 : 0)} median gaps)` : '';
+  return `${formatNumber(g.ms, 1)} ms${times} in request ${g.requestId}, ${formatNumber(g.atS, 1)} s into the window`;
+}
+
+/** The page's note on cells whose longest gap is LONG_GAP_MULTIPLE median gaps or more (not a status: the server did it). */
+export function longGapLines(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => longGap(c.figures?.longestGap));
+  if (flagged.length === 0) return [];
+  return [
+    `Stalls inside streams: these cells' longest gap between two tokens of one request is ${LONG_GAP_MULTIPLE} or more times their median gap. The server paused a stream (preemption, a prefill between decode steps, a scheduler hiccup); the figures are right, and the time between tokens, a mean per request, averages such a pause away. ITL is every gap (median / p90 / p95 / p99 / max):`,
+    ...flagged.map((c) => `${cellKey(c.context, c.concurrency)}: longest ${longestGapText(c.figures!.longestGap!)}; ITL ${itlText(c.figures!.interTokenLatencyMs)}`),
+  ];
 }

@@ -11,6 +11,7 @@ import { ABSENT, formatCount, formatMs, formatNumber } from '../text/format.js';
 import { markdownRow } from '../text/escape.js';
 import { table } from './html-frame.js';
 import { runWorkload } from './view.js';
+import { appendAll } from '../extent.js';
 
 export const WORKLOAD_COLUMNS = ['Cell', 'Requests', 'Input tokens mean (p50 / p90, min–max)', 'Output tokens mean (p50 / p90)', 'Prefix-cache hit rate'] as const;
 export const TURN_COLUMNS = ['Cell', 'Turn', 'Requests', 'Prompt tokens (mean)', 'TTFT p50', 'TTFT p90'] as const;
@@ -70,11 +71,11 @@ export function workloadSection(result: SpeedMatrixResult): string[] {
   const rows = workloadRows(result);
   const out = ['### Workload', ''];
   if (rows.length > 0) {
-    out.push(markdownRow(WORKLOAD_COLUMNS), markdownRow(WORKLOAD_COLUMNS.map(() => '---')), ...rows.map((r) => markdownRow(rowCells(r))), '');
+    appendAll(out, [markdownRow(WORKLOAD_COLUMNS), markdownRow(WORKLOAD_COLUMNS.map(() => '---')), ...rows.map((r) => markdownRow(rowCells(r))), '']);
   }
   const turns = rows.flatMap((r) => (r.figures.turns ?? []).map((t) => turnCells(r.key, t)));
-  if (turns.length > 0) out.push(markdownRow(TURN_COLUMNS), markdownRow(TURN_COLUMNS.map(() => '---')), ...turns.map(markdownRow), '');
-  out.push(...notes(result, rows).flatMap((n) => [n, '']));
+  if (turns.length > 0) appendAll(out, [markdownRow(TURN_COLUMNS), markdownRow(TURN_COLUMNS.map(() => '---')), ...turns.map(markdownRow), '']);
+  appendAll(out, notes(result, rows).flatMap((n) => [n, '']));
   return out;
 }
 
@@ -88,6 +89,6 @@ export function workloadSectionHtml(result: SpeedMatrixResult): string {
   if (rows.length > 0) parts.push(table(WORKLOAD_COLUMNS, rows.map((r) => esc(rowCells(r))), [0]));
   const turns = rows.flatMap((r) => (r.figures.turns ?? []).map((t) => esc(turnCells(r.key, t))));
   if (turns.length > 0) parts.push(table(TURN_COLUMNS, turns, [0]));
-  parts.push(...notes(result, rows).map((n) => `<p>${escapeHtml(n)}</p>`));
+  appendAll(parts, notes(result, rows).map((n) => `<p>${escapeHtml(n)}</p>`));
   return parts.join('\n');
 }

@@ -11,6 +11,7 @@ import { loadResultFile } from '../compare/load.js';
 import { ensureDir, writeFileAtomic } from '../results/write.js';
 import { renderCompareHtml, runName } from '../pages/compare-html.js';
 import { renderHtml } from '../pages/html.js';
+import { maxOf } from '../extent.js';
 
 export const REPORT_USAGE = `usage: llm-speed-matrix report <a.json> [b.json …] [--label NAME …] [--out FILE]
 
@@ -100,7 +101,7 @@ export function distinctLabels(files: readonly string[], given: readonly string[
   const tail = (file: string, depth: number): string => file.split(/[\\/]/).filter((p) => p !== '').slice(-depth).join('/');
   for (let depth = 1; ; depth++) {
     const names = named.map((l, i) => (clashes[i] ? tail(files[i]!, depth) : l));
-    const longest = Math.max(...files.map((f) => f.split(/[\\/]/).length));
+    const longest = maxOf(files.map((f) => f.split(/[\\/]/).length));
     if (new Set(names).size === names.length || depth >= longest) return names;
   }
 }

@@ -215,6 +215,10 @@ export interface EngineInfo {
  */
 export interface RunSettings {
   slo?: Slo;
+  /**
+   * the all-measurements table's columns after METHOD.md's set, in order (LLM_BENCH_COLUMNS); absent: METHOD's set alone
+   */
+  columns?: ('itl' | 'maxGap' | 'tpot' | 'e2e' | 'requestsPerSecond')[];
   servedModel: string;
   revision?: string;
   tool: {
@@ -261,7 +265,7 @@ export interface RunSettings {
  */
 export interface Slo {
   /**
-   * canonical form, e.g. perRequest>=20,ttftP90<=2000,tbtP99<=100,errors<=0
+   * canonical form, e.g. perRequest>=20,ttftP90<=2000,tbtP99<=100,itlP99<=200,maxGapMs<=2000,errors<=0
    */
   text: string;
   perRequestTokensPerSecond?: {
@@ -277,6 +281,19 @@ export interface Slo {
   };
   timeBetweenTokensMs?: {
     stat: 'median' | 'p90' | 'p99';
+    max: number;
+  };
+  /**
+   * the cell's inter-token latency over every gap (CellFigures.interTokenLatencyMs), judged on the cell, not on each request
+   */
+  interTokenLatencyMs?: {
+    stat: 'median' | 'p90' | 'p95' | 'p99';
+    max: number;
+  };
+  /**
+   * the cell's longest gap between two tokens of one request (CellFigures.longestGap.ms), judged on the cell
+   */
+  maxGapMs?: {
     max: number;
   };
   failedRequests?: {
@@ -656,6 +673,8 @@ export interface SloMiss {
     | 'perRequestTokensPerSecond'
     | 'ttftMs'
     | 'timeBetweenTokensMs'
+    | 'interTokenLatencyMs'
+    | 'maxGapMs'
     | 'failedRequests'
     | 'goodput'
     | 'kvCapacity'
@@ -701,6 +720,17 @@ export interface CellSeries {
    * each request's mean time between tokens in the window (ms), the values the cell's TBT figures are quantiles of
    */
   requestTbtMs: number[];
+  gapHistogram?: GapHistogram;
+}
+/**
+ * the cell's inter-token gaps counted in fixed log-spaced bins: counts[0] below edgesMs[0], counts[i] in [edgesMs[i-1], edgesMs[i]), the last at or above the last edge (its size does not grow with the token count)
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "GapHistogram".
+ */
+export interface GapHistogram {
+  edgesMs: number[];
+  counts: number[];
 }
 /**
  * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
@@ -898,6 +928,14 @@ export interface CellFigures {
   perRequestTokensPerSecond?: number;
   timeBetweenTokensMs?: Distribution;
   ttftMs?: Distribution;
+  interTokenLatencyMs?: InterTokenLatency;
+  longestGap?: LongestGap;
+  tpotMs?: Distribution1;
+  e2eLatencyMs?: Distribution2;
+  /**
+   * completed requests per second: completedRequests / measuredForS (vLLM's request throughput over the window)
+   */
+  requestsPerSecond?: number;
   /**
    * mean of the server's running-requests metric inside the window; from llama.cpp's decode counters (runningFrom decode-counters), its busy slots per decode call times the share of the window in which the client had a request in flight (a count per decode call sees no idle time); from llama.cpp's GET /slots (runningFrom slots), its busy slots sampled, every slot in a sample taken while the client had more requests in flight than the slots
    */
@@ -965,6 +1003,62 @@ export interface CellFigures {
  * via the `definition` "Distribution".
  */
 export interface Distribution {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * inter-token latency (ms) over every gap between consecutive token-carrying chunks of a request whose later chunk arrived inside the window (a gap straddling the window's start counts; the first token's wait is no gap); one gap per chunk, as vLLM's benchmark_serving counts ITL. Quantiles of type 7 (as the other distributions); max exact
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "InterTokenLatency".
+ */
+export interface InterTokenLatency {
+  median: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /**
+   * gaps counted
+   */
+  gaps: number;
+}
+/**
+ * the cell's longest gap between two tokens of one request (the ITL max): which request, when its later chunk arrived, how long, and how many median gaps long
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "LongestGap".
+ */
+export interface LongestGap {
+  /**
+   * the request's X-Request-Id
+   */
+  requestId: string;
+  /**
+   * seconds from the window's start to the gap's later chunk
+   */
+  atS: number;
+  ms: number;
+  /**
+   * ms / the ITL median; null when the median gap is 0 (chunks bunched on the way)
+   */
+  medianGaps: number | null;
+}
+/**
+ * time per output token after the first, vLLM's definition: over the requests completed inside the window, (end-to-end latency − TTFT) / (tokens − 1), requests of 2 or more tokens
+ */
+export interface Distribution1 {
+  median: number;
+  p90: number;
+  p99: number;
+  samples: number;
+}
+/**
+ * end-to-end latency over the requests completed inside the window: from the TTFT start to the last token chunk (vLLM's latency)
+ */
+export interface Distribution2 {
   median: number;
   p90: number;
   p99: number;
@@ -1297,13 +1391,13 @@ export interface RateFigures {
    * output tokens that arrived inside the window / window (as for a decode cell)
    */
   totalTokensPerSecond: number;
-  perRequestTokensPerSecond?: Distribution1;
-  ttftFromScheduleMs?: Distribution2;
-  ttftFromSendMs?: Distribution3;
-  e2eFromScheduleMs?: Distribution4;
-  e2eFromSendMs?: Distribution5;
-  tbtMs?: Distribution6;
-  dispatchDelayMs?: Distribution7;
+  perRequestTokensPerSecond?: Distribution3;
+  ttftFromScheduleMs?: Distribution4;
+  ttftFromSendMs?: Distribution5;
+  e2eFromScheduleMs?: Distribution6;
+  e2eFromSendMs?: Distribution7;
+  tbtMs?: Distribution8;
+  dispatchDelayMs?: Distribution9;
   outputTokens: number;
   /**
    * requests scheduled inside the window
@@ -1338,7 +1432,7 @@ export interface RateFigures {
 /**
  * per completed request with 2 or more tokens: 1000 / its mean time between tokens
  */
-export interface Distribution1 {
+export interface Distribution3 {
   median: number;
   p90: number;
   p99: number;
@@ -1347,7 +1441,7 @@ export interface Distribution1 {
 /**
  * first token − scheduled time, per request scheduled in the window that got a token
  */
-export interface Distribution2 {
+export interface Distribution4 {
   median: number;
   p90: number;
   p99: number;
@@ -1356,7 +1450,7 @@ export interface Distribution2 {
 /**
  * first token − send, same requests
  */
-export interface Distribution3 {
+export interface Distribution5 {
   median: number;
   p90: number;
   p99: number;
@@ -1365,7 +1459,7 @@ export interface Distribution3 {
 /**
  * last token − scheduled time, per request scheduled in the window that completed
  */
-export interface Distribution4 {
+export interface Distribution6 {
   median: number;
   p90: number;
   p99: number;
@@ -1374,7 +1468,7 @@ export interface Distribution4 {
 /**
  * last token − send, same requests
  */
-export interface Distribution5 {
+export interface Distribution7 {
   median: number;
   p90: number;
   p99: number;
@@ -1383,7 +1477,7 @@ export interface Distribution5 {
 /**
  * per completed request, its mean time between tokens
  */
-export interface Distribution6 {
+export interface Distribution8 {
   median: number;
   p90: number;
   p99: number;
@@ -1392,7 +1486,7 @@ export interface Distribution6 {
 /**
  * send − scheduled time, per request scheduled in the window and sent
  */
-export interface Distribution7 {
+export interface Distribution9 {
   median: number;
   p90: number;
   p99: number;

@@ -9,8 +9,11 @@
  *                             requests at least this fast; 1000 / TBT p90 of the cell)
  *   ttft[P90|P99] <= Y        TTFT (ms): median, p90, p99
  *   tbt[P90|P99] <= Z         time between tokens (ms): median, p90, p99 of the per-request means
+ *   itl[P90|P95|P99] <= W     inter-token latency (ms) over every gap of the cell: median, p90, p95, p99
+ *   maxGapMs <= M             the cell's longest gap between two tokens of one request (ms)
  *   errors <= N  (or = N)     failed requests of the cell
  *   goodput >= G  (0.9 or 90%) share of the cell's requests that met the per-request constraints
+ * ITL and the longest gap are the cell's (src/metrics/gaps.ts): goodput does not judge a request on them.
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -35,11 +38,16 @@ const maxBound = z.union([
   z.strictObject({ p99: z.strictObject({ max: positive }) }),
 ]);
 
+/** an ITL bound: `{ max }` (the median) or one quantile, p95 among them */
+const itlBound = z.union([maxBound, z.strictObject({ p95: z.strictObject({ max: positive }) })]);
+
 /** The suite's `slo` (validated by zod with the rest of the suite). */
 export const SloSchema = z.strictObject({
   perRequestTokensPerSecond: minBound.optional(),
   ttftMs: maxBound.optional(),
   timeBetweenTokensMs: maxBound.optional(),
+  interTokenLatencyMs: itlBound.optional(),
+  maxGapMs: z.strictObject({ max: positive }).optional(),
   failedRequests: z.strictObject({ max: z.int().nonnegative() }).optional(),
   goodput: z.strictObject({ min: z.number().gt(0).max(1) }).optional(),
 });
@@ -62,7 +70,13 @@ function maxOf(b: z.infer<typeof maxBound>): { stat: MaxStat; max: number } {
   return { stat: 'p99', max: b.p99.max };
 }
 
-const STAT_SUFFIX: Record<string, string> = { median: '', p10: 'P10', p1: 'P1', p90: 'P90', p99: 'P99' };
+function itlOf(b: z.infer<typeof itlBound>): { stat: ItlStat; max: number } {
+  return 'p95' in b ? { stat: 'p95', max: b.p95.max } : maxOf(b);
+}
+
+type ItlStat = MaxStat | 'p95';
+
+const STAT_SUFFIX: Record<string, string> = { median: '', p10: 'P10', p1: 'P1', p90: 'P90', p95: 'P95', p99: 'P99' };
 
 /** The canonical text of an SLO, in the LLM_BENCH_SLO grammar. */
 export function sloText(slo: Omit<Slo, 'text'>): string {
@@ -70,6 +84,8 @@ export function sloText(slo: Omit<Slo, 'text'>): string {
   if (slo.perRequestTokensPerSecond) parts.push(`perRequest${STAT_SUFFIX[slo.perRequestTokensPerSecond.stat]}>=${slo.perRequestTokensPerSecond.min}`);
   if (slo.ttftMs) parts.push(`ttft${STAT_SUFFIX[slo.ttftMs.stat]}<=${slo.ttftMs.max}`);
   if (slo.timeBetweenTokensMs) parts.push(`tbt${STAT_SUFFIX[slo.timeBetweenTokensMs.stat]}<=${slo.timeBetweenTokensMs.max}`);
+  if (slo.interTokenLatencyMs) parts.push(`itl${STAT_SUFFIX[slo.interTokenLatencyMs.stat]}<=${slo.interTokenLatencyMs.max}`);
+  if (slo.maxGapMs) parts.push(`maxGapMs<=${slo.maxGapMs.max}`);
   if (slo.failedRequests) parts.push(`errors<=${slo.failedRequests.max}`);
   // the percentage to 12 significant digits: exact for any share written in the text or the suite
   if (slo.goodput) parts.push(`goodput>=${Number((slo.goodput.min * 100).toPrecision(12))}%`);
@@ -82,6 +98,8 @@ export function sloFromInput(input: z.infer<typeof SloSchema>): Slo {
   if (input.perRequestTokensPerSecond) out.perRequestTokensPerSecond = minOf(input.perRequestTokensPerSecond);
   if (input.ttftMs) out.ttftMs = maxOf(input.ttftMs);
   if (input.timeBetweenTokensMs) out.timeBetweenTokensMs = maxOf(input.timeBetweenTokensMs);
+  if (input.interTokenLatencyMs) out.interTokenLatencyMs = itlOf(input.interTokenLatencyMs);
+  if (input.maxGapMs) out.maxGapMs = { max: input.maxGapMs.max };
   if (input.failedRequests) out.failedRequests = { max: input.failedRequests.max };
   if (input.goodput) out.goodput = { min: input.goodput.min };
   if (Object.keys(out).length === 0) throw new ConfigError('slo: names no constraint; e.g. slo: { perRequestTokensPerSecond: { min: 20 }, ttftMs: { p90: { max: 2000 } } }');
@@ -89,7 +107,7 @@ export function sloFromInput(input: z.infer<typeof SloSchema>): Slo {
 }
 
 const EXAMPLE = 'LLM_BENCH_SLO="perRequest>=20,ttftP90<=2000,tbtP99<=100,errors=0"';
-const FIGURES = 'perRequest, perRequestP10, perRequestP1 (>=); ttft, ttftP90, ttftP99, tbt, tbtP90, tbtP99 (<=); errors (<= or =); goodput (>=, 0.9 or 90%)';
+const FIGURES = 'perRequest, perRequestP10, perRequestP1 (>=); ttft, ttftP90, ttftP99, tbt, tbtP90, tbtP99, itl, itlP90, itlP95, itlP99, maxGapMs (<=); errors (<= or =); goodput (>=, 0.9 or 90%)';
 
 /** LLM_BENCH_SLO, parsed; every mistake names the part, the rule and an example. */
 /** the SLO part written without its unit: 2s → 2000 (milliseconds), 40tok/s → 40 */
@@ -141,6 +159,16 @@ export function parseSloText(text: string, name = 'LLM_BENCH_SLO'): Slo {
         if (out.timeBetweenTokensMs) throw new ConfigError(`${name}: time between tokens is given twice ("${part}"); keep one`);
         out.timeBetweenTokensMs = { stat, max: value };
       }
+    } else if (/^itl(p50|p90|p95|p99)?$/.test(key)) {
+      needs('<=');
+      positiveValue('an inter-token latency maximum', 'no cell can meet it');
+      if (out.interTokenLatencyMs) throw new ConfigError(`${name}: inter-token latency is given twice ("${part}"); keep one`);
+      out.interTokenLatencyMs = { stat: key === 'itlp95' ? 'p95' : maxStat[key.slice(3)]!, max: value };
+    } else if (key === 'maxgapms' || key === 'maxgap') {
+      needs('<=');
+      positiveValue('a longest-gap maximum', 'no cell can meet it');
+      if (out.maxGapMs) throw new ConfigError(`${name}: the longest gap is given twice ("${part}"); keep one`);
+      out.maxGapMs = { max: value };
     } else if (key === 'errors') {
       if (op === '>=') throw new ConfigError(`${name}: "${part}": errors takes <= or = (a maximum); e.g. errors=0`);
       if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name}: "${part}": errors is a count of failed requests (0, 1, …); e.g. errors=0`);

@@ -3,6 +3,7 @@
  * as written in Markdown (GitHub pages, PR comments, job summaries) and in HTML, never formatting
  * or injecting anything.
  */
+import { maxOf } from '../extent.js';
 
 /** One Markdown table row; `|` and line breaks inside cells are escaped. */
 export function markdownRow(cells: readonly string[]): string {
@@ -60,7 +61,7 @@ export function oneLine(text: string): string {
 /** An inline code span for text from outside (a path): on one line, fenced by more backticks than it holds. */
 export function codeSpan(text: string): string {
   const flat = oneLine(text);
-  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const longest = maxOf([0, ...(flat.match(/`+/g) ?? []).map((run) => run.length)]);
   const fence = '`'.repeat(longest + 1);
   const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${flat}${pad}${fence}`;
@@ -68,7 +69,7 @@ export function codeSpan(text: string): string {
 
 /** A fenced code block whose fence is longer than any backtick run in `text`, so the text cannot close it. */
 export function codeBlock(text: string, lang = ''): string[] {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const longest = maxOf([0, ...(text.match(/`+/g) ?? []).map((run) => run.length)]);
   const fence = '`'.repeat(Math.max(3, longest + 1));
   return [`${fence}${lang}`, text, fence];
 }

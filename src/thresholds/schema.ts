@@ -6,12 +6,17 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults.js';
 
-/** Cell figures a budget may name (CellFigures; ttftMs and timeBetweenTokensMs are their medians). */
+/**
+ * Cell figures a budget may name (CellFigures; ttftMs and timeBetweenTokensMs are their medians,
+ * itlP99Ms the p99 of interTokenLatencyMs and maxGapMs its max, the longest gap).
+ */
 export const CELL_FIGURES = [
   'totalTokensPerSecond',
   'perRequestTokensPerSecond',
   'ttftMs',
   'timeBetweenTokensMs',
+  'itlP99Ms',
+  'maxGapMs',
   'averageActiveRequests',
   'outputTokens',
   'completedRequests',

@@ -5,6 +5,7 @@
  */
 import type { CalibratedPrompt, CalibrateRequest } from '../prompts/calibrate.js';
 import type { ChatMessage, LengthDistribution, PromptFile, Workload, WorkloadRequest } from '../shapes/workload.js';
+import { maxOf } from '../extent.js';
 
 /**
  * What sizes prompts: PromptCalibrator satisfies it (RunPrompts' calibrator, so the run learns
@@ -94,7 +95,7 @@ export function distributionMax(d: LengthDistribution): number {
     case 'normal':
       return d.max;
     case 'histogram':
-      return Math.max(...d.bins.map((b) => b.max));
+      return maxOf(d.bins.map((b) => b.max));
   }
 }
 

@@ -30,6 +30,18 @@ describe('house rules', () => {
     expect(breachesOf('src/init/templates.ts', "export const text = 'const t = process.env.GITHUB_TOKEN';\n")).toEqual([]);
   });
 
+  test('a spread call argument is caught (Math.max(...x) throws past about 120,000 elements); a forwarded rest parameter is not', () => {
+    const rules = (text: string) => breachesOf('src/a.ts', text).map((b) => b.rule);
+    expect(rules('export const top = (xs: number[]) => Math.max(...xs);\n')).toEqual(['spread-argument']);
+    expect(rules('export function add(out: number[], xs: number[]) { out.push(1, ...xs); }\n')).toEqual(['spread-argument']);
+    expect(rules('export const make = (xs: number[]) => new Set(...[xs]);\n')).toEqual(['spread-argument']);
+    // a rest parameter passed on, and spreads into array and object literals, take no call arguments per element
+    expect(rules('export const wrap = (f: (...a: number[]) => void) => (...args: number[]) => f(...args);\n')).toEqual([]);
+    expect(rules('export const both = (a: number[], b: number[]) => [...a, ...b];\nexport const o = (x: object) => ({ ...x });\n')).toEqual([]);
+    // a spread of an outer function's rest parameter inside an inner one is not its own arguments
+    expect(rules('export function outer(...args: number[]) { return () => Math.max(...args); }\n')).toEqual(['spread-argument']);
+  });
+
   test('two files of one name in different folders are caught, unless the name is one role', () => {
     expect(sameNameBreaches(['src/load/cell.ts', 'src/prompts/cell.ts']).map((b) => b.file)).toEqual(['src/load/cell.ts', 'src/prompts/cell.ts']);
     expect(sameNameBreaches(['src/sim/cli.ts', 'src/report/cli.ts', 'src/a/unique.ts'])).toEqual([]);

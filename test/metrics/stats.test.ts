@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { distribution, mean, median, quantile } from '../../src/metrics/stats.js';
+import { describe, expect, it, test } from 'vitest';
+import { countedDistribution, distribution, mean, median, quantile } from '../../src/metrics/stats.js';
 
 describe('quantile (type 7: linear between closest ranks)', () => {
   it('gives exact values', () => {
@@ -47,5 +47,23 @@ describe('distribution', () => {
   it('is undefined for empty input; one sample gives that sample everywhere', () => {
     expect(distribution([])).toBeUndefined();
     expect(distribution([5])).toEqual({ median: 5, p90: 5, p99: 5, samples: 1 });
+  });
+});
+
+describe('countedDistribution', () => {
+  test('the same quantiles as distribution over the samples the counts stand for', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (const n of [1, 2, 3, 10, 101, 5000]) {
+      const values = Array.from({ length: n }, () => 1 + Math.floor(rnd() * rnd() * 40));
+      const counts = new Map<number, number>();
+      for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+      const want = distribution(values)!;
+      const got = countedDistribution(counts)!;
+      expect(got.samples).toBe(want.samples);
+      for (const k of ['median', 'p90', 'p99'] as const) expect(got[k]).toBeCloseTo(want[k], 9);
+    }
+    expect(countedDistribution(new Map())).toBeUndefined();
+    expect(countedDistribution(new Map([[3, 0], [NaN, 4]]))).toBeUndefined();
   });
 });

@@ -147,7 +147,7 @@ describe('parseSloText: mistakes are ConfigErrors naming the part, the rule and 
   test('an unknown figure lists the figures', () => {
     const e = parseError('latency<=5');
     expect(e.message).toContain('LLM_BENCH_SLO: "latency" is not an SLO figure');
-    expect(e.message).toContain('perRequest, perRequestP10, perRequestP1 (>=); ttft, ttftP90, ttftP99, tbt, tbtP90, tbtP99 (<=)');
+    expect(e.message).toContain('perRequest, perRequestP10, perRequestP1 (>=); ttft, ttftP90, ttftP99, tbt, tbtP90, tbtP99, itl, itlP90, itlP95, itlP99, maxGapMs (<=)');
     expect(e.message).toContain(EXAMPLE);
     expect(parseError('ttftP95<=100').message).toContain('"ttftP95" is not an SLO figure');
     expect(parseError('perRequestP90>=10').message).toContain('"perRequestP90" is not an SLO figure');
