@@ -99,7 +99,17 @@ describe('the highest rate at the SLO against the sim step model', () => {
     else remeasured.set(rate, cell);
     return cell;
   }
+  /** each measured cell's simulator step lateness p99 (ms): how far the sim fell behind its own 10 ms steps */
+  const lateness = new Map<RateCellResult, number>();
   async function measureOnce(rate: number): Promise<RateCellResult> {
+    const base = opened.session.target.baseUrl;
+    await fetch(`${base}/_sim/reset`, { method: 'POST' }).then((r) => r.arrayBuffer());
+    const cell = await measureCell(rate);
+    const state = (await (await fetch(`${base}/_sim/state`)).json()) as { stepLatenessMs: { p99?: number } };
+    lateness.set(cell, state.stepLatenessMs.p99 ?? 0);
+    return cell;
+  }
+  async function measureCell(rate: number): Promise<RateCellResult> {
     const s = schedule(rate);
     const run = await runRateCell(opened.session, {
       context: 0, rate, schedule: s, promptFor: (i) => `Rate capacity request ${i}: continue.`, scoutPrompts: [], windowMs: WINDOW_MS, maxInFlight: 256, drainTimeoutMs: 10_000, metricsIntervalMs: 500,
@@ -133,11 +143,21 @@ describe('the highest rate at the SLO against the sim step model', () => {
     // held (it sits within 5 % of the bound, so on a loaded machine it may not: the row then reads
     // "unconfirmed", as a CI run once had it at 63 ms against a model's 53.6)
     expect(row.confirmation?.rate).toBe(row.capacity);
-    const again = remeasured.get(row.capacity)?.figures?.ttftFromScheduleMs?.p90;
-    expect(again).toBeDefined();
-    const modelAt = modelTtftP90(row.capacity);
-    expect(Math.abs(again! - modelAt) / modelAt, `confirmation TTFT p90 ${again} ms against the model's ${modelAt.toFixed(1)}`).toBeLessThanOrEqual(0.25);
+    const confirmation = remeasured.get(row.capacity)!;
+    const confirmedP90 = confirmation.figures?.ttftFromScheduleMs?.p90;
+    expect(confirmedP90).toBeDefined();
     // Valid, it meets the SLO where its p90 is within the bound (Saturated or Client-limited never does)
-    expect(row.confirmation!.meets).toBe(remeasured.get(row.capacity)!.status === 'valid' && again! <= boundMs);
+    expect(row.confirmation!.meets).toBe(confirmation.status === 'valid' && confirmedP90! <= boundMs);
+    // the model is of a sim that keeps its 10 ms steps; at the knee a late step moves TTFT p90 most
+    // (a hunt beside a spinning process read 52.4 ms against the model's 40.4): a confirmation
+    // whose sim fell behind its steps (p99 over 2 ms late) is measured again, twice at most, said
+    const modelAt = modelTtftP90(row.capacity);
+    let check = confirmation;
+    const off = (c: RateCellResult) => Math.abs(c.figures!.ttftFromScheduleMs!.p90 - modelAt) / modelAt;
+    for (let again = 1; again <= 2 && off(check) > 0.25 && (lateness.get(check) ?? 0) > 2; again++) {
+      console.log(`confirmation at ${row.capacity}/s: TTFT p90 ${check.figures!.ttftFromScheduleMs!.p90.toFixed(1)} ms against the model's ${modelAt.toFixed(1)}, the sim's steps late by ${lateness.get(check)!.toFixed(1)} ms at p99: measured again (${again}/2)`);
+      check = await measureOnce(row.capacity);
+    }
+    expect(off(check), `confirmation TTFT p90 ${check.figures!.ttftFromScheduleMs!.p90} ms against the model's ${modelAt.toFixed(1)} (sim steps late ${lateness.get(check)?.toFixed(1)} ms at p99)`).toBeLessThanOrEqual(0.25);
   }, 90_000);
 });
