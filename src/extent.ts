@@ -13,7 +13,8 @@ export function maxOf(values: Iterable<number>): number {
   let top = -Infinity;
   for (const v of values) {
     if (Number.isNaN(v)) return NaN;
-    if (v > top) top = v;
+    // +0 above -0, as Math.max has it
+    if (v > top || (v === 0 && top === 0 && Object.is(top, -0))) top = v;
   }
   return top;
 }
@@ -23,7 +24,8 @@ export function minOf(values: Iterable<number>): number {
   let bottom = Infinity;
   for (const v of values) {
     if (Number.isNaN(v)) return NaN;
-    if (v < bottom) bottom = v;
+    // -0 below +0, as Math.min has it
+    if (v < bottom || (v === 0 && bottom === 0 && Object.is(v, -0))) bottom = v;
   }
   return bottom;
 }

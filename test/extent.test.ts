@@ -7,7 +7,7 @@ import { appendAll, maxOf, minOf } from '../src/extent.js';
 
 describe('extent', () => {
   test('as Math.max and Math.min on small input, empty and NaN included', () => {
-    for (const xs of [[3, -1, 7.5, 7.5, 0], [-0.5], [], [2, NaN, 9], [Infinity, -Infinity]]) {
+    for (const xs of [[3, -1, 7.5, 7.5, 0], [-0.5], [], [2, NaN, 9], [Infinity, -Infinity], [-0, 0], [0, -0], [-0]]) {
       expect(maxOf(xs)).toBe(Math.max(...xs));
       expect(minOf(xs)).toBe(Math.min(...xs));
     }

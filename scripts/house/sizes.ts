@@ -99,6 +99,13 @@ export function breachesOf(file: string, text: string): Breach[] {
     if (ts.isSpreadElement(node) && (ts.isCallExpression(node.parent) || ts.isNewExpression(node.parent)) && !forwardsRest(node)) {
       breaches.push({ file, line: lineOf(node.getStart(sf)), rule: 'spread-argument', text: `${node.parent.getText(sf).slice(0, 60)}: one call argument per element` });
     }
+    // f.apply(this, xs) and Reflect.apply(f, this, xs) pass an array as arguments the same way
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'apply') {
+      const reflect = ts.isIdentifier(node.expression.expression) && node.expression.expression.text === 'Reflect';
+      if (node.arguments.length === (reflect ? 3 : 2)) {
+        breaches.push({ file, line: lineOf(node.getStart(sf)), rule: 'spread-argument', text: `${node.getText(sf).slice(0, 60)}: an array as arguments, one per element` });
+      }
+    }
     ts.forEachChild(node, visit);
   };
   visit(sf);

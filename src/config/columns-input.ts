@@ -9,8 +9,8 @@ import { EXTRA_COLUMNS, type ExtraColumn } from '../shapes/columns.js';
  */
 export function parseColumns(text: string): ExtraColumn[] {
   const names = text.split(',').map((x) => x.trim()).filter((x) => x !== '');
-  if (names.length === 1 && names[0] === 'method') return [];
-  if (names.length === 1 && names[0] === 'all') return [...EXTRA_COLUMNS];
+  if (names.length === 1 && names[0]!.toLowerCase() === 'method') return [];
+  if (names.length === 1 && names[0]!.toLowerCase() === 'all') return [...EXTRA_COLUMNS];
   const out: ExtraColumn[] = [];
   for (const name of names) {
     const known = EXTRA_COLUMNS.find((c) => c.toLowerCase() === name.toLowerCase());

@@ -14,7 +14,7 @@ import type { SloInput } from './slo-input.js';
 import type { WorkloadObject } from './workload-object.js';
 
 export type { FileWorkloadInput, LengthsWorkloadInput, MultiTurnWorkloadInput, SharedPrefixWorkloadInput, SyntheticWorkloadInput, WorkloadObject } from './workload-object.js';
-export type { MaxBoundInput, MaxLimit, MedianMax, MedianMin, MinBoundInput, MinLimit, P10Min, P1Min, P90Max, P99Max, SloInput } from './slo-input.js';
+export type { MaxBoundInput, MaxLimit, MedianMax, MedianMin, MinBoundInput, MinLimit, P10Min, P1Min, P90Max, P95Max, P99Max, ItlBoundInput, SloInput } from './slo-input.js';
 
 /**
  * The machine the server runs on, as shown on the page. Each field given here wins over what is

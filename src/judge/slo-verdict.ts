@@ -6,7 +6,7 @@
  */
 import { formatCount, formatMs, formatNumber } from '../text/format.js';
 import { rateOverCapacitySum } from '../text/over-capacity.js';
-import type { CellResult, Distribution, InterTokenLatency, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
+import type { CellResult, Distribution, InterTokenLatency, LongestGap, RateCellResult, Slo, SloMiss, SloVerdict } from '../shapes/result.js';
 import { perRequestTokensPerSecondAt } from '../metrics/figures.js';
 import { appendAll } from '../extent.js';
 
@@ -55,7 +55,7 @@ export function sloVerdict(cell: CellResult, slo: Slo): SloVerdict {
     misses.push({ constraint: 'unmeasured', label: 'Stream buffered', detail: `${cell.contextLabel}/${cell.concurrency}'s stream was buffered on the way: its TTFT and time between tokens are the proxy's` });
   } else {
     const f = cell.figures;
-    appendAll(misses, figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond, timeBetweenTokensMs: f.timeBetweenTokensMs, ttftMs: f.ttftMs, interTokenLatencyMs: f.interTokenLatencyMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo));
+    appendAll(misses, figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond, timeBetweenTokensMs: f.timeBetweenTokensMs, ttftMs: f.ttftMs, interTokenLatencyMs: f.interTokenLatencyMs, longestGap: f.longestGap, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo));
   }
   return verdictOf(misses);
 }
@@ -81,8 +81,10 @@ export interface JudgedFigures {
   perRequestTokensPerSecond?: number;
   timeBetweenTokensMs?: Distribution;
   ttftMs?: Distribution;
-  /** every gap's ITL (its max is the longest gap) */
+  /** every gap's ITL */
   interTokenLatencyMs?: InterTokenLatency;
+  /** the longest gap, or a longer silence still running at the window's end */
+  longestGap?: LongestGap;
   failedRequests: number;
   goodputShare?: number;
 }
@@ -120,7 +122,7 @@ function figureMisses(f: JudgedFigures, slo: Slo): SloMiss[] {
     }
   }
   if (slo.maxGapMs) {
-    const value = f.interTokenLatencyMs?.max;
+    const value = f.longestGap?.ms ?? f.interTokenLatencyMs?.max;
     if (!(value !== undefined && value <= slo.maxGapMs.max)) {
       misses.push({ constraint: 'maxGapMs', label: 'longest gap', ...(value !== undefined ? { value } : {}), bound: slo.maxGapMs.max, detail: `longest gap ${apart(value, slo.maxGapMs.max, ms)} > ${apart(slo.maxGapMs.max, value, ms)}` });
     }
@@ -157,7 +159,7 @@ export function rateSloVerdict(cell: RateCellResult, slo: Slo): SloVerdict {
   if (!cell.figures || cell.status === 'not-run') return verdictOf([{ constraint: 'unmeasured', label: 'not measured', detail: `${key} has no figures (${cell.status})` }]);
   if (cell.status === 'client-limited') return verdictOf([{ constraint: 'unmeasured', label: 'Client-limited', detail: `${key} is Client-limited: its latencies from the schedule are partly the client's` }]);
   const f = cell.figures;
-  const misses = figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond?.median, timeBetweenTokensMs: f.tbtMs, ttftMs: f.ttftFromScheduleMs, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo);
+  const misses = figureMisses({ perRequestTokensPerSecond: f.perRequestTokensPerSecond?.median, timeBetweenTokensMs: f.tbtMs, ttftMs: f.ttftFromScheduleMs, interTokenLatencyMs: f.interTokenLatencyMs, longestGap: f.longestGap, failedRequests: f.failedRequests, goodputShare: cell.goodput?.requests.share }, slo);
   const saturated = cell.status === 'saturated' || cell.statuses.includes('saturated');
   return saturated ? verdictOf(misses, { constraint: 'saturated', label: 'Saturated', detail: 'Saturated (the requests in the system grew through the window)' }) : verdictOf(misses);
 }

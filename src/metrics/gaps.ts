@@ -9,7 +9,8 @@
  *   gap, not k). A gap counts when its later chunk arrives inside the window, so a gap that
  *   straddles the window's start counts; the time to the first token is no gap.
  * - the longest gap: its request, when its later chunk arrived (seconds into the window), its
- *   length and that length in median gaps.
+ *   length and that length in median gaps; or, where longer, a silence still running when the
+ *   window closed (`open`: a stream frozen through the window's end has no later chunk).
  * - the gaps' distribution in fixed log-spaced bins, for the HTML report (a constant size,
  *   whatever the token count).
  *
@@ -77,14 +78,36 @@ export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: n
     });
   }
   gaps.sort();
-  // to 0.1 µs: the sorted gaps are 4-byte floats (7 significant digits), their digits past that are noise
-  const at = (q: number) => Math.round(quantile(gaps, q)! * 1e4) / 1e4;
+  // to 0.1 µs: the sorted gaps are 4-byte floats (7 significant digits), their digits past that
+  // are noise; never above the max, which is kept exactly
+  const at = (q: number) => Math.min(max, Math.round(quantile(gaps, q)! * 1e4) / 1e4);
   const median = at(0.5);
-  return {
-    // max kept exactly (the sorted copy is 4-byte floats: 7 significant digits)
-    interTokenLatencyMs: { median, p90: at(0.9), p95: at(0.95), p99: at(0.99), max, gaps: count },
-    longestGap: { requestId: maxRequest!.id, atS: (maxAt - windowStartMs) / 1000, ms: max, medianGaps: median > 0 ? max / median : null },
-  };
+  const longestGap: LongestGap = { requestId: maxRequest!.id, atS: (maxAt - windowStartMs) / 1000, ms: max, medianGaps: median > 0 ? max / median : null };
+  const open = longestOpenSilence(timelines, windowEndMs);
+  if (open && open.ms > max) Object.assign(longestGap, { requestId: open.id, atS: (windowEndMs - windowStartMs) / 1000, ms: open.ms, medianGaps: median > 0 ? open.ms / median : null, open: true });
+  return { interTokenLatencyMs: { median, p90: at(0.9), p95: at(0.95), p99: at(0.99), max, gaps: count }, longestGap };
+}
+
+/**
+ * The longest silence still running when the window closed: a request in flight then (not ended
+ * before it), from its last token chunk to the window's end. No later chunk closes it, so it is no
+ * ITL gap, but a stream frozen through the window's last seconds is a stall the longest gap must
+ * show. A request with no token yet is waiting (queue, prefill), not silent.
+ */
+function longestOpenSilence(timelines: readonly RequestTimeline[], windowEndMs: number): { id: string; ms: number } | undefined {
+  let out: { id: string; ms: number } | undefined;
+  for (const t of timelines) {
+    if (t.end !== undefined && t.end.atMs < windowEndMs) continue;
+    let last: number | undefined;
+    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+    for (let i = 0; i < n; i++) {
+      const at = t.chunkMs[i]!;
+      if (at > windowEndMs) break;
+      if (t.chunkTokens[i]! > 0) last = at;
+    }
+    if (last !== undefined && (!out || windowEndMs - last > out.ms)) out = { id: t.id, ms: windowEndMs - last };
+  }
+  return out;
 }
 
 /** The cell's gaps counted in GAP_EDGES_MS's bins (one pass, no copy); undefined without a gap. */

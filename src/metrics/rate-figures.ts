@@ -10,6 +10,7 @@ import type { MetricsSample } from '../shapes/engine.js';
 import type { RateFigures } from '../shapes/result.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { distribution } from './stats.js';
+import { cellGaps } from './gaps.js';
 import { MATRIX_TTFT_FROM, requestTimeBetweenTokensMs, tokensInWindow, tokensPerSecondOfTbt, ttftStartMs } from './request.js';
 import { maxOf } from '../extent.js';
 
@@ -74,6 +75,8 @@ export function computeRateFigures(input: RateFiguresInput): RateFigures {
   const tbt = done.map((r) => requestTimeBetweenTokensMs(r.timeline, -Infinity, Infinity)).filter((x): x is number => x !== undefined);
   const withToken = scheduled.filter((r) => r.timeline.firstTokenMs !== undefined);
   const waiting = input.samples.map((s) => s.waiting).filter((w): w is number => w !== undefined);
+  // every gap whose later chunk is in the window, as a decode cell's (gaps.ts): an SLO on ITL judges a rate cell too
+  const gaps = cellGaps(input.requests.map((r) => r.timeline), ws, we);
   const optional = (key: keyof RateFigures, values: number[]) => {
     const d = distribution(values);
     return d ? { [key]: d } : {};
@@ -90,6 +93,7 @@ export function computeRateFigures(input: RateFiguresInput): RateFigures {
     ...optional('e2eFromSendMs', done.map((r) => r.timeline.end!.atMs - r.timeline.sendMs)),
     ...optional('tbtMs', tbt),
     ...optional('dispatchDelayMs', scheduled.map((r) => r.timeline.sendMs - r.scheduledMs)),
+    ...(gaps ? { interTokenLatencyMs: gaps.interTokenLatencyMs, longestGap: gaps.longestGap } : {}),
     outputTokens,
     scheduled: input.scheduledInWindow,
     sent: scheduled.length,

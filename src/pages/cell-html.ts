@@ -124,7 +124,7 @@ function gapChart(key: string, anchor: string, h: GapHistogram): string {
     name: 'gaps',
     key: `gaps-${anchor}`,
     title: `${key}: every gap between tokens`,
-    description: `The ${formatCount(total)} gaps between consecutive token chunks of a request in the window, binned on log axes so one long stall beside many short gaps still shows; the ITL figures are quantiles of these.`,
+    description: `The ${formatCount(total)} gaps between consecutive token chunks of a request in the window (a repeated cell's last repeat), binned on log axes so one long stall beside many short gaps still shows; the ITL figures are quantiles of the same gaps.`,
     x: { title: 'Gap (ms)' },
     y: { title: 'Gaps' },
     bins,

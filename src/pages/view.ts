@@ -344,6 +344,7 @@ export function itlText(d: InterTokenLatency | undefined): string {
 /** A longest gap in words: `3,012 ms (301 median gaps) in request r-17, 4.2 s into the window`. */
 export function longestGapText(g: LongestGap): string {
   const times = g.medianGaps !== null ? ` (${formatNumber(g.medianGaps, g.medianGaps < 10 ? 1 : 0)} median gaps)` : '';
+  if (g.open) return `${formatNumber(g.ms, 1)} ms${times} in request ${g.requestId}, still silent when the window closed`;
   return `${formatNumber(g.ms, 1)} ms${times} in request ${g.requestId}, ${formatNumber(g.atS, 1)} s into the window`;
 }
 

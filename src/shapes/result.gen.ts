@@ -291,7 +291,7 @@ export interface Slo {
     max: number;
   };
   /**
-   * the cell's longest gap between two tokens of one request (CellFigures.longestGap.ms), judged on the cell
+   * the cell's longest gap between two tokens of one request, or a silence still running at the window's end (CellFigures.longestGap.ms), judged on the cell
    */
   maxGapMs?: {
     max: number;
@@ -1045,6 +1045,10 @@ export interface LongestGap {
    * ms / the ITL median; null when the median gap is 0 (chunks bunched on the way)
    */
   medianGaps: number | null;
+  /**
+   * true: a silence still running when the window closed (from the request's last token chunk to the window's end, atS), longer than every closed gap; it is no ITL gap, so ITL's max is the longest closed one
+   */
+  open?: boolean;
 }
 /**
  * time per output token after the first, vLLM's definition: over the requests completed inside the window, (end-to-end latency − TTFT) / (tokens − 1), requests of 2 or more tokens
@@ -1375,6 +1379,8 @@ export interface RateCellEvidence {
  * via the `definition` "RateFigures".
  */
 export interface RateFigures {
+  interTokenLatencyMs?: InterTokenLatency;
+  longestGap?: LongestGap;
   /**
    * requests scheduled inside the window / window, requests/s
    */

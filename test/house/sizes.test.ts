@@ -35,6 +35,8 @@ describe('house rules', () => {
     expect(rules('export const top = (xs: number[]) => Math.max(...xs);\n')).toEqual(['spread-argument']);
     expect(rules('export function add(out: number[], xs: number[]) { out.push(1, ...xs); }\n')).toEqual(['spread-argument']);
     expect(rules('export const make = (xs: number[]) => new Set(...[xs]);\n')).toEqual(['spread-argument']);
+    expect(rules('export const top = (xs: number[]) => Math.max.apply(null, xs);\n')).toEqual(['spread-argument']);
+    expect(rules('export const top = (xs: number[]) => Reflect.apply(Math.max, null, xs);\n')).toEqual(['spread-argument']);
     // a rest parameter passed on, and spreads into array and object literals, take no call arguments per element
     expect(rules('export const wrap = (f: (...a: number[]) => void) => (...args: number[]) => f(...args);\n')).toEqual([]);
     expect(rules('export const both = (a: number[], b: number[]) => [...a, ...b];\nexport const o = (x: object) => ({ ...x });\n')).toEqual([]);

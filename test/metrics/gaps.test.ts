@@ -34,7 +34,11 @@ describe('which gaps count', () => {
     const g = cellGaps([timeline('a', [900, 1050, 1100, 2100])], 1000, 2000)!;
     expect(g.interTokenLatencyMs.gaps).toBe(2); // 900→1050 (straddles), 1050→1100; 1100→2100 ends outside
     expect(g.interTokenLatencyMs.max).toBe(150);
-    expect(g.longestGap).toEqual({ requestId: 'a', atS: 0.05, ms: 150, medianGaps: 150 / 100 });
+    // its next chunk (2,100) is after the window: from 1,100 to the window's end it was silent, longer than any closed gap
+    expect(g.longestGap).toEqual({ requestId: 'a', atS: 1, ms: 900, medianGaps: 900 / 100, open: true });
+    // ended before the window closed, no silence of its own runs at the end: the longest gap is the closed one
+    const ended = { ...timeline('b', [900, 1050, 1100]), end: { kind: 'done' as const, atMs: 1100.1 } };
+    expect(cellGaps([ended], 1000, 2000)!.longestGap).toEqual({ requestId: 'b', atS: 0.05, ms: 150, medianGaps: 150 / 100 });
   });
 
   test('a chunk of several tokens is one gap (as vLLM counts ITL); chunks without tokens are not chunks', () => {
@@ -63,6 +67,24 @@ describe('which gaps count', () => {
     expect(g.longestGap.atS).toBeCloseTo((2 * 2.5 + 14 * 10 + 3000) / 1000, 9);
     expect(g.longestGap.medianGaps).toBeCloseTo(300, 3);
     expect(longGap(g.longestGap)).toBe(true);
+  });
+
+  test('a silence still running when the window closes is the longest gap (open) where it is longer than every closed one; ITL keeps only closed gaps', () => {
+    // window 0–10,000: 'frozen' streams 10 ms gaps until 5,000, then nothing; it is aborted at the window's end
+    const frozen = timeline('frozen', Array.from({ length: 101 }, (_, i) => 4000 + i * 10));
+    frozen.end = { kind: 'aborted', atMs: 10_000 };
+    // 'done' ended at 3,000, long before the window's end: no silence of its own after that
+    const done = timeline('done', Array.from({ length: 51 }, (_, i) => 2500 + i * 10));
+    const g = cellGaps([frozen, done], 0, 10_000)!;
+    expect(g.interTokenLatencyMs.max).toBeCloseTo(10, 9);
+    expect(g.longestGap).toEqual({ requestId: 'frozen', atS: 10, ms: 5000, medianGaps: expect.closeTo(500, 3), open: true });
+    const f = computeCellFigures({ timelines: [frozen, done], windowStartMs: 0, windowEndMs: 10_000, metricsSamples: [], stallLimit: 60_000 });
+    const cell = { context: 0, contextLabel: '0', concurrency: 2, status: 'valid', statuses: ['valid'], evidence: {}, figures: f, finishedAt: '' } as CellResult;
+    expect(sloVerdict(cell, parseSloText('maxGapMs<=2000')).binding?.detail).toBe('longest gap 5,000.0 ms > 2,000.0 ms');
+    expect(cellFigureValue(cell, 'maxGapMs')).toBe(5000);
+    // a request still waiting for its first token is not silent
+    const waiting = { ...timeline('w', [1]), chunkMs: [], chunkTokens: [], firstTokenMs: undefined, end: undefined } as unknown as RequestTimeline;
+    expect(cellGaps([done, waiting], 0, 10_000)!.longestGap.open).toBeUndefined();
   });
 
   test('the histogram counts every gap once, in bins of GAP_EDGES_MS (below the first, at or above the last)', () => {

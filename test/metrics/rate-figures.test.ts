@@ -72,3 +72,19 @@ describe('rate figures', () => {
     expect(f.serverWaiting).toBeUndefined();
   });
 });
+
+describe('a rate cell and the gaps between tokens', () => {
+  test('ITL over every gap whose later chunk is in the window, as a decode cell; an itlP99 SLO judges the rate cell on it', async () => {
+    const { rateSloVerdict } = await import('../../src/judge/slo-verdict.js');
+    const { parseSloText } = await import('../../src/slo/slo.js');
+    const requests = [request('a', 1000, 0), request('b', 1200, 0)];
+    // b pauses 800 ms before its last token
+    (requests[1]!.timeline.chunkMs as number[])[3] = 1200 + 120 + 800;
+    const f = computeRateFigures({ requests, scheduledInWindow: 2, unsent: 0, windowStartMs: 1000, windowEndMs: 3000, samples: [] });
+    expect(f.interTokenLatencyMs).toMatchObject({ median: 10, max: 800, gaps: 6 });
+    expect(f.longestGap).toMatchObject({ requestId: 'b', ms: 800 });
+    const cell = { context: 0, contextLabel: '0', rate: 1, status: 'valid', statuses: ['valid'], evidence: {}, figures: f, finishedAt: '' } as unknown as Parameters<typeof rateSloVerdict>[0];
+    expect(rateSloVerdict(cell, parseSloText('maxGapMs<=500')).binding?.detail).toBe('longest gap 800.0 ms > 500.0 ms');
+    expect(rateSloVerdict(cell, parseSloText('itl<=20,maxGapMs<=1000')).meets).toBe(true);
+  });
+});

@@ -1,21 +1,25 @@
 /**
  * TTFT, TPOT, ITL, end-to-end latency and request throughput as vLLM's `benchmark_serving` defines
- * them, computed both ways from one set of event times (issue 59): vLLM's request loop and metric
- * step restated here (a start time; each data chunk's arrival; the first chunk with text sets TTFT,
- * every later one appends its gap since the previous data chunk to ITL; latency is the last data
- * chunk less the start; TPOT is (latency − TTFT) / (output tokens − 1); request throughput is
- * completed requests over the duration), against this tool's figures of a cell holding the same
- * requests, with a window around all of them.
+ * them, computed both ways from one set of event times (issue 59): vLLM's chat request loop and
+ * metric step restated here (a start time; each data chunk's arrival; the first chunk with
+ * `choices` sets TTFT, every later one appends its gap since the previous data chunk to ITL;
+ * output tokens from usage; latency is the last data chunk less the start; TPOT is (latency −
+ * TTFT) / (output tokens − 1); request throughput is completed requests over the duration),
+ * against this tool's figures of a cell holding the same requests, with a window around all of
+ * them and TTFT started at the send (vLLM's start; the matrix starts at the request's headers
+ * written, docs/method.md). Where the two differ by construction (a role chunk or a usage chunk
+ * of its own), the last tests pin the difference.
  */
 import { describe, expect, test } from 'vitest';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { quantile } from '../../src/metrics/stats.js';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 
-/** one SSE data chunk: arrival time (ms), tokens of text it carries (0: role or usage only), usage's completion_tokens if given */
+/** one SSE data chunk: arrival time (ms), tokens of text it carries, whether it has `choices` (a role chunk has, a usage-only one not), usage's completion_tokens if given */
 interface Chunk {
   atMs: number;
   tokens: number;
+  choices: boolean;
   usage?: number;
 }
 
@@ -31,7 +35,7 @@ function vllmRequest(r: Request): { ttft: number; itl: number[]; latency: number
   const itl: number[] = [];
   let outputTokens = 0;
   for (const c of r.chunks) {
-    if (c.tokens > 0) {
+    if (c.choices) {
       if (ttft === 0) ttft = c.atMs - r.startMs;
       else itl.push(c.atMs - recent);
     }
@@ -59,14 +63,14 @@ function timelineOf(r: Request, id: string): RequestTimeline {
   } as RequestTimeline;
 }
 
-/** a request with continuous usage (vLLM's continuous_usage_stats): usage rides on every text chunk */
+/** a request with continuous usage (vLLM's continuous_usage_stats): usage rides on every text chunk, the role on the first */
 function streamed(startMs: number, ttftMs: number, gaps: number[], tokensPerChunk = 1): Request {
-  const chunks: Chunk[] = [{ atMs: startMs + 2, tokens: 0 }]; // the role chunk
+  const chunks: Chunk[] = [];
   let at = startMs + ttftMs;
   let total = 0;
   for (let i = 0; i <= gaps.length; i++) {
     total += tokensPerChunk;
-    chunks.push({ atMs: at, tokens: tokensPerChunk, usage: total });
+    chunks.push({ atMs: at, tokens: tokensPerChunk, choices: true, usage: total });
     at += gaps[i] ?? 0;
   }
   return { startMs, chunks };
@@ -119,10 +123,19 @@ describe("vLLM's definitions and this tool's figures on the same event times", (
   test('a usage-only chunk after the last text chunk: vLLM ends the latency at it, the tool at the last token (the departure, to the chunk)', () => {
     const r = streamed(0, 50, [10, 10, 10]);
     const last = r.chunks[r.chunks.length - 1]!;
-    r.chunks.push({ atMs: last.atMs + 0.4, tokens: 0, usage: 4 });
+    r.chunks.push({ atMs: last.atMs + 0.4, tokens: 0, choices: false, usage: 4 });
     const x = vllmRequest(r);
     const g = computeCellFigures({ timelines: [timelineOf(r, 'u')], windowStartMs: -1, windowEndMs: 1000, metricsSamples: [], ttftFrom: 'send', stallLimit: undefined });
     expect(x.latency - g.e2eLatencyMs!.median).toBeCloseTo(0.4, 9);
     expect(g.tpotMs!.median).toBeCloseTo(10, 9);
+  });
+
+  test('a role chunk of its own before the first text: vLLM starts TTFT at it and counts the gap to the text as ITL; the tool (METHOD: the first chunk with text) does not', () => {
+    const r = streamed(0, 50, [10, 10, 10]);
+    r.chunks.unshift({ atMs: 49.7, tokens: 0, choices: true });
+    const x = vllmRequest(r);
+    const g = computeCellFigures({ timelines: [timelineOf(r, 'role')], windowStartMs: -1, windowEndMs: 1000, metricsSamples: [], ttftFrom: 'send', stallLimit: undefined });
+    expect(g.ttftMs!.median - x.ttft).toBeCloseTo(0.3, 9);
+    expect(x.itl.length - g.interTokenLatencyMs!.gaps).toBe(1);
   });
 });
