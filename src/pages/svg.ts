@@ -314,16 +314,24 @@ export function histogram(spec: HistogramSpec): string {
   for (const v of values) counts[Math.min(n - 1, Math.floor((v - lo) / step))]!++;
   const xs = scale({ ...spec.x, min: lo }, [lo, lo + n * step], MARGIN.left, width - MARGIN.right);
   const ys = scale(spec.y, [0, ...counts], height - MARGIN.bottom, MARGIN.top);
+  const bins = counts.map((count, i) => ({ lo: lo + i * step, hi: lo + (i + 1) * step, count }));
+  return barChart(spec, width, height, xs, ys, bins, 0, '');
+}
+
+type Bin = { lo: number; hi: number; count: number };
+
+/** The chart of both histograms: one rect per non-empty bin, from `base` up to its count, its range and count in its tooltip. */
+function barChart(spec: Pick<HistogramSpec, 'name' | 'key' | 'title' | 'description' | 'x' | 'y' | 'color'>, width: number, height: number, xs: Scale, ys: Scale, bins: readonly Bin[], base: number, unit: string): string {
   const out: string[] = [axes(xs, ys, spec.x, spec.y, width, height), `<g fill="${spec.color}">`];
-  counts.forEach((count, i) => {
-    if (count === 0) return;
-    const x0 = xs.at(lo + i * step);
-    const x1 = xs.at(lo + (i + 1) * step);
+  for (const b of bins) {
+    if (b.count === 0) continue;
+    const x0 = xs.at(b.lo);
+    const x1 = xs.at(b.hi);
     out.push(
-      `<rect class="mark" x="${px(x0)}" y="${px(ys.at(count))}" width="${px(Math.max(1, x1 - x0 - 1))}" height="${px(ys.at(0) - ys.at(count))}">` +
-        `<title>${tickText(lo + i * step)}–${tickText(lo + (i + 1) * step)}: ${count}</title></rect>`,
+      `<rect class="mark" x="${px(x0)}" y="${px(ys.at(b.count))}" width="${px(Math.max(1, x1 - x0 - 1))}" height="${px(ys.at(base) - ys.at(b.count))}">` +
+        `<title>${tickText(b.lo)}–${tickText(b.hi)}${unit}: ${b.count}</title></rect>`,
     );
-  });
+  }
   out.push('</g>');
   return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
 }
@@ -336,7 +344,7 @@ export interface BinnedHistogramSpec {
   x: Axis;
   y: Axis;
   /** bins counted already, ascending, each over [lo, hi) (lo > 0: both axes are log) */
-  bins: ReadonlyArray<{ lo: number; hi: number; count: number }>;
+  bins: readonly Bin[];
   color: string;
   width?: number;
   height?: number;
@@ -355,15 +363,5 @@ export function binnedHistogram(spec: BinnedHistogramSpec): string {
   const top = maxOf([1, ...bins.map((b) => b.count)]);
   const ticks = Array.from({ length: Math.ceil(Math.log10(top)) + 1 }, (_, i) => 10 ** i);
   const ys = scale({ ...spec.y, log: true, ticks }, [0.5, top], height - MARGIN.bottom, MARGIN.top);
-  const out: string[] = [axes(xs, ys, spec.x, spec.y, width, height), `<g fill="${spec.color}">`];
-  for (const b of bins) {
-    const x0 = xs.at(b.lo);
-    const x1 = xs.at(b.hi);
-    out.push(
-      `<rect class="mark" x="${px(x0)}" y="${px(ys.at(b.count))}" width="${px(Math.max(1, x1 - x0 - 1))}" height="${px(ys.at(0.5) - ys.at(b.count))}">` +
-        `<title>${tickText(b.lo)}–${tickText(b.hi)} ms: ${b.count}</title></rect>`,
-    );
-  }
-  out.push('</g>');
-  return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
+  return barChart(spec, width, height, xs, ys, bins, 0.5, ' ms');
 }
