@@ -17,29 +17,22 @@
  * tolerances are the accuracy tests' (test/accuracy/timing.test.ts): total and per-request tok/s
  * within 2 %, TTFT and time-between-tokens medians within max(2 %, 1 ms).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeCellFigures } from '../src/metrics/figures.js';
 import type { CellResult, SpeedMatrixResult } from '../src/shapes/result.js';
 import { truthAsTimeline, type TruthJson } from '../test/accuracy/harness.js';
+import { startSimProcess } from '../test/faults/helpers.js';
+import { freePort } from '../test/helpers/nginx.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 interface Row {
@@ -81,17 +74,8 @@ async function main(): Promise<void> {
   const profile = arg('profile', 'sglang-h200');
   const windowS = arg('window', '30');
   const port = await freePort();
-  const sim = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', profile, '--port', String(port)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const sim = await startSimProcess(port, profile, 30_000);
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the simulator did not start in 30 s')), 30_000);
-      sim.stdout!.on('data', (d: Buffer) => {
-        if (d.toString().includes('listening on')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
     const url = `http://127.0.0.1:${port}`;
     const out = mkdtempSync(join(tmpdir(), 'lsm-reference-'));
     const env = {

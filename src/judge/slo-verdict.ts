@@ -122,7 +122,7 @@ function figureMisses(f: JudgedFigures, slo: Slo): SloMiss[] {
     }
   }
   if (slo.maxGapMs) {
-    const value = f.longestGap?.ms ?? f.interTokenLatencyMs?.max;
+    const value = f.longestGap?.ms;
     if (!(value !== undefined && value <= slo.maxGapMs.max)) {
       misses.push({ constraint: 'maxGapMs', label: 'longest gap', ...(value !== undefined ? { value } : {}), bound: slo.maxGapMs.max, detail: `longest gap ${apart(value, slo.maxGapMs.max, ms)} > ${apart(slo.maxGapMs.max, value, ms)}` });
     }

@@ -23,7 +23,7 @@ export function cellFigureValue(cell: CellResult | undefined, name: CellFigureNa
     case 'itlP99Ms':
       return f.interTokenLatencyMs?.p99;
     case 'maxGapMs':
-      return f.longestGap?.ms ?? f.interTokenLatencyMs?.max;
+      return f.longestGap?.ms;
     default:
       return f[name];
   }

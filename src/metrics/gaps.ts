@@ -32,8 +32,11 @@ export interface CellGaps {
   longestGap: LongestGap;
 }
 
-/** Calls `each(gapMs, atMs)` for every counted gap of a request, in order. */
-function forEachGap(t: RequestTimeline, ws: number, we: number, each: (gapMs: number, atMs: number) => void): void {
+/**
+ * Calls `each(gapMs, atMs)` for every counted gap of a request, in order; returns the time of its
+ * last token chunk at or before the window's end (undefined: no token by then).
+ */
+function forEachGap(t: RequestTimeline, ws: number, we: number, each: (gapMs: number, atMs: number) => void): number | undefined {
   const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
   let prev: number | undefined;
   for (let i = 0; i < n; i++) {
@@ -43,6 +46,7 @@ function forEachGap(t: RequestTimeline, ws: number, we: number, each: (gapMs: nu
     if (prev !== undefined && at >= ws) each(at - prev, at);
     prev = at;
   }
+  return prev;
 }
 
 /** The bin of a gap in GAP_EDGES_MS: 0 below the first edge, edges.length at or above the last. */
@@ -67,8 +71,13 @@ export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: n
   let max = -Infinity;
   let maxAt = 0;
   let maxRequest: RequestTimeline | undefined;
+  // the longest silence still running when the window closed: a request in flight then (not ended
+  // before it), from its last token chunk to the window's end. No later chunk closes it, so it is no
+  // ITL gap, but a stream frozen through the window's last seconds is a stall the longest gap must
+  // show. A request with no token yet is waiting (queue, prefill), not silent.
+  let open: { id: string; ms: number } | undefined;
   for (const t of timelines) {
-    forEachGap(t, windowStartMs, windowEndMs, (gap, at) => {
+    const last = forEachGap(t, windowStartMs, windowEndMs, (gap, at) => {
       gaps[j++] = gap;
       if (gap > max) {
         max = gap;
@@ -76,6 +85,8 @@ export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: n
         maxRequest = t;
       }
     });
+    const stillIn = t.end === undefined || t.end.atMs >= windowEndMs;
+    if (stillIn && last !== undefined && (!open || windowEndMs - last > open.ms)) open = { id: t.id, ms: windowEndMs - last };
   }
   gaps.sort();
   // to 0.1 µs: the sorted gaps are 4-byte floats (7 significant digits), their digits past that
@@ -83,31 +94,8 @@ export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: n
   const at = (q: number) => Math.min(max, Math.round(quantile(gaps, q)! * 1e4) / 1e4);
   const median = at(0.5);
   const longestGap: LongestGap = { requestId: maxRequest!.id, atS: (maxAt - windowStartMs) / 1000, ms: max, medianGaps: median > 0 ? max / median : null };
-  const open = longestOpenSilence(timelines, windowEndMs);
   if (open && open.ms > max) Object.assign(longestGap, { requestId: open.id, atS: (windowEndMs - windowStartMs) / 1000, ms: open.ms, medianGaps: median > 0 ? open.ms / median : null, open: true });
   return { interTokenLatencyMs: { median, p90: at(0.9), p95: at(0.95), p99: at(0.99), max, gaps: count }, longestGap };
-}
-
-/**
- * The longest silence still running when the window closed: a request in flight then (not ended
- * before it), from its last token chunk to the window's end. No later chunk closes it, so it is no
- * ITL gap, but a stream frozen through the window's last seconds is a stall the longest gap must
- * show. A request with no token yet is waiting (queue, prefill), not silent.
- */
-function longestOpenSilence(timelines: readonly RequestTimeline[], windowEndMs: number): { id: string; ms: number } | undefined {
-  let out: { id: string; ms: number } | undefined;
-  for (const t of timelines) {
-    if (t.end !== undefined && t.end.atMs < windowEndMs) continue;
-    let last: number | undefined;
-    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
-    for (let i = 0; i < n; i++) {
-      const at = t.chunkMs[i]!;
-      if (at > windowEndMs) break;
-      if (t.chunkTokens[i]! > 0) last = at;
-    }
-    if (last !== undefined && (!out || windowEndMs - last > out.ms)) out = { id: t.id, ms: windowEndMs - last };
-  }
-  return out;
 }
 
 /** The cell's gaps counted in GAP_EDGES_MS's bins (one pass, no copy); undefined without a gap. */

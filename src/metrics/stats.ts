@@ -32,15 +32,25 @@ function finiteSorted(values: ArrayLike<number>): Float64Array {
  * The array must already be sorted ascending (not checked).
  */
 export function quantile(sorted: ArrayLike<number>, q: number): number | undefined {
+  return rankedQuantile(sorted.length, q, (r) => sorted[r]!);
+}
+
+/** `quantile` over n ascending samples read by rank (`valueAt(r)`, r from 0): the one place type 7 is written. */
+function rankedQuantile(n: number, q: number, valueAt: (rank: number) => number): number | undefined {
   if (!(q >= 0 && q <= 1)) throw new RangeError(`quantile q must be within [0, 1] (got ${q})`);
-  const n = sorted.length;
   if (n === 0) return undefined;
   const h = (n - 1) * q;
   const lo = Math.floor(h);
-  const a = sorted[lo]!;
+  const a = valueAt(lo);
   if (lo + 1 >= n) return a;
-  const b = sorted[lo + 1]!;
-  return a + (h - lo) * (b - a);
+  return a + (h - lo) * (valueAt(lo + 1) - a);
+}
+
+/** Median, p90 and p99 of n ascending samples read by rank, and n; `undefined` for none. */
+function rankedDistribution(n: number, valueAt: (rank: number) => number): Distribution | undefined {
+  if (n === 0) return undefined;
+  const q = (p: number) => rankedQuantile(n, p, valueAt)!;
+  return { median: q(QUANTILES.median), p90: q(QUANTILES.p90), p99: q(QUANTILES.p99), samples: n };
 }
 
 /** Median (quantile 0.5) of the finite values; `undefined` when there are none. */
@@ -65,8 +75,7 @@ export function mean(values: ArrayLike<number>): number | undefined {
 /** Median, p90 and p99 (type 7 quantiles) and the sample count; `undefined` without finite values. */
 export function distribution(values: ArrayLike<number>): Distribution | undefined {
   const s = finiteSorted(values);
-  if (s.length === 0) return undefined;
-  return { median: quantile(s, QUANTILES.median)!, p90: quantile(s, QUANTILES.p90)!, p99: quantile(s, QUANTILES.p99)!, samples: s.length };
+  return rankedDistribution(s.length, (r) => s[r]!);
 }
 
 /**
@@ -79,21 +88,13 @@ export function countedDistribution(counts: ReadonlyMap<number, number>): Distri
   const entries = [...counts].filter(([v, n]) => Number.isFinite(v) && n > 0).sort((a, b) => a[0] - b[0]);
   let total = 0;
   for (const [, n] of entries) total += n;
-  if (total === 0) return undefined;
-  /** the value at 0-based rank r of the sorted samples */
-  const at = (r: number): number => {
+  // the value at rank r of the samples the counts stand for
+  return rankedDistribution(total, (r) => {
     let seen = 0;
     for (const [v, n] of entries) {
       seen += n;
       if (r < seen) return v;
     }
     return entries[entries.length - 1]![0];
-  };
-  const q = (p: number): number => {
-    const h = (total - 1) * p;
-    const lo = Math.floor(h);
-    const a = at(lo);
-    return lo + 1 >= total ? a : a + (h - lo) * (at(lo + 1) - a);
-  };
-  return { median: q(QUANTILES.median), p90: q(QUANTILES.p90), p99: q(QUANTILES.p99), samples: total };
+  });
 }

@@ -7,7 +7,7 @@ import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPre
 import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
-import { NOT_YET, STATUS_LABELS, statusWords } from './view.js';
+import { distText, NOT_YET, STATUS_LABELS, statusWords } from './view.js';
 import type { ExtraColumn } from '../shapes/columns.js';
 
 /** Status text of a cell for the Markdown page: its status words (src/pages/view.ts), escaped. */
@@ -84,11 +84,11 @@ export function extraColumnTexts(cell: CellResult | undefined, columns: readonly
       case 'itl':
         return ms([f.interTokenLatencyMs?.median, f.interTokenLatencyMs?.p95, f.interTokenLatencyMs?.p99], 1);
       case 'maxGap':
-        return f.interTokenLatencyMs ? `${formatNumber(f.interTokenLatencyMs.max, 1)} ms` : ABSENT;
+        return f.longestGap ? `${formatNumber(f.longestGap.ms, 1)} ms` : ABSENT;
       case 'tpot':
-        return ms([f.tpotMs?.median, f.tpotMs?.p90, f.tpotMs?.p99], 1);
+        return distText(f.tpotMs, 1);
       case 'e2e':
-        return ms([f.e2eLatencyMs?.median, f.e2eLatencyMs?.p90, f.e2eLatencyMs?.p99], 0);
+        return distText(f.e2eLatencyMs, 0);
       case 'requestsPerSecond':
         return f.requestsPerSecond !== undefined ? formatNumber(f.requestsPerSecond, 2) : ABSENT;
     }

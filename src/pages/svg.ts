@@ -336,18 +336,9 @@ function barChart(spec: Pick<HistogramSpec, 'name' | 'key' | 'title' | 'descript
   return frame(spec.name, width, height, spec.title, spec.description, out.join(''), spec.key);
 }
 
-export interface BinnedHistogramSpec {
-  name: string;
-  key?: string;
-  title: string;
-  description: string;
-  x: Axis;
-  y: Axis;
+export interface BinnedHistogramSpec extends Omit<HistogramSpec, 'values' | 'bins'> {
   /** bins counted already, ascending, each over [lo, hi) (lo > 0: both axes are log) */
   bins: readonly Bin[];
-  color: string;
-  width?: number;
-  height?: number;
 }
 
 /**

@@ -5,11 +5,10 @@
  * format (src/pages/escape.ts), so the words are the same everywhere.
  */
 import { plannedCellKeys } from '../results/collect.js';
-import { ABSENT, formatCount, percent } from '../text/format.js';
+import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
 import { overCapacitySum } from '../text/over-capacity.js';
 import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, CellStatus, InterTokenLatency, LongestGap, RateCellResult, RateCellStatus, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
-import { formatNumber } from '../text/format.js';
 import { LONG_GAP_MULTIPLE, longGap } from '../metrics/gaps.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */

@@ -1,5 +1,9 @@
-/** Running `vitest bench --run` as a user does (`npx vitest bench --run`), for the fault tests. */
-import { spawnSync } from 'node:child_process';
+/**
+ * Running `vitest bench --run` as a user does (`npx vitest bench --run`), for the fault tests; and
+ * the simulator in a process of its own (`llm-speed-matrix sim`), as a real server is.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { cleanEnv, root, vitestArgv } from '../compare/run-vitest.js';
 
 export { cleanEnv, root, vitestArgv };
@@ -33,3 +37,27 @@ export const TINY: Record<string, string> = {
   LLM_BENCH_DURATION_S: '1',
   LLM_BENCH_MAX_TOKENS: '32',
 };
+
+/**
+ * `llm-speed-matrix sim --profile <profile> --port <port>` in a process of its own, once it says it
+ * is listening (killed, and an error, when it has not within `limitMs`). The caller kills it.
+ */
+export async function startSimProcess(port: number, profile = 'tiny', limitMs = 20_000): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', profile, '--port', String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the sim did not start in ${limitMs / 1000} s`));
+    }, limitMs);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return child;
+}

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { cleanEnv, root, runBench, TINY, vitestArgv } from './helpers.js';
+import { cleanEnv, root, runBench, startSimProcess, TINY, vitestArgv } from './helpers.js';
+import { freePort } from '../helpers/nginx.js';
 
 function outDir(): string {
   return mkdtempSync(join(tmpdir(), 'lsm-sf-'));
@@ -62,38 +63,10 @@ describe('streams that stall and requests that fail', () => {
   });
 });
 
-/** a free loopback port (opened, then closed) */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
-
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
 });
-
-/** the simulator in a process of its own, as a real server is */
-async function startSimProcess(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', 'tiny', '--port', String(port)], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the sim did not start in 20 s')), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('listening on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return child;
-}
 
 /** the bench, without blocking this process (the proxy serves it meanwhile), killed after `limitS` */
 function benchAsync(env: Record<string, string>, limitS: number): Promise<{ code: number | null; out: string }> {
@@ -183,7 +156,7 @@ describe('a server that goes away between cells', () => {
 
   test('down for 2 s as the second cell starts: the cell waits for it and runs', { timeout: 180_000 }, async () => {
     const simPort = await freePort();
-    await startSimProcess(simPort);
+    children.push(await startSimProcess(simPort));
     const proxy = await flakyProxy(simPort, 2_000);
     try {
       const out = outDir();
@@ -204,7 +177,7 @@ describe('a server that goes away between cells', () => {
 
   test('gone for good: the next cell is stored as Not run with why, every later one at once, the JSON says the run is incomplete', { timeout: 180_000 }, async () => {
     const simPort = await freePort();
-    await startSimProcess(simPort);
+    children.push(await startSimProcess(simPort));
     const proxy = await flakyProxy(simPort, undefined);
     try {
       const out = outDir();
@@ -232,7 +205,7 @@ describe('a server that goes away between cells', () => {
 
   test('killed mid-cell and back 1.5 s later: that cell shows the failures, the next one runs, nothing is lost', { timeout: 180_000 }, async () => {
     const simPort = await freePort();
-    await startSimProcess(simPort);
+    children.push(await startSimProcess(simPort));
     // the first cell's third request: its window is under way
     const proxy = await flakyProxy(simPort, 1_500, (text) => /x-request-id: \S+-c0x1-w0-r2\b/i.test(text));
     try {

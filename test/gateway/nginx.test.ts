@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSim, type SimHandle } from '../../src/sim/index.js';
 import type { SpeedMatrixResult } from '../../src/shapes/result.js';
-import { cleanEnv, root, runBench, TINY, vitestArgv } from '../faults/helpers.js';
+import { cleanEnv, root, runBench, startSimProcess, TINY, vitestArgv } from '../faults/helpers.js';
 import { freePort, nginxMissing, startNginx, type NginxHandle } from '../helpers/nginx.js';
 
 if (nginxMissing) console.warn(`[skip] gateway path-prefix tests: ${nginxMissing}`);
@@ -107,18 +107,9 @@ describe.skipIf(tls.why !== undefined)('HTTPS through nginx with a self-signed c
 describe.skipIf(nginxMissing !== undefined)('the upstream dies behind nginx (502 for everything)', () => {
   test('a later cell is Not run within the documented 15 s, with progress lines and the 502 by its title', { timeout: 150_000 }, async () => {
     const port = await freePort();
-    const sim = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', 'tiny', '--port', String(port)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const sim = await startSimProcess(port);
     const nginx = await startNginx(`location / { proxy_pass http://127.0.0.1:${port}; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }`);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('the sim did not start in 20 s')), 20_000);
-        sim.stdout!.on('data', (d: Buffer) => {
-          if (d.toString().includes('listening on')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
       const out = mkdtempSync(join(tmpdir(), 'lsm-dead-'));
       const bench = spawn(...vitestArgv(['bench', '--run']), {
         cwd: root,
