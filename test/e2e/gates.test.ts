@@ -111,7 +111,11 @@ describe('-u without churn', () => {
     // one cold request, which on CI's loaded 2-core machine measured 26 % slower in the second run
     // than the first (a budget breached, so moved): churn of a one-sample figure, not of -u, whose
     // prefill budgets test/thresholds covers
-    const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: 'none', LLM_BENCH_DURATION_S: '3', LLM_BENCH_MAX_TOKENS: '32', ...t.env };
+    // Two repeats a cell (docs/thresholds.md, LLM_BENCH_REPEAT): -u's noise band then takes the
+    // repeats' spread. With one, CI's runner (the package check and two other test files beside it)
+    // once had a first run whose 0/2 read 10 % under the second with every step on time (its
+    // requests' turnover slowed, not the simulator), and -u rightly moved the budget
+    const env = { ...TINY, LLM_BENCH_CONTEXTS: '0,1K', LLM_BENCH_CONCURRENCY: '1,2', LLM_BENCH_PREFILL: 'none', LLM_BENCH_DURATION_S: '3', LLM_BENCH_MAX_TOKENS: '32', LLM_BENCH_REPEAT: '2', ...t.env };
     const spawnUpdate = () => spawnSync(...vitestArgv(['bench', '--run', '-u']), { cwd: root, env: { ...cleanEnv(), NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 100_000 });
     // "unchanged" is the simulator's own step: the tiny profile's time between tokens is its 10 ms
     // step (no cost per request or per KV token), so a run with a cell over 10.3 ms had a simulator
