@@ -14,7 +14,7 @@ import { parseWorkloadInput, type WorkloadSpec } from './workload-input.js';
 import { withoutUrlUserinfo } from '../redact.js';
 import { urlPortProblem } from './schema.js';
 import type { ExtraColumn } from '../shapes/columns.js';
-import { parseColumns } from './columns-input.js';
+import { parseColumns, parsePercentiles } from './columns-input.js';
 import { intList, tokenList } from './env-lists.js';
 
 export interface EnvOverrides {
@@ -48,10 +48,14 @@ export interface EnvOverrides {
   updateAll?: boolean;
   /** LLM_BENCH_RESUME: a partial speed-matrix.json to continue */
   resume?: string;
+  /** LLM_BENCH_REQUESTS_FILE: where every measured request goes, one JSON line each */
+  requestsFile?: string;
   /** LLM_BENCH_SLO: the service-level objective, e.g. perRequest>=20,ttftP90<=2000 */
   slo?: Slo;
   /** LLM_BENCH_COLUMNS: the all-measurements table's columns after METHOD's set ([] for `method`) */
   columns?: ExtraColumn[];
+  /** LLM_BENCH_PERCENTILES: the percentiles each latency distribution reports beside METHOD's, ascending */
+  percentiles?: number[];
   /** LLM_BENCH_TOKENIZER: path to a Hugging Face tokenizer.json (the local tokenizer) */
   tokenizer?: string;
   /** LLM_BENCH_RATES: open-loop rate cells' offered rates, requests/s ([] for `none`: no rate cells), or a sweep (`sweep`, `sweep:8`) */
@@ -84,6 +88,7 @@ export const RUN_ENV_VARIABLES: readonly string[] = [
   'LLM_BENCH_TOKENIZER', 'LLM_BENCH_DEBUG', 'LLM_BENCH_QUIET', 'LLM_BENCH_JUNIT',
   'LLM_BENCH_RATES', 'LLM_BENCH_ARRIVAL', 'LLM_BENCH_RAMP_S', 'LLM_BENCH_MAX_IN_FLIGHT', 'LLM_BENCH_RATE_SEED',
   'LLM_BENCH_WORKLOAD', 'LLM_BENCH_CLIENT_THREADS', 'LLM_BENCH_CLIENT_LIMIT_MS', 'LLM_BENCH_COLUMNS',
+  'LLM_BENCH_PERCENTILES', 'LLM_BENCH_REQUESTS_FILE',
 ];
 
 /**
@@ -286,6 +291,8 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (stallS !== undefined) out.stallS = stallS;
   const resume = nonEmpty(env, 'LLM_BENCH_RESUME');
   if (resume !== undefined) out.resume = resume;
+  const requestsFile = nonEmpty(env, 'LLM_BENCH_REQUESTS_FILE');
+  if (requestsFile !== undefined) out.requestsFile = requestsFile;
   const update = nonEmpty(env, 'LLM_BENCH_UPDATE');
   if (update !== undefined) {
     if (update !== 'all' && update !== 'moved') {
@@ -318,10 +325,18 @@ export function readEnvOverrides(env: Env = process.env): EnvOverrides {
   if (tokenizer !== undefined) out.tokenizer = tokenizer;
   const slo = nonEmpty(env, 'LLM_BENCH_SLO');
   if (slo !== undefined) out.slo = parseSloText(slo);
+  const workload = nonEmpty(env, 'LLM_BENCH_WORKLOAD');
+  return { ...out, ...readTableOverrides(env), ...readRateOverrides(env), ...(workload !== undefined ? { workload: parseWorkloadInput(workload, 'LLM_BENCH_WORKLOAD') } : {}) };
+}
+
+/** The all-measurements table's variables: LLM_BENCH_COLUMNS and LLM_BENCH_PERCENTILES (columns-input.ts). */
+function readTableOverrides(env: Env): Pick<EnvOverrides, 'columns' | 'percentiles'> {
+  const out: Pick<EnvOverrides, 'columns' | 'percentiles'> = {};
   const columns = nonEmpty(env, 'LLM_BENCH_COLUMNS');
   if (columns !== undefined) out.columns = parseColumns(columns);
-  const workload = nonEmpty(env, 'LLM_BENCH_WORKLOAD');
-  return { ...out, ...readRateOverrides(env), ...(workload !== undefined ? { workload: parseWorkloadInput(workload, 'LLM_BENCH_WORKLOAD') } : {}) };
+  const percentiles = nonEmpty(env, 'LLM_BENCH_PERCENTILES');
+  if (percentiles !== undefined) out.percentiles = parsePercentiles(percentiles);
+  return out;
 }
 
 /**

@@ -18,7 +18,7 @@ import { ENGINE_KINDS, type EndpointKind, type EngineKind } from '../shapes/engi
 import { nominalContext, type Workload } from '../shapes/workload.js';
 import { contextLabel } from '../shapes/labels.js';
 import { completeWorkload, parseWorkloadInput } from './workload-input.js';
-import type { ExtraColumn } from '../shapes/columns.js';
+import { PERCENTILES_DEFAULT_COLUMNS, type ExtraColumn } from '../shapes/columns.js';
 
 export interface ResolvedMatrix {
   contexts: number[];
@@ -86,10 +86,14 @@ export interface ResolvedSuite {
   repeat: number;
   /** the all-measurements table's columns after METHOD's set (LLM_BENCH_COLUMNS); none by default */
   columns: ExtraColumn[];
+  /** the percentiles each latency distribution reports beside METHOD's (LLM_BENCH_PERCENTILES), ascending; none by default */
+  percentiles?: number[];
   /** result file every cell is compared with (LLM_BENCH_BASELINE) */
   baselinePath?: string;
   /** partial result to continue (LLM_BENCH_RESUME): its finished cells are kept, the rest measured */
   resumePath?: string;
+  /** LLM_BENCH_REQUESTS_FILE: every measured request, one JSON line each (src/results/requests-file.ts) */
+  requestsFile?: string;
   /** simulator profile fields overridden (LLM_BENCH_SIM_OVERRIDES), checked when the simulator starts */
   simOverrides?: Record<string, unknown>;
   /** the service-level objective (LLM_BENCH_SLO wins over the suite's slo): each context's capacity is searched against it */
@@ -336,9 +340,12 @@ export function resolveSuite(
     allowErrors: o.allowErrors ?? suite.allowErrors,
     promptMode: suite.promptMode,
     repeat: o.repeat ?? 1,
-    columns: o.columns ?? [],
+    // LLM_BENCH_PERCENTILES alone shows the latencies vLLM's benchmark prints, at those percentiles
+    columns: o.columns ?? (o.percentiles ? [...PERCENTILES_DEFAULT_COLUMNS] : []),
+    ...(o.percentiles !== undefined ? { percentiles: o.percentiles } : {}),
     ...(o.baseline !== undefined ? { baselinePath: o.baseline } : {}),
     ...(o.resume !== undefined ? { resumePath: o.resume } : {}),
+    ...(o.requestsFile !== undefined ? { requestsFile: o.requestsFile } : {}),
     ...(o.simOverrides !== undefined ? { simOverrides: o.simOverrides } : {}),
     ...(slo !== undefined ? { slo } : {}),
     ...resolveRates(o, given, windowS, matrix.concurrency),

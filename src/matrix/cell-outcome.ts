@@ -14,10 +14,11 @@ import { cellFailures } from '../metrics/failures.js';
 import { streamEndings } from '../metrics/stream-endings.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
 import { cellSeries } from '../metrics/series.js';
+import { gapHistogram, sumGapHistograms } from '../metrics/gaps.js';
 import { medianFigures, repeatsOf } from '../metrics/repeat-figures.js';
 import type { ServerCrossCheck } from '../shapes/result.gen.js';
 import type { EngineKind } from '../shapes/engine.js';
-import type { CellFigures, CellResult, Goodput, Slo, WorkloadFigures } from '../shapes/result.js';
+import type { CellFigures, CellResult, CellSeries, Goodput, Slo, WorkloadFigures } from '../shapes/result.js';
 import { computeGoodput, sumGoodput } from '../judge/index.js';
 import type { CellStatusInput, CellStatusResult } from '../judge/status.js';
 import type { PlannedCell } from './plan.js';
@@ -30,6 +31,8 @@ export interface CellOutcomeSettings {
   slo?: Slo;
   /** the server's kind: which of its own timings the cross-check reads */
   engine: EngineKind;
+  /** LLM_BENCH_PERCENTILES: the percentiles each latency distribution reports beside METHOD's */
+  percentiles?: readonly number[];
 }
 
 /** A cell's measured run (load/cell.ts runCell): timelines, samples, window, gate, drain, the client's self-check. */
@@ -62,6 +65,7 @@ export function repeatFigures(cfg: CellOutcomeSettings, cell: Pick<PlannedCell, 
     ttftFrom: MATRIX_TTFT_FROM,
     stallLimit: cfg.stallLimitMs ?? 'cell',
     clientLoad: own,
+    ...(cfg.percentiles ? { percentiles: cfg.percentiles } : {}),
   });
   const status: CellStatusInput = {
     concurrency: cell.concurrency,
@@ -98,6 +102,16 @@ export function repeatFigures(cfg: CellOutcomeSettings, cell: Pick<PlannedCell, 
   return out;
 }
 
+/** The HTML report's series of a cell: the last repeat's, with the gap histogram of every repeat. */
+function repeatedSeries(repeats: readonly Repeat[]): CellSeries {
+  const last = repeats[repeats.length - 1]!.raw;
+  const series = cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs });
+  if (repeats.length === 1) return series;
+  const gaps = sumGapHistograms(repeats.map((x) => gapHistogram(x.raw.timelines, x.raw.windowStartMs, x.raw.windowEndMs)));
+  if (gaps) series.gapHistogram = gaps;
+  return series;
+}
+
 /** A measured cell's result record from its repeats (figures: the medians) and its status. */
 export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' | 'concurrency'>, prompt: CalibratedPrompt | undefined, repeats: readonly Repeat[], verdict: CellStatusResult, say: (m: string) => void): CellResult {
   const figures = medianFigures(repeats.map((x) => x.figures));
@@ -123,8 +137,8 @@ export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' 
     ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),
     ...(raw.arrivalLagMs ? { clientArrivalLagMs: raw.arrivalLagMs } : {}),
-    // what the HTML report draws, from the last repeat
-    series: cellSeries({ timelines: last.timelines, samples: last.samples, windowStartMs: last.windowStartMs, windowEndMs: last.windowEndMs }),
+    // what the HTML report draws, from the last repeat; the gaps of every repeat (a stall in any stays visible, as in the longest gap)
+    series: repeatedSeries(repeats),
     ...(raw.clientCpu ? { clientCpu: { ...raw.clientCpu, ...(raw.clientThreads && raw.clientThreads.length > 1 ? { threads: raw.clientThreads.length } : {}) } } : {}),
     ...(prompt?.promptTokens !== undefined ? { promptTokens: prompt.promptTokens } : {}),
     ...(prompt ? { calibration: calibrationRecord(prompt) } : {}),

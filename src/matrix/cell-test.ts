@@ -23,6 +23,7 @@ import { unmanagedCellBudget } from '../thresholds/schema.js';
 import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { overCapacityReason } from '../text/over-capacity.js';
+import { writeCellRequests } from './requests-out.js';
 
 /** The Over capacity result of a planned cell (not run): the numbers that decide it. */
 export function overCapacityResult(cell: PlannedCell): CellResult {
@@ -59,6 +60,7 @@ function outcomeSettings(run: RunContext): CellOutcomeSettings {
     clientLimitedLoopDelayMs: cfg.clientLimitedLoopDelayMs,
     ...(cfg.slo ? { slo: cfg.slo } : {}),
     engine: run.opened.session.adapter.kind,
+    ...(cfg.percentiles ? { percentiles: cfg.percentiles } : {}),
   };
 }
 
@@ -112,6 +114,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       throw error;
     }
     repeats.push({ ...repeatFigures(outcomeSettings(run), cell, raw, say), workload: load.figures(raw) });
+    writeCellRequests(run, { kind: 'decode', cell: cell.key, context: cell.context, concurrency: cell.concurrency, repeat: r + 1 }, raw.timelines.map((timeline) => ({ timeline })), raw, say);
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
   return cellResultOf(cell, first?.row, repeats, verdict, say);

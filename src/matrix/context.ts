@@ -5,6 +5,7 @@ import type { OpenedRun } from './open.js';
 import type { RunPrompts } from './prompts.js';
 import type { LoadedBaseline } from '../compare/baseline.js';
 import type { RunWorkload } from './workload-run.js';
+import type { RequestsFile } from '../results/requests-file.js';
 
 /** What every generated test of one run shares. */
 export interface RunContext {
@@ -25,4 +26,6 @@ export interface RunContext {
   results: Map<string, CellResult>;
   /** this file's finished open-loop rate cells by key ("8K@2"), for the rate capacity search */
   rateResults?: Map<string, RateCellResult>;
+  /** LLM_BENCH_REQUESTS_FILE: every measured request, one line each, appended by each cell */
+  requestsFile?: RequestsFile;
 }

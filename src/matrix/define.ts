@@ -35,6 +35,7 @@ import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { RegressionTolerances } from '../thresholds/schema.js';
 import { rateScheduleDifference } from '../judge/compare-rate.js';
 import { checkRowGroup, selectRowGroup, type RowGroup } from './groups.js';
+import { openRequestsFile } from './requests-out.js';
 
 /** A bench file that Vitest runs outside the matrix projects: the config lacks withSpeedMatrix. */
 export const NOT_A_MATRIX_PROJECT =
@@ -135,7 +136,8 @@ async function define(input: SuiteInput, options: DefineOptions): Promise<void> 
   checkCapacityBudgets(cfg, thresholds, updating);
   // …and checked against this run's settings before any cell runs
   const baseline = cfg.baselinePath && baselineResult ? runBaseline(cfg.baselinePath, info, thresholds.tolerances?.regression, baselineResult, plan.cells.length > 0) : undefined;
-  const ctx = { cfg, opened, info, thresholds, updating, debug: debugErrors(), prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}) };
+  const requestsFile = openRequestsFile(cfg, inject('speedMatrixStartedAt') ?? info.startedAt, resume !== undefined);
+  const ctx = { cfg, opened, info, thresholds, updating, debug: debugErrors(), prompts, workload, results: new Map(), rateResults: new Map(), ...(baseline ? { baseline } : {}), ...(requestsFile ? { requestsFile } : {}) };
   const runPrefill = createPrefillRunner(ctx);
   const runCellTest = createCellRunner(ctx);
   const runCapacityTest = createCapacityRunner(ctx);

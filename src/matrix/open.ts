@@ -343,6 +343,7 @@ export function describeRun(cfg: ResolvedSuite, opened: OpenedRun, plan: MatrixP
       ...(cfg.repeat > 1 ? { repeat: cfg.repeat } : {}),
       ...(cfg.slo ? { slo: cfg.slo } : {}),
       ...(cfg.columns.length > 0 ? { columns: cfg.columns } : {}),
+      ...(cfg.percentiles ? { percentiles: cfg.percentiles } : {}),
       ...(cfg.rates ? { rates: cfg.rates } : {}),
       // TGI, Ollama: no ignore_eos, so requests may stop early; the page says what was counted
       ...(opened.session.adapter.forcesLength === false ? { outputLengthForced: false } : {}),

@@ -33,6 +33,7 @@ import { openCellLoad, rowLengthProblem, type CellLoad } from './cell-load.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { requestSizesByRow, type RequestTokens } from './workload-run.js';
 import { wholeOrTenths } from '../text/format.js';
+import { writeCellRequests } from './requests-out.js';
 
 export interface PlannedRateCell {
   /** "8K@2" */
@@ -240,7 +241,8 @@ export async function measureRateCell(
     if (!signal.aborted && error instanceof ClientThreadError) return notRun(error);
     throw error;
   }
-  const figures = computeRateFigures({ requests: raw.requests, scheduledInWindow, unsent: raw.unsent, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, samples: raw.samples });
+  const figures = computeRateFigures({ requests: raw.requests, scheduledInWindow, unsent: raw.unsent, windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs, samples: raw.samples, ...(cfg.percentiles ? { percentiles: cfg.percentiles } : {}) });
+  writeCellRequests(run, { kind: 'rate', cell: `${cell.key}/s`, context: cell.context, rate: cell.rate, repeat: 1 }, raw.requests.map((r) => ({ timeline: r.timeline, scheduledMs: r.scheduledMs })), raw, say);
   const timelines = raw.requests.map((r) => r.timeline);
   const verdict = judgeRateStatus({
     figures,

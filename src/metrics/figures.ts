@@ -41,6 +41,8 @@ export interface CellFiguresInput {
    * caller has it already: the cell's status reads the same one (src/judge/status.ts)
    */
   clientLoad?: ClientLoad;
+  /** LLM_BENCH_PERCENTILES: the percentiles each latency distribution reports beside METHOD's (none by default) */
+  percentiles?: readonly number[];
 }
 
 /** the weakest of the token sources (chunks < chunk-token-ids < usage); 'chunks' when none */
@@ -155,18 +157,18 @@ export function computeCellFigures(input: CellFiguresInput): CellFigures {
   else if (maxWaiting === undefined) figures.runningFrom = 'client';
   const perRequest = median(perRequestTps);
   if (perRequest !== undefined) figures.perRequestTokensPerSecond = perRequest;
-  const tbt = distribution(tbtValues);
+  const tbt = distribution(tbtValues, input.percentiles);
   const limit = input.stallLimit === 'cell' ? stallLimitMs(tbt?.median, we - ws) : input.stallLimit;
   figures.failedRequests = cellFailures(timelines, ws, we, limit).count;
   if (limit !== undefined) figures.stallLimitMs = limit;
   if (tbt !== undefined) figures.timeBetweenTokensMs = tbt;
-  const ttft = distribution(ttftValues);
+  const ttft = distribution(ttftValues, input.percentiles);
   if (ttft !== undefined) figures.ttftMs = ttft;
-  const latencies = requestLatencies(timelines, ws, we, input.ttftFrom ?? 'send');
+  const latencies = requestLatencies(timelines, ws, we, input.ttftFrom ?? 'send', input.percentiles);
   if (latencies.tpotMs) figures.tpotMs = latencies.tpotMs;
   if (latencies.e2eLatencyMs) figures.e2eLatencyMs = latencies.e2eLatencyMs;
   figures.requestsPerSecond = completedRequests / measuredForS;
-  const gaps = cellGaps(timelines, ws, we);
+  const gaps = cellGaps(timelines, ws, we, input.percentiles);
   if (gaps !== undefined) {
     figures.interTokenLatencyMs = gaps.interTokenLatencyMs;
     figures.longestGap = gaps.longestGap;

@@ -19,7 +19,7 @@
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { GapHistogram, InterTokenLatency, LongestGap } from '../shapes/result.js';
-import { quantile } from './stats.js';
+import { percentileName, quantile } from './stats.js';
 
 /** A longest gap this many median gaps long or more gets a note on the page. */
 export const LONG_GAP_MULTIPLE = 10;
@@ -61,8 +61,11 @@ function binOf(gapMs: number): number {
   return lo;
 }
 
-/** The cell's ITL and longest gap over its window; undefined when no request had two token chunks with the later one inside it. */
-export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number): CellGaps | undefined {
+/**
+ * The cell's ITL and longest gap over its window, with the chosen percentiles (LLM_BENCH_PERCENTILES)
+ * where any are given; undefined when no request had two token chunks with the later one inside it.
+ */
+export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number, percentiles?: readonly number[]): CellGaps | undefined {
   let count = 0;
   for (const t of timelines) forEachGap(t, windowStartMs, windowEndMs, () => count++);
   if (count === 0) return undefined;
@@ -95,7 +98,9 @@ export function cellGaps(timelines: readonly RequestTimeline[], windowStartMs: n
   const median = at(0.5);
   const longestGap: LongestGap = { requestId: maxRequest!.id, atS: (maxAt - windowStartMs) / 1000, ms: max, medianGaps: median > 0 ? max / median : null };
   if (open && open.ms > max) Object.assign(longestGap, { requestId: open.id, atS: (windowEndMs - windowStartMs) / 1000, ms: open.ms, medianGaps: median > 0 ? open.ms / median : null, open: true });
-  return { interTokenLatencyMs: { median, p90: at(0.9), p95: at(0.95), p99: at(0.99), max, gaps: count }, longestGap };
+  const itl: InterTokenLatency = { median, p90: at(0.9), p95: at(0.95), p99: at(0.99), max, gaps: count };
+  if (percentiles && percentiles.length > 0) itl.percentiles = Object.fromEntries(percentiles.map((p) => [percentileName(p), at(p / 100)]));
+  return { interTokenLatencyMs: itl, longestGap };
 }
 
 /** The cell's gaps counted in GAP_EDGES_MS's bins (one pass, no copy); undefined without a gap. */
@@ -109,6 +114,18 @@ export function gapHistogram(timelines: readonly RequestTimeline[], windowStartM
     });
   }
   return any ? { edgesMs: [...GAP_EDGES_MS], counts } : undefined;
+}
+
+/**
+ * The gaps of several windows (a repeated cell's repeats) in one histogram: the bins' counts
+ * summed (every histogram has GAP_EDGES_MS's bins); undefined when none has a gap.
+ */
+export function sumGapHistograms(list: ReadonlyArray<GapHistogram | undefined>): GapHistogram | undefined {
+  const present = list.filter((h): h is GapHistogram => h !== undefined);
+  if (present.length === 0) return undefined;
+  const counts = new Array<number>(GAP_EDGES_MS.length + 1).fill(0);
+  for (const h of present) h.counts.forEach((n, i) => (counts[i]! += n));
+  return { edgesMs: [...GAP_EDGES_MS], counts };
 }
 
 /**

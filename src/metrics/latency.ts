@@ -38,8 +38,8 @@ export function requestLatency(t: RequestTimeline, from: 'send' | 'sent-headers'
   return tokens > 1 ? { e2eMs, tpotMs: (e2eMs - (t.firstTokenMs - start)) / (tokens - 1) } : { e2eMs };
 }
 
-/** TPOT and end-to-end latency over the requests that completed inside the window. */
-export function requestLatencies(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number, from: 'send' | 'sent-headers'): RequestLatencies {
+/** TPOT and end-to-end latency over the requests that completed inside the window (with the chosen percentiles, LLM_BENCH_PERCENTILES). */
+export function requestLatencies(timelines: readonly RequestTimeline[], windowStartMs: number, windowEndMs: number, from: 'send' | 'sent-headers', percentiles?: readonly number[]): RequestLatencies {
   const e2e: number[] = [];
   const tpot: number[] = [];
   for (const t of timelines) {
@@ -50,9 +50,9 @@ export function requestLatencies(timelines: readonly RequestTimeline[], windowSt
     if (l.tpotMs !== undefined) tpot.push(l.tpotMs);
   }
   const out: RequestLatencies = {};
-  const e = distribution(e2e);
+  const e = distribution(e2e, percentiles);
   if (e) out.e2eLatencyMs = e;
-  const p = distribution(tpot);
+  const p = distribution(tpot, percentiles);
   if (p) out.tpotMs = p;
   return out;
 }

@@ -30,6 +30,8 @@ export interface RateFiguresInput {
   windowStartMs: number;
   windowEndMs: number;
   samples: readonly MetricsSample[];
+  /** LLM_BENCH_PERCENTILES: the percentiles each latency distribution reports beside METHOD's (none by default) */
+  percentiles?: readonly number[];
 }
 
 /** [scheduled, ended] of every request: in the system from its scheduled time to its end (or the window's end). */
@@ -76,9 +78,9 @@ export function computeRateFigures(input: RateFiguresInput): RateFigures {
   const withToken = scheduled.filter((r) => r.timeline.firstTokenMs !== undefined);
   const waiting = input.samples.map((s) => s.waiting).filter((w): w is number => w !== undefined);
   // every gap whose later chunk is in the window, as a decode cell's (gaps.ts): an SLO on ITL judges a rate cell too
-  const gaps = cellGaps(input.requests.map((r) => r.timeline), ws, we);
+  const gaps = cellGaps(input.requests.map((r) => r.timeline), ws, we, input.percentiles);
   const optional = (key: keyof RateFigures, values: number[]) => {
-    const d = distribution(values);
+    const d = distribution(values, input.percentiles);
     return d ? { [key]: d } : {};
   };
   return {

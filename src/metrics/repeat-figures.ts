@@ -6,13 +6,14 @@
  * token and request counts, distribution sample counts — rounded to a whole number); a field no
  * repeat has stays absent; `activeRequestsDisagree` is true when any repeat disagreed; the token,
  * active-request and running sources are the first repeat's; the ITL max and the longest gap are the
- * largest over the repeats (a stall in one repeat stays visible).
+ * largest over the repeats (a stall in one repeat stays visible); each chosen percentile
+ * (LLM_BENCH_PERCENTILES) is its median over the repeats, as the fixed quantiles.
  * Spread: per gated figure the values in run order, min, max and (max − min) / 2 / median.
  * A prefill row measured n times (each with its own cold prompt): its figures are the medians over
  * the repeats that gave figures, with the same spread (`prefillRepeats`).
  */
 import { median } from './stats.js';
-import type { CellFigures, Distribution, InterTokenLatency, LongestGap, PrefillFigures } from '../shapes/result.js';
+import type { CellFigures, Distribution, InterTokenLatency, LongestGap, Percentiles, PrefillFigures } from '../shapes/result.js';
 import type { CellRepeats, FigureSpread, PrefillRepeats } from '../shapes/result.js';
 import { maxOf, minOf } from '../extent.js';
 
@@ -20,6 +21,15 @@ function medianOf(values: Array<number | undefined>, integer = false): number | 
   const present = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
   const m = median(present);
   return m === undefined ? undefined : integer ? Math.round(m) : m;
+}
+
+/** Each chosen percentile's median over the repeats that have it (LLM_BENCH_PERCENTILES); undefined when none has any. */
+function medianPercentiles(list: ReadonlyArray<{ percentiles?: Percentiles }>): { percentiles?: Percentiles } {
+  const names = new Set(list.flatMap((d) => Object.keys(d.percentiles ?? {})));
+  if (names.size === 0) return {};
+  const out: Percentiles = {};
+  for (const name of names) out[name] = medianOf(list.map((d) => d.percentiles?.[name]))!;
+  return { percentiles: out };
 }
 
 function medianDistribution(list: Array<Distribution | undefined>): Distribution | undefined {
@@ -30,6 +40,7 @@ function medianDistribution(list: Array<Distribution | undefined>): Distribution
     p90: medianOf(present.map((d) => d.p90))!,
     p99: medianOf(present.map((d) => d.p99))!,
     samples: medianOf(present.map((d) => d.samples), true)!,
+    ...medianPercentiles(present),
   };
 }
 
@@ -38,7 +49,7 @@ function medianItl(list: Array<InterTokenLatency | undefined>): InterTokenLatenc
   const present = list.filter((d): d is InterTokenLatency => d !== undefined);
   if (present.length === 0) return undefined;
   const of = (k: 'median' | 'p90' | 'p95' | 'p99') => medianOf(present.map((d) => d[k]))!;
-  return { median: of('median'), p90: of('p90'), p95: of('p95'), p99: of('p99'), max: maxOf(present.map((d) => d.max)), gaps: medianOf(present.map((d) => d.gaps), true)! };
+  return { median: of('median'), p90: of('p90'), p95: of('p95'), p99: of('p99'), max: maxOf(present.map((d) => d.max)), gaps: medianOf(present.map((d) => d.gaps), true)!, ...medianPercentiles(present) };
 }
 
 /** The longest of the repeats' longest gaps: a stall in one repeat stays visible. */

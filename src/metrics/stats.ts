@@ -2,7 +2,7 @@
  * Pure statistics. Empty input gives `undefined`, never 0 or NaN. Non-finite values (NaN, ±∞)
  * are left out by `median`, `mean` and `distribution`.
  */
-import type { Distribution } from '../shapes/result.js';
+import type { Distribution, Percentiles } from '../shapes/result.js';
 
 /** The quantiles a distribution reports (and the per-request p99 of goodput): written once here. */
 export const QUANTILES = { median: 0.5, p90: 0.9, p99: 0.99 } as const;
@@ -46,11 +46,31 @@ function rankedQuantile(n: number, q: number, valueAt: (rank: number) => number)
   return a + (h - lo) * (valueAt(lo + 1) - a);
 }
 
-/** Median, p90 and p99 of n ascending samples read by rank, and n; `undefined` for none. */
-function rankedDistribution(n: number, valueAt: (rank: number) => number): Distribution | undefined {
+/** A percentile's name in a distribution's `percentiles` (LLM_BENCH_PERCENTILES): 50 → p50, 99.9 → p99.9. */
+export function percentileName(p: number): string {
+  return `p${p}`;
+}
+
+/**
+ * The chosen percentiles (0 < p ≤ 100) of n ascending samples read by rank, by name (p50, p99.9),
+ * type 7 as every quantile here.
+ */
+function rankedPercentiles(n: number, percentiles: readonly number[], valueAt: (rank: number) => number): Percentiles {
+  const out: Percentiles = {};
+  for (const p of percentiles) out[percentileName(p)] = rankedQuantile(n, p / 100, valueAt)!;
+  return out;
+}
+
+/**
+ * Median, p90 and p99 of n ascending samples read by rank, and n, and the chosen percentiles
+ * (LLM_BENCH_PERCENTILES) where any are given; `undefined` for none.
+ */
+function rankedDistribution(n: number, valueAt: (rank: number) => number, percentiles?: readonly number[]): Distribution | undefined {
   if (n === 0) return undefined;
   const q = (p: number) => rankedQuantile(n, p, valueAt)!;
-  return { median: q(QUANTILES.median), p90: q(QUANTILES.p90), p99: q(QUANTILES.p99), samples: n };
+  const d: Distribution = { median: q(QUANTILES.median), p90: q(QUANTILES.p90), p99: q(QUANTILES.p99), samples: n };
+  if (percentiles && percentiles.length > 0) d.percentiles = rankedPercentiles(n, percentiles, valueAt);
+  return d;
 }
 
 /** Median (quantile 0.5) of the finite values; `undefined` when there are none. */
@@ -72,10 +92,13 @@ export function mean(values: ArrayLike<number>): number | undefined {
   return n === 0 ? undefined : sum / n;
 }
 
-/** Median, p90 and p99 (type 7 quantiles) and the sample count; `undefined` without finite values. */
-export function distribution(values: ArrayLike<number>): Distribution | undefined {
+/**
+ * Median, p90 and p99 (type 7 quantiles) and the sample count, and the chosen percentiles
+ * (LLM_BENCH_PERCENTILES) where any are given; `undefined` without finite values.
+ */
+export function distribution(values: ArrayLike<number>, percentiles?: readonly number[]): Distribution | undefined {
   const s = finiteSorted(values);
-  return rankedDistribution(s.length, (r) => s[r]!);
+  return rankedDistribution(s.length, (r) => s[r]!, percentiles);
 }
 
 /**

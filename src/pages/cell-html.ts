@@ -9,6 +9,8 @@ import { distText, goodputText, itlText, longestGapText, statusWords, streamEndi
 import type { CellResult, GapHistogram } from '../shapes/result.js';
 import { STATUS_COLORS, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
+import { appendAll } from '../extent.js';
+import { chosenPercentileItems } from './markdown-rows.js';
 import { binnedHistogram, histogram, lineChart, PALETTE, type Series } from './svg.js';
 
 /** `#cell-8K-16` */
@@ -17,7 +19,7 @@ export function cellAnchor(context: number, concurrency: number): string {
 }
 
 /** One cell's detail view (shown when its anchor is the page's target). */
-export function cellDetail(cell: CellResult, repeat: number | undefined): string {
+export function cellDetail(cell: CellResult, percentiles: readonly number[] | undefined): string {
   const key = cellKey(cell.context, cell.concurrency);
   const f = cell.figures;
   const out: string[] = [`<section class="cell-detail" id="${cellAnchor(cell.context, cell.concurrency)}" data-cell="${escapeHtml(key)}">`];
@@ -43,6 +45,8 @@ export function cellDetail(cell: CellResult, repeat: number | undefined): string
       ['Output tokens', formatNumber(f.outputTokens, 0)],
       ['Measured for', `${formatNumber(f.measuredForS, 1)} s`],
     ];
+    // LLM_BENCH_PERCENTILES: every latency at the run's chosen percentiles
+    appendAll(items, chosenPercentileItems(f, percentiles));
     if (cell.goodput) items.push(['Goodput', goodputText(cell)]);
     if (cell.slo) items.push(['SLO', cell.slo.meets ? 'met' : `missed: ${cell.slo.binding?.detail ?? ''}`]);
     out.push(table(['Figure', 'Value'], items.map(([k, v]) => [escapeHtml(k), escapeHtml(v)]), [0]));
@@ -53,7 +57,7 @@ export function cellDetail(cell: CellResult, repeat: number | undefined): string
       escapeHtml((s?.values ?? []).map((v) => formatNumber(v, 1)).join(', ')),
       escapeHtml(`± ${formatNumber((s?.relativeHalfRange ?? 0) * 100, 1)} %`),
     ]);
-    out.push(`<h4>Spread over ${cell.repeats.count} repeats${repeat ? '' : ''}</h4>`, table(['Figure', 'Repeats', 'Half range / median'], spread, [0, 1]));
+    out.push(`<h4>Spread over ${cell.repeats.count} repeats</h4>`, table(['Figure', 'Repeats', 'Half range / median'], spread, [0, 1]));
   }
   if (cell.serverCrossCheck) {
     out.push(
@@ -124,7 +128,7 @@ function gapChart(key: string, anchor: string, h: GapHistogram): string {
     name: 'gaps',
     key: `gaps-${anchor}`,
     title: `${key}: every gap between tokens`,
-    description: `The ${formatCount(total)} gaps between consecutive token chunks of a request in the window (a repeated cell's last repeat), binned on log axes so one long stall beside many short gaps still shows; the ITL figures are quantiles of the same gaps.`,
+    description: `The ${formatCount(total)} gaps between consecutive token chunks of a request in the window (a repeated cell's: every repeat's), binned on log axes so one long stall beside many short gaps still shows; the ITL figures are quantiles of the same gaps.`,
     x: { title: 'Gap (ms)' },
     y: { title: 'Gaps' },
     bins,

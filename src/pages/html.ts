@@ -11,8 +11,7 @@
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
-import { cellMeasurementRow, extraColumnTexts } from './markdown-rows.js';
-import { EXTRA_COLUMN_TITLES } from '../shapes/columns.js';
+import { cellMeasurementRow, extraColumnsOf, extraColumnTexts, extraColumnTitles } from './markdown-rows.js';
 import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, longGapLines, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, ttftNote, workloadOverCapacityNote } from './view.js';
 import type { CellResult, PrefillRowResult, SpeedMatrixResult } from '../shapes/result.js';
 import { bindingText, capacityUsersText } from '../text/capacity-line.js';
@@ -64,8 +63,8 @@ export function renderHtml(full: SpeedMatrixResult): string {
   const [stallHead, ...stalls] = longGapLines(result.cells);
   if (stallHead !== undefined) body.push(`<p class="note">${escapeHtml(stallHead)}</p>`, `<ul>${stalls.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`);
   body.push('<h2>Cells</h2>', '<p>Select a cell in the heat map to see its details here.</p>');
-  for (const cell of result.cells) body.push(cellDetail(cell, info.run.repeat));
-  for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.repeat));
+  for (const cell of result.cells) body.push(cellDetail(cell, info.run.percentiles));
+  for (const cell of full.cells.filter((c) => c.adaptive)) body.push(cellDetail(cell, info.run.percentiles));
   const failures = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])].flatMap((x) => x.thresholdFailures ?? []);
   if (failures.length > 0) body.push('<h2>Threshold failures</h2>', `<ul>${failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
   const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])].flatMap((x) => x.baselineFailures ?? []);
@@ -251,7 +250,7 @@ function prefillTable(result: SpeedMatrixResult): string {
 function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {
   const missing = missingText(result);
   const showGoodput = result.info.run.slo !== undefined;
-  const extra = result.info.run.columns ?? [];
+  const extra = extraColumnsOf(result.info.run);
   const rows: string[][] = [];
   for (const context of contexts) {
     for (const c of levels) {
@@ -264,7 +263,7 @@ function measurementsTable(result: SpeedMatrixResult, contexts: number[], levels
       rows.push(row);
     }
   }
-  return table([...ALL_MEASUREMENTS_COLUMNS, ...extra.map((c) => EXTRA_COLUMN_TITLES[c]), ...(showGoodput ? ['Goodput'] : [])], rows, [0, 3]);
+  return table([...ALL_MEASUREMENTS_COLUMNS, ...extraColumnTitles(extra), ...(showGoodput ? ['Goodput'] : [])], rows, [0, 3]);
 }
 
 function capacityHtml(result: SpeedMatrixResult): string {

@@ -7,8 +7,9 @@ import { ABSENT, formatCount, formatMs, formatMsPrecise, formatNumber, formatPre
 import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
-import { distText, NOT_YET, STATUS_LABELS, statusWords } from './view.js';
-import type { ExtraColumn } from '../shapes/columns.js';
+import { NOT_YET, STATUS_LABELS, statusWords } from './view.js';
+import { DEFAULT_COLUMN_PERCENTILES, extraColumnTitle, isPercentileColumn, type ExtraColumn, type PercentileColumn } from '../shapes/columns.js';
+import type { Distribution, InterTokenLatency, RunSettings } from '../shapes/result.js';
 
 /** Status text of a cell for the Markdown page: its status words (src/pages/view.ts), escaped. */
 export function statusText(cell: Pick<CellResult, 'status' | 'statuses' | 'evidence' | 'figures' | 'notRunReason'>): string {
@@ -74,24 +75,71 @@ export function cellMeasurementRow(context: number, concurrency: number, cell: C
   ];
 }
 
-/** The extra columns' texts of a cell (LLM_BENCH_COLUMNS), in `columns` order; — where it has no figure. */
-export function extraColumnTexts(cell: CellResult | undefined, columns: readonly ExtraColumn[]): string[] {
+/** The all-measurements table's extra columns of a run (LLM_BENCH_COLUMNS) and the percentiles its latency columns show (LLM_BENCH_PERCENTILES). */
+export interface ExtraColumns {
+  columns: readonly ExtraColumn[];
+  percentiles?: readonly number[];
+}
+
+export function extraColumnsOf(run: Pick<RunSettings, 'columns' | 'percentiles'>): ExtraColumns {
+  return { columns: run.columns ?? [], ...(run.percentiles ? { percentiles: run.percentiles } : {}) };
+}
+
+/** The extra columns' headings, in order. */
+export function extraColumnTitles(extra: ExtraColumns): string[] {
+  return extra.columns.map((c) => extraColumnTitle(c, extra.percentiles));
+}
+
+/**
+ * A distribution at the column's percentiles: LLM_BENCH_PERCENTILES's (the distribution's
+ * `percentiles`), else its fixed quantiles; — where one is missing (a cell measured without them).
+ */
+function percentileValues(d: Distribution | InterTokenLatency | undefined, c: PercentileColumn, percentiles: readonly number[] | undefined): Array<number | undefined> {
+  if (!d) return [undefined];
+  if (percentiles && percentiles.length > 0) return percentiles.map((p) => d.percentiles?.[`p${p}`]);
+  const fixed: Record<number, number | undefined> = { 50: d.median, 90: d.p90, 95: 'p95' in d ? d.p95 : undefined, 99: d.p99 };
+  return DEFAULT_COLUMN_PERCENTILES[c].map((p) => fixed[p]);
+}
+
+/** `12.0 / 15.5 / 20.1 ms`, or — where a value is missing */
+function msList(xs: Array<number | undefined>, digits: number): string {
+  return xs.every((x) => x !== undefined) ? `${xs.map((x) => formatNumber(x, digits)).join(' / ')} ms` : ABSENT;
+}
+
+/** A cell's latency distributions by column; E2E and TTFT in whole ms, as the page's other TTFTs, gaps to a tenth. */
+function latencyDistributions(f: NonNullable<CellResult['figures']>): Record<PercentileColumn, { d: Distribution | InterTokenLatency | undefined; digits: number }> {
+  return {
+    ttft: { d: f.ttftMs, digits: 0 },
+    tbt: { d: f.timeBetweenTokensMs, digits: 1 },
+    itl: { d: f.interTokenLatencyMs, digits: 1 },
+    tpot: { d: f.tpotMs, digits: 1 },
+    e2e: { d: f.e2eLatencyMs, digits: 0 },
+  };
+}
+
+/**
+ * A cell's latencies at the run's chosen percentiles (LLM_BENCH_PERCENTILES), as [heading, text]
+ * for the HTML report's cell view: those measured at them (none when the run chose none, or for a
+ * cell kept from a run without them).
+ */
+export function chosenPercentileItems(f: NonNullable<CellResult['figures']>, percentiles: readonly number[] | undefined): Array<[string, string]> {
+  if (!percentiles || percentiles.length === 0) return [];
+  return Object.entries(latencyDistributions(f))
+    .filter(([, { d }]) => d?.percentiles !== undefined)
+    .map(([c, { d, digits }]) => [extraColumnTitle(c as PercentileColumn, percentiles), msList(percentileValues(d, c as PercentileColumn, percentiles), digits)]);
+}
+
+/** The extra columns' texts of a cell (LLM_BENCH_COLUMNS), in order; — where it has no figure. */
+export function extraColumnTexts(cell: CellResult | undefined, extra: ExtraColumns): string[] {
   const f = cell?.figures;
-  const ms = (xs: Array<number | undefined>, digits: number) => (xs.every((x) => x !== undefined) ? `${xs.map((x) => formatNumber(x, digits)).join(' / ')} ms` : ABSENT);
-  return columns.map((c) => {
+  return extra.columns.map((c) => {
     if (!f) return ABSENT;
-    switch (c) {
-      case 'itl':
-        return ms([f.interTokenLatencyMs?.median, f.interTokenLatencyMs?.p95, f.interTokenLatencyMs?.p99], 1);
-      case 'maxGap':
-        return f.longestGap ? `${formatNumber(f.longestGap.ms, 1)} ms` : ABSENT;
-      case 'tpot':
-        return distText(f.tpotMs, 1);
-      case 'e2e':
-        return distText(f.e2eLatencyMs, 0);
-      case 'requestsPerSecond':
-        return f.requestsPerSecond !== undefined ? formatNumber(f.requestsPerSecond, 2) : ABSENT;
+    if (isPercentileColumn(c)) {
+      const { d, digits } = latencyDistributions(f)[c];
+      return msList(percentileValues(d, c, extra.percentiles), digits);
     }
+    if (c === 'maxGap') return f.longestGap ? `${formatNumber(f.longestGap.ms, 1)} ms` : ABSENT;
+    return f.requestsPerSecond !== undefined ? formatNumber(f.requestsPerSecond, 2) : ABSENT;
   });
 }
 

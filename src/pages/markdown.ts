@@ -14,8 +14,7 @@ import type { CellStatus } from '../shapes/result.js';
 import { bindingText, capacityUsersText, unjudged } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeLine, escapeText, markdownRow } from '../text/escape.js';
 import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, longGapNotes, notComputedNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
-import { cellMeasurementRow, crossCheckText, extraColumnTexts, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
-import { EXTRA_COLUMN_TITLES } from '../shapes/columns.js';
+import { cellMeasurementRow, crossCheckText, extraColumnsOf, extraColumnTexts, extraColumnTitles, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import { rateSection } from './rate-markdown.js';
 import { workloadSection } from './workload-rows.js';
@@ -121,12 +120,12 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
   // with an SLO: the share of each cell's requests that met it
   const showGoodput = info.run.slo !== undefined;
   // LLM_BENCH_COLUMNS: the figures asked for after METHOD's set
-  const extra = info.run.columns ?? [];
-  const columns: string[] = [...ALL_MEASUREMENTS_COLUMNS, ...extra.map((c) => EXTRA_COLUMN_TITLES[c]), ...(showGoodput ? [GOODPUT_COLUMN] : []), ...(showSpread ? [SPREAD_COLUMN] : [])];
+  const extra = extraColumnsOf(info.run);
+  const columns: string[] = [...ALL_MEASUREMENTS_COLUMNS, ...extraColumnTitles(extra), ...(showGoodput ? [GOODPUT_COLUMN] : []), ...(showSpread ? [SPREAD_COLUMN] : [])];
   out.push(markdownRow(columns), markdownRow(columns.map(() => '---')));
   for (const context of prefillContexts) {
     const r = prefill.get(context);
-    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...extra.map(() => ABSENT), ...(showGoodput ? [ABSENT] : []), ...(showSpread ? [prefillSpreadText(r)] : [])]));
+    out.push(markdownRow([...prefillMeasurementRow(context, r, missing), ...extra.columns.map(() => ABSENT), ...(showGoodput ? [ABSENT] : []), ...(showSpread ? [prefillSpreadText(r)] : [])]));
   }
   for (const context of contexts) {
     for (const c of levels) {

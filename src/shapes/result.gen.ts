@@ -218,7 +218,24 @@ export interface RunSettings {
   /**
    * the all-measurements table's columns after METHOD.md's set, in order (LLM_BENCH_COLUMNS); absent: METHOD's set alone
    */
-  columns?: ('itl' | 'maxGap' | 'tpot' | 'e2e' | 'requestsPerSecond')[];
+  columns?: ('ttft' | 'tbt' | 'itl' | 'maxGap' | 'tpot' | 'e2e' | 'requestsPerSecond')[];
+  /**
+   * LLM_BENCH_PERCENTILES, ascending: each latency distribution (TTFT, TBT, ITL, TPOT, E2E) reports these in its percentiles beside METHOD's median, p90 and p99, and the all-measurements table's latency columns show them; absent: METHOD's quantiles alone
+   *
+   * @minItems 1
+   * @maxItems 10
+   */
+  percentiles?:
+    | [number]
+    | [number, number]
+    | [number, number, number]
+    | [number, number, number, number]
+    | [number, number, number, number, number]
+    | [number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number, number];
   servedModel: string;
   revision?: string;
   tool: {
@@ -1007,6 +1024,20 @@ export interface Distribution {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
+}
+/**
+ * the percentiles LLM_BENCH_PERCENTILES chose (info.run.percentiles), each by its name (p50, p95, p99.9), type 7 as the fixed keys beside it; absent unless the setting is given
+ *
+ * This interface was referenced by `SpeedMatrixResult`'s JSON-Schema
+ * via the `definition` "Percentiles".
+ */
+export interface Percentiles {
+  /**
+   * This interface was referenced by `Percentiles`'s JSON-Schema definition
+   * via the `patternProperty` "^p(100|[1-9]?[0-9](\.[0-9]+)?)$".
+   */
+  [k: string]: number | undefined;
 }
 /**
  * inter-token latency (ms) over every gap between consecutive token-carrying chunks of a request whose later chunk arrived inside the window (a gap straddling the window's start counts; the first token's wait is no gap); one gap per chunk, as vLLM's benchmark_serving counts ITL. Quantiles of type 7 (as the other distributions); max exact
@@ -1024,6 +1055,7 @@ export interface InterTokenLatency {
    * gaps counted
    */
   gaps: number;
+  percentiles?: Percentiles;
 }
 /**
  * the cell's longest gap between two tokens of one request (the ITL max): which request, when its later chunk arrived, how long, and how many median gaps long
@@ -1058,6 +1090,7 @@ export interface Distribution1 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * end-to-end latency over the requests completed inside the window: from the TTFT start to the last token chunk (vLLM's latency)
@@ -1067,6 +1100,7 @@ export interface Distribution2 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * the load generator's CPU during the cell (a rate cell's: from its schedule's start to the window's end)
@@ -1443,6 +1477,7 @@ export interface Distribution3 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * first token − scheduled time, per request scheduled in the window that got a token
@@ -1452,6 +1487,7 @@ export interface Distribution4 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * first token − send, same requests
@@ -1461,6 +1497,7 @@ export interface Distribution5 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * last token − scheduled time, per request scheduled in the window that completed
@@ -1470,6 +1507,7 @@ export interface Distribution6 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * last token − send, same requests
@@ -1479,6 +1517,7 @@ export interface Distribution7 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * per completed request, its mean time between tokens
@@ -1488,6 +1527,7 @@ export interface Distribution8 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * send − scheduled time, per request scheduled in the window and sent
@@ -1497,6 +1537,7 @@ export interface Distribution9 {
   p90: number;
   p99: number;
   samples: number;
+  percentiles?: Percentiles;
 }
 /**
  * how many simultaneous requests one context row holds at the SLO; binding: the constraint the first failing cell (bindingConcurrency) missed by most; goodput: at the capacity (its cell)

@@ -35,6 +35,7 @@ export type {
   CellFigures,
   CellStatus,
   Distribution,
+  Percentiles,
   InterTokenLatency,
   LongestGap,
   GapHistogram,

@@ -4,7 +4,7 @@
  * measured value, the budget and the margin; `-u` rewrites the file and exits 0; a rerun then
  * passes. Both result files are written and the JSON validates against the schema.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -80,11 +80,15 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(JSON.parse(readFileSync(failedThresholds, 'utf8')).cells).toEqual(before.cells);
   });
 
-  test('LLM_BENCH_REPEAT repeats the prefill row too, each request with its own cold prompt', { timeout: 300_000 }, () => {
+  test('LLM_BENCH_REPEAT repeats the prefill row too, each request with its own cold prompt; LLM_BENCH_REQUESTS_FILE and LLM_BENCH_PERCENTILES', { timeout: 300_000 }, () => {
     const repOut = join(dir, 'repeat');
     const repThresholds = join(dir, 'repeat-thresholds.json');
     writeFileSync(repThresholds, JSON.stringify({ cells: {}, prefill: {} }));
-    const r = runBench({ ...env, LLM_BENCH_PREFILL: '1K', LLM_BENCH_REPEAT: '3', LLM_BENCH_OUT: repOut, LLM_BENCH_THRESHOLDS: repThresholds });
+    // a file another run left: replaced
+    const requestsFile = join(dir, 'repeat-requests', 'requests.jsonl');
+    mkdirSync(join(dir, 'repeat-requests'));
+    writeFileSync(requestsFile, '{"run":"an earlier run"}\n');
+    const r = runBench({ ...env, LLM_BENCH_PREFILL: '1K', LLM_BENCH_REPEAT: '3', LLM_BENCH_OUT: repOut, LLM_BENCH_THRESHOLDS: repThresholds, LLM_BENCH_REQUESTS_FILE: requestsFile, LLM_BENCH_PERCENTILES: '50,99.9' });
     expect(r.code, r.out).toBe(0);
     const json = JSON.parse(readFileSync(join(repOut, 'speed-matrix.json'), 'utf8'));
     expect(validateResult(json).ok).toBe(true);
@@ -98,7 +102,24 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     expect(rates.every((r) => r > 0)).toBe(true);
     const md = readFileSync(join(repOut, 'speed-matrix.md'), 'utf8');
     expect(md).toContain('Prompt tok/s by context length (median of 3 requests, each with a cold prompt).');
-    expect(md).toMatch(/\| Prefill \| 1K \| 1 \| Valid \| [\d,.K]+ \| — \| [\d,.]+ ms \| — \| — \| 3 \| — \| — \| 0 \| — \| prompt tok\/s ±[\d.]+% · TTFT ±[\d.]+% \(3 runs\) \|/);
+    expect(md).toMatch(/\| Prefill \| 1K \| 1 \| Valid \| [\d,.K]+ \| — \| [\d,.]+ ms \| — \| — \| 3 \| — \| — \| 0 \| — \| — \| — \| — \| — \| prompt tok\/s ±[\d.]+% · TTFT ±[\d.]+% \(3 runs\) \|/);
+
+    // every request of the cell's three repeats, one line each: per repeat, its completed requests
+    // and window tokens are what the cell counted, so their medians are the cell's figures
+    const lines = readFileSync(requestsFile, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const cell = json.cells[0];
+    expect(new Set(lines.map((l) => l.run)).size).toBe(1);
+    expect(lines.every((l) => l.kind === 'decode' && l.cell === '1K/2' && l.concurrency === 2 && typeof l.sentS === 'number')).toBe(true);
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1];
+    const perRepeat = [1, 2, 3].map((n) => lines.filter((l) => l.repeat === n));
+    expect(perRepeat.every((x) => x.length >= 2)).toBe(true);
+    expect(med(perRepeat.map((x) => x.filter((l) => l.completedInWindow).length))).toBe(cell.figures.completedRequests);
+    expect(med(perRepeat.map((x) => x.reduce((a, l) => a + l.windowTokens, 0)))).toBe(cell.figures.outputTokens);
+    // the chosen percentiles beside METHOD's quantiles, and as the page's latency columns
+    expect(json.info.run.percentiles).toEqual([50, 99.9]);
+    expect(Object.keys(cell.figures.ttftMs.percentiles)).toEqual(['p50', 'p99.9']);
+    expect(cell.figures.interTokenLatencyMs.percentiles['p99.9']).toBeGreaterThanOrEqual(cell.figures.interTokenLatencyMs.median);
+    expect(md).toContain('| TTFT p50 / p99.9 | TPOT p50 / p99.9 | ITL p50 / p99.9 | E2E latency p50 / p99.9 |');
   });
 
   test('a bad variable is an error naming it and an example', { timeout: 120_000 }, () => {

@@ -4,7 +4,7 @@
  * figures, SLO and budgets that take them.
  */
 import { describe, expect, test } from 'vitest';
-import { cellGaps, GAP_EDGES_MS, gapHistogram, longGap } from '../../src/metrics/gaps.js';
+import { cellGaps, GAP_EDGES_MS, gapHistogram, longGap, sumGapHistograms } from '../../src/metrics/gaps.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { medianFigures } from '../../src/metrics/repeat-figures.js';
 import { parseSloText } from '../../src/slo/slo.js';
@@ -97,6 +97,16 @@ describe('which gaps count', () => {
     expect(h.counts[GAP_EDGES_MS.indexOf(10) + 1]).toBe(1); // 10 ms in [10, 20)
     expect(h.counts[GAP_EDGES_MS.indexOf(2000) + 1]).toBe(1); // 3,000 ms in [2,000, 5,000)
     expect(h.counts[GAP_EDGES_MS.length]).toBe(1); // 200 s ≥ 100 s
+  });
+
+  test("a repeated cell's histogram holds every repeat's gaps: the bins summed, a stall in one repeat kept", () => {
+    const first = gapHistogram([pausing('a', 0, 50, 10, 20, 3000)], 0, 1e9)!;
+    const second = gapHistogram([timeline('b', [0, 10, 20, 30])], 0, 1e9)!;
+    const both = sumGapHistograms([first, undefined, second])!;
+    expect(both).toEqual(gapHistogram([pausing('a', 0, 50, 10, 20, 3000), timeline('b', [0, 10, 20, 30])], 0, 1e9));
+    expect(both.counts[GAP_EDGES_MS.indexOf(2000) + 1]).toBe(1);
+    expect(both.counts.reduce((a, b) => a + b, 0)).toBe(49 + 3);
+    expect(sumGapHistograms([undefined])).toBeUndefined();
   });
 
   test('two million gaps: one Float32 sort, exact max, no call-argument limit', () => {

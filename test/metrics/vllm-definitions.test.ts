@@ -13,6 +13,7 @@
 import { describe, expect, test } from 'vitest';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { quantile } from '../../src/metrics/stats.js';
+import { requestRecord } from '../../src/metrics/request-records.js';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
 
 /** one SSE data chunk: arrival time (ms), tokens of text it carries, whether it has `choices` (a role chunk has, a usage-only one not), usage's completion_tokens if given */
@@ -113,6 +114,41 @@ describe("vLLM's definitions and this tool's figures on the same event times", (
       expect(f.e2eLatencyMs![k]).toBeCloseTo(percentile(e2e, p), 9);
       expect(f.ttftMs![k]).toBeCloseTo(percentile(ttft, p), 9);
     }
+  });
+
+  test('LLM_BENCH_PERCENTILES: TTFT, TPOT, ITL and E2E at the chosen percentiles are numpy\'s on the same values', () => {
+    const chosen = [50, 95, 99.9];
+    const g = computeCellFigures({ timelines: requests.map((r, i) => timelineOf(r, `r${i}`)), windowStartMs, windowEndMs, metricsSamples: [], ttftFrom: 'send', stallLimit: undefined, percentiles: chosen });
+    const tpots = v.map((x) => (x.latency - x.ttft) / (x.outputTokens - 1));
+    const itls = v.flatMap((x) => x.itl);
+    for (const p of chosen) {
+      expect(g.ttftMs!.percentiles![`p${p}`]).toBeCloseTo(percentile(v.map((x) => x.ttft), p), 9);
+      expect(g.tpotMs!.percentiles![`p${p}`]).toBeCloseTo(percentile(tpots, p), 9);
+      expect(g.e2eLatencyMs!.percentiles![`p${p}`]).toBeCloseTo(percentile(v.map((x) => x.latency), p), 9);
+      expect(g.interTokenLatencyMs!.percentiles![`p${p}`]).toBeCloseTo(percentile(itls, p), 3);
+    }
+    // the fixed quantiles are unchanged beside them, and without the setting there are none
+    expect(g.ttftMs!.median).toBe(f.ttftMs!.median);
+    expect(g.ttftMs!.percentiles!.p50).toBe(g.ttftMs!.median);
+    expect(f.ttftMs!.percentiles).toBeUndefined();
+    expect(f.interTokenLatencyMs!.percentiles).toBeUndefined();
+  });
+
+  test('the per-request file (LLM_BENCH_REQUESTS_FILE): each line\'s TTFT, latency, TPOT, tokens and gaps are vLLM\'s for that request', () => {
+    requests.forEach((r, i) => {
+      const line = requestRecord({ run: 'x', kind: 'decode', cell: '0/12', context: 0, concurrency: 12, repeat: 1 }, timelineOf(r, `r${i}`), { windowStartMs, windowEndMs }, (t) => t);
+      const x = v[i]!;
+      expect(line.ttftMs).toBeCloseTo(x.ttft, 3);
+      expect(line.e2eMs).toBeCloseTo(x.latency, 3);
+      expect(line.tpotMs).toBeCloseTo((x.latency - x.ttft) / (x.outputTokens - 1), 3);
+      expect(line.outputTokens).toBe(x.outputTokens);
+      expect(line.itl!.gaps).toBe(x.itl.length);
+      expect(line.itl!.medianMs).toBeCloseTo(percentile(x.itl, 50), 3);
+      expect(line.itl!.p99Ms).toBeCloseTo(percentile(x.itl, 99), 3);
+      expect(line.itl!.maxMs).toBeCloseTo(percentile(x.itl, 100), 3);
+      expect(line.itl!.meanMs).toBeCloseTo(x.itl.reduce((a, b) => a + b, 0) / x.itl.length, 3);
+      expect(line).toMatchObject({ end: 'done', completedInWindow: true, windowTokens: x.outputTokens });
+    });
   });
 
   test('request throughput: completed requests over the duration', () => {
