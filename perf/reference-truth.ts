@@ -7,6 +7,12 @@
  *
  *   npx tsx perf/reference-truth.ts [--profile sglang-h200] [--window 30] [--max-tokens 4096]
  *                                   [--contexts 8K,16K,32K,64K,123K] [--concurrency 1,2,4,8,16,32,64,128]
+ *                                   [--overrides JSON]
+ *
+ * The scale benchmark's live stage (issue 59, item 2: a live 30 s cell against the simulator in its
+ * own process, at the highest rate this machine delivers; docs/accuracy.md "Scale") is this script
+ * on a wide tiny server: --profile tiny --overrides '{"maxRunningRequests":256,"kvCapacityTokens":4000000}'
+ * --contexts 0 --concurrency 64,128,256 --max-tokens 1024.
  *
  * The simulator runs in a process of its own (`llm-speed-matrix sim`), the matrix as a user runs it
  * (`npx vitest bench --run` with LLM_BENCH_URL), under /usr/bin/time for its wall time and peak
@@ -74,7 +80,8 @@ async function main(): Promise<void> {
   const profile = arg('profile', 'sglang-h200');
   const windowS = arg('window', '30');
   const port = await freePort();
-  const sim = await startSimProcess(port, profile, 30_000);
+  const overrides = arg('overrides', '');
+  const sim = await startSimProcess(port, profile, 30_000, overrides ? ['--overrides', overrides] : []);
   try {
     const url = `http://127.0.0.1:${port}`;
     const out = mkdtempSync(join(tmpdir(), 'lsm-reference-'));
@@ -91,7 +98,7 @@ async function main(): Promise<void> {
       LLM_BENCH_COLUMNS: 'all',
       NO_COLOR: '1',
     };
-    console.log(`simulator ${profile} at ${url}; the matrix writes to ${out}`);
+    console.log(`simulator ${profile}${overrides ? ` with ${overrides}` : ''} at ${url}; the matrix writes to ${out}`);
     const bench = spawnSync('/usr/bin/time', ['-f', 'TIME %e s wall, %M KiB peak RSS (largest process)', 'npx', 'vitest', 'bench', '--run'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 2 ** 20 });
     const said = `${bench.stdout}\n${bench.stderr}`;
     for (const line of said.split('\n')) if (/^\[speed-matrix\] (\S+\/\d+: |finished|wrote)|^TIME /.test(line)) console.log(line);

@@ -15,7 +15,7 @@ import { detectEngine, getAdapter } from '../engines/detect.js';
 import { apiKeyFix, NOT_READY_FIX, notReady, refusesKey, retryWhileUnreachable } from '../engines/http.js';
 import { monoMs } from '../clock.js';
 import { ProbeError, probeReadiness, unlistedModelWarning } from '../engines/openai.js';
-import { getSimProfile, resolveSimProfile, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
+import { checkSimOverrides, startSim, type SimHandle, type SimProfileOverrides } from '../sim/index.js';
 import { scrapeMetrics, type LoadSession } from '../load/session.js';
 import { ConnectionPolicy } from '../client/connections.js';
 import { runSingleRequest, WARMUP_CLOSE_WATCH_MS } from '../load/prefill.js';
@@ -104,25 +104,7 @@ function redactedOverrides<T>(overrides: T, apiKey: string | undefined): T {
 export function simOverridesOf(cfg: ResolvedSuite): { overrides?: SimProfileOverrides } {
   const raw = cfg.simOverrides;
   if (raw === undefined) return {};
-  const base = getSimProfile(cfg.simProfile) as unknown as Record<string, unknown>;
-  const fields = Object.keys(base).filter((k) => k !== 'name');
-  for (const [key, value] of Object.entries(raw)) {
-    if (!fields.includes(key)) {
-      throw new ConfigError(`LLM_BENCH_SIM_OVERRIDES: "${key}" is not a simulator profile field; use one of ${fields.join(', ')}`);
-    }
-    if (typeof value !== typeof base[key] || value === null) {
-      throw new ConfigError(
-        `LLM_BENCH_SIM_OVERRIDES: "${key}" must be a ${typeof base[key]} like the profile's ${JSON.stringify(base[key])}, got ${JSON.stringify(value)}`,
-      );
-    }
-  }
-  const overrides = raw as SimProfileOverrides;
-  try {
-    resolveSimProfile(cfg.simProfile, overrides);
-  } catch (error) {
-    throw new ConfigError(`LLM_BENCH_SIM_OVERRIDES: ${(error as Error).message}`);
-  }
-  return { overrides };
+  return { overrides: checkSimOverrides(cfg.simProfile, raw, 'LLM_BENCH_SIM_OVERRIDES') };
 }
 
 /** Where the run's server is, which decides the cores left to client threads (load/thread-count.ts): no URL is the embedded simulator. */

@@ -1,6 +1,7 @@
 /**
  * `llm-speed-matrix sim --profile NAME --port N [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]
- * [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]`: serves the simulator until the process is stopped.
+ * [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off] [--overrides JSON]`: serves the simulator until the process is stopped.
+ * `--overrides` takes profile fields as LLM_BENCH_SIM_OVERRIDES does (e.g. a server of 256 slots for a scale run in a process of its own).
  * `--tokenizer-json PATH` first writes the sim's tokenizer as a Hugging Face tokenizer.json (src/sim/tokenizer-json.ts),
  * the local tokenizer (LLM_BENCH_TOKENIZER) that counts exactly as the sim does.
  */
@@ -10,15 +11,16 @@ import { parseCommandArgs, type OptionSpec } from '../meta/cli-args.js';
 import { simTokenizerJsonText } from './tokenizer-json.js';
 
 import { createSimServer, type SimServer } from './server.js';
-import { getSimProfile, LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
+import { checkSimOverrides, getSimProfile, LLAMACPP_METRICS_NAMES, resolveSimProfile, SIM_PERSONALITY_NAMES, SIM_PROFILES, type LlamacppMetricsNames, type SimPersonality, type SimProfileOverrides } from './profiles.js';
 
 export const SIM_USAGE =
   'usage: llm-speed-matrix sim [--profile NAME] [--port N] [--host H] [--personality vllm|sglang|llamacpp|tgi|trtllm|ollama|bare] [--tokenizer-json PATH]\n' +
-  '                            [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off]\n' +
+  '                            [--llamacpp-metrics b4748|current|off] [--llamacpp-slots on|off] [--overrides JSON]\n' +
   `  profiles: ${Object.keys(SIM_PROFILES).join(', ')} (default tiny); port default 8000 (0 = any free port); host default 127.0.0.1\n` +
   '  --tokenizer-json PATH: write the sim\'s tokenizer.json there first (for LLM_BENCH_TOKENIZER)\n' +
   '  llama.cpp personality: --llamacpp-metrics picks the /metrics names (default b4748; current: today\'s, no decode counters; off: no --metrics),\n' +
-  '  --llamacpp-slots off answers /slots with 501 (no --slots)';
+  '  --llamacpp-slots off answers /slots with 501 (no --slots)\n' +
+  '  --overrides JSON: profile fields, as LLM_BENCH_SIM_OVERRIDES, e.g. --overrides \'{"maxRunningRequests":256,"kvCapacityTokens":4000000}\'';
 
 export interface SimCliArgs {
   profile: string;
@@ -29,6 +31,8 @@ export interface SimCliArgs {
   tokenizerJson?: string;
   llamacppMetrics?: LlamacppMetricsNames;
   llamacppSlots?: boolean;
+  /** --overrides: profile fields, checked against the profile */
+  overrides?: SimProfileOverrides;
 }
 
 /** sim's options, for the shared parser (src/meta/cli-args.ts); values are checked below. */
@@ -40,6 +44,7 @@ const SIM_OPTIONS: Record<string, OptionSpec> = {
   'tokenizer-json': { type: 'string', what: 'a file path', example: '--tokenizer-json tokenizer.json' },
   'llamacpp-metrics': { type: 'string', what: `one of ${LLAMACPP_METRICS_NAMES.join(', ')}`, example: '--llamacpp-metrics current' },
   'llamacpp-slots': { type: 'string', what: 'on or off', example: '--llamacpp-slots off' },
+  overrides: { type: 'string', what: 'a JSON object of profile fields', example: '--overrides \'{"maxRunningRequests":256}\'' },
 };
 
 /**
@@ -87,7 +92,22 @@ export function parseSimArgs(argv: readonly string[], help?: 'allow-help'): SimC
     if (slots !== 'on' && slots !== 'off') throw new ConfigError(`--llamacpp-slots ${slots} is invalid: use on or off`);
     out.llamacppSlots = slots === 'on';
   }
+  if (v.overrides !== undefined) out.overrides = parseOverrides(out.profile, v.overrides);
   return out;
+}
+
+/** --overrides: a JSON object of the profile's fields, each of its type (sim/profiles.ts checkSimOverrides). */
+function parseOverrides(profile: string, text: string): SimProfileOverrides {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    raw = undefined;
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`--overrides must be a JSON object of simulator profile fields, e.g. --overrides '{"maxRunningRequests":256}'`);
+  }
+  return checkSimOverrides(profile, raw as Record<string, unknown>, '--overrides');
 }
 
 /** Starts the sim from CLI arguments and writes its URL to `out`; the caller owns closing it. */
@@ -101,7 +121,7 @@ export async function startSimCli(argv: readonly string[], out: (line: string) =
     }
     out(`sim tokenizer written to ${args.tokenizerJson} (LLM_BENCH_TOKENIZER=${args.tokenizerJson})\n`);
   }
-  const overrides: SimProfileOverrides = {};
+  const overrides: SimProfileOverrides = { ...args.overrides };
   if (args.llamacppMetrics !== undefined) overrides.llamacppMetrics = args.llamacppMetrics;
   if (args.llamacppSlots !== undefined) overrides.llamacppSlots = args.llamacppSlots;
   const profile = resolveSimProfile(args.profile, overrides, args.personality);

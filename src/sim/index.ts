@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { createSimServer } from './server.js';
 import { resolveSimProfile, type SimPersonality, type SimProfile, type SimProfileOverrides } from './profiles.js';
 
-export { SIM_PROFILES, getSimProfile, resolveSimProfile } from './profiles.js';
+export { SIM_PROFILES, checkSimOverrides, getSimProfile, resolveSimProfile } from './profiles.js';
 export type { SimProfile, SimProfileParams, SimProfileOverrides, SimPersonality } from './profiles.js';
 export { countTokens } from './tokenizer.js';
 export { simTokenizerJson, simTokenizerJsonText } from './tokenizer-json.js';

@@ -3,6 +3,7 @@
  * How the reference profiles were fitted: docs/sim-profiles.md.
  */
 import type { SimProfileName } from '../config/defaults.js';
+import { ConfigError } from '../errors.js';
 import { checkFaults, checkWire, NO_FAULTS, type SimFaultRates, type SimWireKnobs } from './knobs.js';
 
 /** The engine the sim imitates on the wire (surface.ts); the engine model underneath is shared. */
@@ -253,4 +254,29 @@ export function resolveSimProfile(
   checkFaults(overrides.faults);
   checkWire(p.wire);
   return p;
+}
+
+/**
+ * Profile overrides checked against the profile (LLM_BENCH_SIM_OVERRIDES, the sim command's
+ * --overrides): every key must be a profile field of the same type, and the resulting profile must
+ * be valid. Errors name `source` and the fix.
+ */
+export function checkSimOverrides(profileName: string, raw: Record<string, unknown>, source: string): SimProfileOverrides {
+  const base = getSimProfile(profileName) as unknown as Record<string, unknown>;
+  const fields = Object.keys(base).filter((k) => k !== 'name');
+  for (const [key, value] of Object.entries(raw)) {
+    if (!fields.includes(key)) {
+      throw new ConfigError(`${source}: "${key}" is not a simulator profile field; use one of ${fields.join(', ')}`);
+    }
+    if (typeof value !== typeof base[key] || value === null) {
+      throw new ConfigError(`${source}: "${key}" must be a ${typeof base[key]} like the profile's ${JSON.stringify(base[key])}, got ${JSON.stringify(value)}`);
+    }
+  }
+  const overrides = raw as SimProfileOverrides;
+  try {
+    resolveSimProfile(profileName, overrides);
+  } catch (error) {
+    throw new ConfigError(`${source}: ${(error as Error).message}`);
+  }
+  return overrides;
 }

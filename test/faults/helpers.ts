@@ -42,8 +42,8 @@ export const TINY: Record<string, string> = {
  * `llm-speed-matrix sim --profile <profile> --port <port>` in a process of its own, once it says it
  * is listening (killed, and an error, when it has not within `limitMs`). The caller kills it.
  */
-export async function startSimProcess(port: number, profile = 'tiny', limitMs = 20_000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', profile, '--port', String(port)], {
+export async function startSimProcess(port: number, profile = 'tiny', limitMs = 20_000, extraArgs: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(root, 'bin', 'llm-speed-matrix.mjs'), 'sim', '--profile', profile, '--port', String(port), ...extraArgs], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -74,3 +74,20 @@ test('--llamacpp-metrics and --llamacpp-slots: the llama.cpp personality serves 
     await off.close();
   }
 });
+
+test('--overrides: profile fields as LLM_BENCH_SIM_OVERRIDES, checked the same way; the server serves them', async () => {
+  expect(parseSimArgs(['--overrides', '{"maxRunningRequests":256,"kvCapacityTokens":4000000}']).overrides).toEqual({ maxRunningRequests: 256, kvCapacityTokens: 4_000_000 });
+  expect(() => parseSimArgs(['--overrides', '{"maxRunningRequest":3}'])).toThrow(/--overrides: "maxRunningRequest" is not a simulator profile field; use one of .*maxRunningRequests/);
+  expect(() => parseSimArgs(['--overrides', '{"maxRunningRequests":"many"}'])).toThrow(/--overrides: "maxRunningRequests" must be a number like the profile's \d+, got "many"/);
+  expect(() => parseSimArgs(['--overrides', '{"maxRunningRequests":0}'])).toThrow(/--overrides: sim profile field maxRunningRequests = 0 is invalid/);
+  expect(() => parseSimArgs(['--overrides', '[1]'])).toThrow(/--overrides must be a JSON object of simulator profile fields/);
+  const lines: string[] = [];
+  const sim = await startSimCli(['--profile', 'sglang-h200', '--port', '0', '--overrides', '{"kvCapacityTokens":2000000}'], (l) => lines.push(l));
+  try {
+    const url = /listening on (\S+)/.exec(lines.join(''))![1]!;
+    const info = (await (await fetch(`${url}/get_server_info`)).json()) as { max_total_num_tokens: number };
+    expect(info.max_total_num_tokens).toBe(2_000_000);
+  } finally {
+    await sim.close();
+  }
+});
