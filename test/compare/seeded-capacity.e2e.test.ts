@@ -63,6 +63,24 @@ const matrix = {
 };
 const BASE_PROFILE = { stepPerRequestMs: 1, maxRunningRequests: 64 };
 
+/**
+ * A run whose capacity row the machine left unjudged is taken again (at most twice more, said in
+ * the log): on a loaded 2-core runner the cell just past the capacity is now and then Client-limited
+ * (the client's own timing error over the bound, with a bench child, its simulator and other test
+ * files on the two cores), so the SLO cannot judge it and binds as "not measured" one user early.
+ * That is the product saying the truth about the machine (issue 64); what this test checks is the
+ * capacity gate, which needs the figure to bind.
+ */
+function judgedRun(label: string, run: (attempt: number) => ReturnType<typeof runVitest>, out: string): { result: ReturnType<typeof runVitest>; json: SpeedMatrixResult } {
+  for (let attempt = 1; ; attempt++) {
+    const result = run(attempt);
+    const json = read(out);
+    const binding = json.capacity?.rows[0]?.binding;
+    if (binding?.constraint !== 'unmeasured' || binding.label !== 'Client-limited' || attempt === 3) return { result, json };
+    console.log(`[capacity] ${label}, attempt ${attempt}: the row binds on a cell the machine left unjudged (${binding.detail}); taken again`);
+  }
+}
+
 function read(out: string): SpeedMatrixResult {
   const json = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8'));
   const valid = validateResult(json);
@@ -74,9 +92,13 @@ describe('capacity gate against the simulator', () => {
   test('a seeded slowdown lowers the capacity and fails the capacity gate', { timeout: 400_000 }, async () => {
     // 1. baseline, with -u: the threshold file gets the capacity budget
     const baseOut = join(dir, 'base');
-    const base = runVitest(['bench', '--run', '-u'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_SIM_OVERRIDES: JSON.stringify(BASE_PROFILE) }, 200_000);
+    // a retake rewrites every budget (LLM_BENCH_UPDATE=all): -u keeps one that still holds, the unjudged attempt's lower capacity among them
+    const { result: base, json: baseJson } = judgedRun(
+      'baseline',
+      (attempt) => runVitest(['bench', '--run', '-u'], { ...matrix, LLM_BENCH_OUT: baseOut, LLM_BENCH_SIM_OVERRIDES: JSON.stringify(BASE_PROFILE), ...(attempt > 1 ? { LLM_BENCH_UPDATE: 'all' } : {}) }, 200_000),
+      baseOut,
+    );
     expect(base.code, base.out).toBe(0);
-    const baseJson = read(baseOut);
     expect(baseJson.info.run.slo?.text).toBe(SLO);
     const row = baseJson.capacity!.rows[0]!;
     console.log(`[capacity] baseline: ${row.capacity} users, searched ${row.searched.map((s) => `${s.concurrency}${s.meets ? '✓' : '✗'}`).join(' ')}`);
@@ -122,13 +144,12 @@ describe('capacity gate against the simulator', () => {
     // 2. the seeded slowdown: every step 6 ms longer
     const slowOut = join(dir, 'slow');
     const baseline = join(baseOut, 'speed-matrix.json');
-    const slow = runVitest(
-      ['bench', '--run'],
-      { ...matrix, LLM_BENCH_OUT: slowOut, LLM_BENCH_BASELINE: baseline, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ ...BASE_PROFILE, stepBaseMs: 16 }) },
-      200_000,
+    const { result: slow, json: slowJson } = judgedRun(
+      'slowed',
+      () => runVitest(['bench', '--run'], { ...matrix, LLM_BENCH_OUT: slowOut, LLM_BENCH_BASELINE: baseline, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ ...BASE_PROFILE, stepBaseMs: 16 }) }, 200_000),
+      slowOut,
     );
     expect(slow.code, slow.out).toBe(1);
-    const slowJson = read(slowOut);
     const slowRow = slowJson.capacity!.rows[0]!;
     console.log(`[capacity] slowed: ${slowRow.capacity} users, searched ${slowRow.searched.map((s) => `${s.concurrency}${s.meets ? '✓' : '✗'}`).join(' ')}`);
     expect(slowRow.capacity).toBeGreaterThanOrEqual(4);
