@@ -15,6 +15,7 @@ import { noteResponseEnd, unwatchSend, watchSend, type SendRecord } from './conn
 import { errorMessageFromBody, unrequestedEncoding, unrequestedEncodingMessage } from './error-body.js';
 import { DEFAULT_MAX_ERROR_BODY_BYTES, type StreamRequestOptions } from './stream-options.js';
 import { classifyTransportError, clientCaused, RequestDone, resetError } from './transport-errors.js';
+import { retryAfterMs } from './retry-after.js';
 
 /**
  * A stale reused connection fails within this long of the send (the server had closed it: the
@@ -98,9 +99,10 @@ export class StreamRun {
     }
   };
 
-  readonly fail = (code: ClientErrorCode, message: string, abortTransport: boolean, httpStatus?: number): void => {
+  readonly fail = (code: ClientErrorCode, message: string, abortTransport: boolean, httpStatus?: number, retryAfter?: number): void => {
     const end: RequestEnd = { kind: 'error', atMs: monoMs(), code, message };
     if (httpStatus !== undefined) end.httpStatus = httpStatus;
+    if (retryAfter !== undefined) end.retryAfterMs = retryAfter;
     this.finish(end, abortTransport);
   };
 
@@ -219,10 +221,17 @@ export class StreamRun {
     const connection = resHeaders.connection;
     if (typeof connection === 'string' && /\bclose\b/i.test(connection)) this.closing = true;
     if (statusCode > 299) {
+      // a 429 is its own kind: the server's rate limit, with when to come back (Retry-After)
+      const wait = statusCode === 429 ? retryAfterMs(resHeaders['retry-after']) : undefined;
       this.sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
         const detail = errorMessageFromBody(text);
         // a body over the limit is cut off (the connection closes); a complete one leaves it reusable
-        this.fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, !complete, statusCode);
+        if (statusCode === 429) {
+          const after = wait !== undefined ? `; Retry-After ${(wait / 1000).toFixed(wait % 1000 === 0 ? 0 : 1)} s` : '';
+          this.fail('rate-limited', `HTTP 429: rate limited${detail ? ` (${detail})` : ''}${after}`, !complete, statusCode, wait);
+        } else {
+          this.fail('http-status', `HTTP ${statusCode}${detail ? `: ${detail}` : ''}`, !complete, statusCode);
+        }
       });
       return;
     }

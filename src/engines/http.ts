@@ -230,7 +230,8 @@ export function isUnreachable(error: unknown): boolean {
 }
 
 /**
- * Run `call` until it does not fail as unreachable, waiting 250 ms doubling to 4 s between tries,
+ * Run `call` until it does not fail as unreachable, waiting 250 ms doubling to 4 s between tries
+ * (or longer where the error carries the server's own `retryAfterMs`, a 429's Retry-After),
  * for at most `budgetMs` in all (default DEFAULTS.unreachableRetryMs); then its last error is thrown. Any other error is thrown at once.
  * `onRetry` hears about each wait (a progress line).
  */
@@ -245,7 +246,8 @@ export async function retryWhileUnreachable<T>(
     } catch (error) {
       const left = deadline - monoMs();
       if (!isUnreachable(error) || left <= 0 || options.signal?.aborted) throw error;
-      const ms = Math.min(wait, left);
+      const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
+      const ms = Math.min(typeof asked === 'number' ? Math.max(wait, asked) : wait, left);
       options.onRetry?.(error, ms);
       await sleepUnlessAborted(ms, options.signal);
       if (options.signal?.aborted) throw error;

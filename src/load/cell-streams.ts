@@ -9,7 +9,7 @@ import { getAdapter } from '../engines/detect.js';
 import type { CpuReading } from './client-cpu.js';
 import type { ArrivalLagStats } from '../client/arrival-clock.js';
 import { startSelfCheck, worstOfThreads, type SelfCheckMeter, type ThreadSelfCheck } from './self-check.js';
-import { backoffMs, runClosedLoopWorker } from './closed-loop.js';
+import { runClosedLoopWorker, waitAfterFailureMs } from './closed-loop.js';
 import { runConversationWorker, type RequestTurn } from './conversations.js';
 import type { EventLoopDelayStats } from './loop-monitor.js';
 import { requestOf, type LoadSession } from './session.js';
@@ -109,7 +109,7 @@ export function cellThreadStreams(
       const conversations = opts.conversations;
       workers = Array.from({ length: opts.concurrency }, (_, w) =>
         conversations && c.turns
-          ? runConversationWorker(w, { cellTag: c.cellTag, send: c.send, state, signal: c.signal, conversations, counter, turnOf: c.turns, backoffMs })
+          ? runConversationWorker(w, { cellTag: c.cellTag, send: c.send, state, signal: c.signal, conversations, counter, turnOf: c.turns, waitAfterFailureMs })
           : runClosedLoopWorker(w, {
               cellTag: c.cellTag,
               send: c.send,

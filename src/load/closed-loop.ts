@@ -31,6 +31,20 @@ export function backoffMs(consecutiveFailures: number): number {
   return Math.min(1000, 50 * 2 ** Math.min(consecutiveFailures - 1, 5));
 }
 
+/** The longest Retry-After a worker waits out; the window's close ends any wait sooner (the cell's abort). */
+export const RATE_LIMIT_MAX_WAIT_MS = 60_000;
+
+/**
+ * How long a worker waits before its next request after request `t` failed (the n-th in a row): a
+ * rate-limited one (429) its Retry-After, or the backoff where it gave none, at most
+ * RATE_LIMIT_MAX_WAIT_MS; any other failure the backoff.
+ */
+export function waitAfterFailureMs(t: RequestTimeline, consecutiveFailures: number): number {
+  const backoff = backoffMs(consecutiveFailures);
+  if (t.end?.kind !== 'error' || t.end.code !== 'rate-limited') return backoff;
+  return Math.min(RATE_LIMIT_MAX_WAIT_MS, t.end.retryAfterMs ?? backoff);
+}
+
 /** Worker w: sends its next request the moment the previous one ends, backing off after a failure. */
 export async function runClosedLoopWorker(w: number, loop: WorkerLoop): Promise<void> {
   let seq = 0;
@@ -48,6 +62,6 @@ export async function runClosedLoopWorker(w: number, loop: WorkerLoop): Promise<
     const failed = t.end?.kind === 'error' || t.chunkMs.length === 0;
     failures = failed ? failures + 1 : 0;
     loop.onEnded(w, t, failures);
-    if (failed && !loop.stopping()) await sleep(backoffMs(failures), loop.signal);
+    if (failed && !loop.stopping()) await sleep(waitAfterFailureMs(t, failures), loop.signal);
   }
 }

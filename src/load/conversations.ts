@@ -15,6 +15,7 @@
  */
 import type { DecodedChunk } from '../shapes/engine.js';
 import type { WorkloadRequest } from '../shapes/workload.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
 import { sleep } from './session.js';
 import type { CellSend, WorkerState } from './worker-state.js';
 
@@ -52,8 +53,8 @@ export interface ConversationWorkerContext {
   counter: { next: number };
   /** the turn of every request sent, by id (what the per-turn figures read) */
   turnOf: Map<string, RequestTurn>;
-  /** cell.ts's backoff after the n-th failure in a row */
-  backoffMs: (consecutiveFailures: number) => number;
+  /** cell.ts's wait after request t, the n-th failure in a row (a 429's Retry-After, else the backoff) */
+  waitAfterFailureMs: (t: RequestTimeline, consecutiveFailures: number) => number;
 }
 
 /** The reply text of a stream: every non-reasoning text chunk, in order. */
@@ -110,7 +111,7 @@ export async function runConversationWorker(w: number, ctx: ConversationWorkerCo
         // the conversation ends here; the next one starts after the usual backoff
         failures++;
         state.failingInARow[w] = failures;
-        if (!state.stopping) await sleep(ctx.backoffMs(failures), signal);
+        if (!state.stopping) await sleep(ctx.waitAfterFailureMs(t, failures), signal);
         break;
       }
       failures = 0;

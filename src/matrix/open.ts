@@ -231,7 +231,8 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
   const send = async (): Promise<RequestTimeline> => {
     const warm = await runSingleRequest(session, `${session.runId}-warmup${sent > 0 ? sent : ''}`, 'Say hello.', 8, warmOptions);
     sent++;
-    if (warm.end?.kind === 'error' && notReady(warm.end.httpStatus)) throw new NotReadyAnswer(warm);
+    // not ready (502/503/504), or rate-limited (429): waited on, within the same budget
+    if (warm.end?.kind === 'error' && (notReady(warm.end.httpStatus) || warm.end.code === 'rate-limited')) throw new NotReadyAnswer(warm);
     return warm;
   };
   let end: Extract<RequestTimeline['end'], { kind: 'error' }> | undefined;
@@ -241,7 +242,9 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
       budgetMs: Math.max(0, notReadyUntilMs - monoMs()),
       onRetry: (error, ms) => {
         notReadySinceMs ??= monoMs();
-        progress(`the server is not ready: warm-up request ${attempt} answered ${(error as NotReadyAnswer).message}; trying again in ${(ms / 1000).toFixed(1)} s`);
+        const answered = (error as NotReadyAnswer).timeline.end;
+        const limited = answered?.kind === 'error' && answered.code === 'rate-limited';
+        progress(`${limited ? 'the server rate-limited the run' : 'the server is not ready'}: warm-up request ${attempt} answered ${(error as NotReadyAnswer).message}; trying again in ${(ms / 1000).toFixed(1)} s`);
       },
     }).catch((error: unknown) => {
       if (error instanceof NotReadyAnswer) return error.timeline;
@@ -262,16 +265,23 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
   const advice =
     end.code === 'stall'
       ? 'the server stalled mid-stream: check its logs (LLM_BENCH_STALL_S sets the stall limit)'
-      : notReady(end.httpStatus)
+      : end.code === 'rate-limited'
+        ? `the server rate-limited the run (HTTP 429${notReadySinceMs === undefined ? '' : ` for ${((monoMs() - notReadySinceMs) / 1000).toFixed(1)} s`}): raise its rate limit for this client (a benchmark sends many requests at once), or LLM_BENCH_RETRY_S to wait longer`
+        : notReady(end.httpStatus)
         ? `the server is not ready (HTTP ${end.httpStatus}${notReadySinceMs === undefined ? '' : ` for ${((monoMs() - notReadySinceMs) / 1000).toFixed(1)} s`}). ${NOT_READY_FIX}`
         : 'check the URL, model and API key';
   throw new ConfigError(`the warm-up request to ${url} failed (${end.code}: ${end.message}); ${advice}`);
 }
 
-/** A warm-up request answered 502, 503 or 504: `not-ready`, which retryWhileUnreachable waits on; its message is the answer's. */
+/**
+ * A warm-up request answered 502, 503 or 504, or 429: `not-ready`, which retryWhileUnreachable
+ * waits on (a 429's Retry-After at least); its message is the answer's.
+ */
 class NotReadyAnswer extends SpeedMatrixError<'not-ready'> {
+  readonly retryAfterMs?: number;
   constructor(readonly timeline: RequestTimeline) {
     super('not-ready', timeline.end?.kind === 'error' ? timeline.end.message : 'not ready');
+    if (timeline.end?.kind === 'error' && timeline.end.retryAfterMs !== undefined) this.retryAfterMs = timeline.end.retryAfterMs;
   }
 }
 

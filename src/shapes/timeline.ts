@@ -11,6 +11,7 @@ export type ClientErrorCode =
   | 'headers-timeout' // no response headers in time
   | 'stall' // no bytes for longer than the stall timeout
   | 'http-status' // non-2xx response
+  | 'rate-limited' // HTTP 429: the server (or a gateway) refused the request for its rate limit
   | 'error-event' // the server sent an error object inside the stream
   | 'no-done' // the stream closed without its end marker ([DONE] or engine final chunk)
   | 'protocol' // unparseable chunk or otherwise malformed stream
@@ -21,7 +22,7 @@ export type RequestEnd =
   | { kind: 'done'; atMs: number }
   /** we aborted it (window end, test timeout); not a failure */
   | { kind: 'aborted'; atMs: number }
-  | { kind: 'error'; atMs: number; code: ClientErrorCode; message: string; httpStatus?: number };
+  | { kind: 'error'; atMs: number; code: ClientErrorCode; message: string; httpStatus?: number; retryAfterMs?: number };
 
 /**
  * Where a request's token counts came from, best first (METHOD.md "Output tokens"):

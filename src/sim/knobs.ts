@@ -8,6 +8,8 @@ export interface SimFaultRates {
   http500Rate: number;
   http429Rate: number;
   http503Rate: number;
+  /** a 429 answer carries `Retry-After: <this many seconds>` (0: no Retry-After header) */
+  retryAfterS: number;
   /** a stream goes silent for `stallMs` after `faultAfterTokens` tokens */
   stallRate: number;
   stallMs: number;
@@ -106,6 +108,7 @@ export const NO_FAULTS: SimFaultRates = {
   http500Rate: 0,
   http429Rate: 0,
   http503Rate: 0,
+  retryAfterS: 0,
   stallRate: 0,
   stallMs: 2000,
   errorRate: 0,

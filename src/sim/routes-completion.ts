@@ -61,6 +61,8 @@ function answerFaultStatus(ctx: SimContext, res: ServerResponse, s: number): voi
   const [type, msg] =
     s === 429 ? ['RateLimitError', 'Too many requests (simulated)'] : s === 503 ? ['ServiceUnavailableError', 'The request queue is full. (simulated)'] : ['InternalServerError', 'simulated server error'];
   ctx.totals.requestsFailed++;
+  const retryAfter = ctx.profile.faults.retryAfterS;
+  if (s === 429 && retryAfter > 0) res.setHeader('retry-after', String(retryAfter));
   ctx.sendError(res, s, msg, type);
 }
 

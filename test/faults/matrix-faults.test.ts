@@ -24,7 +24,7 @@ interface Case {
 
 const CASES: Case[] = [
   { name: 'HTTP 500 mid-cell', faults: { http500Rate: 0.4 }, codes: ['http-status'] },
-  { name: 'HTTP 429 mid-cell', faults: { http429Rate: 0.4 }, codes: ['http-status'] },
+  { name: 'HTTP 429 mid-cell, Retry-After 1 s', faults: { http429Rate: 0.4, retryAfterS: 1 }, codes: ['rate-limited'] },
   { name: 'HTTP 503 mid-cell', faults: { http503Rate: 0.4 }, codes: ['http-status'] },
   { name: 'EOF without [DONE]', faults: { closeRate: 0.4, faultAfterTokens: 9 }, codes: ['no-done'] },
   { name: 'a malformed chunk', faults: { malformedRate: 0.4, faultAfterTokens: 9 }, codes: ['protocol'] },
@@ -34,7 +34,8 @@ describe('server faults in a matrix', () => {
   for (const c of CASES) {
     test(`${c.name}: Errors cells with code ${c.codes.join('/')}, exit 1, no finished cell lost`, { timeout: 120_000 }, () => {
       const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
-      const r = runBench({ ...ENV, LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, ...c.faults } }) }, 90);
+      const requestsFile = join(out, 'requests.jsonl');
+      const r = runBench({ ...ENV, LLM_BENCH_OUT: out, LLM_BENCH_REQUESTS_FILE: requestsFile, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, ...c.faults } }) }, 90);
       expect(r.timedOut, r.out).toBe(false);
       expect(r.code, r.out).toBe(1);
       const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
@@ -48,6 +49,23 @@ describe('server faults in a matrix', () => {
         expect(cell.figures?.outputTokens).toBeGreaterThan(0);
       }
       expect(r.out).toMatch(/had \d+ failed requests? \(/);
+      if (c.codes.includes('rate-limited')) {
+        // the page names the kind; each worker waited the Retry-After before its next request
+        expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toMatch(/rate-limited/);
+        const lines = readFileSync(requestsFile, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { cell: string; id: string; sentS: number; endS?: number; error?: { code: string; httpStatus?: number; message: string } });
+        const limited = lines.filter((l) => l.error?.code === 'rate-limited');
+        expect(limited.length).toBeGreaterThan(0);
+        expect(limited.every((l) => l.error!.httpStatus === 429 && /Retry-After 1 s/.test(l.error!.message))).toBe(true);
+        let waited = 0;
+        for (const l of limited) {
+          const [, worker, seq] = /-w(\d+)-r(\d+)$/.exec(l.id)!;
+          const next = lines.find((x) => x.cell === l.cell && x.id.endsWith(`-w${worker}-r${Number(seq) + 1}`));
+          if (!next) continue; // the window closed during the wait
+          expect(next.sentS - l.endS!, `${l.id} → ${next.id}`).toBeGreaterThanOrEqual(0.95);
+          waited++;
+        }
+        expect(waited).toBeGreaterThan(0);
+      }
     });
   }
 

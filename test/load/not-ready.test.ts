@@ -54,13 +54,13 @@ const cfgFor = (url: string, env: Record<string, string> = {}, engine?: 'llamacp
   resolveSuite({ target: { url, ...(engine ? { engine } : {}) }, matrix: { contexts: [0], concurrency: [1], prefill: [], windowS: 1, maxOutputTokens: 8 } }, env);
 
 /** a loopback server in front of `upstream`: `answer` may answer a request itself, else it is relayed */
-async function front(upstream: string, answer: (method: string, path: string) => { status: number; type: string; body: string } | undefined): Promise<string> {
+async function front(upstream: string, answer: (method: string, path: string) => { status: number; type: string; body: string; headers?: Record<string, string> } | undefined): Promise<string> {
   const up = new URL(upstream);
   const server = createServer((req, res) => {
     const own = answer(req.method ?? 'GET', req.url ?? '/');
     if (own) {
       req.resume();
-      res.writeHead(own.status, { 'content-type': own.type });
+      res.writeHead(own.status, { 'content-type': own.type, ...own.headers });
       res.end(own.body);
       return;
     }
@@ -233,6 +233,36 @@ describe('the warm-up', () => {
     // three 503s, and still the first of its three tries, said once
     expect(text).not.toContain('warm-up request 2 of 3');
     expect(text.split('warm-up request 1 of 3').length - 1).toBe(1);
+  });
+
+  const RATE_LIMITED = '{"error":{"code":429,"message":"Too many requests","type":"rate_limit_error"}}';
+
+  test('answered 429 with Retry-After: waits what the server asked (no try used up), says it rate-limited the run, then opens', { timeout: 30_000 }, async () => {
+    const s = await sim({});
+    const at: number[] = [];
+    const url = await front(s.url, (method, path) => {
+      if (method !== 'POST' || !path.includes('completions')) return undefined;
+      at.push(Date.now());
+      return at.length <= 2 ? { status: 429, type: 'application/json', body: RATE_LIMITED, headers: { 'retry-after': '1' } } : undefined;
+    });
+    const { lines, result } = await linesOf(() => openRun(cfgFor(url, {}, 'llamacpp')));
+    await openedOf(result, lines).close();
+    const text = lines.join('');
+    expect(text).toContain('the server rate-limited the run: warm-up request 1 answered HTTP 429: rate limited (Too many requests); Retry-After 1 s; trying again in 1.0 s');
+    expect(text).not.toContain('warm-up request 2 of 3');
+    // each try came a second or more after the last (250 ms doubling would have come sooner)
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(950);
+  });
+
+  test('answered 429 past LLM_BENCH_RETRY_S: the setup error says the server rate-limited the run and what to do', { timeout: 30_000 }, async () => {
+    const s = await sim({});
+    const url = await front(s.url, (method, path) => (method === 'POST' && path.includes('completions') ? { status: 429, type: 'application/json', body: RATE_LIMITED } : undefined));
+    const { result } = await linesOf(() => openRun(cfgFor(url, { LLM_BENCH_RETRY_S: '1' }, 'llamacpp')));
+    expect(result.status).toBe('rejected');
+    const message = String((result as PromiseRejectedResult).reason?.message);
+    expect(message).toMatch(/the warm-up request to http:\/\/127\.0\.0\.1:\d+ failed \(rate-limited: HTTP 429: rate limited \(Too many requests\)\); the server rate-limited the run \(HTTP 429 for \d\.\d s\): raise its rate limit for this client .*LLM_BENCH_RETRY_S/);
+    expect(message).not.toContain('check the URL, model and API key');
   });
 
   test('answered 503 past LLM_BENCH_RETRY_S: the setup error says not ready, not "check the URL, model and API key"', { timeout: 30_000 }, async () => {

@@ -1,0 +1,13 @@
+/**
+ * A 429's `Retry-After` (RFC 9110 §10.2.3): delay-seconds (a whole number) or an HTTP-date, as
+ * milliseconds from now; undefined when absent or unreadable. A date in the past is 0.
+ */
+export function retryAfterMs(header: string | string[] | undefined, nowEpochMs: number = Date.now()): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // an HTTP-date names its weekday and GMT; Date.parse reads the IMF-fixdate and the two obsolete forms
+  if (!/GMT$/i.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, at - nowEpochMs) : undefined;
+}
