@@ -21,8 +21,14 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 import type { GapHistogram, InterTokenLatency, LongestGap } from '../shapes/result.js';
 import { percentileName, quantile } from './stats.js';
 
-/** A longest gap this many median gaps long or more gets a note on the page. */
+/** A longest gap this many median gaps long or more gets a note on the page… */
 export const LONG_GAP_MULTIPLE = 10;
+/**
+ * …when it is this long too (ms): a pause a reader of the stream could notice. On a CPU server
+ * streaming a token a millisecond, a 12 ms scheduler hiccup of a busy machine is 12 median gaps
+ * (found on a real llama.cpp, issue 59) and no stall worth a note.
+ */
+export const LONG_GAP_MIN_MS = 100;
 
 /** Bin edges of the gap histogram (ms), 1-2-5 steps from 0.1 ms to 100 s. */
 export const GAP_EDGES_MS: readonly number[] = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
@@ -130,8 +136,9 @@ export function sumGapHistograms(list: ReadonlyArray<GapHistogram | undefined>):
 
 /**
  * Whether a cell's longest gap is long enough for the page's note: LONG_GAP_MULTIPLE median gaps or
- * more. A median gap of 0 (chunks bunched on the way) has no such multiple: Stream buffered says it.
+ * more, and LONG_GAP_MIN_MS or more. A median gap of 0 (chunks bunched on the way) has no such
+ * multiple: Stream buffered says it.
  */
 export function longGap(g: LongestGap | undefined): boolean {
-  return g !== undefined && g.medianGaps !== null && g.medianGaps >= LONG_GAP_MULTIPLE;
+  return g !== undefined && g.medianGaps !== null && g.medianGaps >= LONG_GAP_MULTIPLE && g.ms >= LONG_GAP_MIN_MS;
 }

@@ -9,7 +9,7 @@ import { ABSENT, formatCount, formatNumber, percent } from '../text/format.js';
 import { overCapacitySum } from '../text/over-capacity.js';
 import { cellKey, parseCellKey, rateCellKey } from '../shapes/labels.js';
 import type { CapacityRow, CellResult, CellStatus, InterTokenLatency, LongestGap, RateCellResult, RateCellStatus, RunInfo, SpeedMatrixResult, WorkloadInfo } from '../shapes/result.js';
-import { LONG_GAP_MULTIPLE, longGap } from '../metrics/gaps.js';
+import { LONG_GAP_MIN_MS, LONG_GAP_MULTIPLE, longGap } from '../metrics/gaps.js';
 
 /** shown for a planned cell or prefill row that has not finished yet (partial page) */
 export const NOT_YET = '…';
@@ -347,12 +347,12 @@ export function longestGapText(g: LongestGap): string {
   return `${formatNumber(g.ms, 1)} ms${times} in request ${g.requestId}, ${formatNumber(g.atS, 1)} s into the window`;
 }
 
-/** The page's note on cells whose longest gap is LONG_GAP_MULTIPLE median gaps or more (not a status: the server did it). */
+/** The page's note on cells whose longest gap is LONG_GAP_MULTIPLE median gaps or more, and LONG_GAP_MIN_MS or more (not a status: the server did it). */
 export function longGapLines(cells: readonly CellResult[]): string[] {
   const flagged = cells.filter((c) => longGap(c.figures?.longestGap));
   if (flagged.length === 0) return [];
   return [
-    `Stalls inside streams: these cells' longest gap between two tokens of one request is ${LONG_GAP_MULTIPLE} or more times their median gap. The server paused a stream (preemption, a prefill between decode steps, a scheduler hiccup); the figures are right, and the time between tokens, a mean per request, averages such a pause away. ITL is every gap (median / p90 / p95 / p99 / max):`,
+    `Stalls inside streams: these cells' longest gap between two tokens of one request is ${LONG_GAP_MULTIPLE} or more times their median gap, and ${LONG_GAP_MIN_MS} ms or more. The server paused a stream (preemption, a prefill between decode steps, a scheduler hiccup); the figures are right, and the time between tokens, a mean per request, averages such a pause away. ITL is every gap (median / p90 / p95 / p99 / max):`,
     ...flagged.map((c) => `${cellKey(c.context, c.concurrency)}: longest ${longestGapText(c.figures!.longestGap!)}; ITL ${itlText(c.figures!.interTokenLatencyMs)}`),
   ];
 }

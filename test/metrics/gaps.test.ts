@@ -67,6 +67,9 @@ describe('which gaps count', () => {
     expect(g.longestGap.atS).toBeCloseTo((2 * 2.5 + 14 * 10 + 3000) / 1000, 9);
     expect(g.longestGap.medianGaps).toBeCloseTo(300, 3);
     expect(longGap(g.longestGap)).toBe(true);
+    // as many median gaps, but short: a 12 ms hiccup of a server streaming a token a millisecond (a real llama.cpp on a busy 2-core machine) is no stall worth a note
+    expect(longGap({ ...g.longestGap, ms: 12.6, medianGaps: 12 })).toBe(false);
+    expect(longGap({ ...g.longestGap, ms: 100, medianGaps: 10 })).toBe(true);
   });
 
   test('a silence still running when the window closes is the longest gap (open) where it is longer than every closed one; ITL keeps only closed gaps', () => {

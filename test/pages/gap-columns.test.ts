@@ -31,7 +31,7 @@ function withStall(columns?: SpeedMatrixResult['info']['run']['columns']): Speed
 describe('a cell with a long stall', () => {
   test('the Markdown page notes it under All measurements with its request, time and ITL; no note without one', () => {
     const md = renderMarkdown(withStall());
-    expect(md).toContain("Stalls inside streams: these cells' longest gap between two tokens of one request is 10 or more times their median gap.");
+    expect(md).toContain("Stalls inside streams: these cells' longest gap between two tokens of one request is 10 or more times their median gap, and 100 ms or more.");
     expect(md).toContain('- 8K/16: longest 2,950.5 ms (151 median gaps) in request run-c8192x16-w3-r7, 12.3 s into the window; ITL 19.6 / 21.2 / 22.8 / 31.4 / 2,950.5 ms');
     expect(renderMarkdown(sglangResult())).not.toContain('Stalls inside streams');
     // METHOD's columns by default
