@@ -5,7 +5,9 @@
  *   2. runs a small speed matrix with `npx vitest bench --run` (contexts 0 and 2K; concurrency 1,
  *      the server's slots and twice that; a 2K prefill row; 6 s windows; 128 output tokens) and reads
  *      the JSON it wrote: no failed request, no Errors cell; cells within the server's running limit
- *      not queued, cells above it Requests queued; 0/1 total tok/s ≥ 90 % of its per-request tok/s;
+ *      not queued, cells above it Requests queued; 0/1 never idles: its one stream in flight 95 % of
+ *      the window or more, and total tok/s ≥ 90 % of what one stream streaming back to back gives
+ *      (128 tokens per TTFT + 127 gaps, from the cell's own medians);
  *      per-request tok/s within 5 % of the server's own timings where the engine reports them.
  * Without LLM_BENCH_REAL_URL it says why it skipped. CI cannot reach a real server: there the
  * llama.cpp personality (test/accuracy/llamacpp-personality.test.ts) and the recorded transcripts
@@ -101,10 +103,17 @@ describe.skipIf(!url)(`real server at ${url ?? '(none)'}`, () => {
     }
   });
 
-  test('0/1: total tok/s is at least 90 % of per-request tok/s (the one stream never idles)', () => {
-    const one = result.cells.find((c) => c.context === 0 && c.concurrency === 1);
-    expect(one?.figures?.perRequestTokensPerSecond).toBeDefined();
-    expect(one!.figures!.totalTokensPerSecond).toBeGreaterThanOrEqual(0.9 * one!.figures!.perRequestTokensPerSecond!);
+  // Per-request tok/s counts the gaps after the first token; a request also waits its TTFT, which on a
+  // fast CPU server (a token a millisecond, TTFT 3-12 ms) is 2-9 % of a 128-token request: the bound
+  // of 90 % of per-request tok/s failed there at 89.5 % with the stream never idle. It is held to
+  // what one stream streaming back to back gives, from the cell's own medians.
+  test('0/1 never idles: its stream is in flight 95 % of the window, and total tok/s is at least 90 % of back-to-back requests', () => {
+    const f = result.cells.find((c) => c.context === 0 && c.concurrency === 1)?.figures;
+    expect(f?.perRequestTokensPerSecond).toBeDefined();
+    expect(f!.clientActiveRequests).toBeGreaterThanOrEqual(0.95);
+    const tokens = 128;
+    const backToBack = tokens / ((f!.ttftMs!.median + (tokens - 1) * f!.timeBetweenTokensMs!.median) / 1000);
+    expect(f!.totalTokensPerSecond, `back to back: ${backToBack.toFixed(1)} tok/s`).toBeGreaterThanOrEqual(0.9 * backToBack);
   });
 
   test(`per-request tok/s within ${CROSS_CHECK_SHARE * 100} % of the server's own timings, where it reports them`, () => {
