@@ -226,7 +226,12 @@ export class StreamRun {
       this.sink = errorBodySink(opts.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES, (text, complete) => {
         const detail = errorMessageFromBody(text);
         // a body over the limit is cut off (the connection closes); a complete one leaves it reusable
-        if (statusCode === 429) {
+        const location = statusCode < 400 ? resHeaders.location : undefined;
+        if (location !== undefined) {
+          // a redirect of the stream's POST is not followed (its hop would be in every TTFT): named, with the fix
+          const to = Array.isArray(location) ? location[0] : location;
+          this.fail('http-status', `HTTP ${statusCode}: redirects to ${to}; the stream's POST is not sent on: set LLM_BENCH_URL to the server itself`, !complete, statusCode);
+        } else if (statusCode === 429) {
           const after = wait !== undefined ? `; Retry-After ${(wait / 1000).toFixed(wait % 1000 === 0 ? 0 : 1)} s` : '';
           this.fail('rate-limited', `HTTP 429: rate limited${detail ? ` (${detail})` : ''}${after}`, !complete, statusCode, wait);
         } else {

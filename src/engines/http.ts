@@ -63,6 +63,8 @@ export interface HttpResult {
   contentType?: string;
   /** content-encoding header, lowercased, when sent and not identity (we never ask for one) */
   contentEncoding?: string;
+  /** a redirect's Location header, as sent (control calls follow none) */
+  location?: string;
 }
 
 /** A control-plane call that got no HTTP response (connect refused, timeout, reset). */
@@ -168,6 +170,8 @@ export async function httpCall(
     if (contentType !== undefined) result.contentType = contentType;
     const contentEncoding = unrequestedEncoding(res.headers['content-encoding']);
     if (contentEncoding !== undefined) result.contentEncoding = contentEncoding;
+    const location = res.headers.location;
+    if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) result.location = Array.isArray(location) ? location[0] : location;
     const trimmed = text.trimStart();
     if (trimmed.startsWith('{') || trimmed.startsWith('[') || contentType?.includes('json')) {
       try {

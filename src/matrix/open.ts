@@ -29,6 +29,7 @@ import { listeningProcess } from '../meta/local-process.js';
 import { launchCommandFrom, redactFacts } from '../meta/launch.js';
 import { REDACTED, redactValues } from '../redact.js';
 import type { MatrixPlan } from './plan.js';
+import { followBaseRedirects } from '../engines/redirect.js';
 
 /** The tool's name and version, read once from the package's own package.json (the one place they are written). */
 export const TOOL: { readonly name: string; readonly version: string } = packageInfo();
@@ -128,6 +129,13 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
   if (baseUrl === undefined) {
     sim = await startSim({ profile: cfg.simProfile, thread: true, ...simOverridesOf(cfg) });
     baseUrl = sim.url;
+  } else {
+    // a gateway that redirects the server's paths: the run measures where they lead, said once
+    const redirected = await followBaseRedirects({ baseUrl, ...(cfg.target.apiKey ? { apiKey: cfg.target.apiKey } : {}) });
+    if (redirected.hops.length > 0) {
+      process.stderr.write(`[speed-matrix] ${redirected.hops.join('; ')}: measuring ${displayUrl(redirected.baseUrl)} (set LLM_BENCH_URL there to skip the hop)\n`);
+      baseUrl = redirected.baseUrl;
+    }
   }
   const target: HttpTarget = { baseUrl, ...(cfg.target.apiKey ? { apiKey: cfg.target.apiKey } : {}) };
   const runId = `lsm${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
