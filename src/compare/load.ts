@@ -31,7 +31,8 @@ export function readResultJson(path: string, what: string): ReadResultFile {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // a byte-order mark (an editor on Windows writes one) is no JSON
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new ConfigError(`${what}: ${path} is not valid JSON (${(error as Error).message}); give a speed-matrix.json file`);
   }

@@ -61,7 +61,8 @@ export function loadThresholds(path: string, keys: MatrixKeys): ThresholdsFile {
 export function parseThresholds(text: string, source: string, keys?: MatrixKeys): ThresholdsFile {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // a byte-order mark (an editor on Windows writes one) is no JSON, and shows as nothing in a message
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new ThresholdsError(`${source}: not valid JSON (${(error as Error).message}); fix the syntax or delete the file and run with -u`);
   }

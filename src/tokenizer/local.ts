@@ -72,7 +72,8 @@ async function readTokenizer(path: string): Promise<LocalTokenizer> {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // a byte-order mark is no JSON
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new ConfigError(`${TOKENIZER_FIELDS}: ${path} is not JSON (${(error as Error).message}); ${FIX}`, { cause: error });
   }

@@ -147,19 +147,59 @@ export function readPromptFile(path: string): PromptFile {
     throw new ConfigError(`prompt file ${abs} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give the path of a JSONL file of prompts, e.g. file:bench/workloads/sample.jsonl`);
   }
   const lines: PromptLine[] = [];
+  // every bad line at once (one fix per run was the old way), the first MAX_NAMED of them by number
+  const bad: string[] = [];
+  const notUtf8 = nonUtf8Lines(bytes);
   const texts = bytes.toString('utf8').replace(/^\uFEFF/, '').split('\n');
   for (const [i, raw] of texts.entries()) {
     const text = raw.trim();
     if (text === '') continue;
+    if (notUtf8.has(i + 1)) {
+      bad.push(`line ${i + 1}: not UTF-8 text (bytes that are no UTF-8 character, as a Latin-1 or Windows-1252 export writes); save the file as UTF-8`);
+      continue;
+    }
     try {
       lines.push({ line: i + 1, ...parseLine(text) });
     } catch (error) {
       if (!(error instanceof LineError)) throw error;
-      throw new ConfigError(`prompt file ${abs}, line ${i + 1}: ${error.message}`);
+      bad.push(`line ${i + 1}: ${error.message}`);
     }
+  }
+  if (bad.length === 1) throw new ConfigError(`prompt file ${abs}, ${bad[0]}`);
+  if (bad.length > 1) {
+    const more = bad.length > MAX_NAMED ? [`… and ${bad.length - MAX_NAMED} more`] : [];
+    throw new ConfigError(`prompt file ${abs}: ${bad.length} bad lines, each to fix:\n  ${[...bad.slice(0, MAX_NAMED), ...more].join('\n  ')}`);
   }
   if (lines.length === 0) throw new ConfigError(`prompt file ${abs} has no prompt lines; write one JSON object per line, such as ${FORMATS}`);
   return { path: abs, name: basename(abs), sha256: createHash('sha256').update(bytes).digest('hex'), lines };
+}
+
+/** The bad lines a prompt file's error names one by one; the rest are counted. */
+const MAX_NAMED = 20;
+
+/** The numbers (from 1) of the lines that are not valid UTF-8; none for a valid file (one pass). */
+function nonUtf8Lines(bytes: Buffer): Set<number> {
+  const out = new Set<number>();
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  try {
+    strict.decode(bytes);
+    return out;
+  } catch {
+    // some line is not: find which
+  }
+  let start = 0;
+  let line = 1;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i < bytes.length && bytes[i] !== 0x0a) continue;
+    try {
+      strict.decode(bytes.subarray(start, i));
+    } catch {
+      out.add(line);
+    }
+    start = i + 1;
+    line++;
+  }
+  return out;
 }
 
 /** Fisher–Yates over 0 … n−1 with its own stream. */

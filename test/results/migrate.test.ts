@@ -21,6 +21,11 @@ describe('reading older result files', () => {
     expect(read.cells).toEqual(v1.cells);
     expect(read.rateCells).toBeUndefined();
   });
+  test('a result file that starts with a byte-order mark (saved by an editor on Windows) is read', () => {
+    const path = join(dir, 'bom.json');
+    writeFileSync(path, `\uFEFF${JSON.stringify(sglangResult())}`);
+    expect(loadResultFile(path, 'LLM_BENCH_BASELINE').cells).toEqual(sglangResult().cells);
+  });
   test('a version it does not know is refused, naming what it reads', () => {
     const path = join(dir, 'v9.json');
     writeFileSync(path, JSON.stringify({ ...sglangResult(), schemaVersion: 9 }));

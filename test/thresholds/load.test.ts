@@ -89,3 +89,8 @@ test('allowUnknown (for -u) accepts entries outside the matrix', () => {
   expect(() => parseThresholds(text, 't.json', keys)).toThrow(/not a cell of the current matrix/);
   expect(Object.keys(parseThresholds(text, 't.json', { ...keys, allowUnknown: true }).cells)).toEqual(['128K/1']);
 });
+
+test('a byte-order mark before the JSON (an editor on Windows writes one) is read, not an invisible syntax error', () => {
+  const file = parseThresholds(`\uFEFF${JSON.stringify({ cells: { '8K/1': { min: { totalTokensPerSecond: 10 } } } })}`, 'thresholds/t.json', keys);
+  expect(file.cells['8K/1']?.min?.totalTokensPerSecond).toBe(10);
+});

@@ -30,6 +30,12 @@ describe('loadLocalTokenizer', () => {
     expect(await loadLocalTokenizer(good)).toBe(t); // cached per path
   });
 
+  it('a tokenizer.json that starts with a byte-order mark is read', async () => {
+    const bom = join(dir, 'bom-tokenizer.json');
+    writeFileSync(bom, `\uFEFF${simTokenizerJsonText()}`);
+    expect((await loadLocalTokenizer(bom)).count('ab  cd\n')).toBe(2);
+  });
+
   it('a missing file, a directory, non-JSON and a JSON that is no tokenizer are ConfigErrors naming LLM_BENCH_TOKENIZER', async () => {
     const sub = join(dir, 'a-directory');
     mkdirSync(sub, { recursive: true });

@@ -115,6 +115,38 @@ describe('mistakes name the file and the line', () => {
     expect((thrown as Error).message).toContain(`prompt file ${path}, line ${line}: ${message}`);
   });
 
+  test('several bad lines: every one named with its number at once (the first 20, the rest counted); a line that is not UTF-8 is named as such', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"text": "fine"}\n{"text": 3}\n'),
+      // "café" in Latin-1: the é is one byte, 0xE9, no UTF-8 character
+      Buffer.from([0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x20, 0x22, 0x63, 0x61, 0x66, 0xe9, 0x22, 0x7d, 0x0a]),
+      Buffer.from('not json\n{"text": "ok"}\n'),
+    ]);
+    const path = join(dir, 'several.jsonl');
+    writeFileSync(path, bytes);
+    let message = '';
+    try {
+      readPromptFile(path);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(`prompt file ${path}: 3 bad lines, each to fix:`);
+    expect(message).toContain('\n  line 2: ');
+    expect(message).toContain('\n  line 3: not UTF-8 text (bytes that are no UTF-8 character, as a Latin-1 or Windows-1252 export writes); save the file as UTF-8');
+    expect(message).toContain('\n  line 4: not JSON');
+    const many = file(Array.from({ length: 25 }, (_, i) => `{"text": ${i}}`).join('\n'));
+    let named = '';
+    try {
+      readPromptFile(many);
+    } catch (e) {
+      named = (e as Error).message;
+    }
+    expect(named).toContain('25 bad lines');
+    expect(named).toContain('line 20: ');
+    expect(named).not.toContain('line 21: ');
+    expect(named).toContain('… and 5 more');
+  });
+
   test('a file with no prompt lines, and a missing file', () => {
     const empty = file('\n  \n');
     expect(() => readPromptFile(empty)).toThrow(`prompt file ${empty} has no prompt lines`);
