@@ -6,6 +6,7 @@
  */
 import type { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
+import { maxTokensIgnored } from '../metrics/length-check.js';
 import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
@@ -126,13 +127,17 @@ export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' 
   if (usageDisagrees) {
     say(`⚠ the server's usage.completion_tokens disagrees with the streamed tokens in ${usageDisagrees.requests} of ${usageDisagrees.of} requests (e.g. usage ${usageDisagrees.example.usage}, streamed ${usageDisagrees.example.counted}); counting the stream`);
   }
+  // a server that streams past max_tokens, over every repeat
+  const overrun = maxTokensIgnored(repeats.flatMap((x) => x.raw.timelines));
+  if (overrun) say(`⚠ the server ignored max_tokens in ${overrun.requests} of ${overrun.of} requests (e.g. ${overrun.example.tokens} tokens for ${overrun.example.asked} asked); counting what it streamed`);
+  const evidence = { ...verdict.evidence, ...(usageDisagrees ? { usageDisagrees } : {}), ...(overrun ? { maxTokensIgnored: overrun } : {}) };
   return {
     context: cell.context,
     contextLabel: cell.contextLabel,
     concurrency: cell.concurrency,
     status: verdict.status,
     statuses: verdict.statuses,
-    evidence: usageDisagrees ? { ...verdict.evidence, usageDisagrees } : verdict.evidence,
+    evidence,
     figures,
     ...(goodputs.length > 0 ? { goodput: sumGoodput(goodputs) } : {}),
     ...(raw.loopDelayMs ? { clientEventLoopDelayMs: raw.loopDelayMs } : {}),

@@ -39,6 +39,22 @@ export function usageNotes(cells: readonly CellResult[]): string[] {
   return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
 }
 
+/** Cells whose server streamed past max_tokens (evidence.maxTokensIgnored). */
+export function maxTokensNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.maxTokensIgnored);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const m = c.evidence.maxTokensIgnored!;
+    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(m.requests)} of ${formatCount(m.of)} requests (e.g. ${formatCount(m.example.tokens)} tokens for ${formatCount(m.example.asked)} asked)`;
+  };
+  return [
+    'The server ignored max_tokens: these requests streamed past the cap the run asked for. Every token is counted as streamed, but the output lengths, and the end-to-end latencies and request rates that rest on them, are not those of the max output above:',
+    '',
+    ...flagged.map(line),
+    '',
+  ];
+}
+
 /**
  * Streams that ended otherwise than by a complete `data: [DONE]` event, per cell (evidence
  * streamEndings): read as completed requests, so the page says how many and how.

@@ -771,6 +771,26 @@ export interface CellEvidence {
     requests: number;
   };
   /**
+   * the server ignored max_tokens: requests streamed past the cap the run asked for (counted as streamed; the output lengths are not the run's)
+   */
+  maxTokensIgnored?: {
+    /**
+     * requests that streamed more tokens than their max_tokens
+     */
+    requests: number;
+    /**
+     * requests that asked for a max_tokens and streamed a token
+     */
+    of: number;
+    /**
+     * the request that ran furthest past its cap
+     */
+    example: {
+      tokens: number;
+      asked: number;
+    };
+  };
+  /**
    * the server's final usage disagrees with the streamed tokens; the counts come from the stream (its text with a local tokenizer, token ids, or chunks)
    */
   usageDisagrees?: {

@@ -86,6 +86,8 @@ export interface SimWireKnobs {
    * "Loading model", as llama.cpp's server does while it loads its model (server.ts)
    */
   loadingMs?: number;
+  /** generate this many times the max_tokens asked (a server that ignores the cap; issue 60); 1 = honours it */
+  maxTokensFactor?: number;
 }
 
 export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
@@ -102,6 +104,7 @@ export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
   'strictFields',
   'apiKey',
   'loadingMs',
+  'maxTokensFactor',
 ];
 
 export const NO_FAULTS: SimFaultRates = {
@@ -150,6 +153,8 @@ export function checkWire(wire: Partial<SimWireKnobs>): void {
       if (!ok) throw new Error(`sim wire knob tokensPerChunk = ${JSON.stringify(value)} is invalid: give [min, max], integers with 1 ≤ min ≤ max (e.g. [2, 4])`);
     } else if (key === 'loadingMs') {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`sim wire knob loadingMs = ${JSON.stringify(value)} is invalid: give milliseconds, a number ≥ 0`);
+    } else if (key === 'maxTokensFactor') {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw new Error(`sim wire knob maxTokensFactor = ${JSON.stringify(value)} is invalid: give a number ≥ 1 (1 honours max_tokens)`);
     } else if (key === 'ownedBy' || key === 'apiKey') {
       if (typeof value !== 'string' || value === '') throw new Error(`sim wire knob ${key} = ${JSON.stringify(value)} is invalid: give a non-empty string`);
     } else if (typeof value !== 'boolean') {

@@ -179,7 +179,8 @@ export function buildEngineRequest(
     const gap = Math.floor(Math.log(1 - u) / Math.log(1 - Math.min(profile.eosProbability, 0.999999)));
     eosAt = Math.max(1, parsed.minTokens) + gap;
   }
-  const req = new EngineRequest(blocks, Math.max(1, maxTokens), eosAt, sink);
+  // wire.maxTokensFactor: a server that ignores max_tokens generates more than it was asked for
+  const req = new EngineRequest(blocks, Math.max(1, Math.round(maxTokens * (profile.wire.maxTokensFactor ?? 1))), eosAt, sink);
   if (faults.stallMs !== undefined) {
     req.stallAtToken = faults.stallAfter ?? 0;
     req.stallMs = faults.stallMs;

@@ -69,6 +69,20 @@ describe('server faults in a matrix', () => {
     });
   }
 
+  test('a server that ignores max_tokens (3 × the cap): counted as streamed, flagged on the cell and named on the page', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
+    const r = runBench({ ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ wire: { maxTokensFactor: 3 } }) }, 90);
+    expect(r.timedOut, r.out).toBe(false);
+    const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    const cell = result.cells[0]!;
+    const m = cell.evidence.maxTokensIgnored;
+    expect(m, JSON.stringify(cell.evidence)).toBeDefined();
+    expect(m!.example).toEqual({ tokens: 72, asked: 24 });
+    expect(m!.requests).toBeGreaterThan(0);
+    expect(r.out).toContain('⚠ the server ignored max_tokens in');
+    expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toMatch(/The server ignored max_tokens: .*\n\n- 0\/2: \d+ of \d+ requests \(e\.g\. 72 tokens for 24 asked\)/);
+  });
+
   test('a 10 MB chunk: read and counted, the run goes on', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
     const env = { ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, hugeChunkRate: 0.3, hugeChunkBytes: 10_000_000, faultAfterTokens: 9 } }) };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestTimeline, TokenSource } from '../../src/shapes/timeline.js';
 import { usageDisagreement } from '../../src/metrics/usage-check.js';
+import { maxTokensIgnored } from '../../src/metrics/length-check.js';
 
 function req(counted: number[], usage: number | undefined, source: TokenSource = 'local-tokenizer'): RequestTimeline {
   return {
@@ -39,5 +40,21 @@ describe('usageDisagreement', () => {
   it('chunks without a tokenizer: usage above the chunk count is fine (several tokens per chunk), below it is not', () => {
     expect(usageDisagreement([req([1, 1, 1, 1], 12, 'chunks')])).toBeUndefined();
     expect(usageDisagreement([req(Array(20).fill(1) as number[], 10, 'chunks')])).toMatchObject({ requests: 1, example: { usage: 10, counted: 20 } });
+  });
+});
+
+describe('maxTokensIgnored (a server that streams past max_tokens, issue 60)', () => {
+  const asked = (t: RequestTimeline, n: number): RequestTimeline => ({ ...t, askedMaxTokens: n });
+  it('requests that streamed more than they asked for are counted, the furthest past its cap the example', () => {
+    const m = maxTokensIgnored([asked(req(Array(871).fill(1), undefined, 'usage'), 64), asked(req(Array(64).fill(1), undefined, 'usage'), 64), asked(req(Array(100).fill(1), undefined, 'chunks'), 64)]);
+    expect(m).toEqual({ requests: 2, of: 3, example: { tokens: 871, asked: 64 } });
+  });
+
+  it('at the cap is no overrun; a local tokenizer gets its few tokens of slack; a larger final usage counts; no cap, no check', () => {
+    expect(maxTokensIgnored([asked(req(Array(64).fill(1), undefined, 'usage'), 64)])).toBeUndefined();
+    expect(maxTokensIgnored([asked(req([33, 33], undefined, 'local-tokenizer'), 64)])).toBeUndefined();
+    expect(maxTokensIgnored([asked(req([40, 40], undefined, 'local-tokenizer'), 64)])?.requests).toBe(1);
+    expect(maxTokensIgnored([asked(req([10], 200, 'chunks'), 64)])).toEqual({ requests: 1, of: 1, example: { tokens: 200, asked: 64 } });
+    expect(maxTokensIgnored([req(Array(871).fill(1), undefined, 'usage')])).toBeUndefined();
   });
 });
