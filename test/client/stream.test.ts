@@ -260,7 +260,8 @@ describe('streamRequest', () => {
     expect(t400.end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: 400 });
     expect(t400.end?.kind === 'error' && t400.end.message).toContain('maximum context length is 4096');
     const t429 = await run('/429');
-    expect(t429.end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: 429 });
+    // a 429 is its own kind (issue 60): the server's rate limit, not an error of the request
+    expect(t429.end).toMatchObject({ kind: 'error', code: 'rate-limited', httpStatus: 429 });
     expect(t429.end?.kind === 'error' && t429.end.message).toContain('Model is overloaded');
     expect(t500.firstTokenMs).toBeUndefined();
   });

@@ -270,7 +270,8 @@ describe('overload statuses reach the timeline as failed requests', () => {
         endsWithDone: a.endsWithDone,
         timeouts: { headersMs: 5000, stallMs: 5000 },
       });
-      expect(t.end).toMatchObject({ kind: 'error', code: 'http-status', httpStatus: status });
+      // a 429 is its own kind (issue 60), the rest http-status
+      expect(t.end).toMatchObject({ kind: 'error', code: status === 429 ? 'rate-limited' : 'http-status', httpStatus: status });
       expect(t.end?.kind === 'error' && t.end.message).toContain(text);
     } finally {
       await client.close();
