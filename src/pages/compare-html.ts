@@ -15,6 +15,7 @@ import { htmlPage, table } from './html-frame.js';
 import { escapeHtml } from '../text/escape.js';
 import { PALETTE } from './svg.js';
 import { appendAll } from '../extent.js';
+import { matrixDifferences } from '../judge/compare.js';
 
 export interface ComparedRun {
   label: string;
@@ -36,6 +37,24 @@ function ratioCell(base: number | undefined, next: number | undefined, higherIsB
   const better = higherIsBetter ? r > 1.05 : r < 0.95;
   const worse = higherIsBetter ? r < 0.95 : r > 1.05;
   return `<span class="ratio${better ? ' better' : worse ? ' worse' : ''}" data-run="${run}" data-figure="${figure}" data-ratio="${r.toFixed(4)}">${r.toFixed(2)}×</span>`;
+}
+
+/**
+ * What the runs measured differently from the first (matrix, output length, window, endpoint,
+ * workload: judge/compare.ts matrixDifferences), and whether any cell is in two of them; [] when
+ * they measured the same. `compare` refuses such a pair; a report overlays them, and says so.
+ */
+export function runDifferences(runs: readonly ComparedRun[]): string[] {
+  const first = runs[0];
+  if (!first) return [];
+  const out: string[] = [];
+  for (const r of runs.slice(1)) {
+    for (const d of matrixDifferences(first.result.info, r.result.info, 'matrix', [first.label, r.label])) out.push(d);
+  }
+  const keys = runs.map((r) => new Set(matrixCells(r.result).filter((c) => c.figures).map((c) => cellKey(c.context, c.concurrency))));
+  const shared = [...keys[0]!].some((k) => keys.slice(1).some((ks) => ks.has(k)));
+  if (runs.length > 1 && !shared) out.push('no measured cell is in two of the runs: the ratio table is empty');
+  return out;
 }
 
 export function renderCompareHtml(runs: readonly ComparedRun[]): string {
@@ -60,6 +79,10 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
       [1, 2, 3],
     ),
   );
+  const differences = runDifferences(runs);
+  if (differences.length > 0) {
+    body.push(`<p class="note">These runs measured different things, so a cell compares only with the same cell of another run: ${differences.map((d) => escapeHtml(d)).join('; ')}.</p>`);
+  }
   appendAll(body, ['<h2>Sustained decode</h2>', '<div class="charts">', ...charts, '</div>']);
   if (prefill.length > 0) appendAll(body, ['<h2>Prefill</h2>', '<div class="charts">', ...prefill, '</div>']);
   // open-loop rate cells, when a run has them: latency against the rate, the runs overlaid, knees ringed

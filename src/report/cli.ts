@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { loadResultFile } from '../compare/load.js';
 import { ensureDir, writeFileAtomic } from '../results/write.js';
-import { renderCompareHtml, runName } from '../pages/compare-html.js';
+import { renderCompareHtml, runDifferences, runName } from '../pages/compare-html.js';
 import { renderHtml } from '../pages/html.js';
 import { maxOf } from '../extent.js';
 
@@ -70,6 +70,9 @@ export async function runReportCli(argv: readonly string[], io: ReportIo = defau
     const labels = runs.map((r) => r.label);
     const twice = labels.find((l, i) => labels.indexOf(l) !== i);
     if (twice !== undefined) throw new ConfigError(`two runs are named "${twice}" (the same file twice?); tell them apart with --label, one per file in order`);
+    // runs of different matrices are overlaid, not refused (compare refuses them): said here and on the page
+    const differences = runs.length > 1 ? runDifferences(runs) : [];
+    if (differences.length > 0) io.err(`llm-speed-matrix report: warning: these runs measured different things (the page says so too):\n  ${differences.join('\n  ')}`);
     const html = runs.length === 1 ? renderHtml(runs[0]!.result) : renderCompareHtml(runs);
     const out = resolve(args.out ?? (runs.length === 1 ? 'report.html' : 'compare.html'));
     try {

@@ -262,6 +262,28 @@ describe('llm-speed-matrix report', () => {
     expect(readFileSync(join(dir, 'two.html'), 'utf8')).toContain('Speed matrix comparison');
   });
 
+  test('runs of different matrices: overlaid, with a warning on stderr and a note on the page naming each difference (compare refuses them); the same matrix has none', async () => {
+    const other = sglangResult();
+    other.info.run.contexts = [0];
+    other.info.run.maxOutputTokens = 64;
+    other.cells = other.cells.filter((c) => c.context === 0);
+    const a = file('m-a.json', sglangResult());
+    const b = file('m-b.json', other);
+    const r = io();
+    expect(await runReportCli([a, b, '--label', 'h200', '--label', 'laptop', '--out', join(dir, 'mixed.html')], r.io)).toBe(0);
+    const said = r.lines.join('\n');
+    expect(said).toContain('warning: these runs measured different things (the page says so too):');
+    expect(said).toContain('contexts: h200 8K, 16K, 32K, 64K, 123K, laptop 0');
+    expect(said).toContain('maxOutputTokens: h200 4096, laptop 64');
+    expect(said).toContain('no measured cell is in two of the runs: the ratio table is empty');
+    const page = readFileSync(join(dir, 'mixed.html'), 'utf8');
+    expect(page).toContain('<p class="note">These runs measured different things, so a cell compares only with the same cell of another run: contexts: h200 8K');
+    const same = io();
+    expect(await runReportCli([a, file('m-c.json', sglangResult()), '--label', 'x', '--label', 'y', '--out', join(dir, 'same-matrix.html')], same.io)).toBe(0);
+    expect(same.lines.join('\n')).not.toContain('warning');
+    expect(readFileSync(join(dir, 'same-matrix.html'), 'utf8')).not.toContain('measured different things');
+  });
+
   test('runs with the same name (started in the same minute) are named by their files; --label still wins', async () => {
     const a = file('same-a.json', sglangResult());
     const b = file('same-b.json', sglangResult());
