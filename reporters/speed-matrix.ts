@@ -10,14 +10,14 @@
  */
 import type {} from '../src/matrix/task-meta.js';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, finishedKeys, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runEndLine, runningLine } from '../src/pages/progress-lines.js';
 import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { testNameOfMeta } from '../src/shapes/labels.js';
-import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
+import { checkResultsDir, RESULT_JSON, setAsideEarlierPage, writeFileAtomic, writeResults } from '../src/results/write.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
@@ -185,6 +185,7 @@ export default class SpeedMatrixReporter implements Reporter {
     if (metas.length === 0) {
       // a merge of blobs whose matrix files measured nothing (only an empty row group's shard)
       if (merged !== undefined && merged.blobsOfFile.size > 0) this.fail(nothingMeasuredMessage(merged));
+      else if (merged === undefined && testModules.some((m) => this.inMatrixProject(m.project.name))) this.setAsideEarlierPage();
       return;
     }
     // a merge of shards that measured different things would be one page of mixed cells
@@ -225,6 +226,25 @@ export default class SpeedMatrixReporter implements Reporter {
     if (this.updating) this.updateThresholdFile(result);
     // the tally Vitest prints after a test run and not after `vitest bench`
     this.log(runEndLine(result, plannedCellKeys(result.info).length, testTally(testModules, (m) => this.inMatrixProject(m.project.name))));
+  }
+
+  /**
+   * A matrix run that measured nothing (its bench file failed before any cell: a bad setting, a
+   * server that is not there): an earlier run's page in the results folder would pass for this
+   * one's, so it is moved aside to speed-matrix.previous.*, and said. Not the file LLM_BENCH_RESUME
+   * continues, which the user means to run again.
+   */
+  private setAsideEarlierPage(): void {
+    const dir = this.resultsFolder();
+    // only a folder this run holds (another run may be writing there: its lock refused this one)
+    if (this.lock === undefined) return;
+    if (this.settings.resume !== undefined && resolve(this.vitest?.config.root ?? process.cwd(), this.settings.resume) === join(dir, RESULT_JSON)) return;
+    try {
+      const aside = setAsideEarlierPage(dir);
+      if (aside) this.log(`${PREFIX} this run measured nothing (its error above says why), so the page in ${dir}, an earlier run's${aside.startedAt ? ` (started ${aside.startedAt})` : ''}, is now ${aside.moved.map((p) => basename(p)).join(', ')}: no page there passes for this run's`);
+    } catch (error) {
+      this.log(`${PREFIX} this run measured nothing, and the earlier run's page in ${dir} could not be moved aside (${(error as Error).message}): it is not this run's`);
+    }
   }
 
   /**

@@ -28,6 +28,8 @@ export interface RunSettings {
   thresholdsPath?: string;
   /** LLM_BENCH_BASELINE: the diff page is drawn against it (else against the run's own baseline) */
   baseline?: string;
+  /** LLM_BENCH_RESUME: the partial result the run continues (never set aside when the run measures nothing) */
+  resume?: string;
   /** what -u takes from LLM_BENCH_HEADROOM and LLM_BENCH_UPDATE=all, or why they could not be read */
   update: { headroom?: number; all: boolean } | { error: string };
   /** the job summary appended at run end: the option, else GITHUB_STEP_SUMMARY */
@@ -62,12 +64,14 @@ function updateSettings(env: Env): RunSettings['update'] {
 export function resolveRunSettings(options: SettingsOptions = {}, env: Env = process.env): RunSettings {
   const thresholdsPath = options.thresholdsPath ?? text(env, 'LLM_BENCH_THRESHOLDS');
   const baseline = text(env, 'LLM_BENCH_BASELINE');
+  const resume = text(env, 'LLM_BENCH_RESUME');
   const stepSummaryPath = options.stepSummaryPath ?? (env.GITHUB_STEP_SUMMARY || undefined);
   const junitPath = text(env, 'LLM_BENCH_JUNIT');
   return {
     outDir: options.outDir ?? text(env, 'LLM_BENCH_OUT') ?? DEFAULTS.outDir,
     ...(thresholdsPath !== undefined ? { thresholdsPath } : {}),
     ...(baseline !== undefined ? { baseline } : {}),
+    ...(resume !== undefined ? { resume } : {}),
     update: updateSettings(env),
     ...(stepSummaryPath !== undefined ? { stepSummaryPath } : {}),
     quiet: flagOn(env, 'LLM_BENCH_QUIET'),

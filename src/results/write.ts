@@ -4,7 +4,7 @@
  * the same folder, then rename), creating the folder first. Synchronous on purpose: the reporter
  * calls it after every cell and two writes must never interleave.
  */
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
@@ -139,4 +139,34 @@ export function writeResults(outDir: string, result: SpeedMatrixResult, pages: R
     { path: htmlPath, text: pages.html },
   ]);
   return { jsonPath, mdPath, htmlPath };
+}
+
+/** Where setAsideEarlierPage moves an earlier run's files: speed-matrix.previous.json, .md, .html. */
+export const PREVIOUS_PREFIX = 'speed-matrix.previous';
+
+/**
+ * A run that measured nothing leaves no page of its own; an earlier run's page in the same folder
+ * would pass for this one's (issue 60). Its three files are moved aside to
+ * speed-matrix.previous.* (replacing an older set), nothing deleted. Returns when that run started
+ * (its JSON's `info.startedAt`, where readable) and the files moved; undefined when there was none.
+ */
+export function setAsideEarlierPage(dir: string): { startedAt?: string; moved: string[] } | undefined {
+  const json = join(dir, RESULT_JSON);
+  if (!existsSync(json)) return undefined;
+  let startedAt: string | undefined;
+  try {
+    const info = (JSON.parse(readFileSync(json, 'utf8').replace(/^\uFEFF/, '')) as { info?: { startedAt?: unknown } }).info;
+    if (typeof info?.startedAt === 'string') startedAt = info.startedAt;
+  } catch {
+    startedAt = undefined;
+  }
+  const moved: string[] = [];
+  for (const [name, ext] of [[RESULT_JSON, 'json'], [RESULT_MD, 'md'], [RESULT_HTML, 'html']] as const) {
+    const from = join(dir, name);
+    if (!existsSync(from)) continue;
+    const to = join(dir, `${PREVIOUS_PREFIX}.${ext}`);
+    renameSync(from, to);
+    moved.push(to);
+  }
+  return { ...(startedAt !== undefined ? { startedAt } : {}), moved };
 }

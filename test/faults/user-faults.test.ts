@@ -43,12 +43,25 @@ describe('expected errors', () => {
     expect(debug.out).toMatch(/ConfigError: LLM_BENCH_CONCURRENCY[^\n]*\n[\s\S]*(❯ \S+:\d+|at \S+)/);
   });
 
-  test('a misspelt variable stops the run naming the nearest one, before anything is measured', { timeout: 120_000 }, () => {
+  test('a misspelt variable stops the run naming the nearest one, before anything is measured; an earlier page in the folder is set aside, not left to pass for this run\'s', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-f-'));
+    // an earlier run's page (issue 60: it used to stay, unmarked)
+    writeFileSync(join(out, 'speed-matrix.json'), JSON.stringify({ info: { startedAt: '2026-12-01T10:00:00.000Z' } }));
+    writeFileSync(join(out, 'speed-matrix.md'), '# an earlier run');
+    writeFileSync(join(out, 'speed-matrix.html'), '<html>an earlier run</html>');
     const typo = runBench({ ...TINY, LLM_BENCH_CONCURENCY: '4', LLM_BENCH_OUT: out }, 60);
     expect(typo.code, typo.out).not.toBe(0);
     expect(typo.out).toMatch(/unknown LLM_BENCH_\* variable[^\n]*\n\s+- LLM_BENCH_CONCURENCY: did you mean LLM_BENCH_CONCURRENCY\?/);
     expect(typo.out).not.toMatch(/window open/);
+    expect(typo.out).toContain(`this run measured nothing (its error above says why), so the page in ${out}, an earlier run's (started 2026-12-01T10:00:00.000Z), is now speed-matrix.previous.json, speed-matrix.previous.md, speed-matrix.previous.html`);
+    expect(readdirSync(out).filter((f) => f.startsWith('speed-matrix')).sort()).toEqual(['speed-matrix.previous.html', 'speed-matrix.previous.json', 'speed-matrix.previous.md']);
+    expect(readFileSync(join(out, 'speed-matrix.previous.md'), 'utf8')).toBe('# an earlier run');
+    // the partial run LLM_BENCH_RESUME continues is left where it is: the user runs it again
+    writeFileSync(join(out, 'speed-matrix.json'), JSON.stringify({ info: { startedAt: '2026-12-02T10:00:00.000Z' } }));
+    const resumed = runBench({ ...TINY, LLM_BENCH_CONCURENCY: '4', LLM_BENCH_OUT: out, LLM_BENCH_RESUME: join(out, 'speed-matrix.json') }, 60);
+    expect(resumed.code, resumed.out).not.toBe(0);
+    expect(resumed.out).not.toContain('this run measured nothing');
+    expect(existsSync(join(out, 'speed-matrix.json'))).toBe(true);
   });
 
   test('capacity budgets without an SLO: refused before any cell, naming the SLO the file was written at', { timeout: 120_000 }, () => {
