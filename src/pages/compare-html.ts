@@ -16,6 +16,7 @@ import { escapeHtml } from '../text/escape.js';
 import { PALETTE } from './svg.js';
 import { appendAll } from '../extent.js';
 import { matrixDifferences } from '../judge/compare.js';
+import { cutText, HEADING_MAX_CHARS } from '../text/format.js';
 
 export interface ComparedRun {
   label: string;
@@ -73,7 +74,7 @@ export function renderCompareHtml(runs: readonly ComparedRun[]): string {
       runs.map((r, i) => [
         `<span class="status" style="background:${color(i)}">&nbsp;&nbsp;</span>`,
         escapeHtml(r.label),
-        escapeHtml(r.result.info.title),
+        escapeHtml(cutText(r.result.info.title, HEADING_MAX_CHARS)),
         escapeHtml(summaryLine(r.result.info)),
       ]),
       [1, 2, 3],

@@ -11,6 +11,7 @@ import type { CapacityDelta, RateCapacityDelta } from '../judge/compare-capacity
 import { bindingText, capacityRpsText, capacityUsersText, formatRps } from '../text/capacity-line.js';
 import { RATE_STATUS_LABELS, shortStatusWords, STATUS_LABELS } from './view.js';
 import { appendAll } from '../extent.js';
+import { cutText, HEADING_MAX_CHARS } from '../text/format.js';
 
 export const VERDICT_LABELS: Record<Verdict, string> = {
   improved: 'Improved',
@@ -94,7 +95,7 @@ function rateLines(rates: RowComparison[]): string[] {
 
 function describe(info: RunInfo, label: string | undefined): string {
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · ${info.run.repeat} repeats` : '';
-  return `${label ? `${codeSpan(label)} · ` : ''}${escapeText(info.title)} · started ${escapeText(info.startedAt)}${repeat}`;
+  return `${label ? `${codeSpan(label)} · ` : ''}${escapeText(cutText(info.title, HEADING_MAX_CHARS))} · started ${escapeText(info.startedAt)}${repeat}`;
 }
 
 function gridLines(cells: RowComparison[]): string[] {

@@ -9,6 +9,7 @@ import { redactSecrets } from '../redact.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import type { SpeedMatrixResult } from '../shapes/result.js';
 import { escapeHtml } from '../text/escape.js';
+import { cutText, ITEM_MAX_CHARS } from '../text/format.js';
 
 /** Status fills: Okabe–Ito hues, one per status, with the text colour that reads on each. */
 export const STATUS_COLORS: Record<CellStatus, { fill: string; text: string }> = {
@@ -30,6 +31,7 @@ export const STATUS_ORDER: readonly CellStatus[] = ['valid', 'requests-queued', 
 const CSS = `
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 1100px; padding: 16px 24px 64px; color: #1a1a1a; }
+h1, h2, h3, th, td { overflow-wrap: anywhere; }
 h1 { font-size: 24px; margin: 8px 0; } h2 { font-size: 19px; margin-top: 28px; border-bottom: 1px solid #ddd; padding-bottom: 4px; } h3 { font-size: 16px; }
 .note { background: #fff8e1; border-left: 4px solid #E69F00; padding: 6px 10px; }
 .info { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 0 24px; }
@@ -66,7 +68,9 @@ export function htmlPage(title: string, body: string): string {
 
 function definitionList(items: Array<[string, string | undefined]>): string {
   const rows = items.filter((i): i is [string, string] => typeof i[1] === 'string' && i[1].trim() !== '');
-  return `<dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
+  // a value of any length (a 10 KB model name): cut with an ellipsis, the whole in the tooltip
+  const dd = (v: string) => (v.length > ITEM_MAX_CHARS ? `<dd title="${escapeHtml(v)}">${escapeHtml(cutText(v, ITEM_MAX_CHARS))}</dd>` : `<dd>${escapeHtml(v)}</dd>`);
+  return `<dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt>${dd(v)}`).join('')}</dl>`;
 }
 
 /** Hardware, Engine and Run, as on the Markdown page, and the launch command (secrets redacted). */

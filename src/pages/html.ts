@@ -9,7 +9,7 @@
  * (src/pages/rate-html.ts).
  */
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
-import { formatMs, formatNumber, formatPrefillRate, formatRate } from '../text/format.js';
+import { cutText, formatMs, formatNumber, formatPrefillRate, formatRate, HEADING_MAX_CHARS } from '../text/format.js';
 import { plannedPrefillKeys } from '../results/collect.js';
 import { cellMeasurementRow, extraColumnsOf, extraColumnTexts, extraColumnTitles } from './markdown-rows.js';
 import { ALL_MEASUREMENTS_COLUMNS, capacityGoodputText, clientLimited, goodputText, gridAxes, hollowNote, longGapLines, matrixCells, missingText, STATUS_LABELS, rowsAreText, runWorkload, statusWords, ttftNote, workloadOverCapacityNote } from './view.js';
@@ -44,7 +44,8 @@ export function renderHtml(full: SpeedMatrixResult): string {
   if (info.simulated) body.push(`<p class="note">The server was the embedded simulated server${info.simProfile ? ` (profile ${escapeHtml(info.simProfile)})` : ''}; these figures are not from real hardware.</p>`);
   if (result.partial) body.push('<p class="note"><strong>Partial</strong>: written after the last finished cell; the run is still going, or it was stopped before the rest.</p>');
   else if (result.incomplete) body.push(`<p class="note"><strong>Incomplete</strong>: ${result.incomplete.notRun.length} cells could not start, ${result.incomplete.missing.length} were not run.</p>`);
-  body.push(`<h2>${escapeHtml(info.title)}</h2>`, infoSections(result));
+  // a name of any length: cut with an ellipsis, the whole in the tooltip (and the JSON)
+  body.push(`<h2 title="${escapeHtml(info.title)}">${escapeHtml(cutText(info.title, HEADING_MAX_CHARS))}</h2>`, infoSections(result));
 
   body.push('<h2>Sustained decode</h2>', decodeHeatMap(result, contexts, levels, cells));
   const overCapacity = workloadOverCapacityNote(result);
@@ -69,7 +70,7 @@ export function renderHtml(full: SpeedMatrixResult): string {
   if (failures.length > 0) body.push('<h2>Threshold failures</h2>', `<ul>${failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
   const regressions = [...result.prefill, ...result.cells, ...(full.capacity?.rows ?? []), ...(full.rateCells ?? []), ...(full.rateCapacity?.rows ?? [])].flatMap((x) => x.baselineFailures ?? []);
   if (regressions.length > 0) body.push('<h2>Regressions against the baseline</h2>', `<ul>${regressions.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>`);
-  return htmlPage(`Speed matrix: ${info.title}`, body.join('\n'));
+  return htmlPage(`Speed matrix: ${cutText(info.title, HEADING_MAX_CHARS)}`, body.join('\n'));
 }
 
 function decodeHeatMap(result: SpeedMatrixResult, contexts: number[], levels: number[], cells: Map<string, CellResult>): string {

@@ -6,7 +6,7 @@
  * measurements; then, only when present, threshold failures and regressions.
  */
 import { plannedCellKeys, plannedPrefillKeys } from '../results/collect.js';
-import { ABSENT, formatMs, formatMsPrecise, formatNumber, formatRate, percent } from '../text/format.js';
+import { ABSENT, cutText, formatMs, formatMsPrecise, formatNumber, formatRate, HEADING_MAX_CHARS, ITEM_MAX_CHARS, percent } from '../text/format.js';
 import { cellKey, contextLabel, parseContext } from '../shapes/labels.js';
 import { redactSecrets } from '../redact.js';
 import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
@@ -74,7 +74,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     out.push(`The server was the embedded simulated server${profile}; these figures are not from real hardware.`, '');
   }
   appendAll(out, progressLines(result, planned, plannedPrefill));
-  out.push(`## ${escapeText(info.title)}`, '', escapeText(summaryLine(info)), '');
+  out.push(`## ${escapeText(cutText(info.title, HEADING_MAX_CHARS))}`, '', escapeText(summaryLine(info)), '');
 
   appendAll(out, ['### Hardware', '', ...bullets(hardwareItems(info)), '']);
   appendAll(out, ['### Engine', '', ...bullets(engineItems(info)), '']);
@@ -304,7 +304,7 @@ function progressLines(result: SpeedMatrixResult, planned: string[], plannedPref
 }
 
 function bullets(items: Array<[string, string | undefined]>): string[] {
-  return items.filter((i): i is [string, string] => isText(i[1])).map(([k, v]) => `- **${k}**: ${escapeText(v)}`);
+  return items.filter((i): i is [string, string] => isText(i[1])).map(([k, v]) => `- **${k}**: ${escapeText(cutText(v, ITEM_MAX_CHARS))}`);
 }
 
 function legendLine(seen: Set<CellStatus>): string | undefined {

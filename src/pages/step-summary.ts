@@ -14,12 +14,13 @@ import { contextLabel } from '../shapes/labels.js';
 import { configuredRateCells, kneeRates, RATE_SECTION, rateText } from './view.js';
 import { rateCapacityLines } from './rate-markdown.js';
 import { appendAll, maxOf } from '../extent.js';
+import { cutText, HEADING_MAX_CHARS } from '../text/format.js';
 
 export function renderStepSummary(result: SpeedMatrixResult, run: { missingThresholds?: string } = {}): string {
   const { info } = result;
   const planned = plannedCellKeys(info);
 
-  const out: string[] = [`## Speed matrix: ${escapeText(info.title)}`, ''];
+  const out: string[] = [`## Speed matrix: ${escapeText(cutText(info.title, HEADING_MAX_CHARS))}`, ''];
   const repeat = info.run.repeat && info.run.repeat > 1 ? ` · each cell measured ${info.run.repeat} times (medians)` : '';
   out.push(`${finishedCells(result)} of ${Math.max(planned.length, matrixCells(result).length)} cells · ${info.run.windowS} s windows${repeat}`, '');
   appendAll(out, [...decodeGrid(result), '']);

@@ -65,3 +65,14 @@ export function formatSeconds(x: number | undefined): string {
 export function formatCount(x: number | undefined): string {
   return formatNumber(x, 0);
 }
+
+/** How long a name may run in a heading or a table before it is cut (issue 60: a 10 KB model name ran 150,000 px wide). */
+export const HEADING_MAX_CHARS = 120;
+/** …and in a list of run facts (the JSON keeps the whole text, the HTML a tooltip). */
+export const ITEM_MAX_CHARS = 300;
+
+/** `text` cut to `max` characters with an ellipsis; as it is where it fits. */
+export function cutText(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+}

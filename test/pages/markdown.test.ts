@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { collectResult } from '../../src/results/collect.js';
 import { renderMarkdown } from '../../src/pages/markdown.js';
+import { renderHtml as renderHtmlPage } from '../../src/pages/html.js';
 import { gridCell } from '../../src/pages/markdown-rows.js';
 import { streamEndingNotes } from '../../src/pages/markdown-notes.js';
 import { summaryLine } from '../../src/pages/run-items.js';
@@ -404,5 +405,27 @@ describe('the TTFT note', () => {
     expect(md).toContain(note);
     expect(md).not.toContain('TTFT is measured after the benchmark warms');
     expect(renderHtml(r)).toContain(note.replaceAll("'", '&#39;'));
+  });
+});
+
+describe('a name of any length (issue 60: a 10 KB model name ran a heading 150,000 px wide)', () => {
+  test('headings and run facts are cut with an ellipsis, the whole kept in the HTML tooltip and the JSON; every heading and cell may wrap anywhere', () => {
+    const r = sglangResult();
+    const name = `model-${'x'.repeat(10_000)}`;
+    r.info.title = `${name} on H200`;
+    r.info.run.servedModel = name;
+    const md = renderMarkdown(r);
+    const heading = md.split('\n').find((l) => l.startsWith('## model-'))!;
+    expect(Array.from(heading.slice(3))).toHaveLength(120);
+    expect(heading.endsWith('…')).toBe(true);
+    const fact = md.split('\n').find((l) => l.startsWith('- **Served model**'))!;
+    expect(fact.length).toBeLessThan(340);
+    expect(md.length).toBeLessThan(renderMarkdown(sglangResult()).length + 2_000);
+    const html = renderHtmlPage(r);
+    expect(html).toContain(`<h2 title="${r.info.title}">model-`);
+    expect(html).toMatch(/<dd title="model-x{10000}">model-x+…<\/dd>/);
+    expect(html).toContain('h1, h2, h3, th, td { overflow-wrap: anywhere; }');
+    // the JSON is the result as it is
+    expect(r.info.run.servedModel).toBe(name);
   });
 });
