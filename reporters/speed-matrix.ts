@@ -10,14 +10,15 @@
  */
 import type {} from '../src/matrix/task-meta.js';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { collectResult, finishedKeys, plannedCellKeys } from '../src/results/collect.js';
 import { renderCompareHtml } from '../src/pages/compare-html.js';
 import { capacityLine, cellLine, prefillLine, PREFIX, rateCapacityLine, rateLine, runEndLine, runningLine } from '../src/pages/progress-lines.js';
 import type { RunInfo, SpeedMatrixMeta, SpeedMatrixResult } from '../src/shapes/result.js';
 import { testNameOfMeta } from '../src/shapes/labels.js';
-import { checkResultsDir, RESULT_JSON, setAsideEarlierPage, writeFileAtomic, writeResults } from '../src/results/write.js';
+import { checkResultsDir, writeFileAtomic, writeResults } from '../src/results/write.js';
+import { setAsideEarlierRun } from './earlier-page.js';
 import { lockResultsDir, type ResultsLock } from '../src/results/lock.js';
 import { parseThresholds } from '../src/thresholds/load.js';
 import { updateThresholds, writeThresholds } from '../src/thresholds/update.js';
@@ -30,7 +31,7 @@ import { renderResultPages } from '../src/pages/result-pages.js';
 import { compareResults } from '../src/judge/compare.js';
 import { absentFromMergeMessage, measuredTwiceMessage, type MergedParts, mixedRunsMessage, nothingMeasuredMessage, runInfosOf, startSpreadNote } from '../src/judge/merge.js';
 import { readMergedParts } from './merged-parts.js';
-import { testTally } from './test-tally.js';
+import { metasOf, testTally } from './test-tally.js';
 import { CellTimes } from './cell-times.js';
 import { loadResultFile } from '../src/compare/load.js';
 import { renderDiffMarkdown } from '../src/pages/diff-markdown.js';
@@ -53,18 +54,6 @@ export interface SpeedMatrixReporterOptions extends SettingsOptions {
 /** True when Vitest runs with -u (snapshot update "all"): tests must not fail on threshold breaches. */
 export function isUpdateMode(vitest: Pick<Vitest, 'config'>): boolean {
   return vitest.config.snapshotOptions?.updateSnapshot === 'all';
-}
-
-/** Every speedMatrix meta of the given modules, in module and test order. */
-export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
-  const metas: SpeedMatrixMeta[] = [];
-  for (const module of testModules) {
-    for (const testCase of module.children.allTests()) {
-      const meta = testCase.meta().speedMatrix;
-      if (meta) metas.push(meta);
-    }
-  }
-  return metas;
 }
 
 export default class SpeedMatrixReporter implements Reporter {
@@ -185,7 +174,11 @@ export default class SpeedMatrixReporter implements Reporter {
     if (metas.length === 0) {
       // a merge of blobs whose matrix files measured nothing (only an empty row group's shard)
       if (merged !== undefined && merged.blobsOfFile.size > 0) this.fail(nothingMeasuredMessage(merged));
-      else if (merged === undefined && testModules.some((m) => this.inMatrixProject(m.project.name))) this.setAsideEarlierPage();
+      // a matrix run that measured nothing, in a folder it holds (not one another run's lock kept it from): an earlier page is set aside
+      else if (merged === undefined && this.lock !== undefined && testModules.some((m) => this.inMatrixProject(m.project.name))) {
+        const aside = setAsideEarlierRun(this.resultsFolder(), { ...(this.settings.resume !== undefined ? { path: this.settings.resume } : {}), root: this.vitest?.config.root ?? process.cwd() });
+        if (aside !== undefined) this.log(`${PREFIX} ${aside}`);
+      }
       return;
     }
     // a merge of shards that measured different things would be one page of mixed cells
@@ -226,25 +219,6 @@ export default class SpeedMatrixReporter implements Reporter {
     if (this.updating) this.updateThresholdFile(result);
     // the tally Vitest prints after a test run and not after `vitest bench`
     this.log(runEndLine(result, plannedCellKeys(result.info).length, testTally(testModules, (m) => this.inMatrixProject(m.project.name))));
-  }
-
-  /**
-   * A matrix run that measured nothing (its bench file failed before any cell: a bad setting, a
-   * server that is not there): an earlier run's page in the results folder would pass for this
-   * one's, so it is moved aside to speed-matrix.previous.*, and said. Not the file LLM_BENCH_RESUME
-   * continues, which the user means to run again.
-   */
-  private setAsideEarlierPage(): void {
-    const dir = this.resultsFolder();
-    // only a folder this run holds (another run may be writing there: its lock refused this one)
-    if (this.lock === undefined) return;
-    if (this.settings.resume !== undefined && resolve(this.vitest?.config.root ?? process.cwd(), this.settings.resume) === join(dir, RESULT_JSON)) return;
-    try {
-      const aside = setAsideEarlierPage(dir);
-      if (aside) this.log(`${PREFIX} this run measured nothing (its error above says why), so the page in ${dir}, an earlier run's${aside.startedAt ? ` (started ${aside.startedAt})` : ''}, is now ${aside.moved.map((p) => basename(p)).join(', ')}: no page there passes for this run's`);
-    } catch (error) {
-      this.log(`${PREFIX} this run measured nothing, and the earlier run's page in ${dir} could not be moved aside (${(error as Error).message}): it is not this run's`);
-    }
   }
 
   /**

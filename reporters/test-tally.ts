@@ -1,6 +1,20 @@
-/** How the matrix's tests ended, for the run's last line: `vitest bench` prints no such tally. */
+/** What the run's test modules hold: their speed-matrix metas, and how the matrix's tests ended, for the run's last line (`vitest bench` prints no such tally). */
+import type {} from '../src/matrix/task-meta.js';
 import type { TestModule } from 'vitest/node';
 import type { TestTally } from '../src/pages/progress-lines.js';
+import type { SpeedMatrixMeta } from '../src/shapes/result.js';
+
+/** Every speedMatrix meta of the given modules, in module and test order. */
+export function metasOf(testModules: ReadonlyArray<TestModule>): SpeedMatrixMeta[] {
+  const metas: SpeedMatrixMeta[] = [];
+  for (const module of testModules) {
+    for (const testCase of module.children.allTests()) {
+      const meta = testCase.meta().speedMatrix;
+      if (meta) metas.push(meta);
+    }
+  }
+  return metas;
+}
 
 /** The tests of the modules `inMatrix` picks: passed, failed (by name) and skipped; undefined with none. */
 export function testTally(testModules: ReadonlyArray<TestModule>, inMatrix: (module: TestModule) => boolean): TestTally | undefined {

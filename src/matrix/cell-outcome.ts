@@ -130,7 +130,11 @@ export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' 
   // a server that streams past max_tokens, over every repeat
   const overrun = maxTokensIgnored(repeats.flatMap((x) => x.raw.timelines));
   if (overrun) say(`⚠ the server ignored max_tokens in ${overrun.requests} of ${overrun.of} requests (e.g. ${overrun.example.tokens} tokens for ${overrun.example.asked} asked); counting what it streamed`);
-  const evidence = { ...verdict.evidence, ...(usageDisagrees ? { usageDisagrees } : {}), ...(overrun ? { maxTokensIgnored: overrun } : {}) };
+  // a window shorter than the wait for a first token holds mostly waiting (issue 60)
+  const ttft = figures.ttftMs;
+  const short = ttft && ttft.median > figures.measuredForS * 1000 ? { ttftMedianMs: ttft.median, windowS: figures.measuredForS, ttftSamples: ttft.samples } : undefined;
+  if (short) say(`⚠ the window (${short.windowS.toFixed(1)} s) is shorter than the median TTFT (${(short.ttftMedianMs / 1000).toFixed(1)} s, from ${short.ttftSamples} first token${short.ttftSamples === 1 ? '' : 's'}): lengthen it (LLM_BENCH_DURATION_S) to measure the steady state`);
+  const evidence = { ...verdict.evidence, ...(usageDisagrees ? { usageDisagrees } : {}), ...(overrun ? { maxTokensIgnored: overrun } : {}), ...(short ? { windowShorterThanTtft: short } : {}) };
   return {
     context: cell.context,
     contextLabel: cell.contextLabel,

@@ -4,7 +4,7 @@
  * where the running figure came from, buffered streams, stalls inside streams, cells the client
  * could not time, figures not computed.
  */
-import { formatCount, formatNumber, formatRate } from '../text/format.js';
+import { formatCount, formatMs, formatNumber, formatRate } from '../text/format.js';
 import { cellKey } from '../shapes/labels.js';
 import type { CellResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
@@ -37,6 +37,22 @@ export function usageNotes(cells: readonly CellResult[]): string[] {
     return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
   };
   return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
+}
+
+/** Cells whose window was shorter than their median TTFT (evidence.windowShorterThanTtft). */
+export function shortWindowNotes(cells: readonly CellResult[]): string[] {
+  const flagged = cells.filter((c) => c.evidence.windowShorterThanTtft);
+  if (flagged.length === 0) return [];
+  const line = (c: CellResult): string => {
+    const w = c.evidence.windowShorterThanTtft!;
+    return `- ${cellKey(c.context, c.concurrency)}: median TTFT ${formatMs(w.ttftMedianMs)} from ${formatCount(w.ttftSamples)} first token${w.ttftSamples === 1 ? '' : 's'}, window ${formatNumber(w.windowS, 1)} s`;
+  };
+  return [
+    'Windows shorter than the wait for a first token: these cells held mostly waiting, so their TTFT rests on the few first tokens inside the window and their total tok/s on streams that started before it, not the steady state. Lengthen the window (`LLM_BENCH_DURATION_S`) past the TTFT:',
+    '',
+    ...flagged.map(line),
+    '',
+  ];
 }
 
 /** Cells whose server streamed past max_tokens (evidence.maxTokensIgnored). */

@@ -771,6 +771,17 @@ export interface CellEvidence {
     requests: number;
   };
   /**
+   * the median TTFT is longer than the window: the window holds mostly waiting, its TTFT comes from few first tokens, and its total tok/s from streams that started before it; a window longer than the TTFT measures the steady state
+   */
+  windowShorterThanTtft?: {
+    ttftMedianMs: number;
+    windowS: number;
+    /**
+     * first tokens inside the window: the TTFT figures rest on these
+     */
+    ttftSamples: number;
+  };
+  /**
    * the server ignored max_tokens: requests streamed past the cap the run asked for (counted as streamed; the output lengths are not the run's)
    */
   maxTokensIgnored?: {

@@ -83,6 +83,21 @@ describe('server faults in a matrix', () => {
     expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toMatch(/The server ignored max_tokens: .*\n\n- 0\/2: \d+ of \d+ requests \(e\.g\. 72 tokens for 24 asked\)/);
   });
 
+  test('a window shorter than the TTFT (3 s of prefill a request, no prefix cache, a 1 s window): the cell and the page say so with the first tokens it rests on', { timeout: 120_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
+    const r = runBench({ ...ENV, LLM_BENCH_CONTEXTS: '1K', LLM_BENCH_DURATION_S: '1', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ prefixCaching: false, prefillPerTokenMs: 3 }) }, 90);
+    expect(r.timedOut, r.out).toBe(false);
+    const result = JSON.parse(readFileSync(join(out, 'speed-matrix.json'), 'utf8')) as SpeedMatrixResult;
+    const cell = result.cells[0]!;
+    const w = cell.evidence.windowShorterThanTtft;
+    expect(w, JSON.stringify(cell.evidence)).toBeDefined();
+    expect(w!.ttftMedianMs).toBeGreaterThan(1000);
+    expect(w!.windowS).toBeCloseTo(1, 1);
+    expect(w!.ttftSamples).toBe(cell.figures!.ttftMs!.samples);
+    expect(r.out).toMatch(/⚠ the window \(1\.0 s\) is shorter than the median TTFT \([\d.]+ s, from \d+ first tokens?\): lengthen it \(LLM_BENCH_DURATION_S\)/);
+    expect(readFileSync(join(out, 'speed-matrix.md'), 'utf8')).toMatch(/Windows shorter than the wait for a first token: [^\n]*\n\n- 1K\/2: median TTFT [\d,]+ ms from \d+ first tokens?, window 1\.0 s/);
+  });
+
   test('a 10 MB chunk: read and counted, the run goes on', { timeout: 120_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), 'lsm-mf-'));
     const env = { ...ENV, LLM_BENCH_CONTEXTS: '0', LLM_BENCH_OUT: out, LLM_BENCH_SIM_OVERRIDES: JSON.stringify({ faults: { faultFreeRequests: 1, hugeChunkRate: 0.3, hugeChunkBytes: 10_000_000, faultAfterTokens: 9 } }) };

@@ -1,0 +1,20 @@
+/**
+ * A matrix run that measured nothing (its bench file failed before any cell: a bad setting, a
+ * server that is not there): an earlier run's page in the results folder would pass for this one's
+ * (issue 60), so it is moved aside to speed-matrix.previous.* (src/results/write.ts), and said. Not
+ * the file LLM_BENCH_RESUME continues, which the user means to run again.
+ */
+import { basename, join, resolve } from 'node:path';
+import { RESULT_JSON, setAsideEarlierPage } from '../src/results/write.js';
+
+/** The line to log, or undefined when there was nothing to set aside (or it is the file to resume). */
+export function setAsideEarlierRun(dir: string, resume: { path?: string; root: string }): string | undefined {
+  if (resume.path !== undefined && resolve(resume.root, resume.path) === join(dir, RESULT_JSON)) return undefined;
+  try {
+    const aside = setAsideEarlierPage(dir);
+    if (!aside) return undefined;
+    return `this run measured nothing (its error above says why), so the page in ${dir}, an earlier run's${aside.startedAt ? ` (started ${aside.startedAt})` : ''}, is now ${aside.moved.map((p) => basename(p)).join(', ')}: no page there passes for this run's`;
+  } catch (error) {
+    return `this run measured nothing, and the earlier run's page in ${dir} could not be moved aside (${(error as Error).message}): it is not this run's`;
+  }
+}
