@@ -7,8 +7,13 @@
  * An engine cannot produce that: each of a request's chunks comes from its own decode step, a few
  * ms at least, and a step that makes several tokens (speculative decoding, a stream interval) puts
  * them into one chunk. So chunks of one request that arrive in the same socket read (the client
- * stamps a whole read with one time) or within ZERO_GAP_MS of each other were held on the way —
- * or by the client itself, which the Client-limited rule judges first.
+ * stamps a whole read with one time), within ZERO_GAP_MS of each other, or closer than
+ * RHYTHM_SHARE of the request's own rhythm (its mean gap between token chunks in the window, its
+ * longest gap left out) were
+ * held on the way — or by the client itself, which the Client-limited rule judges first. The
+ * rhythm catches a proxy that releases its bursts paced (20 tokens 1 ms apart every 400 ms: a
+ * mean gap of 20 ms, so 1 ms is bunched; issue 60), where a fixed 0.5 ms did not; a server of
+ * multi-token chunks has gaps near its mean, so none of them is.
  *
  * Evidence, over each request's token chunks inside the window:
  * - zero-gap share: the share of the gaps between consecutive chunks that are under ZERO_GAP_MS;
@@ -21,6 +26,33 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 
 /** two chunks of one request closer than this arrived together */
 export const ZERO_GAP_MS = 0.5;
+/** …or closer than this share of the request's mean gap between token chunks in the window */
+export const RHYTHM_SHARE = 0.25;
+
+/**
+ * The gap under which two token chunks of request t arrived together: max(ZERO_GAP_MS,
+ * RHYTHM_SHARE × its mean gap in the window without its longest one). Without the longest: one
+ * stall in a short request (3 s among 31 gaps of 10 ms) would raise the mean tenfold and make its
+ * steady gaps look bunched; a proxy's bursts repeat, so their pauses still set the rhythm.
+ */
+function togetherBelowMs(t: RequestTimeline, n: number, windowStartMs: number, windowEndMs: number): number {
+  let prev: number | undefined;
+  let span = 0;
+  let longest = 0;
+  let gaps = 0;
+  for (let i = 0; i < n; i++) {
+    const at = t.chunkMs[i]!;
+    if (t.chunkTokens[i]! <= 0 || at < windowStartMs || at > windowEndMs) continue;
+    if (prev !== undefined) {
+      span += at - prev;
+      longest = Math.max(longest, at - prev);
+      gaps++;
+    }
+    prev = at;
+  }
+  const meanGap = gaps > 1 ? (span - longest) / (gaps - 1) : 0;
+  return Math.max(ZERO_GAP_MS, RHYTHM_SHARE * meanGap);
+}
 
 export interface StreamBunching {
   /** gaps between consecutive token chunks of one request, inside the window */
@@ -48,6 +80,7 @@ export function streamBunching(timelines: readonly RequestTimeline[], windowStar
   };
   for (const t of timelines) {
     const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+    const together = togetherBelowMs(t, n, windowStartMs, windowEndMs);
     let prevMs: number | undefined;
     let burst = 0;
     let requestBursts = 0;
@@ -57,7 +90,7 @@ export function streamBunching(timelines: readonly RequestTimeline[], windowStar
       if (k <= 0 || at < windowStartMs || at > windowEndMs) continue;
       if (prevMs !== undefined) {
         gaps++;
-        if (at - prevMs < ZERO_GAP_MS) {
+        if (at - prevMs < together) {
           zeroGaps++;
           burst += k;
           prevMs = at;

@@ -33,6 +33,27 @@ describe('streams bunched on the way', () => {
     expect(b.requests).toBe(2);
   });
 
+  test('a proxy that releases its bursts paced (20 tokens 1 ms apart every 400 ms) is buffered: 1 ms is far below the stream\'s own rhythm (issue 60; a fixed 0.5 ms missed it)', () => {
+    const paced = (startMs: number): RequestTimeline =>
+      timeline(Array.from({ length: 200 }, (_, i) => [startMs + Math.floor(i / 20) * 400 + (i % 20) * 1, 1] as [number, number]));
+    const b = streamBunching([paced(100), paced(130)], 0, 5_000)!;
+    expect(b.zeroGapShare).toBeGreaterThan(0.9);
+    expect(b.burstTokens.median).toBe(20);
+    expect(isBuffered(b)).toBe(true);
+    // an engine's own jitter around its step (5 to 15 ms gaps about a 10 ms rhythm), and multi-token chunks at a 40 ms step, are not
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    let at = 0;
+    const jittery = timeline(Array.from({ length: 300 }, () => [(at += 5 + rnd() * 10), 1] as [number, number]));
+    // nor a stream that stalls once (a 3 s pause among 31 gaps of 10 ms: the pause is no rhythm)
+    const stalled = timeline(Array.from({ length: 32 }, (_, i) => [i * 10 + (i >= 15 ? 3000 : 0), 1] as [number, number]));
+    for (const t of [[jittery], [steady(10, 100, 40, 4)], [stalled, stalled]]) {
+      const clean = streamBunching(t, 0, 5_000)!;
+      expect(clean.zeroGapShare).toBe(0);
+      expect(isBuffered(clean)).toBe(false);
+    }
+  });
+
   test('a request delivered whole (one read, no gap at all) is buffered through its burst size', () => {
     const whole = timeline([[900, 60]]);
     const b = streamBunching([whole, timeline([[950, 60]])], 0, 5_000)!;
@@ -73,5 +94,42 @@ describe('the status and the reasons on the cell', () => {
     expect(whyNotComputed([timeline([[900, 60]])], 0, 5_000, true, false)?.timeBetweenTokensMs).toMatch(/arrived at one instant/);
     expect(whyNotComputed([timeline([[9_000, 1]])], 0, 5_000, true, true)).toEqual({ timeBetweenTokensMs: 'no token arrived inside the window', ttftMs: "no request's first token arrived by the window's end" });
     expect(whyNotComputed([steady(10, 5, 10)], 0, 5_000, false, false)).toBeUndefined();
+  });
+});
+
+describe('through a real socket (issue 60)', () => {
+  test('a fake server releasing 20-token bursts 1 ms apart every 200 ms: the client stamps them, the cell reads Stream buffered; the same server streaming a token every 10 ms does not', { timeout: 20_000 }, async () => {
+    const { createServer } = await import('node:http');
+    const { Client } = await import('undici');
+    const { streamRequest } = await import('../../src/client/stream.js');
+    const { getAdapter } = await import('../../src/engines/detect.js');
+    const openai = getAdapter('openai');
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const event = (i: number) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: `t${i} ` }, finish_reason: null }] })}\n\n`;
+    const server = createServer(async (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 200; i++) {
+        res.write(event(i));
+        await sleep(req.url === '/paced' ? (i % 20 === 19 ? 200 : 1) : 10);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = new Client(origin);
+    try {
+      const read = (path: string) =>
+        streamRequest({ id: path, dispatcher: client, origin, path, body: '{}', decode: (p) => openai.decodeChunk(p), endsWithDone: openai.endsWithDone, timeouts: { headersMs: 5000, stallMs: 5000 } });
+      const paced = await read('/paced');
+      const steadyStream = await read('/steady');
+      const b = streamBunching([paced], 0, Number.MAX_SAFE_INTEGER)!;
+      expect(b.zeroGapShare, JSON.stringify(b)).toBeGreaterThan(0.8);
+      expect(isBuffered(b)).toBe(true);
+      expect(isBuffered(streamBunching([steadyStream], 0, Number.MAX_SAFE_INTEGER)!)).toBe(false);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
