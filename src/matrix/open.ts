@@ -203,7 +203,7 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       hasMetrics: false,
       ...(cfg.target.tokenizer !== undefined ? { localTokenizer: await loadLocalTokenizer(cfg.target.tokenizer) } : {}),
     };
-    session.hasMetrics = (await scrapeMetrics(session)) !== undefined;
+    session.hasMetrics = metricsWithCounts(await scrapeMetrics(session));
     await warmUp(session, cfg, displayUrl(baseUrl));
     return {
       session,
@@ -279,6 +279,21 @@ async function warmUp(session: LoadSession, cfg: ResolvedSuite, url: string): Pr
         ? `the server is not ready (HTTP ${end.httpStatus}${notReadySinceMs === undefined ? '' : ` for ${((monoMs() - notReadySinceMs) / 1000).toFixed(1)} s`}). ${NOT_READY_FIX}`
         : 'check the URL, model and API key';
   throw new ConfigError(`the warm-up request to ${url} failed (${end.code}: ${end.message}); ${advice}`);
+}
+
+/**
+ * Whether the server's metrics carry what the drain barrier and the queue rule wait on: a running
+ * or a waiting count. Metrics that answer without either (a gateway's, an engine fork's renamed
+ * series) are said once, and the run reads the client's own signals: it used to wait the drain
+ * barrier's 120 s before every cell, saying the scrapes failed (issue 60).
+ */
+function metricsWithCounts(sample: Awaited<ReturnType<typeof scrapeMetrics>>): boolean {
+  if (sample === undefined) return false;
+  if (sample.running !== undefined || sample.waiting !== undefined) return true;
+  process.stderr.write(
+    "[speed-matrix] the server's metrics answered without a running or a waiting count (renamed series, or another server's metrics): the drain barrier and the queue rule read the client's own requests in flight instead; the other series it has (KV cache use, counters) are still sampled\n",
+  );
+  return false;
 }
 
 /**

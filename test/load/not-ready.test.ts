@@ -277,3 +277,37 @@ describe('the warm-up', () => {
     expect(message).not.toContain('check the URL, model and API key');
   });
 });
+
+describe('metrics without the counts the run waits on (issue 60)', () => {
+  test('a /metrics that answers 200 without running or waiting: said once at the start, and the drain barrier reads the client at once instead of waiting out its 120 s', { timeout: 30_000 }, async () => {
+    const { waitForIdle } = await import('../../src/load/drain.js');
+    // a llama.cpp fork: its counters as b4748 names them, its running and waiting gauges renamed, no /slots (started without --slots)
+    const s = await sim({});
+    const url = await front(s.url, (method, path) =>
+      method !== 'GET' ? undefined
+      : path.startsWith('/metrics') ? { status: 200, type: 'text/plain', body: '# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 100\n# HELP fork:requests_busy renamed\nfork:requests_busy 0\n' }
+      : path.startsWith('/slots') ? { status: 501, type: 'application/json', body: '{"error":{"code":501,"message":"This server does not support slots endpoint.","type":"not_supported_error"}}' }
+      : undefined,
+    );
+    const { lines, result } = await linesOf(() => openRun(cfgFor(url, {}, 'llamacpp')));
+    const opened = openedOf(result, lines);
+    try {
+      expect(opened.session.hasMetrics).toBe(false);
+      expect(lines.join('').match(/metrics answered without a running or a waiting count/g)).toHaveLength(1);
+      const drained = await waitForIdle(opened.session, 120_000);
+      expect(drained).toMatchObject({ timedOut: false, checked: false });
+    } finally {
+      await opened.close();
+    }
+    // the sim's own metrics have the counts: nothing said, the barrier checks them
+    const { lines: plain, result: own } = await linesOf(() => openRun(cfgFor(s.url, {}, 'llamacpp')));
+    const real = openedOf(own, plain);
+    try {
+      expect(real.session.hasMetrics).toBe(true);
+      expect(plain.join('')).not.toContain('without a running or a waiting count');
+      expect((await waitForIdle(real.session, 10_000)).checked).toBe(true);
+    } finally {
+      await real.close();
+    }
+  });
+});
