@@ -231,7 +231,9 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
     );
   }
   if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {
-    failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)`);
+    const silent = result.evidence.noResponse;
+    const why = silent ? `: ${silent.requests} of ${silent.of} requests got no response headers in up to ${Math.round(silent.longestWaitS)} s (the server, or a gateway, accepted them and answered nothing; check its log)` : '';
+    failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)${why}`);
   }
   return failures;
 }

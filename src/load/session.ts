@@ -35,6 +35,12 @@ export interface LoadSession {
   /** set by the drain barrier when the server stopped answering (load/drain.ts); cleared when it answers again */
   serverDown?: { sinceEpochMs: number; reason: string };
   /**
+   * the last cell's requests all went unanswered (no response headers: metrics/no-response.ts), so
+   * the next cell's readiness gate waits SILENT_GATE_MS at most, not its full timeout; cleared by a
+   * cell whose server answered
+   */
+  answeredNothing?: boolean;
+  /**
    * the local tokenizer (target.tokenizer / LLM_BENCH_TOKENIZER): requests whose tokens would come
    * from chunks are recounted from their text (tokenSource local-tokenizer), and prompts are sized
    * with it when the server has no tokenize endpoint

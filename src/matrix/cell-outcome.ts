@@ -7,6 +7,7 @@
 import type { runCell } from '../load/cell.js';
 import { usageDisagreement } from '../metrics/usage-check.js';
 import { maxTokensIgnored } from '../metrics/length-check.js';
+import { noResponse } from '../metrics/no-response.js';
 import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.js';
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
@@ -134,7 +135,16 @@ export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' 
   const ttft = figures.ttftMs;
   const short = ttft && ttft.median > figures.measuredForS * 1000 ? { ttftMedianMs: ttft.median, windowS: figures.measuredForS, ttftSamples: ttft.samples } : undefined;
   if (short) say(`⚠ the window (${short.windowS.toFixed(1)} s) is shorter than the median TTFT (${(short.ttftMedianMs / 1000).toFixed(1)} s, from ${short.ttftSamples} first token${short.ttftSamples === 1 ? '' : 's'}): lengthen it (LLM_BENCH_DURATION_S) to measure the steady state`);
-  const evidence = { ...verdict.evidence, ...(usageDisagrees ? { usageDisagrees } : {}), ...(overrun ? { maxTokensIgnored: overrun } : {}), ...(short ? { windowShorterThanTtft: short } : {}) };
+  // requests the server took and answered nothing (no headers), over the last repeat's window
+  const silent = noResponse(last.timelines, last.windowStartMs, last.windowEndMs);
+  if (silent) say(`⚠ ${silent.requests} of ${silent.of} requests got no response headers in up to ${silent.longestWaitS.toFixed(0)} s: the server accepted them and answered nothing`);
+  const evidence = {
+    ...verdict.evidence,
+    ...(usageDisagrees ? { usageDisagrees } : {}),
+    ...(overrun ? { maxTokensIgnored: overrun } : {}),
+    ...(short ? { windowShorterThanTtft: short } : {}),
+    ...(silent ? { noResponse: silent } : {}),
+  };
   return {
     context: cell.context,
     contextLabel: cell.contextLabel,

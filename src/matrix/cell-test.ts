@@ -24,6 +24,7 @@ import type { RunContext } from './context.js';
 import { progress } from './progress.js';
 import { overCapacityReason } from '../text/over-capacity.js';
 import { writeCellRequests } from './requests-out.js';
+import { noResponse } from '../metrics/no-response.js';
 
 /** The Over capacity result of a planned cell (not run): the numbers that decide it. */
 export function overCapacityResult(cell: PlannedCell): CellResult {
@@ -98,7 +99,7 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
         scoutPrompts: load.scouts,
         ...(load.conversations ? { conversations: load.conversations } : {}),
         windowMs: cfg.matrix.windowS * 1000,
-        gateTimeoutMs: gateTimeoutMs(cfg.timeouts, cell),
+        gateTimeoutMs: cellGateTimeoutMs(run, cell, say),
         gateSettleMs: cfg.timeouts.gateSettleMs,
         drainTimeoutMs: cfg.timeouts.drainMs,
         metricsIntervalMs: cfg.metricsIntervalMs,
@@ -114,10 +115,25 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       throw error;
     }
     repeats.push({ ...repeatFigures(outcomeSettings(run), cell, raw, say), workload: load.figures(raw) });
+    // a server that answered none of this cell's requests: the next cell's gate does not wait its full timeout for it
+    const silent = noResponse(raw.timelines, raw.windowStartMs, raw.windowEndMs);
+    if (silent && silent.requests === silent.of) run.opened.session.answeredNothing = true;
+    else delete run.opened.session.answeredNothing;
     writeCellRequests(run, { kind: 'decode', cell: cell.key, context: cell.context, concurrency: cell.concurrency, repeat: r + 1 }, raw.timelines.map((timeline) => ({ timeline })), raw, say);
   }
   const verdict = judgeCellStatus(repeats.map((x) => x.status));
   return cellResultOf(cell, first?.row, repeats, verdict, say);
+}
+
+/** The readiness gate's wait after a cell the server answered nothing of (issue 60): enough for a server that comes back, not a minute a cell. */
+export const SILENT_GATE_MS = 10_000;
+
+/** A cell's gate timeout: its own (plan.ts), or SILENT_GATE_MS at most after a cell whose requests all went unanswered. */
+export function cellGateTimeoutMs(run: RunContext, cell: PlannedCell, say: (m: string) => void): number {
+  const own = gateTimeoutMs(run.cfg.timeouts, cell);
+  if (!run.opened.session.answeredNothing || own <= SILENT_GATE_MS) return own;
+  say(`the server answered none of the last cell's requests (no response headers): the readiness gate waits ${SILENT_GATE_MS / 1000} s at most, not ${Math.round(own / 1000)} s`);
+  return SILENT_GATE_MS;
 }
 
 /** The client threads of a cell with C streams (load/thread-count.ts): where the server runs decides the cores left. */

@@ -771,6 +771,20 @@ export interface CellEvidence {
     requests: number;
   };
   /**
+   * the server (or a gateway) accepted requests and answered nothing: no response headers at all (an engine streams them before the first token, even for a queued request)
+   */
+  noResponse?: {
+    /**
+     * requests in flight in the window that got no response headers in 5 s or more
+     */
+    requests: number;
+    /**
+     * requests in flight in the window
+     */
+    of: number;
+    longestWaitS: number;
+  };
+  /**
    * the median TTFT is longer than the window: the window holds mostly waiting, its TTFT comes from few first tokens, and its total tok/s from streams that started before it; a window longer than the TTFT measures the steady state
    */
   windowShorterThanTtft?: {
