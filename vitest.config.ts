@@ -50,6 +50,10 @@ const timingTests = [
   // capacity search counts a Client-limited cell as unjudged: beside three other files and a busy
   // core, three baseline runs in a row had one (2026-12-07), so it runs alone
   'test/compare/seeded-rate-capacity.e2e.test.ts',
+  // the same for the capacity search of decode cells: beside three other files, the package check
+  // and a busy core, the slowed run's cell past the capacity was Client-limited three runs in a row
+  // (2026-12-07), so that the row bound on an unjudged cell; it runs alone
+  'test/compare/seeded-capacity.e2e.test.ts',
   // its -u churn check asks two runs of the tiny simulator to agree within -u's noise band: in CI,
   // beside the package check and two other files, a run's request turnover slowed 7-10 % (every
   // step on time) in two runs of three, even with two repeats a cell, so it runs alone
@@ -78,7 +82,6 @@ const waitTests = [
   'test/accuracy/prefix-cache.test.ts',
   'test/accuracy/llamacpp-metric-names.test.ts',
   'test/accuracy/bare.test.ts',
-  'test/compare/seeded-capacity.e2e.test.ts',
   'test/compare/seeded-regression.test.ts',
   'test/compare/rate-baseline.e2e.test.ts',
   'test/e2e/rate-cells.test.ts',

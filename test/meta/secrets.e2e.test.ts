@@ -59,6 +59,10 @@ describe('secrets never reach the page, the JSON or the console', () => {
       LLM_BENCH_MAX_TOKENS: '16',
       LLM_BENCH_OUT: out,
       LLM_BENCH_THRESHOLDS: join(dir, 'thresholds.json'),
+      // this test is about secrets: a cell the loaded CI runner makes Client-limited (69 ms of timing
+      // error against the test runs' 50 ms, once, beside three other files and the package check)
+      // fails a run against a server that is not the embedded one, which is not what it checks
+      LLM_BENCH_CLIENT_LIMIT_MS: '1000',
     });
     expect(run.code, run.out).toBe(0);
     const md = readFileSync(join(out, 'speed-matrix.md'), 'utf8');
