@@ -176,7 +176,7 @@ export default class SpeedMatrixReporter implements Reporter {
       if (merged !== undefined && merged.blobsOfFile.size > 0) this.fail(nothingMeasuredMessage(merged));
       // a matrix run that measured nothing, in a folder it holds (not one another run's lock kept it from): an earlier page is set aside
       else if (merged === undefined && this.lock !== undefined && testModules.some((m) => this.inMatrixProject(m.project.name))) {
-        const aside = setAsideEarlierRun(this.resultsFolder(), { ...(this.settings.resume !== undefined ? { path: this.settings.resume } : {}), root: this.vitest?.config.root ?? process.cwd() });
+        const aside = setAsideEarlierRun(this.resultsFolder(), { paths: [this.settings.resume, this.settings.baseline], root: this.vitest?.config.root ?? process.cwd() });
         if (aside !== undefined) this.log(`${PREFIX} ${aside}`);
       }
       return;

@@ -6,7 +6,8 @@ export function retryAfterMs(header: string | string[] | undefined, nowEpochMs: 
   const value = (Array.isArray(header) ? header[0] : header)?.trim();
   if (value === undefined || value === '') return undefined;
   if (/^\d+$/.test(value)) return Number(value) * 1000;
-  // an HTTP-date names its weekday and GMT; Date.parse reads the IMF-fixdate and the two obsolete forms
+  // an HTTP-date in GMT (the IMF-fixdate, and RFC 850's); asctime's form names no zone and is not read
+  // (a date already past reads 0: the caller waits its backoff at least)
   if (!/GMT$/i.test(value)) return undefined;
   const at = Date.parse(value);
   return Number.isFinite(at) ? Math.max(0, at - nowEpochMs) : undefined;

@@ -16,6 +16,7 @@ import { errorMessageFromBody, unrequestedEncoding, unrequestedEncodingMessage }
 import { DEFAULT_MAX_ERROR_BODY_BYTES, type StreamRequestOptions } from './stream-options.js';
 import { classifyTransportError, clientCaused, RequestDone, resetError } from './transport-errors.js';
 import { retryAfterMs } from './retry-after.js';
+import { redactUrlCredentials } from '../redact.js';
 
 /**
  * A stale reused connection fails within this long of the send (the server had closed it: the
@@ -229,7 +230,8 @@ export class StreamRun {
         const location = statusCode < 400 ? resHeaders.location : undefined;
         if (location !== undefined) {
           // a redirect of the stream's POST is not followed (its hop would be in every TTFT): named, with the fix
-          const to = Array.isArray(location) ? location[0] : location;
+          // secrets out of the Location, and its query string (tokens ride there) not shown
+          const to = redactUrlCredentials(Array.isArray(location) ? location[0]! : location).replace(/\?.*$/, '?…');
           this.fail('http-status', `HTTP ${statusCode}: redirects to ${to}; the stream's POST is not sent on: set LLM_BENCH_URL to the server itself`, !complete, statusCode);
         } else if (statusCode === 429) {
           const after = wait !== undefined ? `; Retry-After ${(wait / 1000).toFixed(wait % 1000 === 0 ? 0 : 1)} s` : '';

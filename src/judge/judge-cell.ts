@@ -216,7 +216,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
   if (result.status === 'stream-buffered' && !(rules.tolerances?.acceptStatuses ?? []).includes('stream-buffered')) {
     const b = result.evidence.streamBuffered;
     failures.push(
-      `${key}: the stream was buffered on the way (${b ? `${Math.round(b.zeroGapShare * 100)} % of the gaps between a request's chunks under 0.5 ms, median burst ${b.burstTokens.median} tokens, largest ${b.burstTokens.max}` : 'bursts'}), ` +
+      `${key}: the stream was buffered on the way (${b ? `${Math.round(b.zeroGapShare * 100)} % of the gaps between a request's chunks under 0.5 ms or a quarter of its own rhythm, median burst ${b.burstTokens.median} tokens, largest ${b.burstTokens.max}` : 'bursts'}), ` +
         "so its TTFT and time between tokens are the proxy's, not the server's. Turn buffering off on the way (nginx: proxy_buffering off; no gzip on text/event-stream), " +
         'or accept the status in the threshold file (tolerances.acceptStatuses: ["stream-buffered"])',
     );
@@ -232,7 +232,7 @@ function cellRuleFailures(key: string, result: CellResult, rules: CellRules): st
   }
   if (figures && figures.outputTokens === 0 && result.status !== 'client-limited') {
     const silent = result.evidence.noResponse;
-    const why = silent ? `: ${silent.requests} of ${silent.of} requests got no response headers in up to ${Math.round(silent.longestWaitS)} s (the server, or a gateway, accepted them and answered nothing; check its log)` : '';
+    const why = silent ? `: ${silent.requests} of ${silent.of} requests got no response headers in up to ${Math.round(silent.longestWaitS)} s (the server, or a gateway, took them and answered nothing; check its log)` : '';
     failures.push(`${key} measured no output tokens in its window (${figures.failedRequests} failed requests)${why}`);
   }
   return failures;

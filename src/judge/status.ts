@@ -184,7 +184,7 @@ export interface CellStatusResult {
  *   on its worst thread) > loopDelayBoundMs, or a client thread's CPU > cpuBoundCores (0.9
  *   of a core) over the same span (the figures may be wrong, so it comes first; clientLimitedEvidence);
  * - stream-buffered: with the timelines and the window, the chunks arrived bunched (buffered.ts:
- *   most gaps between a request's chunks under 0.5 ms, or bursts of 16+ tokens at one instant);
+ *   most gaps between a request's chunks under 0.5 ms or a quarter of its own rhythm, or bursts of 16+ tokens at one instant);
  * - warmup-timed-out: the gate or the drain barrier timed out (the gate's evidence wins when both);
  * - errors: figures.failedRequests > 0 (evidence by code from the timelines' error ends);
  * - requests-queued, from the server's figures when it has any: any sample with waiting > 0, or the

@@ -36,13 +36,13 @@ export const RATE_LIMIT_MAX_WAIT_MS = 60_000;
 
 /**
  * How long a worker waits before its next request after request `t` failed (the n-th in a row): a
- * rate-limited one (429) its Retry-After, or the backoff where it gave none, at most
- * RATE_LIMIT_MAX_WAIT_MS; any other failure the backoff.
+ * rate-limited one (429) its Retry-After, never less than the backoff (a `Retry-After: 0` or a date
+ * already past must not make a hot loop), at most RATE_LIMIT_MAX_WAIT_MS; any other failure the backoff.
  */
 export function waitAfterFailureMs(t: RequestTimeline, consecutiveFailures: number): number {
   const backoff = backoffMs(consecutiveFailures);
   if (t.end?.kind !== 'error' || t.end.code !== 'rate-limited') return backoff;
-  return Math.min(RATE_LIMIT_MAX_WAIT_MS, t.end.retryAfterMs ?? backoff);
+  return Math.min(RATE_LIMIT_MAX_WAIT_MS, Math.max(backoff, t.end.retryAfterMs ?? 0));
 }
 
 /** Worker w: sends its next request the moment the previous one ends, backing off after a failure. */

@@ -137,7 +137,7 @@ export function cellResultOf(cell: Pick<PlannedCell, 'context' | 'contextLabel' 
   if (short) say(`⚠ the window (${short.windowS.toFixed(1)} s) is shorter than the median TTFT (${(short.ttftMedianMs / 1000).toFixed(1)} s, from ${short.ttftSamples} first token${short.ttftSamples === 1 ? '' : 's'}): lengthen it (LLM_BENCH_DURATION_S) to measure the steady state`);
   // requests the server took and answered nothing (no headers), over the last repeat's window
   const silent = noResponse(last.timelines, last.windowStartMs, last.windowEndMs);
-  if (silent) say(`⚠ ${silent.requests} of ${silent.of} requests got no response headers in up to ${silent.longestWaitS.toFixed(0)} s: the server accepted them and answered nothing`);
+  if (silent) say(`⚠ ${silent.requests} of ${silent.of} requests got no response headers in up to ${silent.longestWaitS.toFixed(0)} s (a server that answers nothing, or one that sends its headers with the first token and queued these)`);
   const evidence = {
     ...verdict.evidence,
     ...(usageDisagrees ? { usageDisagrees } : {}),

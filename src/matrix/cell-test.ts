@@ -115,9 +115,10 @@ export async function measureCell(run: RunContext, cell: PlannedCell, signal: Ab
       throw error;
     }
     repeats.push({ ...repeatFigures(outcomeSettings(run), cell, raw, say), workload: load.figures(raw) });
-    // a server that answered none of this cell's requests: the next cell's gate does not wait its full timeout for it
+    // a server that answered none of this cell's requests, not one header (a server that sends its
+    // headers with the first token still answered some): the next cell's gate does not wait its full timeout for it
     const silent = noResponse(raw.timelines, raw.windowStartMs, raw.windowEndMs);
-    if (silent && silent.requests === silent.of) run.opened.session.answeredNothing = true;
+    if (silent && silent.requests === silent.of && raw.timelines.every((t) => t.headersMs === undefined)) run.opened.session.answeredNothing = true;
     else delete run.opened.session.answeredNothing;
     writeCellRequests(run, { kind: 'decode', cell: cell.key, context: cell.context, concurrency: cell.concurrency, repeat: r + 1 }, raw.timelines.map((timeline) => ({ timeline })), raw, say);
   }

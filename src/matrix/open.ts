@@ -203,8 +203,9 @@ export async function openRun(cfg: ResolvedSuite): Promise<OpenedRun> {
       hasMetrics: false,
       ...(cfg.target.tokenizer !== undefined ? { localTokenizer: await loadLocalTokenizer(cfg.target.tokenizer) } : {}),
     };
-    session.hasMetrics = metricsWithCounts(await scrapeMetrics(session));
+    // after the warm-up: a server may list some series only once it has served a request
     await warmUp(session, cfg, displayUrl(baseUrl));
+    session.hasMetrics = metricsWithCounts(await scrapeMetrics(session));
     return {
       session,
       sim,

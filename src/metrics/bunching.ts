@@ -26,12 +26,16 @@ import type { RequestTimeline } from '../shapes/timeline.js';
 
 /** two chunks of one request closer than this arrived together */
 export const ZERO_GAP_MS = 0.5;
-/** …or closer than this share of the request's mean gap between token chunks in the window */
+/** …or closer than this share of the request's mean gap between token chunks in the window… */
 export const RHYTHM_SHARE = 0.25;
+/** …and than this (ms): stalls and slow prefill steps raise a mean, and no engine step is this short under load */
+export const RHYTHM_CAP_MS = 2;
 
 /**
  * The gap under which two token chunks of request t arrived together: max(ZERO_GAP_MS,
- * RHYTHM_SHARE × its mean gap in the window without its longest one). Without the longest: one
+ * min(RHYTHM_CAP_MS, RHYTHM_SHARE × its mean gap in the window without its longest one)). The cap:
+ * several stalls, or prefill steps of 160 ms between decode steps of 20 ms, raise the mean far
+ * above an engine's own steps, which are never under 2 ms but on a tiny model. Without the longest: one
  * stall in a short request (3 s among 31 gaps of 10 ms) would raise the mean tenfold and make its
  * steady gaps look bunched; a proxy's bursts repeat, so their pauses still set the rhythm.
  */
@@ -51,7 +55,7 @@ function togetherBelowMs(t: RequestTimeline, n: number, windowStartMs: number, w
     prev = at;
   }
   const meanGap = gaps > 1 ? (span - longest) / (gaps - 1) : 0;
-  return Math.max(ZERO_GAP_MS, RHYTHM_SHARE * meanGap);
+  return Math.max(ZERO_GAP_MS, Math.min(RHYTHM_CAP_MS, RHYTHM_SHARE * meanGap));
 }
 
 export interface StreamBunching {

@@ -1,10 +1,11 @@
 /**
  * A server that accepts requests and answers nothing (issue 60, row 3): requests in flight inside
- * the window that never got response headers, after waiting NO_RESPONSE_MIN_MS or more. A request
- * queued on an engine gets its headers at once (vLLM, SGLang, llama.cpp stream them before the
- * first token), so a long wait with no headers at all is a server (or a gateway) that took the
- * connection and answered nothing; its cell would otherwise read "no output tokens, 0 failed
- * requests" with no cause. Pure; the cell test puts the result in `evidence.noResponse`.
+ * the window that never got response headers, after waiting NO_RESPONSE_MIN_MS or more. vLLM and
+ * SGLang send a queued request its headers at once; Ollama, and llama.cpp with its HTTP threads
+ * busy, send them with the first token, so a few such requests may be queued ones. Where none of
+ * a cell's requests got a header at all, the server (or a gateway) took them and answered nothing;
+ * its cell would otherwise read "no output tokens, 0 failed requests" with no cause. Pure; the cell
+ * test puts the result in `evidence.noResponse`.
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 

@@ -129,7 +129,7 @@ export function bufferedNotes(cells: readonly CellResult[]): string[] {
   const line = (c: CellResult): string => {
     const b = c.evidence.streamBuffered!;
     return (
-      `- ${cellKey(c.context, c.concurrency)}: ${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms; ` +
+      `- ${cellKey(c.context, c.concurrency)}: ${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms or a quarter of its own rhythm; ` +
       `tokens per burst median ${formatCount(b.burstTokens.median)}, p90 ${formatCount(b.burstTokens.p90)}, largest ${formatCount(b.burstTokens.max)} ` +
       `(${formatCount(b.oneBurstRequests)} of ${formatCount(b.requests)} requests in one burst)`
     );

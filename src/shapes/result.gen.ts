@@ -755,7 +755,7 @@ export interface GapHistogram {
  */
 export interface CellEvidence {
   /**
-   * the cell's streams arrived bunched (src/metrics/bunching.ts): the share of gaps between a request's chunks under 0.5 ms, and the tokens per burst
+   * the cell's streams arrived bunched (src/metrics/bunching.ts): the share of gaps between a request's chunks under 0.5 ms or a quarter of the request's own rhythm (its mean gap without its longest, at most 2 ms), and the tokens per burst
    */
   streamBuffered?: {
     gaps: number;

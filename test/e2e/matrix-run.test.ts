@@ -87,7 +87,7 @@ describe('matrix run end to end (embedded simulator, tiny profile)', () => {
     // a file another run left: replaced
     const requestsFile = join(dir, 'repeat-requests', 'requests.jsonl');
     mkdirSync(join(dir, 'repeat-requests'));
-    writeFileSync(requestsFile, '{"run":"an earlier run"}\n');
+    writeFileSync(requestsFile, '{"run":"an earlier run","kind":"decode","cell":"1K/2","id":"old-w0-r0"}\n');
     const r = runBench({ ...env, LLM_BENCH_PREFILL: '1K', LLM_BENCH_REPEAT: '3', LLM_BENCH_OUT: repOut, LLM_BENCH_THRESHOLDS: repThresholds, LLM_BENCH_REQUESTS_FILE: requestsFile, LLM_BENCH_PERCENTILES: '50,99.9' });
     expect(r.code, r.out).toBe(0);
     const json = JSON.parse(readFileSync(join(repOut, 'speed-matrix.json'), 'utf8'));

@@ -88,11 +88,23 @@ describe('a redirecting gateway in front of the server', () => {
 
   test('a redirect to a login page, to another host with the API key, or in circles: refused, naming the Location', async () => {
     const login = await redirector(302, () => '/login?next=%2Fv1%2Fmodels');
-    await expect(followBaseRedirects({ baseUrl: login })).rejects.toThrow(`GET ${login}/v1/models redirects to ${login}/login?next=%2Fv1%2Fmodels (HTTP 302), not to the same API under another address (a login page, a moved site?); set LLM_BENCH_URL to the server itself`);
+    await expect(followBaseRedirects({ baseUrl: login })).rejects.toThrow(`GET ${login}/v1/models redirects to ${login}/login?… (HTTP 302), not to the same API under another address (a login page, a moved site?); set LLM_BENCH_URL to the server itself`);
     const s = await sim();
     const otherHost = s.url.replace('127.0.0.1', 'localhost');
     const away = await redirector(307, (path) => `${otherHost}${path}`);
-    await expect(followBaseRedirects({ baseUrl: away, apiKey: 'sk-secret-1234' })).rejects.toThrow(`GET ${away}/v1/models redirects to another host, ${otherHost}/v1/models (HTTP 307); the API key is not sent where you did not send it`);
+    await expect(followBaseRedirects({ baseUrl: away, apiKey: 'sk-secret-1234' })).rejects.toThrow(`GET ${away}/v1/models redirects to another server, ${otherHost}/v1/models (HTTP 307: another host or port, or from https to http); the API key is not sent where you did not send it`);
+    // the same host on another port is another server too; http → https on the same host and port is the usual upgrade
+    const port = new URL(away).port;
+    const otherPort = await redirector(307, (path) => `http://127.0.0.1:${Number(port) === 1 ? 2 : 1}${path}`);
+    await expect(followBaseRedirects({ baseUrl: otherPort, apiKey: 'sk-secret-1234' })).rejects.toThrow(/redirects to another server/);
+    let upgrade = '';
+    upgrade = await redirector(301, (path) => `${upgrade.replace('http:', 'https:')}${path}`);
+    expect((await followBaseRedirects({ baseUrl: upgrade, apiKey: 'sk-secret-1234' })).baseUrl).toBe(upgrade.replace('http:', 'https:'));
+    // a token in the Location's query string is never shown
+    const signed = await redirector(302, () => '/login?access_token=tok-SECRET-42');
+    const refused = await followBaseRedirects({ baseUrl: signed }).catch((e: unknown) => String(e));
+    expect(refused).toContain('/login?…');
+    expect(refused).not.toContain('tok-SECRET-42');
     // without a key there is nothing to give away
     expect((await followBaseRedirects({ baseUrl: away })).baseUrl).toBe(otherHost);
     const circle = await redirector(307, (path) => path);

@@ -62,6 +62,11 @@ describe('expected errors', () => {
     expect(resumed.code, resumed.out).not.toBe(0);
     expect(resumed.out).not.toContain('this run measured nothing');
     expect(existsSync(join(out, 'speed-matrix.json'))).toBe(true);
+    // and so is the baseline the run compares with
+    const gated = runBench({ ...TINY, LLM_BENCH_CONCURENCY: '4', LLM_BENCH_OUT: out, LLM_BENCH_BASELINE: join(out, 'speed-matrix.json') }, 60);
+    expect(gated.code, gated.out).not.toBe(0);
+    expect(gated.out).not.toContain('this run measured nothing');
+    expect(existsSync(join(out, 'speed-matrix.json'))).toBe(true);
   });
 
   test('capacity budgets without an SLO: refused before any cell, naming the SLO the file was written at', { timeout: 120_000 }, () => {

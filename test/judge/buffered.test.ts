@@ -47,7 +47,12 @@ describe('streams bunched on the way', () => {
     const jittery = timeline(Array.from({ length: 300 }, () => [(at += 5 + rnd() * 10), 1] as [number, number]));
     // nor a stream that stalls once (a 3 s pause among 31 gaps of 10 ms: the pause is no rhythm)
     const stalled = timeline(Array.from({ length: 32 }, (_, i) => [i * 10 + (i >= 15 ? 3000 : 0), 1] as [number, number]));
-    for (const t of [[jittery], [steady(10, 100, 40, 4)], [stalled, stalled]]) {
+    // nor one with several stalls (40 gaps of 20 ms and three of 2 s: preemptions), nor prefill steps of 160 ms between decode steps of 20 ms
+    let t3 = 0;
+    const stalls = timeline(Array.from({ length: 44 }, (_, i) => [(t3 += i > 0 && i % 11 === 0 ? 2000 : 20), 1] as [number, number]));
+    let t4 = 0;
+    const prefillSteps = timeline(Array.from({ length: 60 }, (_, i) => [(t4 += i % 2 === 0 ? 20 : 160), 1] as [number, number]));
+    for (const t of [[jittery], [steady(10, 100, 40, 4)], [stalled, stalled], [stalls, stalls], [prefillSteps, prefillSteps]]) {
       const clean = streamBunching(t, 0, 5_000)!;
       expect(clean.zeroGapShare).toBe(0);
       expect(isBuffered(clean)).toBe(false);

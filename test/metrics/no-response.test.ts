@@ -32,7 +32,7 @@ describe('no response headers', () => {
       finishedAt: '2026-12-07T00:00:00Z',
     } as unknown as CellResult;
     const j = judgeCell('0/2', cell, { allowClientLimited: false, allowErrors: false, maxOutputTokens: 32 });
-    expect(j.thresholdFailures?.join('\n')).toContain('0/2 measured no output tokens in its window (0 failed requests): 2 of 2 requests got no response headers in up to 64 s (the server, or a gateway, accepted them and answered nothing; check its log)');
+    expect(j.thresholdFailures?.join('\n')).toContain('0/2 measured no output tokens in its window (0 failed requests): 2 of 2 requests got no response headers in up to 64 s (the server, or a gateway, took them and answered nothing; check its log)');
   });
 
   test('after a cell the server answered nothing of, the next cell\'s gate waits 10 s at most, and says so', () => {

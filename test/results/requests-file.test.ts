@@ -86,9 +86,26 @@ describe('the file', () => {
     expect(read(path).map((l) => l.run)).toEqual(['run-3', 'run-3']);
   });
 
-  test('a file that is not ours (not JSON lines) is replaced too; 5,001 lines go out in batches, every one whole', () => {
+  test('a file that holds anything but request lines (a prompt file, a result named by mistake) is refused, never emptied', () => {
+    for (const [name, text] of [['prompts.jsonl', '{"text": "Hello"}\n'], ['speed-matrix.json', '{\n  "schemaVersion": 2\n}\n'], ['notes.txt', 'not json\n']] as const) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      expect(() => new RequestsFile(path, 'run-x', false).prepare()).toThrow(/LLM_BENCH_REQUESTS_FILE: .* holds something other than request lines, so it is not overwritten/);
+      expect(readFileSync(path, 'utf8')).toBe(text);
+    }
+  });
+
+  test("a first line longer than a read (a long error text) is still read whole: the same run's file is appended to", () => {
+    const path = join(dir, 'long.jsonl');
+    const long = { ...lines('run-long', 1)[0]!, error: { code: 'http-status', message: 'x'.repeat(200_000) } };
+    writeFileSync(path, `${JSON.stringify(long)}\n`);
+    const file = new RequestsFile(path, 'run-long', false);
+    file.append(lines('run-long', 1, 1));
+    expect(read(path)).toHaveLength(2);
+  });
+
+  test('5,001 lines go out in batches, every one whole', () => {
     const path = join(dir, 'big.jsonl');
-    writeFileSync(path, 'not json\n');
     const file = new RequestsFile(path, 'run-big', false);
     function* many() {
       for (let i = 0; i < 5001; i++) yield requestRecord({ ...cell, run: 'run-big' }, timeline(`m${i}`, 1100, 1150, 2), window, noRedact);
