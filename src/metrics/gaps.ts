@@ -19,7 +19,8 @@
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { GapHistogram, InterTokenLatency, LongestGap } from '../shapes/result.js';
-import { percentileName, quantile } from './stats.js';
+import { quantile } from './stats.js';
+import { percentileName } from '../shapes/columns.js';
 
 /** A longest gap this many median gaps long or more gets a note on the page… */
 export const LONG_GAP_MULTIPLE = 10;

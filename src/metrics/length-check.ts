@@ -9,6 +9,7 @@
  */
 import type { RequestTimeline } from '../shapes/timeline.js';
 import { usageTolerance } from './usage-check.js';
+import { tokensInWindow } from './request.js';
 
 export interface MaxTokensIgnored {
   /** requests that streamed more tokens than their max_tokens */
@@ -27,9 +28,7 @@ export function maxTokensIgnored(timelines: readonly RequestTimeline[]): MaxToke
   for (const t of timelines) {
     const asked = t.askedMaxTokens;
     if (asked === undefined) continue;
-    let tokens = 0;
-    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
-    for (let i = 0; i < n; i++) tokens += t.chunkTokens[i]!;
+    let tokens = tokensInWindow(t, -Infinity, Infinity);
     if (t.completionTokens !== undefined && t.completionTokens > tokens) tokens = t.completionTokens;
     if (tokens === 0) continue;
     of++;

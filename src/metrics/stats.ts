@@ -3,6 +3,7 @@
  * are left out by `median`, `mean` and `distribution`.
  */
 import type { Distribution, Percentiles } from '../shapes/result.js';
+import { percentileName } from '../shapes/columns.js';
 
 /** The quantiles a distribution reports (and the per-request p99 of goodput): written once here. */
 export const QUANTILES = { median: 0.5, p90: 0.9, p99: 0.99 } as const;
@@ -44,11 +45,6 @@ function rankedQuantile(n: number, q: number, valueAt: (rank: number) => number)
   const a = valueAt(lo);
   if (lo + 1 >= n) return a;
   return a + (h - lo) * (valueAt(lo + 1) - a);
-}
-
-/** A percentile's name in a distribution's `percentiles` (LLM_BENCH_PERCENTILES): 50 → p50, 99.9 → p99.9. */
-export function percentileName(p: number): string {
-  return `p${p}`;
 }
 
 /**

@@ -12,63 +12,56 @@ import { clientLimitedAdvice, clientSelfCheckText } from '../judge/judge-cell.js
 import { longGapLines, streamEndingsText } from './view.js';
 import { appendAll } from '../extent.js';
 
+/**
+ * A note on the cells `pick` finds something in: its heading, then one line per such cell
+ * (`- 8K/16: ` and `text` of what was found), then a blank line; none when no cell has it.
+ */
+function cellListNote<T>(cells: readonly CellResult[], pick: (c: CellResult) => T | undefined, heading: string, text: (found: T) => string): string[] {
+  const lines: string[] = [];
+  for (const c of cells) {
+    const found = pick(c);
+    if (found !== undefined) lines.push(`- ${cellKey(c.context, c.concurrency)}: ${text(found)}`);
+  }
+  return lines.length === 0 ? [] : [heading, '', ...lines, ''];
+}
+
 /** Why requests failed, per Errors cell: the count by code and the first message (a server's text, escaped). */
 export function errorNotes(cells: readonly CellResult[]): string[] {
-  const failing = cells.filter((c) => c.evidence.errors && c.evidence.errors.count > 0);
-  if (failing.length === 0) return [];
-  const line = (c: CellResult): string => {
-    const e = c.evidence.errors!;
+  return cellListNote(cells, (c) => (c.evidence.errors && c.evidence.errors.count > 0 ? c.evidence.errors : undefined), 'Failed requests, by cause:', (e) => {
     const codes = Object.entries(e.byCode)
       .map(([code, n]) => `${formatCount(n)} ${code}`)
       .join(', ');
     const first = e.firstMessage ? `; first: ${escapeText(e.firstMessage.length > 300 ? `${e.firstMessage.slice(0, 300)}…` : e.firstMessage)}` : '';
-    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
-  };
-  return ['Failed requests, by cause:', '', ...failing.map(line), ''];
+    return `${formatCount(e.count)} failed (${codes || 'no code'})${first}`;
+  });
 }
 
 /** Cells whose server usage disagreed with the streamed tokens (evidence.usageDisagrees). */
 export function usageNotes(cells: readonly CellResult[]): string[] {
-  const flagged = cells.filter((c) => c.evidence.usageDisagrees);
-  if (flagged.length === 0) return [];
-  const line = (c: CellResult): string => {
-    const u = c.evidence.usageDisagrees!;
+  return cellListNote(cells, (c) => c.evidence.usageDisagrees, 'Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:', (u) => {
     const constant = u.constant ? ', the same usage whatever the length' : '';
-    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
-  };
-  return ["Server usage that disagrees with the streamed tokens (by more than max(2, 2 %)); the counts come from the stream:", '', ...flagged.map(line), ''];
+    return `${formatCount(u.requests)} of ${formatCount(u.of)} requests (e.g. usage ${formatCount(u.example.usage)}, streamed ${formatCount(u.example.counted)}${constant})`;
+  });
 }
 
 /** Cells whose window was shorter than their median TTFT (evidence.windowShorterThanTtft). */
 export function shortWindowNotes(cells: readonly CellResult[]): string[] {
-  const flagged = cells.filter((c) => c.evidence.windowShorterThanTtft);
-  if (flagged.length === 0) return [];
-  const line = (c: CellResult): string => {
-    const w = c.evidence.windowShorterThanTtft!;
-    return `- ${cellKey(c.context, c.concurrency)}: median TTFT ${formatMs(w.ttftMedianMs)} from ${formatCount(w.ttftSamples)} first token${w.ttftSamples === 1 ? '' : 's'}, window ${formatNumber(w.windowS, 1)} s`;
-  };
-  return [
+  return cellListNote(
+    cells,
+    (c) => c.evidence.windowShorterThanTtft,
     'Windows shorter than the wait for a first token: these cells held mostly waiting, so their TTFT rests on the few first tokens inside the window and their total tok/s on streams that started before it, not the steady state. Lengthen the window (`LLM_BENCH_DURATION_S`) past the TTFT:',
-    '',
-    ...flagged.map(line),
-    '',
-  ];
+    (w) => `median TTFT ${formatMs(w.ttftMedianMs)} from ${formatCount(w.ttftSamples)} first token${w.ttftSamples === 1 ? '' : 's'}, window ${formatNumber(w.windowS, 1)} s`,
+  );
 }
 
 /** Cells whose server streamed past max_tokens (evidence.maxTokensIgnored). */
 export function maxTokensNotes(cells: readonly CellResult[]): string[] {
-  const flagged = cells.filter((c) => c.evidence.maxTokensIgnored);
-  if (flagged.length === 0) return [];
-  const line = (c: CellResult): string => {
-    const m = c.evidence.maxTokensIgnored!;
-    return `- ${cellKey(c.context, c.concurrency)}: ${formatCount(m.requests)} of ${formatCount(m.of)} requests (e.g. ${formatCount(m.example.tokens)} tokens for ${formatCount(m.example.asked)} asked)`;
-  };
-  return [
+  return cellListNote(
+    cells,
+    (c) => c.evidence.maxTokensIgnored,
     'The server ignored max_tokens: these requests streamed past the cap the run asked for. Every token is counted as streamed, but the output lengths, and the end-to-end latencies and request rates that rest on them, are not those of the max output above:',
-    '',
-    ...flagged.map(line),
-    '',
-  ];
+    (m) => `${formatCount(m.requests)} of ${formatCount(m.of)} requests (e.g. ${formatCount(m.example.tokens)} tokens for ${formatCount(m.example.asked)} asked)`,
+  );
 }
 
 /**
@@ -124,22 +117,15 @@ export function runningSourceNotes(cells: readonly CellResult[]): string[] {
 
 /** Cells whose streams arrived bunched (evidence streamBuffered), with the burst evidence. */
 export function bufferedNotes(cells: readonly CellResult[]): string[] {
-  const flagged = cells.filter((c) => c.evidence.streamBuffered);
-  if (flagged.length === 0) return [];
-  const line = (c: CellResult): string => {
-    const b = c.evidence.streamBuffered!;
-    return (
-      `- ${cellKey(c.context, c.concurrency)}: ${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms or a quarter of its own rhythm; ` +
-      `tokens per burst median ${formatCount(b.burstTokens.median)}, p90 ${formatCount(b.burstTokens.p90)}, largest ${formatCount(b.burstTokens.max)} ` +
-      `(${formatCount(b.oneBurstRequests)} of ${formatCount(b.requests)} requests in one burst)`
-    );
-  };
-  return [
+  return cellListNote(
+    cells,
+    (c) => c.evidence.streamBuffered,
     "Stream buffered on the way: the tokens arrived in bursts no engine produces (each of a request's chunks comes from its own decode step), so something between the server and the load generator held them, and the TTFT and time between tokens shown are its, not the server's:",
-    '',
-    ...flagged.map(line),
-    '',
-  ];
+    (b) =>
+      `${Math.round(b.zeroGapShare * 100)} % of ${formatCount(b.gaps)} gaps between a request's chunks under 0.5 ms or a quarter of its own rhythm; ` +
+      `tokens per burst median ${formatCount(b.burstTokens.median)}, p90 ${formatCount(b.burstTokens.p90)}, largest ${formatCount(b.burstTokens.max)} ` +
+      `(${formatCount(b.oneBurstRequests)} of ${formatCount(b.requests)} requests in one burst)`,
+  );
 }
 
 /** Cells with a long stall inside a stream (view.ts longGapLines), as a list. */

@@ -8,7 +8,7 @@ import { contextLabel } from '../shapes/labels.js';
 import type { CellResult, FigureSpread, PrefillRowResult } from '../shapes/result.js';
 import { escapeText } from '../text/escape.js';
 import { NOT_YET, STATUS_LABELS, statusWords } from './view.js';
-import { DEFAULT_COLUMN_PERCENTILES, extraColumnTitle, isPercentileColumn, type ExtraColumn, type PercentileColumn } from '../shapes/columns.js';
+import { DEFAULT_COLUMN_PERCENTILES, extraColumnTitle, isPercentileColumn, percentileName, type ExtraColumn, type PercentileColumn } from '../shapes/columns.js';
 import type { Distribution, InterTokenLatency, RunSettings } from '../shapes/result.js';
 
 /** Status text of a cell for the Markdown page: its status words (src/pages/view.ts), escaped. */
@@ -96,7 +96,7 @@ export function extraColumnTitles(extra: ExtraColumns): string[] {
  */
 function percentileValues(d: Distribution | InterTokenLatency | undefined, c: PercentileColumn, percentiles: readonly number[] | undefined): Array<number | undefined> {
   if (!d) return [undefined];
-  if (percentiles && percentiles.length > 0) return percentiles.map((p) => d.percentiles?.[`p${p}`]);
+  if (percentiles && percentiles.length > 0) return percentiles.map((p) => d.percentiles?.[percentileName(p)]);
   const fixed: Record<number, number | undefined> = { 50: d.median, 90: d.p90, 95: 'p95' in d ? d.p95 : undefined, 99: d.p99 };
   return DEFAULT_COLUMN_PERCENTILES[c].map((p) => fixed[p]);
 }

@@ -23,6 +23,11 @@ export const DEFAULT_COLUMN_PERCENTILES: Readonly<Record<PercentileColumn, reado
 /** The columns LLM_BENCH_PERCENTILES adds when LLM_BENCH_COLUMNS is not given: the latencies vLLM's benchmark prints at its percentiles. */
 export const PERCENTILES_DEFAULT_COLUMNS: readonly ExtraColumn[] = ['ttft', 'tpot', 'itl', 'e2e'];
 
+/** A percentile's name in a distribution's `percentiles` and in a column's heading (LLM_BENCH_PERCENTILES): 50 → p50, 99.9 → p99.9. */
+export function percentileName(p: number): string {
+  return `p${p}`;
+}
+
 export function isPercentileColumn(c: ExtraColumn): c is PercentileColumn {
   return c in PERCENTILE_COLUMNS;
 }
@@ -32,5 +37,5 @@ export function extraColumnTitle(c: ExtraColumn, percentiles?: readonly number[]
   if (c === 'maxGap') return 'Longest gap';
   if (c === 'requestsPerSecond') return 'Completed req/s';
   const ps = percentiles && percentiles.length > 0 ? percentiles : DEFAULT_COLUMN_PERCENTILES[c];
-  return `${PERCENTILE_COLUMNS[c]} ${ps.map((p) => `p${p}`).join(' / ')}`;
+  return `${PERCENTILE_COLUMNS[c]} ${ps.map(percentileName).join(' / ')}`;
 }
