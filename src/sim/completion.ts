@@ -63,6 +63,10 @@ export class CompletionSink implements SimSink {
   private readonly chunkRng: (() => number) | undefined;
   /** closeDelimited: the response was written on the raw socket (HTTP/1.0), not through `res` */
   private raw = false;
+  /** pollMs: the finish the engine gave, written at the next poll; the next poll's time and timer */
+  private pollFinish: FinishReason | undefined;
+  private nextPollMs: number | undefined;
+  private pollTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly o: SinkOptions) {
     this.surface = surfaceFor(o.profile);
@@ -139,6 +143,8 @@ export class CompletionSink implements SimSink {
 
   onTokens(n: number, finish: FinishReason | undefined): void {
     if (this.ended) return;
+    this.o.truth.noteGenerated(monoMs(), n);
+    if (this.o.parsed.stream && this.surface.pollMs !== undefined) return this.holdForPoll(n, finish);
     if (this.chunkRng === undefined) return this.emit(n, finish);
     // tokensPerChunk: hold tokens back until the chunk is full (or the request finishes)
     this.held += n;
@@ -154,6 +160,32 @@ export class CompletionSink implements SimSink {
       this.chunkTarget = this.drawChunk();
       this.emit(next, undefined);
     }
+  }
+
+  /**
+   * pollMs: the tokens wait for the next poll, which writes all of them as one chunk. The first
+   * poll is firstPollMs (default pollMs) after the request arrived, the next ones pollMs apart.
+   */
+  private holdForPoll(n: number, finish: FinishReason | undefined): void {
+    this.held += n;
+    if (finish) this.pollFinish = finish;
+    if (this.pollTimer !== undefined) return;
+    const every = this.surface.pollMs!;
+    const now = monoMs();
+    let at = this.nextPollMs ?? this.o.truth.receivedMs + (this.surface.firstPollMs ?? every);
+    while (at < now) at += every;
+    this.nextPollMs = at;
+    this.pollTimer = setTimeout(() => this.poll(), at - now);
+  }
+
+  /** One poll: writes what the engine generated since the last one (with its finish), then waits for the next tokens. */
+  private poll(): void {
+    this.pollTimer = undefined;
+    this.nextPollMs = (this.nextPollMs ?? monoMs()) + this.surface.pollMs!;
+    if (this.ended || (this.held === 0 && this.pollFinish === undefined)) return;
+    const n = this.held;
+    this.held = 0;
+    this.emit(n, this.pollFinish);
   }
 
   /** Writes `n` more tokens (with the finish, when given) as the personality's chunk(s). */
@@ -354,6 +386,7 @@ export class CompletionSink implements SimSink {
   end(kind: 'done' | 'aborted' | 'error', atMs: number): void {
     if (this.ended) return;
     this.ended = true;
+    if (this.pollTimer !== undefined) clearTimeout(this.pollTimer);
     this.o.truth.end = kind;
     this.o.truth.endMs = atMs;
     this.o.onEnd?.(this.o.truth);

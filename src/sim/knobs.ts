@@ -36,6 +36,14 @@ export interface SimFaultRates {
    * server whose usage claims twice the tokens it streamed; 1 = honest. Not a rate: every request.
    */
   usageFactor: number;
+  /**
+   * a metrics scrape reads 0 running and 0 waiting whatever the engine holds (a gauge read wrong:
+   * issue 60's llama.cpp fork), at this rate per scrape; the counters stay right
+   */
+  metricsZeroRate: number;
+  /** a metrics scrape is answered `metricsDelayMs` late (a scrape starved by the server), at this rate per scrape */
+  metricsDelayRate: number;
+  metricsDelayMs: number;
 }
 
 /**
@@ -88,6 +96,24 @@ export interface SimWireKnobs {
   loadingMs?: number;
   /** generate this many times the max_tokens asked (a server that ignores the cap; issue 60); 1 = honours it */
   maxTokensFactor?: number;
+  /**
+   * response headers go out when a streamed request arrives, before the engine admits it (an HTTP
+   * layer that accepts every stream at once, as vLLM's does), or with its first token (false);
+   * unset = the personality's own
+   */
+  headersFirst?: boolean;
+  /**
+   * a polled stream (issue 60: an HTTP layer of its own that polls the engine): every `pollMs` the
+   * tokens generated since the last poll go out as one chunk, so chunks carry several tokens and
+   * the stream's times are the polls'; the request's finish goes out at the poll after it
+   */
+  pollMs?: number;
+  /**
+   * with pollMs: the first poll comes this many ms after the request arrived (default pollMs), so
+   * its first chunk carries every token generated before it (a backlog, as a poller that starts
+   * late sends)
+   */
+  firstPollMs?: number;
 }
 
 export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
@@ -105,6 +131,9 @@ export const SIM_WIRE_KNOBS: readonly (keyof SimWireKnobs)[] = [
   'apiKey',
   'loadingMs',
   'maxTokensFactor',
+  'headersFirst',
+  'pollMs',
+  'firstPollMs',
 ];
 
 export const NO_FAULTS: SimFaultRates = {
@@ -125,6 +154,9 @@ export const NO_FAULTS: SimFaultRates = {
   faultAfterTokens: 5,
   faultFreeRequests: 0,
   usageFactor: 1,
+  metricsZeroRate: 0,
+  metricsDelayRate: 0,
+  metricsDelayMs: 300,
 };
 
 /** Throws naming the field and the fix when an overridden fault is unknown (it would never be injected) or not a number. */
@@ -143,6 +175,7 @@ export function checkWire(wire: Partial<SimWireKnobs>): void {
   if (wire === null || typeof wire !== 'object' || Array.isArray(wire)) {
     throw new Error(`sim profile field wire must be an object of wire knobs (${SIM_WIRE_KNOBS.join(', ')})`);
   }
+  if (wire.firstPollMs !== undefined && wire.pollMs === undefined) throw new Error('sim wire knob firstPollMs needs pollMs: give pollMs too (the period of the polls after the first)');
   for (const [key, value] of Object.entries(wire)) {
     if (!(SIM_WIRE_KNOBS as readonly string[]).includes(key)) {
       throw new Error(`sim wire knob "${key}" is unknown: use one of ${SIM_WIRE_KNOBS.join(', ')}`);
@@ -151,6 +184,8 @@ export function checkWire(wire: Partial<SimWireKnobs>): void {
     if (key === 'tokensPerChunk') {
       const ok = Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n >= 1) && value[0] <= value[1];
       if (!ok) throw new Error(`sim wire knob tokensPerChunk = ${JSON.stringify(value)} is invalid: give [min, max], integers with 1 ≤ min ≤ max (e.g. [2, 4])`);
+    } else if (key === 'pollMs' || key === 'firstPollMs') {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw new Error(`sim wire knob ${key} = ${JSON.stringify(value)} is invalid: give milliseconds, a number ≥ 1`);
     } else if (key === 'loadingMs') {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`sim wire knob loadingMs = ${JSON.stringify(value)} is invalid: give milliseconds, a number ≥ 0`);
     } else if (key === 'maxTokensFactor') {

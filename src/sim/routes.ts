@@ -6,6 +6,7 @@
  */
 
 import type { SimPersonality } from './profiles.js';
+import { mulberry32 } from '../random.js';
 import { sendEmpty, sendJson } from './reply.js';
 import { completionRoute } from './routes-completion.js';
 import { controlRoutes } from './routes-control.js';
@@ -63,9 +64,37 @@ function withdraw(routes: Routes, paths: readonly string[], why: string, ctx: Si
   }
 }
 
+/** the running and waiting gauges of every personality's metrics (the metricsZeroRate fault reads them 0) */
+const LOAD_GAUGE_LINE = /^((?:vllm:num_requests_running|vllm:num_requests_waiting|sglang:num_running_reqs|sglang:num_queue_reqs|llamacpp:requests_processing|llamacpp:requests_deferred|tgi_batch_current_size|tgi_queue_size)(?:\{[^}]*\})?) \S+$/gm;
+
+/**
+ * The metrics faults (knobs.ts metricsZeroRate, metricsDelayRate), drawn per scrape from the
+ * profile's seed: a scrape answered late, or one whose running and waiting gauges read 0.
+ */
+function applyMetricsFaults(routes: Routes, ctx: SimContext): void {
+  const f = ctx.profile.faults;
+  if (!(f.metricsZeroRate > 0) && !(f.metricsDelayRate > 0)) return;
+  const rng = mulberry32(ctx.profile.seed ^ 0x6d657472);
+  for (const key of Object.keys(routes)) {
+    if (!key.startsWith('GET ') || !METRICS_PATHS.includes(key.slice(4))) continue;
+    const handler = routes[key]!;
+    routes[key] = async (call) => {
+      const late = rng() < f.metricsDelayRate;
+      const zero = rng() < f.metricsZeroRate;
+      if (late) await new Promise((r) => setTimeout(r, f.metricsDelayMs));
+      if (zero) {
+        const end = call.res.end.bind(call.res) as (chunk?: unknown) => unknown;
+        (call.res as { end: (chunk?: unknown) => unknown }).end = (chunk?: unknown) => end(typeof chunk === 'string' ? chunk.replace(LOAD_GAUGE_LINE, '$1 0.0') : chunk);
+      }
+      return handler(call);
+    };
+  }
+}
+
 /** Wire knobs: endpoints this server does not have, or has, whatever its personality has. */
 function applyWireKnobs(routes: Routes, ctx: SimContext): void {
   const { surface, profile } = ctx;
+  applyMetricsFaults(routes, ctx);
   if (surface.noMetrics) withdraw(routes, METRICS_PATHS, 'no metrics', ctx);
   if (surface.noTokenize) withdraw(routes, TOKENIZE_PATHS, 'no tokenizer endpoint', ctx);
   if (surface.ollamaVersion) routes['GET /api/version'] = ({ res }) => sendJson(res, 200, { version: profile.version });

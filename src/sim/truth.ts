@@ -22,6 +22,15 @@ export class TruthRecord {
   completionTokens = 0;
   end: TruthEnd = 'running';
   endMs: number | undefined;
+  /**
+   * the engine's own generation (before any poll or chunking holds tokens back): when its first and
+   * last emission came, the tokens of the first, and all of them; the server's own decode rate is
+   * (genTokens − genFirstTokens) / (genLastMs − genFirstMs), as llama.cpp's timings give it
+   */
+  genFirstMs: number | undefined;
+  genLastMs: number | undefined;
+  genFirstTokens = 0;
+  genTokens = 0;
 
   constructor(
     readonly id: string,
@@ -36,6 +45,16 @@ export class TruthRecord {
   /** ms of prompt processing up to `doneMs`: from admission (or arrival) on */
   promptMsUntil(doneMs: number): number {
     return Math.max(0, doneMs - (this.admittedMs ?? this.receivedMs));
+  }
+
+  /** Records one engine emission of `n` tokens at `tMs` (monoMs), whenever it is written. */
+  noteGenerated(tMs: number, n: number): void {
+    if (this.genFirstMs === undefined) {
+      this.genFirstMs = tMs;
+      this.genFirstTokens = n;
+    }
+    this.genLastMs = tMs;
+    this.genTokens += n;
   }
 
   /** Records one chunk write: when (monoMs) and how many tokens it carried. */
@@ -60,6 +79,10 @@ export class TruthRecord {
       admittedMs: this.admittedMs,
       firstTokenMs: this.firstTokenMs,
       endMs: this.endMs,
+      genFirstMs: this.genFirstMs,
+      genLastMs: this.genLastMs,
+      genFirstTokens: this.genFirstTokens,
+      genTokens: this.genTokens,
       tokens,
       promptTokens: this.promptTokens,
       promptHash: this.promptHash,
