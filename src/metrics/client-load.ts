@@ -91,13 +91,55 @@ export interface ClientLoad {
 export const CLIENT_PEAK_MIN_SHARE = 0.005;
 
 /**
+ * A request that goes silent mid-stream for longer than this many times its own usual gap
+ * between chunks (the lower median of its gaps), and at least CLIENT_WAIT_MIN_MS, is waiting
+ * again, not running, for that silence (clientLoad): a server that takes streams by turns sends a
+ * stream that waits its first chunk (what a poller found generated before it) and then nothing
+ * while another stream runs (issue 60).
+ */
+export const CLIENT_WAIT_GAP_FACTOR = 8;
+export const CLIENT_WAIT_MIN_MS = 50;
+/**
+ * …but not for a stream whose usual gap is under this (ms): its chunks come bunched (a buffering
+ * proxy, bursts 1 ms apart; stream-buffered's business), and its silences between bunches are the
+ * way the bunches come, not a wait for another stream
+ */
+export const CLIENT_WAIT_BUNCHED_GAP_MS = 2;
+
+/** reused by waitThresholdMs: a request's gaps, sorted for their lower median */
+let gapBuf = new Float64Array(256);
+
+/**
+ * The silence after which request `t`'s stream counts as waiting (CLIENT_WAIT_GAP_FACTOR × the
+ * lower median of the gaps between its token-carrying chunks, at least CLIENT_WAIT_MIN_MS);
+ * Infinity with fewer than two gaps (nothing to judge a silence by) or a usual gap under
+ * CLIENT_WAIT_BUNCHED_GAP_MS.
+ */
+export function waitThresholdMs(t: Pick<RequestTimeline, 'chunkMs' | 'chunkTokens'>): number {
+  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+  if (gapBuf.length < n) gapBuf = new Float64Array(Math.max(n, gapBuf.length * 2));
+  let gaps = 0;
+  let prev: number | undefined;
+  for (let i = 0; i < n; i++) {
+    if (!(t.chunkTokens[i]! > 0)) continue;
+    const at = t.chunkMs[i]!;
+    if (prev !== undefined) gapBuf[gaps++] = at - prev;
+    prev = at;
+  }
+  if (gaps < 2) return Infinity;
+  const usual = gapBuf.subarray(0, gaps).sort()[(gaps - 1) >> 1]!;
+  return usual < CLIENT_WAIT_BUNCHED_GAP_MS ? Infinity : Math.max(CLIENT_WAIT_MIN_MS, CLIENT_WAIT_GAP_FACTOR * usual);
+}
+
+/**
  * The client's running and waiting counts over the window, from the timelines alone (METHOD.md
  * has no such figure; docs/method.md "Requests queued" says where it is used):
  * - waiting: from the TTFT start (ttftStartMs with `from`) to the first token, or to the
  *   request's end (or the window's end) when it has none;
  * - running: from the first token (the first token-carrying chunk or the first text, whichever
- *   is earlier) to the last token-carrying chunk. The time from the last token to the stream's
- *   end ([DONE], usage) is neither.
+ *   is earlier) to the last token-carrying chunk, except a silence between two chunks longer
+ *   than the request's waitThresholdMs, which is waiting again (a server taking streams by
+ *   turns). The time from the last token to the stream's end ([DONE], usage) is neither.
  * Each interval is clipped to the window. peakRunning and heldAtPeakShare as in ClientLoad.
  */
 export function clientLoad(
@@ -133,7 +175,7 @@ export function clientLoad(
       continue;
     }
     add(start, first, 0, 1);
-    add(first, Math.max(first, lastChunk ?? first), 1, 0);
+    addRunning(t, first, Math.max(first, lastChunk ?? first), add);
   }
   // ends before starts at the same instant: a hand-over at one timestamp is not an overlap
   steps.sort((a, b) => a[0] - b[0] || a[1] + a[2] - (b[1] + b[2]));
@@ -179,4 +221,28 @@ export function clientLoad(
     peakRunning,
     heldAtPeakShare: peakRunning > 0 ? heldMs / windowMs : 0,
   };
+}
+
+/**
+ * Request `t`'s running time from `first` to `last` as clientLoad counts it: one span, split where
+ * the stream was silent longer than its waitThresholdMs, the silence counted as waiting. Chunks
+ * are read in arrival order (a stream's chunk times only grow).
+ */
+function addRunning(t: RequestTimeline, first: number, last: number, add: (a: number, b: number, running: number, waiting: number) => void): void {
+  const limit = waitThresholdMs(t);
+  if (limit === Infinity) return add(first, last, 1, 0);
+  let spanStart = first;
+  let prev = first;
+  const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+  for (let i = 0; i < n; i++) {
+    if (!(t.chunkTokens[i]! > 0)) continue;
+    const at = t.chunkMs[i]!;
+    if (at - prev > limit) {
+      add(spanStart, prev, 1, 0);
+      add(prev, at, 0, 1);
+      spanStart = at;
+    }
+    if (at > prev) prev = at;
+  }
+  add(spanStart, Math.max(spanStart, last), 1, 0);
 }

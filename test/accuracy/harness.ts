@@ -40,6 +40,11 @@ export interface TruthJson {
   cachedTokens: number;
   completionTokens: number;
   end: 'done' | 'aborted' | 'error' | 'running';
+  /** the engine's own generation: its first and last emission, the first's tokens, all tokens (TruthRecord.noteGenerated) */
+  genFirstMs?: number;
+  genLastMs?: number;
+  genFirstTokens?: number;
+  genTokens?: number;
 }
 
 export interface SimStateJson {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { RequestTimeline } from '../../src/shapes/timeline.js';
-import { CLIENT_PEAK_MIN_SHARE, clientLoad } from '../../src/metrics/client-load.js';
+import { CLIENT_PEAK_MIN_SHARE, CLIENT_WAIT_MIN_MS, clientLoad, waitThresholdMs } from '../../src/metrics/client-load.js';
 import { computeCellFigures } from '../../src/metrics/figures.js';
 import { cellStatuses, clientQueued } from '../../src/judge/status.js';
 
@@ -29,6 +29,13 @@ interface Loop {
   untilMs: number;
 }
 
+/** the index of the smallest of `times` (the first of equal ones) */
+function earliest(times: readonly number[]): number {
+  let w = 0;
+  for (let i = 1; i < times.length; i++) if (times[i]! < times[w]!) w = i;
+  return w;
+}
+
 /** A closed loop on a server with `slots` slots (FIFO), as timelines. */
 function closedLoop(o: Loop): RequestTimeline[] {
   const out: RequestTimeline[] = [];
@@ -36,13 +43,11 @@ function closedLoop(o: Loop): RequestTimeline[] {
   const next = new Array<number>(o.concurrency).fill(0).map((_, w) => w * 0.1);
   let seq = 0;
   for (;;) {
-    // the earliest send goes next (FIFO admission)
-    let w = 0;
-    for (let i = 1; i < o.concurrency; i++) if (next[i]! < next[w]!) w = i;
+    // the earliest send goes next (FIFO admission), to the slot free first
+    const w = earliest(next);
     const send = next[w]!;
     if (send >= o.untilMs) break;
-    let s = 0;
-    for (let i = 1; i < o.slots; i++) if (slotFree[i]! < slotFree[s]!) s = i;
+    const s = earliest(slotFree);
     const start = Math.max(send, slotFree[s]!);
     const first = start + o.prefillMs;
     const chunks = Array.from({ length: o.tokens }, (_, k) => first + k * o.stepMs);
@@ -174,5 +179,67 @@ describe('client-side Requests queued on closed loops', () => {
     expect(clientQueued({ peakRunning: 0, heldAtPeakShare: 1 }, 4)).toBe(false);
     expect(clientQueued({ peakRunning: 3, heldAtPeakShare: 0.49 }, 4)).toBe(false);
     expect(clientQueued({ peakRunning: 3, heldAtPeakShare: 0.5 }, 4)).toBe(true);
+  });
+});
+
+/**
+ * A polled server (issue 60): its HTTP layer polls the engine every 20 ms and sends what it found,
+ * so a stream's first chunk is its backlog (sent 100 ms after the request), then a chunk a poll.
+ * `byTurns`: the engine runs one stream at a time; the others get their first chunk and then
+ * nothing until their turn. `stallAt`: every stream stalls for 300 ms from that moment (a long
+ * prompt's prefill, all streams at once).
+ */
+function polledLoop(o: { concurrency: number; byTurns: boolean; stallAt?: number; untilMs: number }): RequestTimeline[] {
+  const out: RequestTimeline[] = [];
+  const next = new Array<number>(o.concurrency).fill(0).map((_, w) => w * 7);
+  let free = 0;
+  let seq = 0;
+  for (;;) {
+    const w = earliest(next);
+    const send = next[w]!;
+    if (send >= o.untilMs) break;
+    const first = send + 100;
+    const turn = o.byTurns ? Math.max(first, free) : first;
+    const chunks = [first];
+    for (let at = turn + 20; chunks.length < 16; at += 20) {
+      const stalled = o.stallAt !== undefined && at >= o.stallAt && at < o.stallAt + 300;
+      if (!stalled) chunks.push(at);
+    }
+    const t = request(`w${w}-r${seq++}`, send, first, chunks, chunks[chunks.length - 1]! + 0.5);
+    t.chunkTokens = chunks.map((_, i) => (i === 0 ? 25 : 3));
+    out.push(t);
+    if (o.byTurns) free = chunks[chunks.length - 1]!;
+    next[w] = chunks[chunks.length - 1]! + 1;
+  }
+  return out;
+}
+
+describe('client-side Requests queued on a polled server (issue 60)', () => {
+  test('streams taken by turns, each sent its backlog chunk at once: Requests queued, the silence after it counted as waiting', () => {
+    const timelines = polledLoop({ concurrency: 4, byTurns: true, untilMs: WINDOW.end });
+    const load = clientLoad(timelines, WINDOW.start, WINDOW.end);
+    expect(load.peakRunning).toBe(1);
+    const r = judge(timelines, 4);
+    expect(r.statuses).toEqual(['requests-queued']);
+    expect(r.evidence.queued).toMatchObject({ source: 'client', concurrency: 4, peakRunning: 1 });
+    expect(r.evidence.queued!.meanWaiting!).toBeGreaterThan(2);
+  });
+
+  test('the same polls with every stream generating at once: Valid, also through a 300 ms stall of all of them', () => {
+    for (const stallAt of [undefined, 3_000]) {
+      const timelines = polledLoop({ concurrency: 4, byTurns: false, untilMs: WINDOW.end, ...(stallAt !== undefined ? { stallAt } : {}) });
+      expect(clientLoad(timelines, WINDOW.start, WINDOW.end).peakRunning).toBe(4);
+      expect(judge(timelines, 4).statuses).toEqual(['valid']);
+    }
+  });
+
+  test('waitThresholdMs: 8 × the usual gap, at least 50 ms; none for a stream of bunches or of fewer than two gaps', () => {
+    const polled = request('p', 0, 100, [100, 400, 420, 440, 460, 480], 500);
+    expect(waitThresholdMs(polled)).toBe(160);
+    expect(waitThresholdMs(request('s', 0, 10, [10, 13, 16, 19], 20))).toBe(CLIENT_WAIT_MIN_MS);
+    // bursts of tokens 1 ms apart every 400 ms: the silences are how a buffering proxy sends them
+    const bursts = [0, 1, 2, 3, 400, 401, 402, 403, 800, 801, 802, 803];
+    expect(waitThresholdMs(request('b', 0, 0, bursts, 810))).toBe(Infinity);
+    expect(waitThresholdMs(request('two', 0, 0, [0, 300], 310))).toBe(Infinity);
   });
 });
