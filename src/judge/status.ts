@@ -6,7 +6,7 @@ import { streamBunching } from '../metrics/bunching.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
 import type { MetricsSample } from '../shapes/engine.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
-import { queueLoad } from '../metrics/server-load.js';
+import { queueLoad, type SamplesSetAside } from '../metrics/server-load.js';
 import { clientLoad, type ClientLoad } from '../metrics/client-load.js';
 import { connectionRetrySummary, errorSummary, type ErrorSummary } from '../metrics/failures.js';
 import type { StreamEndings } from '../metrics/stream-endings.js';
@@ -40,6 +40,8 @@ export interface CellStatusInput {
   failures?: ErrorSummary;
   /** the window's server samples; when given, requests-queued is judged from them, else from figures */
   samples?: readonly MetricsSample[];
+  /** samples whose running and waiting counts were set aside (metrics/server-load.ts screenSamples): evidence */
+  samplesSetAside?: SamplesSetAside;
   /** the window's completed requests by ending (metrics/stream-endings.ts); evidence when any is not 'done' */
   streamEndings?: StreamEndings;
   /**
@@ -286,6 +288,7 @@ export function cellStatuses(input: CellStatusInput): CellStatusResult {
   if (figures.activeRequestsDisagree && figures.serverActiveRequests !== undefined) {
     evidence.activeDisagreement = { server: figures.serverActiveRequests, client: figures.clientActiveRequests };
   }
+  if (input.samplesSetAside) evidence.metricSamplesSetAside = { ...input.samplesSetAside };
   const retries = input.timelines ? connectionRetrySummary(input.timelines) : undefined;
   if (retries !== undefined && retries.count > 0) evidence.connectionRetries = retries;
   const endings = input.streamEndings;

@@ -246,12 +246,14 @@ export async function sampleMetrics(
     // tick is in flight for the client before the server has read it (a fixed think time lines the
     // two up), which would read as a request the server holds back
     const before = o.inFlight();
+    const sentMs = monoMs();
     const s = await scrapeMetrics(session);
+    const scrapeMs = monoMs() - sentMs;
     const clientInFlight = Math.min(before, o.inFlight());
     // a scrape answered after the window may have read a server the load had already left (its
     // workers stop at the window's end): a scrape that waited for one of llama.cpp's HTTP threads,
     // sent before the end and answered after it, read 0 running with 0 in flight
-    if (s && monoMs() <= o.untilMs) samples.push({ ...s, clientInFlight });
+    if (s && monoMs() <= o.untilMs) samples.push({ ...s, clientInFlight, scrapeMs });
     next += o.intervalMs;
     await sleep(Math.min(next, o.untilMs) - monoMs(), o.signal);
   }

@@ -12,6 +12,7 @@ import { calibrationRecord, type CalibratedPrompt } from '../prompts/calibrate.j
 import { computeCellFigures } from '../metrics/figures.js';
 import { MATRIX_TTFT_FROM } from '../metrics/request.js';
 import { clientLoad } from '../metrics/client-load.js';
+import { screenSamples } from '../metrics/server-load.js';
 import { cellFailures } from '../metrics/failures.js';
 import { streamEndings } from '../metrics/stream-endings.js';
 import { crossCheckCell } from '../metrics/crosscheck.js';
@@ -59,10 +60,12 @@ export interface Repeat {
 export function repeatFigures(cfg: CellOutcomeSettings, cell: Pick<PlannedCell, 'concurrency'>, raw: Raw, say: (m: string) => void): Repeat {
   const window = { windowStartMs: raw.windowStartMs, windowEndMs: raw.windowEndMs };
   const own = clientLoad(raw.timelines, raw.windowStartMs, raw.windowEndMs, MATRIX_TTFT_FROM);
+  // a sample that could not be taken (a late scrape, a 0 read with streams decoding) is no evidence of running or waiting
+  const screened = screenSamples(raw.samples, raw.timelines);
   const figures = computeCellFigures({
     timelines: raw.timelines,
     ...window,
-    metricsSamples: raw.samples,
+    metricsSamples: screened.samples,
     // the clock starts when the request is written to the socket: the client's own queueing is not the server's TTFT
     ttftFrom: MATRIX_TTFT_FROM,
     stallLimit: cfg.stallLimitMs ?? 'cell',
@@ -75,7 +78,8 @@ export function repeatFigures(cfg: CellOutcomeSettings, cell: Pick<PlannedCell, 
     timelines: raw.timelines,
     failures: cellFailures(raw.timelines, raw.windowStartMs, raw.windowEndMs, figures.stallLimitMs),
     streamEndings: streamEndings(raw.timelines, raw.windowStartMs, raw.windowEndMs),
-    samples: raw.samples,
+    samples: screened.samples,
+    ...(screened.setAside ? { samplesSetAside: screened.setAside } : {}),
     ...window,
     clientLoad: own,
     gateTimedOut: raw.gate.timedOut,
@@ -94,7 +98,7 @@ export function repeatFigures(cfg: CellOutcomeSettings, cell: Pick<PlannedCell, 
     const stall = figures.stallLimitMs !== undefined ? { stallLimitMs: figures.stallLimitMs } : {};
     out.goodput = computeGoodput({ timelines: raw.timelines, ...window, ttftFrom: MATRIX_TTFT_FROM, ...stall, slo: cfg.slo });
   }
-  const check = crossCheckCell({ timelines: raw.timelines, ...window, samples: raw.samples, figures, serverTimings: raw.serverTimings, engine: cfg.engine });
+  const check = crossCheckCell({ timelines: raw.timelines, ...window, samples: screened.samples, figures, serverTimings: raw.serverTimings, engine: cfg.engine });
   if (check) {
     out.crossCheck = check;
     for (const i of check.items.filter((x) => x.disagree)) {

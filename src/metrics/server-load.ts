@@ -4,6 +4,8 @@
  * figure Requests queued is judged on (src/judge/status.ts). Pure.
  */
 import type { MetricsSample } from '../shapes/engine.js';
+import type { RequestTimeline } from '../shapes/timeline.js';
+import { CLIENT_WAIT_MIN_MS, waitThresholdMs } from './client-load.js';
 import { mean } from './stats.js';
 
 /**
@@ -171,4 +173,92 @@ export function queueLoad(samples: readonly MetricsSample[]): QueueLoad {
   const c = mean(samples.flatMap((s) => (s.clientInFlight !== undefined ? [s.clientInFlight] : [])));
   if (c !== undefined) out.meanClientInFlight = c;
   return out;
+}
+
+/** a scrape is late when it took longer than this (ms) and LATE_SCRAPE_FACTOR × the window's usual scrape */
+export const LATE_SCRAPE_MIN_MS = 100;
+export const LATE_SCRAPE_FACTOR = 4;
+
+/** The window's metric samples that could be taken, and what was set aside (screenSamples). */
+export interface ScreenedSamples {
+  /** every sample, a set-aside one without its running and waiting counts (its counters stay) */
+  samples: MetricsSample[];
+  /** undefined when nothing was set aside */
+  setAside?: SamplesSetAside;
+}
+
+export interface SamplesSetAside {
+  /** samples whose scrape came back late (scrapeMs over lateOverMs) */
+  late: number;
+  /** samples that read 0 running while a stream of the client's was receiving tokens through the scrape */
+  zeroWhileStreaming: number;
+  /** samples with a running or waiting count, set aside or not */
+  of: number;
+  /** the bound a late scrape passed, ms */
+  lateOverMs: number;
+}
+
+/**
+ * A metric sample is evidence of the server's running and waiting counts only when it could be
+ * taken (issue 60): its running and waiting counts are set aside, left out of Average active and
+ * of the Requests-queued rule, when
+ * - its scrape came back late: it took more than LATE_SCRAPE_MIN_MS and LATE_SCRAPE_FACTOR × the
+ *   lower median of the window's scrapes (a scrape starved by the load or by the server reads the
+ *   server at a moment the client's in-flight count was not taken at: a llama.cpp whose HTTP
+ *   threads were all taken by streams answered after 66–301 ms against 2–12 ms, and read hand-overs);
+ * - it read 0 running while a stream of the client's was receiving tokens through the scrape: two
+ *   of its token chunks straddle the scrape, no further apart than the stream's own waitThresholdMs
+ *   (a 2026 llama.cpp fork read 0 running at 0/8 with eight streams decoding).
+ * Its counters stay (the decode-counter and cache figures read them whatever moment they were taken).
+ */
+export function screenSamples(samples: readonly MetricsSample[], timelines: readonly RequestTimeline[]): ScreenedSamples {
+  const counted = samples.filter((s) => s.running !== undefined || s.waiting !== undefined);
+  const scrapes = counted.flatMap((s) => (s.scrapeMs !== undefined ? [s.scrapeMs] : [])).sort((a, b) => a - b);
+  const usual = scrapes.length > 0 ? scrapes[(scrapes.length - 1) >> 1]! : undefined;
+  const lateOverMs = Math.max(LATE_SCRAPE_MIN_MS, LATE_SCRAPE_FACTOR * (usual ?? 0));
+  let late = 0;
+  let zero = 0;
+  const out = samples.map((s) => {
+    if (s.running === undefined && s.waiting === undefined) return s;
+    const isLate = s.scrapeMs !== undefined && s.scrapeMs > lateOverMs;
+    const isZero = !isLate && s.running === 0 && (s.clientInFlight ?? 0) >= 1 && streamingThrough(timelines, s.atMs - (s.scrapeMs ?? 0), s.atMs);
+    if (!isLate && !isZero) return s;
+    if (isLate) late++;
+    else zero++;
+    const { running: _r, waiting: _w, runningFrom: _f, slotsTotal: _t, ...rest } = s;
+    return rest;
+  });
+  if (late + zero === 0) return { samples: out };
+  return { samples: out, setAside: { late, zeroWhileStreaming: zero, of: counted.length, lateOverMs } };
+}
+
+/**
+ * some request was receiving tokens through [fromMs, toMs]: it had token chunks before fromMs and
+ * after toMs, and the gaps over the two edges are no longer than its own waitThresholdMs (or
+ * CLIENT_WAIT_MIN_MS). A stream whose last token came during the scrape is not evidence: the
+ * server may have finished it before it read its gauge.
+ */
+function streamingThrough(timelines: readonly RequestTimeline[], fromMs: number, toMs: number): boolean {
+  for (const t of timelines) {
+    const n = Math.min(t.chunkMs.length, t.chunkTokens.length);
+    if (n < 2 || !(t.chunkMs[0]! < fromMs) || !(t.chunkMs[n - 1]! > toMs)) continue;
+    const a = firstChunkAfter(t.chunkMs, n, fromMs, true);
+    const b = firstChunkAfter(t.chunkMs, n, toMs, false);
+    const own = waitThresholdMs(t);
+    const limit = Math.max(CLIENT_WAIT_MIN_MS, own === Infinity ? 0 : own);
+    if (t.chunkMs[a]! - t.chunkMs[a - 1]! <= limit && t.chunkMs[b]! - t.chunkMs[b - 1]! <= limit) return true;
+  }
+  return false;
+}
+
+/** the index of the first of the n chunk times at or after (orAt) or strictly after `ms` (chunk times only grow; one exists) */
+function firstChunkAfter(chunkMs: ArrayLike<number>, n: number, ms: number, orAt: boolean): number {
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (orAt ? chunkMs[mid]! >= ms : chunkMs[mid]! > ms) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

@@ -64,6 +64,22 @@ export function maxTokensNotes(cells: readonly CellResult[]): string[] {
   );
 }
 
+/** Cells whose metric samples were set aside (evidence.metricSamplesSetAside, metrics/server-load.ts screenSamples). */
+export function samplesSetAsideNotes(cells: readonly CellResult[]): string[] {
+  return cellListNote(
+    cells,
+    (c) => c.evidence.metricSamplesSetAside,
+    "Metric samples that could not be taken, left out of Average active requests and of the Requests-queued rule (the server's figures are over the rest; where none was left, the client's own timelines decide):",
+    (m) => {
+      const why = [
+        m.late > 0 ? `${formatCount(m.late)} came back late (over ${formatMs(m.lateOverMs)}: the scrape waited on a loaded server or client)` : '',
+        m.zeroWhileStreaming > 0 ? `${formatCount(m.zeroWhileStreaming)} read 0 running while a stream was receiving tokens through the scrape` : '',
+      ].filter((x) => x !== '');
+      return `${formatCount(m.late + m.zeroWhileStreaming)} of ${formatCount(m.of)}: ${why.join('; ')}`;
+    },
+  );
+}
+
 /**
  * Streams that ended otherwise than by a complete `data: [DONE]` event, per cell (evidence
  * streamEndings): read as completed requests, so the page says how many and how.
@@ -85,7 +101,7 @@ export const RUNNING_SOURCE_TEXT: Readonly<Record<RunningSource, string>> = {
   'decode-counters': "the server's decode counters (llama.cpp `n_decode_total` × `n_busy_slots_per_decode`)",
   samples: "the server's running-requests metric, sampled",
   slots: "the server's busy slots (llama.cpp `GET /slots`), sampled; for Requests queued a sample with a slot idle counts what the client had in flight, up to the slots (llama.cpp queues a request only when every slot is busy), and for Average active requests a sample taken with more requests in flight than slots counts every slot (llama.cpp gives a freed slot a waiting request on its next turn, so an idle slot there is a hand-over, where a scrape that waited for an HTTP thread is served)",
-  client: "client-side timelines: the server exposes no running or waiting figure, so a request counts as waiting from its send to its first token and as running from its first to its last token",
+  client: "client-side timelines: the server exposes no running or waiting figure, or none that could be taken, so a request counts as waiting from its send to its first token and as running from its first to its last token, except a silence longer than 8 × its usual gap between chunks, which counts as waiting (a stream waiting its turn)",
 };
 
 /**

@@ -13,7 +13,7 @@ import type { RunInfo, SpeedMatrixResult } from '../shapes/result.js';
 import type { CellStatus } from '../shapes/result.js';
 import { bindingText, capacityUsersText, unjudged } from '../text/capacity-line.js';
 import { codeBlock, codeSpan, escapeCell, escapeLine, escapeText, markdownRow } from '../text/escape.js';
-import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, longGapNotes, maxTokensNotes, notComputedNotes, shortWindowNotes, runningSourceNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
+import { clientLimitedNotes, connectionNotes, bufferedNotes, errorNotes, longGapNotes, maxTokensNotes, notComputedNotes, shortWindowNotes, runningSourceNotes, samplesSetAsideNotes, streamEndingNotes, usageNotes } from './markdown-notes.js';
 import { cellMeasurementRow, crossCheckText, extraColumnsOf, extraColumnTexts, extraColumnTitles, gridCell, prefillMeasurementRow, prefillSectionRow, prefillSpreadText, spreadText, statusText } from './markdown-rows.js';
 import { engineItems, hardwareItems, runItems, summaryLine } from './run-items.js';
 import { rateSection } from './rate-markdown.js';
@@ -142,7 +142,7 @@ export function renderMarkdown(full: SpeedMatrixResult): string {
     out.push("⚠ Client active: the client's own time-weighted count of requests in flight. Flagged where it differs from the server's running-requests figure (Average active requests) by more than 10 %.", '');
   }
 
-  appendAll(out, [...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...maxTokensNotes(result.cells), ...shortWindowNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...bufferedNotes(result.cells), ...longGapNotes(result.cells), ...clientLimitedNotes(result.cells), ...notComputedNotes(result.cells)]);
+  appendAll(out, [...errorNotes(result.cells), ...connectionNotes(result.cells), ...usageNotes(result.cells), ...maxTokensNotes(result.cells), ...shortWindowNotes(result.cells), ...streamEndingNotes(result.cells), ...runningSourceNotes(result.cells), ...samplesSetAsideNotes(result.cells), ...bufferedNotes(result.cells), ...longGapNotes(result.cells), ...clientLimitedNotes(result.cells), ...notComputedNotes(result.cells)]);
 
   const crossChecked = result.cells.filter((c) => c.serverCrossCheck?.disagree);
   if (crossChecked.length > 0) {

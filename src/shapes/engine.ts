@@ -140,6 +140,8 @@ export interface MetricsSample {
    */
   decodeCallsTotal?: number;
   busySlotsPerDecode?: number;
+  /** how long the scrape took, from its request to its answer, in ms (set by the sampler) */
+  scrapeMs?: number;
 }
 
 /** What the load runners ask an adapter to send. */

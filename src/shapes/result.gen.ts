@@ -816,6 +816,27 @@ export interface CellEvidence {
     };
   };
   /**
+   * metric samples that could not be taken, left out of Average active and the Requests-queued rule (their counters kept): the server's figures are over the rest, or the client's own where none is left
+   */
+  metricSamplesSetAside?: {
+    /**
+     * samples whose scrape came back after lateOverMs
+     */
+    late: number;
+    /**
+     * samples that read 0 running while one of the client's streams was receiving tokens through the scrape
+     */
+    zeroWhileStreaming: number;
+    /**
+     * the window's samples with a running or waiting count
+     */
+    of: number;
+    /**
+     * the bound a late scrape passed: the larger of 100 ms and 4 × the window's usual scrape
+     */
+    lateOverMs: number;
+  };
+  /**
    * the server's final usage disagrees with the streamed tokens; the counts come from the stream (its text with a local tokenizer, token ids, or chunks)
    */
   usageDisagrees?: {
