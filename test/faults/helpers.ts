@@ -3,6 +3,8 @@
  * the simulator in a process of its own (`llm-speed-matrix sim`), as a real server is.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanEnv, root, vitestArgv } from '../compare/run-vitest.js';
 
@@ -26,6 +28,17 @@ export function runBench(env: Record<string, string>, limitS = 90): BenchRun {
     killSignal: 'SIGKILL',
   });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}`, seconds: (Date.now() - started) / 1000, timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };
+}
+
+/**
+ * A threshold file of `file` in a fresh temporary folder, and the variables that point a run at
+ * it and at a results folder beside it (`reports/`).
+ */
+export function withThresholds(file: object): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-gate-'));
+  const path = join(dir, 'thresholds.json');
+  writeFileSync(path, JSON.stringify(file));
+  return { dir, env: { LLM_BENCH_THRESHOLDS: path, LLM_BENCH_OUT: join(dir, 'reports') } };
 }
 
 /** a small matrix on the tiny simulator */
