@@ -53,17 +53,26 @@ const matrix = {
  * its step (`stepMs`: no cost per request or per KV token), and the client reads it to the
  * microsecond, so a cell whose time between tokens is more than 3 % over the step had a simulator
  * the loaded machine slowed (a run beside a spinning process and two other test files read 13.5 ms
- * at a 12 ms step): run again, three runs at most, each retake logged. The last run is returned
- * whatever it read.
+ * at a 12 ms step): run again, three runs at most, each retake logged. The same for a cell that
+ * is not Valid: its 1.5 s window has two metric samples, and a loaded machine's scrape timer fires
+ * in a hand-over (both 32-token streams end together, their next requests not yet admitted) often
+ * enough to read Requests queued on a simulator that holds 8 (docs/method.md, Requests queued,
+ * "Limit"; a clean-clone CI run, 2026-12-07); this test is about the baseline gate. The last run is
+ * returned whatever it read.
  */
 function runKeepingStep(label: string, out: string, stepMs: number, run: () => { code: number | null; out: string }) {
   for (let attempt = 1; ; attempt++) {
     const r = run();
     const page = join(out, 'speed-matrix.json');
     if (!existsSync(page)) return r; // no page: the caller's assertions say why
-    const tbt = (JSON.parse(readFileSync(page, 'utf8')) as { cells: Array<{ figures?: { timeBetweenTokensMs?: { median: number } } }> }).cells[0]?.figures?.timeBetweenTokensMs?.median;
-    if (attempt >= 3 || tbt === undefined || tbt <= stepMs * 1.03) return r;
-    console.log(`[seeded regression] the ${label} run's simulator wrote a token every ${tbt.toFixed(2)} ms at a ${stepMs} ms step (slowed by the machine): run again (${attempt + 1} of 3)`);
+    const cell = (JSON.parse(readFileSync(page, 'utf8')) as { cells: Array<{ statuses?: string[]; evidence?: unknown; figures?: { timeBetweenTokensMs?: { median: number } } }> }).cells[0];
+    const tbt = cell?.figures?.timeBetweenTokensMs?.median;
+    const statuses = cell?.statuses ?? [];
+    const slowed = tbt !== undefined && tbt > stepMs * 1.03;
+    const notValid = statuses.length > 0 && statuses.join() !== 'valid';
+    if (attempt >= 3 || tbt === undefined || (!slowed && !notValid)) return r;
+    if (slowed) console.log(`[seeded regression] the ${label} run's simulator wrote a token every ${tbt.toFixed(2)} ms at a ${stepMs} ms step (slowed by the machine): run again (${attempt + 1} of 3)`);
+    else console.log(`[seeded regression] the ${label} run's cell read ${statuses.join(', ')} (${JSON.stringify(cell?.evidence)}): run again (${attempt + 1} of 3)`);
   }
 }
 
