@@ -138,8 +138,9 @@ export function waitThresholdMs(t: Pick<RequestTimeline, 'chunkMs' | 'chunkToken
  *   request's end (or the window's end) when it has none;
  * - running: from the first token (the first token-carrying chunk or the first text, whichever
  *   is earlier) to the last token-carrying chunk, except a silence between two chunks longer
- *   than the request's waitThresholdMs, which is waiting again (a server taking streams by
- *   turns). The time from the last token to the stream's end ([DONE], usage) is neither.
+ *   than the request's waitThresholdMs while other streams streamed through it
+ *   (CLIENT_WAIT_BINS_STREAMED), which is waiting again (a server taking streams by turns). The
+ *   time from the last token to the stream's end ([DONE], usage) is neither.
  * Each interval is clipped to the window. peakRunning and heldAtPeakShare as in ClientLoad.
  */
 export function clientLoad(
@@ -158,6 +159,7 @@ export function clientLoad(
     if (!(hi > lo)) return;
     steps.push([lo, running, waiting], [hi, -running, -waiting]);
   };
+  const othersStreamed = othersStreamedCheck(timelines);
   for (const t of timelines) {
     let firstChunk: number | undefined;
     let lastChunk: number | undefined;
@@ -175,7 +177,7 @@ export function clientLoad(
       continue;
     }
     add(start, first, 0, 1);
-    addRunning(t, first, Math.max(first, lastChunk ?? first), add);
+    addRunning(t, first, Math.max(first, lastChunk ?? first), add, othersStreamed);
   }
   // ends before starts at the same instant: a hand-over at one timestamp is not an overlap
   steps.sort((a, b) => a[0] - b[0] || a[1] + a[2] - (b[1] + b[2]));
@@ -225,10 +227,11 @@ export function clientLoad(
 
 /**
  * Request `t`'s running time from `first` to `last` as clientLoad counts it: one span, split where
- * the stream was silent longer than its waitThresholdMs, the silence counted as waiting. Chunks
- * are read in arrival order (a stream's chunk times only grow).
+ * the stream was silent longer than its waitThresholdMs while other streams were streaming
+ * (`othersStreamed`), the silence counted as waiting. Chunks are read in arrival order (a stream's
+ * chunk times only grow).
  */
-function addRunning(t: RequestTimeline, first: number, last: number, add: (a: number, b: number, running: number, waiting: number) => void): void {
+function addRunning(t: RequestTimeline, first: number, last: number, add: (a: number, b: number, running: number, waiting: number) => void, othersStreamed: (self: RequestTimeline, a: number, b: number) => boolean): void {
   const limit = waitThresholdMs(t);
   if (limit === Infinity) return add(first, last, 1, 0);
   let spanStart = first;
@@ -237,7 +240,7 @@ function addRunning(t: RequestTimeline, first: number, last: number, add: (a: nu
   for (let i = 0; i < n; i++) {
     if (!(t.chunkTokens[i]! > 0)) continue;
     const at = t.chunkMs[i]!;
-    if (at - prev > limit) {
+    if (at - prev > limit && othersStreamed(t, prev, at)) {
       add(spanStart, prev, 1, 0);
       add(prev, at, 0, 1);
       spanStart = at;
@@ -245,4 +248,64 @@ function addRunning(t: RequestTimeline, first: number, last: number, add: (a: nu
     if (at > prev) prev = at;
   }
   add(spanStart, Math.max(spanStart, last), 1, 0);
+}
+
+/**
+ * A silence of one stream is a wait for another only when other streams were streaming through it:
+ * cut into CLIENT_WAIT_BINS equal parts, at least CLIENT_WAIT_BINS_STREAMED of them hold a token
+ * chunk of another stream. A client that stalls (a loaded machine) stamps every stream's chunks at
+ * the stall's end, and a server that stalls every stream at once (a long prompt's prefill) sends
+ * none inside it: neither is a queue. A server that takes streams by turns streams another one all
+ * through the silence. The silence is at least CLIENT_WAIT_GAP_FACTOR (8) usual gaps long, so a part
+ * is about one gap of a stream at the same pace: 16 parts of a 200 ms silence between 20 ms polls
+ * left a third of them empty.
+ */
+export const CLIENT_WAIT_BINS = 8;
+export const CLIENT_WAIT_BINS_STREAMED = 6;
+
+/** at most this many timeline visits for the silences' checks; past it no silence is split (clientLoad as before issue 60) */
+const OTHERS_CHECK_BUDGET = 20_000_000;
+
+/**
+ * `othersStreamed(self, a, b)` for clientLoad (CLIENT_WAIT_BINS_STREAMED of CLIENT_WAIT_BINS parts
+ * of (a, b) hold another stream's chunk). Each call visits every timeline (binary searches in
+ * those that overlap); past OTHERS_CHECK_BUDGET visits it answers false.
+ */
+function othersStreamedCheck(timelines: readonly RequestTimeline[]): (self: RequestTimeline, a: number, b: number) => boolean {
+  let visits = 0;
+  const marked = new Uint8Array(CLIENT_WAIT_BINS);
+  return (self, a, b) => {
+    visits += timelines.length;
+    if (visits > OTHERS_CHECK_BUDGET) return false;
+    marked.fill(0);
+    const width = (b - a) / CLIENT_WAIT_BINS;
+    let count = 0;
+    for (const u of timelines) {
+      if (u === self) continue;
+      const n = Math.min(u.chunkMs.length, u.chunkTokens.length);
+      if (n === 0 || !(u.chunkMs[0]! < b) || !(u.chunkMs[n - 1]! > a)) continue;
+      for (let k = 0; k < CLIENT_WAIT_BINS; k++) {
+        if (marked[k] === 1) continue;
+        const from = a + k * width;
+        const i = firstAfter(u.chunkMs, n, from);
+        if (i < n && u.chunkMs[i]! < from + width) {
+          marked[k] = 1;
+          if (++count >= CLIENT_WAIT_BINS_STREAMED) return true;
+        }
+      }
+    }
+    return false;
+  };
+}
+
+/** the index of the first of the n ascending times strictly after `ms` (n when none) */
+function firstAfter(times: ArrayLike<number>, n: number, ms: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (times[mid]! > ms) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

@@ -101,7 +101,7 @@ export const RUNNING_SOURCE_TEXT: Readonly<Record<RunningSource, string>> = {
   'decode-counters': "the server's decode counters (llama.cpp `n_decode_total` × `n_busy_slots_per_decode`)",
   samples: "the server's running-requests metric, sampled",
   slots: "the server's busy slots (llama.cpp `GET /slots`), sampled; for Requests queued a sample with a slot idle counts what the client had in flight, up to the slots (llama.cpp queues a request only when every slot is busy), and for Average active requests a sample taken with more requests in flight than slots counts every slot (llama.cpp gives a freed slot a waiting request on its next turn, so an idle slot there is a hand-over, where a scrape that waited for an HTTP thread is served)",
-  client: "client-side timelines: the server exposes no running or waiting figure, or none that could be taken, so a request counts as waiting from its send to its first token and as running from its first to its last token, except a silence longer than 8 × its usual gap between chunks, which counts as waiting (a stream waiting its turn)",
+  client: "client-side timelines: the server exposes no running or waiting figure, or none that could be taken, so a request counts as waiting from its send to its first token and as running from its first to its last token, except a silence longer than 8 × its usual gap between chunks while other streams streamed, which counts as waiting (a stream waiting its turn)",
 };
 
 /**

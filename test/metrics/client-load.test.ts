@@ -233,6 +233,23 @@ describe('client-side Requests queued on a polled server (issue 60)', () => {
     }
   });
 
+  test('a client that stalls (a loaded machine) stamps every stream late at once: no silence is a wait, the running count stays the server\'s', () => {
+    // 8 streams, a token every 10 ms; the client's loop is held up 150 ms every second, and the
+    // chunks that came meanwhile are read at its end, each stream's a few microseconds apart
+    const timelines = Array.from({ length: 8 }, (_, k) => {
+      const chunkMs: number[] = [];
+      for (let at = k; at < 6_000; at += 10) {
+        const inStall = at % 1_000 >= 500 && at % 1_000 < 650;
+        chunkMs.push(inStall ? at - (at % 1_000) + 650 + k * 0.003 : at);
+      }
+      return request(`s${k}`, 0, chunkMs[0]!, chunkMs, 6_001);
+    });
+    const load = clientLoad(timelines, WINDOW.start, WINDOW.end);
+    // every stream runs to its last token before the window's end (at most 10 ms short)
+    expect(load.meanRunning).toBeGreaterThan(7.95);
+    expect(load.meanWaiting).toBe(0);
+  });
+
   test('waitThresholdMs: 8 × the usual gap, at least 50 ms; none for a stream of bunches or of fewer than two gaps', () => {
     const polled = request('p', 0, 100, [100, 400, 420, 440, 460, 480], 500);
     expect(waitThresholdMs(polled)).toBe(160);
