@@ -287,7 +287,7 @@ function othersStreamedCheck(timelines: readonly RequestTimeline[]): (self: Requ
       for (let k = 0; k < CLIENT_WAIT_BINS; k++) {
         if (marked[k] === 1) continue;
         const from = a + k * width;
-        const i = firstAfter(u.chunkMs, n, from);
+        const i = firstChunkAfter(u.chunkMs, n, from, false);
         if (i < n && u.chunkMs[i]! < from + width) {
           marked[k] = 1;
           if (++count >= CLIENT_WAIT_BINS_STREAMED) return true;
@@ -298,13 +298,16 @@ function othersStreamedCheck(timelines: readonly RequestTimeline[]): (self: Requ
   };
 }
 
-/** the index of the first of the n ascending times strictly after `ms` (n when none) */
-function firstAfter(times: ArrayLike<number>, n: number, ms: number): number {
+/**
+ * The index of the first of the first `n` ascending times at or after (`orAt`) or strictly after
+ * `ms`; n when there is none. A stream's chunk times only grow.
+ */
+export function firstChunkAfter(times: ArrayLike<number>, n: number, ms: number, orAt: boolean): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (times[mid]! > ms) hi = mid;
+    if (orAt ? times[mid]! >= ms : times[mid]! > ms) hi = mid;
     else lo = mid + 1;
   }
   return lo;

@@ -5,7 +5,7 @@
  */
 import type { MetricsSample } from '../shapes/engine.js';
 import type { RequestTimeline } from '../shapes/timeline.js';
-import { CLIENT_WAIT_MIN_MS, waitThresholdMs } from './client-load.js';
+import { CLIENT_WAIT_MIN_MS, firstChunkAfter, waitThresholdMs } from './client-load.js';
 import { mean } from './stats.js';
 
 /**
@@ -249,16 +249,4 @@ function streamingThrough(timelines: readonly RequestTimeline[], fromMs: number,
     if (t.chunkMs[a]! - t.chunkMs[a - 1]! <= limit && t.chunkMs[b]! - t.chunkMs[b - 1]! <= limit) return true;
   }
   return false;
-}
-
-/** the index of the first of the n chunk times at or after (orAt) or strictly after `ms` (chunk times only grow; one exists) */
-function firstChunkAfter(chunkMs: ArrayLike<number>, n: number, ms: number, orAt: boolean): number {
-  let lo = 0;
-  let hi = n - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (orAt ? chunkMs[mid]! >= ms : chunkMs[mid]! > ms) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }
